@@ -1,0 +1,104 @@
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "progress_bar.h"
+#include "torchperf/bench/bench_runner.h"
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/report/table_writer.h"
+
+namespace torchperf::cli {
+namespace {
+
+struct BenchFlags {
+  BenchOptions options;
+  std::string config;
+  std::string vs;
+  std::map<std::string, std::string> knob_values;  // knob name -> value from its own flag
+  std::vector<std::string> inputs;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::string flag_name(const std::string& knob) {
+  std::string flag = knob;
+  for (auto& c : flag)
+    if (c == '_') c = '-';
+  return "--" + flag;
+}
+
+std::string join_inputs(const std::vector<std::string>& inputs) {
+  std::string out;
+  for (const auto& i : inputs) out += (out.empty() ? "" : ";") + i;
+  return out;
+}
+
+int run(BenchFlags& flags) {
+  BenchOptions options = flags.options;
+  options.input_spec = join_inputs(flags.inputs);
+  options.config = Configuration::parse(flags.config);
+  for (const auto& [knob, value] : flags.knob_values) options.config.set(knob, value);
+  if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
+
+  ProgressBar bar(!flags.quiet && isatty(STDERR_FILENO));
+  SteadyTimeSource clock;
+  const BenchResult result = run_bench(options, clock, [&](const std::string& phase, double f) {
+    bar.update(phase, f, options.time_s);
+  });
+  bar.finish();
+  if (flags.json)
+    std::cout << to_json(result).dump(2) << "\n";
+  else
+    std::cout << format_result(result);
+  return result.valid() ? kSuccess : kInvalidResult;
+}
+
+}  // namespace
+
+Runner add_bench_command(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure one model under one configuration (or two, with --vs)");
+  cmd->add_option("model", flags->options.model, "TorchScript file, or builtin:NAME (see 'torchperf knobs')")
+      ->required();
+  cmd->add_option("--input", flags->inputs,
+                  "Input spec per forward argument, batch dimension excluded: 3x224x224, "
+                  "'int64:128@0..30522;int64:128' (repeat or join with ';')");
+  cmd->add_option("--inputs-file", flags->options.inputs_file, "Tensors saved with torch.save (a tensor or tuple)");
+  cmd->add_option("--config", flags->config, "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt");
+  cmd->add_option("--vs", flags->vs,
+                  "Measure interleaved against this configuration ('baseline', 'careful' = eval+no_grad, "
+                  "or a configuration string) and report the ratio with its CI");
+  cmd->add_option("--time", flags->options.time_s, "Measurement budget in seconds per configuration")
+      ->default_val(3.0);
+  cmd->add_option("--target-ci", flags->options.target_relative_ci,
+                  "Stop when the median's 95% CI is within this fraction")
+      ->default_val(0.01);
+  cmd->add_option("--device", flags->options.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
+  cmd->add_option("--seed", flags->options.seed, "Seed for generated inputs")->default_val(0);
+  cmd->add_flag("--json", flags->json, "Print the result as JSON (docs/json-schema.md)");
+  cmd->add_flag("--quiet", flags->quiet, "No progress bar");
+  // One flag per knob, generated from the registry so that a new knob needs no CLI change.
+  for (const auto& knob : knob_registry()) {
+    std::string values;
+    if (knob.integer_valued) {
+      values = "a positive integer";
+    } else {
+      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
+    }
+    cmd->add_option_function<std::string>(
+        flag_name(knob.name), [flags, name = knob.name](const std::string& v) { flags->knob_values[name] = v; },
+        knob.description + " [" + values + "]");
+  }
+  return [cmd, flags]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run(*flags);
+  };
+}
+
+}  // namespace torchperf::cli

@@ -1,0 +1,17 @@
+// The subcommands. Each registers its flags on the CLI11 app and returns a runner that produces
+// the exit code; main() is the only place that catches errors.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace torchperf::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_bench_command(CLI::App& app);
+Runner add_knobs_command(CLI::App& app);
+Runner add_env_command(CLI::App& app);
+
+}  // namespace torchperf::cli

@@ -1,0 +1,50 @@
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/models/builtin_models.h"
+#include "torchperf/report/table_writer.h"
+
+namespace torchperf::cli {
+
+Runner add_knobs_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("knobs", "List the knobs and built-in models");
+  return [cmd]() -> int {
+    if (!cmd->parsed()) return -1;
+    std::cout << "knobs (set with --NAME VALUE or --config NAME=VALUE,…)\n";
+    for (const auto& k : knob_registry()) {
+      std::string values;
+      if (k.integer_valued) values = "positive integer";
+      else
+        for (const auto& v : all_values(k)) values += (values.empty() ? "" : " | ") + v;
+      std::cout << fmt::format("  {:<16} {}\n  {:<16} {}\n", k.name, values, "", k.description);
+    }
+    std::cout << "\nbuilt-in models (builtin:NAME)\n";
+    for (const auto& m : builtin_models())
+      std::cout << fmt::format("  {:<20} {}  [input {}]\n", m.name, m.description, to_string(m.default_inputs));
+    return kSuccess;
+  };
+}
+
+Runner add_env_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("env", "Show the environment measurements would be taken in");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print as JSON");
+  return [cmd, json]() -> int {
+    if (!cmd->parsed()) return -1;
+    const Environment env = capture_environment();
+    if (*json) {
+      std::cout << to_json(env).dump(2) << "\n";
+    } else {
+      for (const auto& w : env.warnings) std::cout << "***WARNING*** " << w << "\n";
+      std::cout << format_environment(env);
+    }
+    return kSuccess;
+  };
+}
+
+}  // namespace torchperf::cli

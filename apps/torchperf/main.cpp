@@ -1,0 +1,60 @@
+// torchperf's command line: the only place that knows argv, the terminal and exit codes, and the
+// only place that catches errors.
+#include <c10/util/Exception.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/error.h"
+
+namespace {
+
+int fail(int code, const std::string& message) {
+  std::cerr << "torchperf: error: " << message << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace torchperf;
+  CLI::App app{"torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", TORCHPERF_VERSION);
+  const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_knobs_command(app),
+                                            cli::add_env_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(cli::kUsageError, e.what());
+  }
+  try {
+    for (const auto& runner : runners) {
+      const int code = runner();
+      if (code >= 0) return code;
+    }
+    return fail(cli::kUsageError, "expected a subcommand");
+  } catch (const UsageError& e) {
+    return fail(cli::kUsageError, e.what());
+  } catch (const ConfigError& e) {
+    return fail(cli::kUsageError, e.what());
+  } catch (const ModelError& e) {
+    return fail(cli::kModelError, e.what());
+  } catch (const WorkloadError& e) {
+    return fail(cli::kWorkloadError, e.what());
+  } catch (const RuntimeFailure& e) {
+    return fail(cli::kRuntimeFailure, e.what());
+  } catch (const c10::Error& e) {
+    return fail(cli::kRuntimeFailure, "LibTorch: " + compat::concise_error_message(e.what()));
+  } catch (const std::exception& e) {
+    return fail(cli::kRuntimeFailure, e.what());
+  }
+}

@@ -1,0 +1,28 @@
+# Compile options every torchperf target shares (warnings, sanitizers, the shared precompiled header).
+add_library(torchperf_options INTERFACE)
+# Every target sees the same defines (torch's ABI flag, FMT_SHARED …) so the shared PCH is valid.
+target_link_libraries(torchperf_options INTERFACE torch fmt::fmt nlohmann_json::nlohmann_json)
+target_compile_options(torchperf_options INTERFACE -Wall -Wextra -Wno-unused-parameter)
+if(TORCHPERF_WERROR)
+  target_compile_options(torchperf_options INTERFACE -Werror)
+endif()
+if(TORCHPERF_SANITIZE)
+  target_compile_options(torchperf_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  target_link_options(torchperf_options INTERFACE -fsanitize=address,undefined)
+endif()
+if(TORCHPERF_FAULT_INJECTION)
+  target_compile_definitions(torchperf_options INTERFACE TORCHPERF_FAULT_INJECTION=1)
+endif()
+target_compile_definitions(torchperf_options INTERFACE
+  TORCHPERF_VERSION="${PROJECT_VERSION}" TORCHPERF_BUILD_TYPE="${CMAKE_BUILD_TYPE}")
+
+# One precompiled header with the heavy torch includes; every target reuses it.
+add_library(torchperf_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
+target_link_libraries(torchperf_pch PRIVATE torchperf_options)
+target_precompile_headers(torchperf_pch PRIVATE
+  <torch/script.h> <torch/torch.h> <nlohmann/json.hpp> <fmt/format.h>
+  <string> <vector> <map> <memory> <functional> <chrono>)
+
+function(torchperf_use_pch target)
+  target_precompile_headers(${target} REUSE_FROM torchperf_pch)
+endfunction()

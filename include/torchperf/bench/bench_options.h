@@ -1,0 +1,29 @@
+// What a user asks bench for, before anything is resolved against the model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "torchperf/config/configuration.h"
+
+namespace torchperf {
+
+struct BenchOptions {
+  std::string model;        // "builtin:NAME" or a TorchScript file
+  std::string input_spec;   // empty: the model's own default (built-ins) — files need one
+  std::string inputs_file;  // tensors saved with torch.save, instead of a spec
+  Configuration config;     // the knobs the user set; the rest resolve to their baselines
+  std::optional<Configuration> vs;  // measure interleaved against this configuration
+  double time_s = 3;        // measurement budget per configuration (warm-up is capped separately)
+  double target_relative_ci = 0.01;
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  std::uint64_t seed = 0;
+  bool count_flops = true;
+};
+
+// Throws UsageError for contradictory or out-of-range options (a time budget <= 0, both an input
+// spec and an inputs file).
+void validate(const BenchOptions& options);
+
+}  // namespace torchperf

@@ -1,0 +1,67 @@
+// The result of measuring one workload under one configuration, and of comparing two. One record
+// type feeds every writer (table, JSON); see docs/json-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/config/configuration.h"
+#include "torchperf/measure/environment.h"
+#include "torchperf/measure/sampler.h"
+
+namespace torchperf {
+
+struct OutputQuality {
+  bool comparable = true;
+  std::string note;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  double cosine = 1;
+  std::optional<double> top1_agreement;
+  std::int64_t nonfinite_values = 0;
+};
+
+struct Measurement {
+  std::string model;
+  std::string inputs;  // shapes and dtypes actually fed, e.g. "float32[8,3,224,224]"
+  std::string input_source;  // the spec, or "file:PATH"
+  std::string device;
+  std::int64_t batch = 1;  // samples per call (first dimension of the first input)
+  ResolvedConfiguration configuration;
+  SampleSet samples;
+
+  double throughput_samples_per_s = 0;  // batch / median iteration time
+  Interval throughput_ci;               // from the median's CI
+  double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
+  double setup_ms = 0;       // loading + one-time transforms (freezing …)
+  std::int64_t rss_before_bytes = 0;
+  std::int64_t peak_memory_bytes = 0;
+  bool peak_memory_reset = true;  // false: the high-water mark includes earlier work
+  double page_faults_per_iteration = 0;
+  OutputQuality quality;
+  std::uint64_t flops_per_sample = 0;
+  double achieved_gflops = 0;
+
+  std::vector<std::string> warnings;
+  bool valid = true;
+  std::string invalid_reason;
+};
+
+struct Comparison {
+  Measurement a;  // the configuration asked for
+  Measurement b;  // the one it is compared against (--vs)
+  Summary speedup;  // per round: B time / A time; > 1 means A is faster
+  StopReason stop = StopReason::kTimeBudgetSpent;
+  std::string verdict;  // "faster", "slower" or "indistinguishable" (CI includes 1)
+};
+
+struct BenchResult {
+  Environment environment;
+  std::optional<Measurement> measurement;
+  std::optional<Comparison> comparison;
+  bool valid() const;
+};
+
+}  // namespace torchperf

@@ -1,0 +1,34 @@
+// The one place that knows how LibTorch versions differ (Debian's 1.13 vs official 2.x).
+// Everything else calls these functions and stays version-agnostic; the header itself is
+// torch-free so that callers do not pay for torch includes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace torchperf::compat {
+
+enum class DeviceKind { kCpu, kCuda };
+
+// Turns autocast on or off for one device type, with the given reduced dtype ("bfloat16"/"float16").
+void set_autocast(DeviceKind device, bool enabled, const std::string& dtype);
+bool autocast_enabled(DeviceKind device);
+void clear_autocast_cache();
+
+// Lets the TensorExpr fuser fuse on CPU (off by default in LibTorch) and reports the current state.
+void set_cpu_fusion(bool enabled);
+bool cpu_fusion_enabled();
+
+// Waits for all work queued on the device; a no-op on CPU.
+void synchronize(DeviceKind device, int index = -1);
+
+bool cuda_available();
+int cuda_device_count();
+// cuDNN version as an integer (e.g. 8902), or 0 when there is none.
+long cudnn_version();
+
+std::string torch_version();
+// LibTorch's own build description (compiler, flags, BLAS, backends).
+std::string torch_build_config();
+
+}  // namespace torchperf::compat

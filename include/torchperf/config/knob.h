@@ -1,0 +1,54 @@
+// A knob is declared once, here: its name, values, when it applies, how it is applied and undone.
+// CLI flags, configuration strings, sweeps and reports all read these declarations.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "torchperf/models/workload_traits.h"
+
+namespace torchperf {
+
+struct Workload;
+
+struct Applicability {
+  bool applies = true;
+  std::string reason;  // why not, in words a user understands
+  static Applicability yes() { return {}; }
+  static Applicability no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Where a knob's enter() acts. Every knob may also prepare() the workload once, before timing
+// (transform the model and inputs). A call knob is entered around every forward call, inside the
+// timed region, as user code wraps each call (grad mode, autocast). A process knob sets
+// process-wide state around each timed block, untimed (threads, fuser flags).
+enum class KnobScope { kCall, kProcess };
+
+using Undo = std::function<void()>;
+
+struct Knob {
+  std::string name;
+  std::string description;
+  KnobScope scope = KnobScope::kCall;
+  // Any positive integer is accepted (threads, batch); values() then lists what a sweep tries.
+  bool integer_valued = false;
+  std::function<std::vector<std::string>(const WorkloadTraits&)> values;
+  // The value a user gets by just calling forward after loading the model.
+  std::function<std::string(const WorkloadTraits&)> baseline;
+  std::function<Applicability(const WorkloadTraits&, const std::string& value)> applies;
+  // For model knobs: transform the workload's own copy of the model and inputs.
+  std::function<void(const std::string& value, Workload&)> prepare = [](const std::string&, Workload&) {};
+  // Set the state for a call or a block and return what restores it.
+  std::function<Undo(const std::string& value, const Workload&)> enter =
+      [](const std::string&, const Workload&) { return Undo([] {}); };
+};
+
+// All knobs, in the order they are applied (mode before graph, precision before format …).
+const std::vector<Knob>& knob_registry();
+// Throws ConfigError naming the known knobs.
+const Knob& find_knob(const std::string& name);
+// The fixed values a knob may take (for integer-valued knobs: the ones listed for this workload).
+std::vector<std::string> all_values(const Knob& knob);
+
+}  // namespace torchperf

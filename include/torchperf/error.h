@@ -1,0 +1,51 @@
+// The error hierarchy shared by every part. Messages are for the user: they name the input and say
+// what was expected and what was found. The CLI maps each kind to its own exit code.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace torchperf {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A flag, option or configuration string the user wrote is malformed or contradictory.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A knob, knob value or configuration that is unknown or does not apply to the workload.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The model file (or inputs file) is missing, unreadable or not what it claims to be.
+class ModelError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The model loaded but rejected the inputs it was given (shape, dtype, count).
+class WorkloadError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Anything that failed while running that is not the user's input.
+class RuntimeFailure : public Error {
+ public:
+  using Error::Error;
+};
+
+// Adds context on the way up ("while loading model.pt: …") and keeps the original kind.
+template <typename E>
+[[noreturn]] void rethrow_with_context(const E& error, const std::string& context) {
+  throw E(context + ": " + error.what());
+}
+
+}  // namespace torchperf

@@ -1,0 +1,90 @@
+// The timing core: warm-up until iteration time settles, then timed blocks of iterations (the device
+// synchronised at each block end) until the confidence interval of the median is tight enough or the
+// time budget is spent. Knows nothing of models: it times a callable.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "torchperf/measure/clock.h"
+#include "torchperf/measure/statistics.h"
+
+namespace torchperf {
+
+struct SamplingOptions {
+  Nanoseconds time_budget = std::chrono::seconds(3);    // the measurement phase
+  Nanoseconds warmup_budget = std::chrono::seconds(3);  // cap on warm-up; not settling is reported
+  double target_relative_ci = 0.01;                     // stop when the median's CI is within ±1%
+  double confidence = 0.95;
+  std::size_t min_samples = 10;
+  std::size_t max_samples = 200000;
+  Nanoseconds min_block_time = std::chrono::milliseconds(1);  // dwarfs clock resolution (~20 ns)
+  std::size_t warmup_window = 3;  // settled: median of the last window within tolerance of the one before
+  double warmup_tolerance = 0.05;
+  std::size_t min_warmup_iterations = 3;  // TorchScript's profiling executor optimises after 2 runs
+};
+
+// What is timed: one iteration, and the wait for the device to finish what was queued. enter and
+// exit run around every block, untimed: process-wide settings (threads, fuser flags) that a
+// paired comparison must switch between blocks.
+struct TimedRun {
+  std::function<void()> iterate;
+  std::function<void()> synchronize = [] {};
+  std::function<void()> enter = [] {};
+  std::function<void()> exit = [] {};
+};
+
+struct Warmup {
+  Nanoseconds first_call{0};  // the cold first call, on its own
+  std::size_t iterations = 0;  // including the first call
+  Nanoseconds total{0};
+  bool settled = false;
+  double settled_iteration_ns = 0;  // median of the last window: the per-iteration estimate
+};
+
+enum class StopReason { kConfidenceReached, kTimeBudgetSpent, kSampleLimit };
+std::string to_string(StopReason reason);
+
+struct SampleSet {
+  Warmup warmup;
+  std::size_t block_iterations = 1;
+  std::vector<double> iteration_ns;  // one per block: block time / block_iterations
+  Nanoseconds measured{0};           // wall time of the measurement phase
+  StopReason stop = StopReason::kTimeBudgetSpent;
+  Summary summary;  // of iteration_ns
+};
+
+struct PairedSampleSet {
+  SampleSet a;
+  SampleSet b;
+  std::vector<double> speedup;  // per round: B's iteration time / A's, so > 1 means A is faster
+  Summary speedup_summary;
+  StopReason stop = StopReason::kTimeBudgetSpent;
+};
+
+class Sampler {
+ public:
+  using Progress = std::function<void(double fraction_done)>;
+
+  Sampler(TimeSource& time, SamplingOptions options);
+
+  Warmup warm_up(const TimedRun& run);
+  SampleSet measure(const TimedRun& run, const Progress& progress = nullptr);
+  // A and B in alternating blocks (A B, B A, A B …) so that drift of a shared machine hits both alike.
+  PairedSampleSet measure_paired(const TimedRun& a, const TimedRun& b,
+                                 const Progress& progress = nullptr);
+
+  const SamplingOptions& options() const { return options_; }
+
+ private:
+  Nanoseconds time_block(const TimedRun& run, std::size_t iterations);
+  std::size_t block_size_for(double iteration_ns) const;
+  bool precise_enough(const std::vector<double>& samples, std::size_t& next_check) const;
+
+  TimeSource& time_;
+  SamplingOptions options_;
+};
+
+}  // namespace torchperf

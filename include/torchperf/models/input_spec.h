@@ -1,0 +1,33 @@
+// How a model is fed when the user gives shapes instead of tensors: one entry per forward argument,
+// e.g. "3x224x224" or "int64:128@0..30522;int64:128@1..2". The batch dimension is prepended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torchperf {
+
+enum class DType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt64, kInt32, kUInt8, kBool };
+std::string to_string(DType dtype);
+DType parse_dtype(const std::string& name);  // throws UsageError naming the accepted names
+bool is_floating(DType dtype);
+
+struct TensorSpec {
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;  // without the batch dimension
+  // Values are drawn from [low, high): integers uniformly, floats from a unit normal when no range.
+  bool has_range = false;
+  double low = 0;
+  double high = 0;
+};
+
+struct InputSpec {
+  std::vector<TensorSpec> tensors;
+};
+
+// Grammar: TENSOR (';' TENSOR)*, TENSOR = [DTYPE ':'] DIM ('x' DIM)* ['@' LOW '..' HIGH].
+InputSpec parse_input_spec(const std::string& text);
+std::string to_string(const InputSpec& spec);
+
+}  // namespace torchperf

@@ -1,0 +1,69 @@
+// A loaded, runnable model behind a small interface. TorchScript is what LibTorch 1.13 offers;
+// an AOTInductor package (.pt2, LibTorch >= 2.6) plugs in as another Model and ModelSource.
+#pragma once
+
+#include <torch/script.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/models/input_spec.h"
+
+namespace torchperf {
+
+class TorchScriptModel;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual c10::IValue forward(const std::vector<c10::IValue>& inputs) = 0;
+  // Names of forward's arguments (without self), for messages and input checks.
+  virtual std::vector<std::string> input_names() const = 0;
+  virtual bool is_training() const = 0;
+  virtual void set_training(bool training) = 0;
+  virtual void to(c10::Device device) = 0;
+  virtual void to(c10::ScalarType dtype) = 0;
+  // The graph-level view, for knobs that transform TorchScript graphs; null for other kinds.
+  virtual TorchScriptModel* as_torchscript() { return nullptr; }
+};
+
+class TorchScriptModel final : public Model {
+ public:
+  explicit TorchScriptModel(torch::jit::Module module);
+
+  c10::IValue forward(const std::vector<c10::IValue>& inputs) override;
+  std::vector<std::string> input_names() const override;
+  bool is_training() const override;
+  void set_training(bool training) override;
+  void to(c10::Device device) override;
+  void to(c10::ScalarType dtype) override;
+  TorchScriptModel* as_torchscript() override { return this; }
+
+  torch::jit::Module& module() { return module_; }
+  // Swaps in a transformed module (frozen, optimised) and re-binds forward.
+  void replace(torch::jit::Module module);
+  // Whether forward's graph (with calls inlined) contains an operator, e.g. "aten::conv2d".
+  bool uses_operator(const std::string& qualified_name) const;
+
+ private:
+  torch::jit::Module module_;
+};
+
+// Where a model comes from: a file or a built-in. Loading twice gives two independent models with
+// identical weights, so each configuration transforms its own copy.
+class ModelSource {
+ public:
+  virtual ~ModelSource() = default;
+  virtual std::string name() const = 0;
+  virtual std::unique_ptr<Model> load() const = 0;
+  // Built-ins know how they are fed; files do not.
+  virtual std::optional<InputSpec> default_inputs() const { return std::nullopt; }
+};
+
+// "builtin:NAME[:PRESET]" or a path to a TorchScript file. Throws ModelError for a missing or
+// unreadable file, UsageError for an unknown built-in.
+std::unique_ptr<ModelSource> open_model(const std::string& reference);
+
+}  // namespace torchperf

@@ -1,0 +1,28 @@
+// A workload: a loaded model and the inputs it is fed on one device. Knobs transform it; bench
+// times it. Its traits are what knob applicability is decided on.
+#pragma once
+
+#include <torch/script.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "torchperf/models/workload_traits.h"
+#include "torchperf/models/model.h"
+
+namespace torchperf {
+
+struct Workload {
+  std::unique_ptr<Model> model;
+  std::vector<c10::IValue> inputs;
+  c10::Device device = c10::kCPU;
+  // Where inputs come from: a spec (re-made per batch size, seeded) or a file (fixed).
+  std::optional<InputSpec> spec;
+  std::uint64_t seed = 0;
+};
+
+// Inspects a loaded (untransformed) workload: graph operators, input ranks and dtypes, device.
+WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file);
+
+}  // namespace torchperf

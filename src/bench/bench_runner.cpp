@@ -1,0 +1,343 @@
+#include "torchperf/bench/bench_runner.h"
+
+#include <cmath>
+#include <map>
+
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/config/apply.h"
+#include "torchperf/error.h"
+#include "torchperf/measure/memory_probe.h"
+#include "torchperf/models/accuracy.h"
+#include "torchperf/models/flop_counter.h"
+#include "torchperf/models/inputs.h"
+#include "torchperf/models/workload.h"
+
+namespace torchperf {
+namespace {
+
+// Everything about the workload that does not depend on the configuration.
+struct Session {
+  std::unique_ptr<ModelSource> source;
+  std::optional<InputSpec> spec;
+  std::string input_source;
+  std::vector<c10::IValue> file_inputs;
+  c10::Device device = c10::kCPU;
+  std::uint64_t seed = 0;
+};
+
+struct Reference {
+  std::vector<at::Tensor> outputs;
+  std::uint64_t flops_per_sample = 0;
+};
+
+// Runs undo on scope exit, so knob state is restored when a forward call throws.
+class ScopeExit {
+ public:
+  explicit ScopeExit(Undo undo) : undo_(std::move(undo)) {}
+  ~ScopeExit() { undo_(); }
+  ScopeExit(const ScopeExit&) = delete;
+  ScopeExit& operator=(const ScopeExit&) = delete;
+
+ private:
+  Undo undo_;
+};
+
+c10::Device resolve_device(const std::string& requested) {
+  if (requested == "auto") return compat::cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(requested);
+  } catch (const c10::Error&) {
+    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
+  }
+  if (device.is_cuda() && !compat::cuda_available())
+    throw UsageError("--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
+                     (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
+  if (!device.is_cpu() && !device.is_cuda())
+    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
+  return device;
+}
+
+Session open_session(const BenchOptions& options) {
+  Session s;
+  s.source = open_model(options.model);
+  s.device = resolve_device(options.device);
+  s.seed = options.seed;
+  if (!options.inputs_file.empty()) {
+    s.file_inputs = load_inputs_file(options.inputs_file);
+    s.input_source = "file:" + options.inputs_file;
+  } else if (!options.input_spec.empty()) {
+    s.spec = parse_input_spec(options.input_spec);
+    s.input_source = to_string(*s.spec);
+  } else if (auto spec = s.source->default_inputs()) {
+    s.spec = spec;
+    s.input_source = to_string(*spec);
+  } else {
+    throw UsageError("model '" + options.model +
+                     "': expected --input SPEC (e.g. --input 3x224x224) or --inputs-file FILE; a "
+                     "TorchScript file does not say what it is fed");
+  }
+  return s;
+}
+
+void check_input_count(const Model& model, const std::vector<c10::IValue>& inputs, const std::string& name) {
+  const auto names = model.input_names();
+  if (names.size() == inputs.size()) return;
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw WorkloadError("model '" + name + "': forward takes " + std::to_string(names.size()) + " input" +
+                      (names.size() == 1 ? "" : "s") + " (" + list + "), got " +
+                      std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
+}
+
+Workload load_workload(const Session& s) {
+  Workload w;
+  w.model = s.source->load();
+  w.model->to(s.device);
+  w.device = s.device;
+  w.spec = s.spec;
+  w.seed = s.seed;
+  w.inputs = s.spec ? make_inputs(*s.spec, 1, s.seed) : s.file_inputs;
+  for (auto& v : w.inputs) v = v.toTensor().to(s.device);
+  check_input_count(*w.model, w.inputs, s.source->name());
+  return w;
+}
+
+c10::IValue forward_in_scope(const ResolvedConfiguration& config, Workload& w) {
+  ScopeExit process(enter_scope(config, w, KnobScope::kProcess));
+  ScopeExit call(enter_scope(config, w, KnobScope::kCall));
+  return w.model->forward(w.inputs);
+}
+
+std::vector<at::Tensor> to_cpu_float(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : tensors) out.push_back(t.detach().to(at::kCPU).clone());
+  return out;
+}
+
+// The fp32, eval, no_grad output at the batch the configuration uses (first call: rejections of
+// the inputs surface here, as the user's error, not the configuration's).
+Reference compute_reference(const Session& s, const std::string& batch, bool count) {
+  Workload w = load_workload(s);
+  const WorkloadTraits traits = describe_workload(w, s.spec == std::nullopt);
+  Configuration careful;
+  if (traits.can_train_mode) careful.set("mode", "eval");
+  careful.set("grad", "no_grad");
+  if (batch != "n/a") careful.set("batch", batch);
+  const ResolvedConfiguration config = resolve(careful, traits);
+  prepare_workload(config, w);
+  Reference ref;
+  try {
+    ref.outputs = to_cpu_float(flatten_output(forward_in_scope(config, w)));
+    if (count) {
+      const FlopCount flops = count_flops([&] { forward_in_scope(config, w); });
+      const auto batch_size = w.inputs.empty() || w.inputs[0].toTensor().dim() == 0
+                                  ? 1
+                                  : w.inputs[0].toTensor().size(0);
+      ref.flops_per_sample = flops.flops / static_cast<std::uint64_t>(std::max<std::int64_t>(1, batch_size));
+    }
+  } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
+    throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " + describe_inputs(w.inputs) +
+                        ": " + compat::concise_error_message(e.what()));
+  }
+  return ref;
+}
+
+struct Prepared {
+  Workload workload;
+  ResolvedConfiguration config;
+  double setup_ms = 0;
+  std::int64_t rss_before = 0;
+  TimedRun run;
+};
+
+std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& requested, TimeSource& time) {
+  auto p = std::make_unique<Prepared>();
+  p->rss_before = current_rss_bytes();
+  const auto start = time.now();
+  p->workload = load_workload(s);
+  p->config = resolve(requested, describe_workload(p->workload, s.spec == std::nullopt));
+  try {
+    prepare_workload(p->config, p->workload);
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("configuration " + p->config.to_string() + " could not be applied: " +
+                         compat::concise_error_message(e.what()));
+  }
+  p->setup_ms = to_seconds(time.now() - start) * 1e3;
+  Prepared* raw = p.get();
+  auto process_undo = std::make_shared<Undo>([] {});
+  p->run.enter = [raw, process_undo] { *process_undo = enter_scope(raw->config, raw->workload, KnobScope::kProcess); };
+  p->run.exit = [process_undo] { (*process_undo)(); *process_undo = [] {}; };
+  p->run.iterate = [raw] {
+    ScopeExit call(enter_scope(raw->config, raw->workload, KnobScope::kCall));
+    raw->workload.model->forward(raw->workload.inputs);
+  };
+  const auto device = raw->workload.device;
+  p->run.synchronize = [device] {
+    if (device.is_cuda()) compat::synchronize(compat::DeviceKind::kCuda, device.index());
+  };
+  return p;
+}
+
+std::int64_t batch_of(const Workload& w) {
+  if (w.inputs.empty() || !w.inputs[0].isTensor() || w.inputs[0].toTensor().dim() == 0) return 1;
+  return w.inputs[0].toTensor().size(0);
+}
+
+OutputQuality quality_of(const Accuracy& a) {
+  return {a.comparable, a.note, a.max_abs_error, a.max_rel_error, a.cosine, a.top1_agreement, a.nonfinite_values};
+}
+
+// Fills a measurement from its samples and checks its output against the reference.
+Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
+                   std::int64_t faults, const SamplingOptions& sampling) {
+  Measurement m;
+  m.model = s.source->name();
+  m.inputs = describe_inputs(p.workload.inputs);
+  m.input_source = s.input_source;
+  m.device = p.workload.device.str();
+  m.batch = batch_of(p.workload);
+  m.configuration = p.config;
+  m.samples = samples;
+  const Summary& sum = samples.summary;
+  const double batch = static_cast<double>(m.batch);
+  if (sum.median > 0) {
+    m.throughput_samples_per_s = batch / (sum.median * 1e-9);
+    m.throughput_ci = {batch / (sum.median_ci.high * 1e-9), batch / (sum.median_ci.low * 1e-9)};
+  }
+  m.latency_p50_ms = sum.median * 1e-6;
+  m.latency_p90_ms = sum.p90 * 1e-6;
+  m.latency_p99_ms = sum.p99 * 1e-6;
+  m.setup_ms = p.setup_ms;
+  m.rss_before_bytes = p.rss_before;
+  m.peak_memory_bytes = peak_rss_bytes();
+  const double iterations = static_cast<double>(samples.warmup.iterations) +
+                            static_cast<double>(samples.iteration_ns.size() * samples.block_iterations);
+  m.page_faults_per_iteration = iterations > 0 ? static_cast<double>(faults) / iterations : 0;
+  m.flops_per_sample = ref.flops_per_sample;
+  if (sum.median > 0) m.achieved_gflops = static_cast<double>(ref.flops_per_sample) * m.throughput_samples_per_s / 1e9;
+
+  std::vector<at::Tensor> output;
+  try {
+    output = flatten_output(forward_in_scope(p.config, p.workload));
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("configuration " + p.config.to_string() + " failed: " + compat::concise_error_message(e.what()));
+  }
+  m.quality = quality_of(compare_outputs(ref.outputs, output));
+
+  const std::int64_t ref_nonfinite = count_nonfinite(ref.outputs);
+  if (ref_nonfinite > 0) {
+    m.valid = false;
+    m.invalid_reason = "the fp32 reference output itself has " + std::to_string(ref_nonfinite) + " NaN/Inf values";
+  } else if (m.quality.nonfinite_values > 0) {
+    m.valid = false;
+    m.invalid_reason = "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
+  }
+  if (!m.quality.comparable) m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
+  if (samples.stop != StopReason::kConfidenceReached) {
+    char buf[200];
+    std::snprintf(buf, sizeof(buf),
+                  "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
+                  "samples (raise --time)",
+                  sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
+                  sum.count);
+    m.warnings.push_back(buf);
+  }
+  if (!samples.warmup.settled)
+    m.warnings.push_back("warm-up did not settle within its budget (" + std::to_string(samples.warmup.iterations) +
+                         " iterations): early samples may be slow");
+  return m;
+}
+
+SamplingOptions sampling_options(const BenchOptions& o) {
+  SamplingOptions s;
+  const auto budget = std::chrono::duration_cast<Nanoseconds>(std::chrono::duration<double>(o.time_s));
+  s.time_budget = budget;
+  s.warmup_budget = budget;
+  s.target_relative_ci = o.target_relative_ci;
+  return s;
+}
+
+}  // namespace
+
+bool BenchResult::valid() const {
+  if (measurement && !measurement->valid) return false;
+  if (comparison && (!comparison->a.valid || !comparison->b.valid)) return false;
+  return true;
+}
+
+BenchResult run_bench(const BenchOptions& options, TimeSource& time, const BenchProgress& progress) {
+  validate(options);
+  BenchResult result;
+  result.environment = capture_environment();
+  const Session session = open_session(options);
+  const SamplingOptions sampling = sampling_options(options);
+  Sampler sampler(time, sampling);
+
+  // The batch each side uses decides its reference; resolve it cheaply from the requested values.
+  const auto batch_value = [&](const Configuration& c) -> std::string {
+    if (!session.spec) return "n/a";
+    return c.get("batch").value_or("1");
+  };
+  std::map<std::string, Reference> references;
+  const auto reference_for = [&](const Configuration& c) -> const Reference& {
+    const std::string batch = batch_value(c);
+    auto it = references.find(batch);
+    if (it == references.end()) {
+      if (progress) progress("reference", 0);
+      it = references.emplace(batch, compute_reference(session, batch, options.count_flops)).first;
+    }
+    return it->second;
+  };
+  const auto report = [&](double f) {
+    if (progress) progress("warm-up and measuring", f);
+  };
+
+  if (!options.vs) {
+    const Reference& ref = reference_for(options.config);
+    const bool reset = reset_peak_rss();
+    auto p = prepare(session, options.config, time);
+    const std::int64_t faults_before = minor_page_faults();
+    const SampleSet samples = sampler.measure(p->run, report);
+    const std::int64_t faults = minor_page_faults() - faults_before;
+    Measurement m = finish(session, *p, samples, ref, faults, sampling);
+    m.peak_memory_reset = reset;
+    if (!reset) m.warnings.push_back("peak memory could not be reset: it includes work before this run");
+    result.measurement = std::move(m);
+    return result;
+  }
+
+  const Reference& ref_a = reference_for(options.config);
+  const Reference& ref_b = reference_for(*options.vs);
+  reset_peak_rss();
+  auto a = prepare(session, options.config, time);
+  auto b = prepare(session, *options.vs, time);
+  const std::int64_t faults_before = minor_page_faults();
+  const PairedSampleSet paired = sampler.measure_paired(a->run, b->run, report);
+  const std::int64_t faults = (minor_page_faults() - faults_before) / 2;
+  Comparison c;
+  c.a = finish(session, *a, paired.a, ref_a, faults, sampling);
+  c.b = finish(session, *b, paired.b, ref_b, faults, sampling);
+  for (auto* m : {&c.a, &c.b})
+    m->warnings.push_back("peak memory and page faults are of the process holding both configurations");
+  c.speedup = paired.speedup_summary;
+  c.stop = paired.stop;
+  // Per-round speedups compare equal numbers of calls; with different batch sizes, compare samples/s.
+  if (c.a.batch != c.b.batch) {
+    const double scale = static_cast<double>(c.a.batch) / static_cast<double>(c.b.batch);
+    c.speedup.median *= scale;
+    c.speedup.median_ci.low *= scale;
+    c.speedup.median_ci.high *= scale;
+  }
+  if (c.speedup.median_ci.low > 1)
+    c.verdict = "faster";
+  else if (c.speedup.median_ci.high < 1)
+    c.verdict = "slower";
+  else
+    c.verdict = "indistinguishable";
+  result.comparison = std::move(c);
+  return result;
+}
+
+}  // namespace torchperf

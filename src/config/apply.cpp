@@ -1,0 +1,26 @@
+#include "torchperf/config/apply.h"
+
+#include <vector>
+
+namespace torchperf {
+
+void prepare_workload(const ResolvedConfiguration& config, Workload& workload) {
+  for (const auto& knob : knob_registry()) {
+    const auto& resolved = config.knob(knob.name);
+    if (resolved.applicable) knob.prepare(resolved.value, workload);
+  }
+}
+
+Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, KnobScope scope) {
+  auto undos = std::make_shared<std::vector<Undo>>();
+  for (const auto& knob : knob_registry()) {
+    if (knob.scope != scope) continue;
+    const auto& resolved = config.knob(knob.name);
+    if (resolved.applicable) undos->push_back(knob.enter(resolved.value, workload));
+  }
+  return [undos] {
+    for (auto it = undos->rbegin(); it != undos->rend(); ++it) (*it)();
+  };
+}
+
+}  // namespace torchperf

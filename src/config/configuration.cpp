@@ -1,0 +1,131 @@
+#include "torchperf/config/configuration.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+bool is_positive_integer(const std::string& s) {
+  return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), ::isdigit) && std::stol(s) > 0;
+}
+
+void check_value(const Knob& knob, const std::string& value) {
+  if (knob.integer_valued) {
+    if (!is_positive_integer(value))
+      throw ConfigError("knob '" + knob.name + "' expects a positive integer, got '" + value + "'");
+    return;
+  }
+  const auto values = all_values(knob);
+  if (std::find(values.begin(), values.end(), value) == values.end()) {
+    std::string list;
+    for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+    throw ConfigError("knob '" + knob.name + "' has no value '" + value + "'; expected one of " + list);
+  }
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+Configuration Configuration::parse(const std::string& text) {
+  Configuration config;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    item = trim(item);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw ConfigError("configuration '" + text + "': expected knob=value items separated by commas, got '" +
+                        item + "'");
+    const std::string name = trim(item.substr(0, eq));
+    if (config.get(name))
+      throw ConfigError("configuration '" + text + "': knob '" + name + "' is given twice");
+    config.set(name, trim(item.substr(eq + 1)));
+  }
+  return config;
+}
+
+void Configuration::set(const std::string& knob, const std::string& value) {
+  check_value(find_knob(knob), value);
+  values_[knob] = value;
+}
+
+std::optional<std::string> Configuration::get(const std::string& knob) const {
+  const auto it = values_.find(knob);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Configuration::to_string() const {
+  std::string out;
+  for (const auto& knob : knob_registry())
+    if (auto v = get(knob.name)) out += (out.empty() ? "" : ",") + knob.name + "=" + *v;
+  return out;
+}
+
+const ResolvedKnob& ResolvedConfiguration::knob(const std::string& name) const {
+  for (const auto& k : knobs)
+    if (k.name == name) return k;
+  throw ConfigError("unknown knob '" + name + "'");
+}
+
+std::string ResolvedConfiguration::to_string() const {
+  std::string out;
+  for (const auto& k : knobs)
+    if (k.applicable) out += (out.empty() ? "" : ",") + k.name + "=" + k.value;
+  return out;
+}
+
+ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits) {
+  ResolvedConfiguration resolved;
+  for (const auto& knob : knob_registry()) {
+    ResolvedKnob r;
+    r.name = knob.name;
+    if (auto value = requested.get(knob.name)) {
+      const Applicability a = knob.applies(traits, *value);
+      if (!a.applies)
+        throw ConfigError(knob.name + "=" + *value + " does not apply to this workload: " + a.reason);
+      r.value = *value;
+      r.requested = true;
+    } else {
+      r.value = knob.baseline(traits);
+      const Applicability a = knob.applies(traits, r.value);
+      if (!a.applies) {
+        r.applicable = false;
+        r.reason = a.reason;
+        r.value = "n/a";
+      }
+    }
+    resolved.knobs.push_back(r);
+  }
+  // Freezing folds the training flag and batch-norm statistics into constants: it needs eval mode.
+  const std::string graph = resolved.value("graph");
+  if (graph == "frozen" || graph == "frozen-opt") {
+    for (auto& k : resolved.knobs) {
+      if (k.name != "mode" || !k.applicable || k.value == "eval") continue;
+      if (k.requested)
+        throw ConfigError("graph=" + graph + " needs mode=eval (freezing folds the training flag), but "
+                          "mode=train was asked for");
+      k.value = "eval";
+      k.reason = "graph=" + graph + " needs eval mode";
+      resolved.notes.push_back("requested mode=train (as saved) with graph=" + graph + "; using mode=eval");
+    }
+  }
+  return resolved;
+}
+
+Configuration named_or_parsed(const std::string& text) {
+  if (text == "baseline") return Configuration();
+  if (text == "careful") return Configuration::parse("mode=eval,grad=no_grad");
+  return Configuration::parse(text);
+}
+
+}  // namespace torchperf

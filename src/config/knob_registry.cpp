@@ -1,0 +1,278 @@
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+
+#include <memory>
+
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/models/inputs.h"
+#include "torchperf/models/workload.h"
+
+namespace torchperf {
+namespace {
+
+Applicability always(const WorkloadTraits&, const std::string&) { return Applicability::yes(); }
+
+Applicability cuda_only(const WorkloadTraits& t, const std::string& what) {
+  return t.cuda ? Applicability::yes() : Applicability::no(what + " exists only on CUDA devices");
+}
+
+std::vector<std::string> fixed(std::initializer_list<const char*> values) {
+  return std::vector<std::string>(values.begin(), values.end());
+}
+
+// Holds an RAII guard on the heap until the returned Undo runs (LIFO with the other knobs).
+template <typename Guard, typename... Args>
+Undo hold(Args... args) {
+  auto guard = std::make_shared<std::unique_ptr<Guard>>(std::make_unique<Guard>(args...));
+  return [guard] { guard->reset(); };
+}
+
+compat::DeviceKind device_kind(const Workload& w) {
+  return w.device.is_cuda() ? compat::DeviceKind::kCuda : compat::DeviceKind::kCpu;
+}
+
+void convert_floating_inputs(Workload& w, c10::ScalarType dtype) {
+  for (auto& v : w.inputs)
+    if (v.isTensor() && at::isFloatingType(v.toTensor().scalar_type())) v = v.toTensor().to(dtype);
+}
+
+void set_param_memory_format(torch::jit::Module& module, at::MemoryFormat format) {
+  for (const auto& p : module.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(format));
+  for (const auto& b : module.buffers())
+    if (b.dim() == 4) b.set_data(b.contiguous(format));
+}
+
+Knob threads_knob() {
+  Knob k;
+  k.name = "threads";
+  k.description = "intra-op threads (at::set_num_threads); process-wide, set around each timed block";
+  k.scope = KnobScope::kProcess;
+  k.integer_valued = true;
+  k.values = [](const WorkloadTraits& t) {
+    std::vector<std::string> v;
+    for (int n = 1; n <= std::max(1, t.usable_cores); n *= 2) v.push_back(std::to_string(n));
+    if (v.back() != std::to_string(t.usable_cores) && t.usable_cores > 1)
+      v.push_back(std::to_string(t.usable_cores));
+    return v;
+  };
+  k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_threads); };
+  k.applies = always;
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    const int previous = at::get_num_threads();
+    at::set_num_threads(std::stoi(value));
+    return [previous] { at::set_num_threads(previous); };
+  };
+  return k;
+}
+
+Knob batch_knob() {
+  Knob k;
+  k.name = "batch";
+  k.description = "samples per forward call (the batch dimension prepended to the input spec)";
+  k.integer_valued = true;
+  k.values = [](const WorkloadTraits&) { return fixed({"1", "8", "32"}); };
+  k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_batch); };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.inputs_from_file
+               ? Applicability::no("inputs come from --inputs-file, whose batch is fixed at " +
+                                   std::to_string(t.default_batch))
+               : Applicability::yes();
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (!w.spec) return;
+    w.inputs = make_inputs(*w.spec, std::stoll(value), w.seed);
+    for (auto& v : w.inputs) v = v.toTensor().to(w.device);
+  };
+  return k;
+}
+
+Knob mode_knob() {
+  Knob k;
+  k.name = "mode";
+  k.description = "the module's training flag (eval() / train()): dropout, batch-norm statistics";
+  k.values = [](const WorkloadTraits&) { return fixed({"eval", "train"}); };
+  k.baseline = [](const WorkloadTraits& t) { return t.saved_training ? "train" : "eval"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.can_train_mode ? Applicability::yes()
+                            : Applicability::no("the model has no training flag");
+  };
+  k.prepare = [](const std::string& value, Workload& w) { w.model->set_training(value == "train"); };
+  return k;
+}
+
+Knob grad_knob() {
+  Knob k;
+  k.name = "grad";
+  k.description = "autograd around each call: on, torch::NoGradGuard, or c10::InferenceMode";
+  k.values = [](const WorkloadTraits&) { return fixed({"on", "no_grad", "inference"}); };
+  k.baseline = [](const WorkloadTraits&) { return "on"; };
+  k.applies = always;
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    if (value == "no_grad") return hold<torch::NoGradGuard>();
+    if (value == "inference") return hold<c10::InferenceMode>();
+    return hold<torch::AutoGradMode>(true);  // "on" is explicit: the caller's mode must not leak in
+  };
+  return k;
+}
+
+Knob precision_knob() {
+  Knob k;
+  k.name = "precision";
+  k.description =
+      "fp32; bf16-autocast / fp16-autocast (autocast around each call); bf16 / fp16 (weights and "
+      "floating inputs converted)";
+  k.values = [](const WorkloadTraits& t) {
+    return t.cuda ? fixed({"fp32", "bf16-autocast", "bf16", "fp16-autocast", "fp16"})
+                  : fixed({"fp32", "bf16-autocast", "bf16"});
+  };
+  k.baseline = [](const WorkloadTraits&) { return "fp32"; };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
+    return Applicability::yes();
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value != "bf16" && value != "fp16") return;
+    const auto dtype = value == "bf16" ? at::kBFloat16 : at::kHalf;
+    w.model->to(dtype);
+    convert_floating_inputs(w, dtype);
+  };
+  k.enter = [](const std::string& value, const Workload& w) -> Undo {
+    if (value != "bf16-autocast" && value != "fp16-autocast") return [] {};
+    const auto device = device_kind(w);
+    const std::string dtype = value == "bf16-autocast" ? "bfloat16" : "float16";
+    compat::set_autocast(device, true, dtype);
+    return [device, dtype] {
+      compat::set_autocast(device, false, dtype);
+      compat::clear_autocast_cache();
+    };
+  };
+  return k;
+}
+
+Knob format_knob() {
+  Knob k;
+  k.name = "format";
+  k.description = "memory format of 4-D weights and inputs, converted together (contiguous = NCHW)";
+  k.values = [](const WorkloadTraits&) { return fixed({"contiguous", "channels_last"}); };
+  k.baseline = [](const WorkloadTraits&) { return "contiguous"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    if (!t.convolutional) return Applicability::no("the model has no 2-D convolutions");
+    if (!t.image_input) return Applicability::no("no input is a 4-D floating tensor");
+    if (!t.torchscript) return Applicability::no("needs a TorchScript model");
+    return Applicability::yes();
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value != "channels_last") return;
+    set_param_memory_format(w.model->as_torchscript()->module(), at::MemoryFormat::ChannelsLast);
+    for (auto& v : w.inputs)
+      if (v.isTensor() && v.toTensor().dim() == 4)
+        v = v.toTensor().contiguous(at::MemoryFormat::ChannelsLast);
+  };
+  return k;
+}
+
+Knob graph_knob() {
+  Knob k;
+  k.name = "graph";
+  k.description =
+      "eager; frozen (torch::jit::freeze); frozen-opt (freeze + optimize_for_inference); fused "
+      "(TensorExpr fuser allowed on CPU, around each block)";
+  k.scope = KnobScope::kProcess;
+  k.values = [](const WorkloadTraits&) { return fixed({"eager", "frozen", "frozen-opt", "fused"}); };
+  k.baseline = [](const WorkloadTraits&) { return "eager"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.torchscript ? Applicability::yes() : Applicability::no("needs a TorchScript graph");
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value != "frozen" && value != "frozen-opt") return;
+    auto* ts = w.model->as_torchscript();
+    torch::jit::Module frozen = torch::jit::freeze(ts->module());
+    if (value == "frozen-opt") frozen = torch::jit::optimize_for_inference(frozen);
+    ts->replace(std::move(frozen));
+  };
+  k.enter = [](const std::string& value, const Workload& w) -> Undo {
+    if (value != "fused" || w.device.is_cuda()) return [] {};
+    const bool previous = compat::cpu_fusion_enabled();
+    compat::set_cpu_fusion(true);
+    return [previous] { compat::set_cpu_fusion(previous); };
+  };
+  return k;
+}
+
+Knob cudnn_benchmark_knob() {
+  Knob k;
+  k.name = "cudnn_benchmark";
+  k.description = "cuDNN picks convolution algorithms by timing them on first use";
+  k.scope = KnobScope::kProcess;
+  k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
+  k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    if (!t.cuda) return cuda_only(t, "cudnn_benchmark");
+    return t.convolutional ? Applicability::yes() : Applicability::no("the model has no convolutions");
+  };
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    auto& ctx = at::globalContext();
+    const bool previous = ctx.benchmarkCuDNN();
+    ctx.setBenchmarkCuDNN(value == "on");
+    return [previous] { at::globalContext().setBenchmarkCuDNN(previous); };
+  };
+  return k;
+}
+
+Knob tf32_knob() {
+  Knob k;
+  k.name = "tf32";
+  k.description = "TF32 tensor-core math for fp32: default (cuDNN on, cuBLAS off), off, on (both)";
+  k.scope = KnobScope::kProcess;
+  k.values = [](const WorkloadTraits&) { return fixed({"default", "off", "on"}); };
+  k.baseline = [](const WorkloadTraits&) { return "default"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) { return cuda_only(t, "tf32"); };
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    auto& ctx = at::globalContext();
+    const bool cublas = ctx.allowTF32CuBLAS();
+    const bool cudnn = ctx.allowTF32CuDNN();
+    if (value != "default") {
+      ctx.setAllowTF32CuBLAS(value == "on");
+      ctx.setAllowTF32CuDNN(value == "on");
+    }
+    return [cublas, cudnn] {
+      at::globalContext().setAllowTF32CuBLAS(cublas);
+      at::globalContext().setAllowTF32CuDNN(cudnn);
+    };
+  };
+  return k;
+}
+
+}  // namespace
+
+const std::vector<Knob>& knob_registry() {
+  // Order is application order: inputs (batch) before mode, precision before memory format, and
+  // graph transforms last so they see the converted weights.
+  static const std::vector<Knob> registry = {threads_knob(),   batch_knob(), mode_knob(),
+                                             grad_knob(),      precision_knob(), format_knob(),
+                                             graph_knob(),     cudnn_benchmark_knob(), tf32_knob()};
+  return registry;
+}
+
+const Knob& find_knob(const std::string& name) {
+  std::string known;
+  for (const auto& k : knob_registry()) {
+    if (k.name == name) return k;
+    known += (known.empty() ? "" : ", ") + k.name;
+  }
+  throw ConfigError("unknown knob '" + name + "'; known knobs: " + known);
+}
+
+std::vector<std::string> all_values(const Knob& knob) {
+  WorkloadTraits everything;
+  everything.cuda = true;
+  everything.usable_cores = 1;
+  return knob.values(everything);
+}
+
+}  // namespace torchperf

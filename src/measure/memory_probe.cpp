@@ -1,0 +1,46 @@
+#include "torchperf/measure/memory_probe.h"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace torchperf {
+namespace {
+
+std::int64_t status_field_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) {
+      std::istringstream in(line.substr(field.size() + 1));
+      std::int64_t kib = 0;
+      in >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::int64_t current_rss_bytes() { return status_field_bytes("VmRSS"); }
+
+std::int64_t peak_rss_bytes() { return status_field_bytes("VmHWM"); }
+
+bool reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (!clear) return false;
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+std::int64_t minor_page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,159 @@
+#include "torchperf/measure/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace torchperf {
+namespace {
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile_sorted(values, 0.5);
+}
+
+}  // namespace
+
+std::string to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::kConfidenceReached: return "confidence-reached";
+    case StopReason::kTimeBudgetSpent: return "time-budget-spent";
+    case StopReason::kSampleLimit: return "sample-limit";
+  }
+  return "unknown";
+}
+
+Sampler::Sampler(TimeSource& time, SamplingOptions options) : time_(time), options_(options) {}
+
+Nanoseconds Sampler::time_block(const TimedRun& run, std::size_t iterations) {
+  run.enter();
+  const auto start = time_.now();
+  for (std::size_t i = 0; i < iterations; ++i) run.iterate();
+  run.synchronize();
+  const Nanoseconds elapsed = time_.now() - start;
+  run.exit();
+  return elapsed;
+}
+
+std::size_t Sampler::block_size_for(double iteration_ns) const {
+  if (iteration_ns <= 0) return 1;
+  const double wanted = static_cast<double>(options_.min_block_time.count()) / iteration_ns;
+  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(wanted)));
+}
+
+Warmup Sampler::warm_up(const TimedRun& run) {
+  Warmup w;
+  w.first_call = time_block(run, 1);
+  w.iterations = 1;
+  w.total = w.first_call;
+  const std::size_t window = std::max<std::size_t>(1, options_.warmup_window);
+  const std::size_t needed = std::max(options_.min_warmup_iterations, 2 * window);
+  std::vector<double> times;
+  while (true) {
+    const Nanoseconds t = time_block(run, 1);
+    times.push_back(static_cast<double>(t.count()));
+    ++w.iterations;
+    w.total += t;
+    if (times.size() >= needed) {
+      const std::vector<double> last(times.end() - window, times.end());
+      const std::vector<double> before(times.end() - 2 * window, times.end() - window);
+      const double m1 = median_of(last);
+      const double m0 = median_of(before);
+      w.settled_iteration_ns = m1;
+      if (m1 > 0 && std::fabs(m1 - m0) / m1 <= options_.warmup_tolerance) {
+        w.settled = true;
+        break;
+      }
+    }
+    if (w.total >= options_.warmup_budget) {
+      if (w.settled_iteration_ns == 0) w.settled_iteration_ns = times.back();
+      break;
+    }
+  }
+  return w;
+}
+
+bool Sampler::precise_enough(const std::vector<double>& samples, std::size_t& next_check) const {
+  // Summarising sorts all samples, so check on a geometric schedule rather than after every block.
+  if (samples.size() < options_.min_samples || samples.size() < next_check) return false;
+  next_check = std::max(samples.size() + 1, samples.size() + samples.size() / 20);
+  return summarize(samples, options_.confidence).median_ci_relative <= options_.target_relative_ci;
+}
+
+SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
+  SampleSet set;
+  set.warmup = warm_up(run);
+  set.block_iterations = block_size_for(set.warmup.settled_iteration_ns);
+  const auto start = time_.now();
+  std::size_t next_check = 0;
+  while (true) {
+    const Nanoseconds block = time_block(run, set.block_iterations);
+    set.iteration_ns.push_back(static_cast<double>(block.count()) /
+                               static_cast<double>(set.block_iterations));
+    set.measured = time_.now() - start;
+    if (progress) progress(std::min(1.0, to_seconds(set.measured) / to_seconds(options_.time_budget)));
+    if (precise_enough(set.iteration_ns, next_check)) {
+      set.stop = StopReason::kConfidenceReached;
+      break;
+    }
+    if (set.measured >= options_.time_budget) {
+      set.stop = StopReason::kTimeBudgetSpent;
+      break;
+    }
+    if (set.iteration_ns.size() >= options_.max_samples) {
+      set.stop = StopReason::kSampleLimit;
+      break;
+    }
+  }
+  set.summary = summarize(set.iteration_ns, options_.confidence);
+  return set;
+}
+
+PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
+                                        const Progress& progress) {
+  PairedSampleSet set;
+  set.a.warmup = warm_up(a);
+  set.b.warmup = warm_up(b);
+  // Both sides use one block size, chosen for the faster of the two, so rounds are comparable.
+  const double faster = std::min(set.a.warmup.settled_iteration_ns, set.b.warmup.settled_iteration_ns);
+  const std::size_t block = block_size_for(faster);
+  set.a.block_iterations = set.b.block_iterations = block;
+  const auto start = time_.now();
+  std::size_t next_check = 0;
+  for (std::size_t round = 0;; ++round) {
+    Nanoseconds ta, tb;
+    if (round % 2 == 0) {
+      ta = time_block(a, block);
+      tb = time_block(b, block);
+    } else {
+      tb = time_block(b, block);
+      ta = time_block(a, block);
+    }
+    const double a_ns = static_cast<double>(ta.count()) / static_cast<double>(block);
+    const double b_ns = static_cast<double>(tb.count()) / static_cast<double>(block);
+    set.a.iteration_ns.push_back(a_ns);
+    set.b.iteration_ns.push_back(b_ns);
+    set.speedup.push_back(a_ns > 0 ? b_ns / a_ns : 0);
+    const auto measured = time_.now() - start;
+    set.a.measured = set.b.measured = measured;
+    if (progress) progress(std::min(1.0, to_seconds(measured) / to_seconds(options_.time_budget)));
+    if (precise_enough(set.speedup, next_check)) {
+      set.stop = StopReason::kConfidenceReached;
+      break;
+    }
+    if (measured >= options_.time_budget) {
+      set.stop = StopReason::kTimeBudgetSpent;
+      break;
+    }
+    if (set.speedup.size() >= options_.max_samples) {
+      set.stop = StopReason::kSampleLimit;
+      break;
+    }
+  }
+  set.a.stop = set.b.stop = set.stop;
+  set.a.summary = summarize(set.a.iteration_ns, options_.confidence);
+  set.b.summary = summarize(set.b.iteration_ns, options_.confidence);
+  set.speedup_summary = summarize(set.speedup, options_.confidence);
+  return set;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,123 @@
+#include "torchperf/models/input_spec.h"
+
+#include <sstream>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+const std::vector<std::pair<DType, std::string>>& dtype_names() {
+  static const std::vector<std::pair<DType, std::string>> names = {
+      {DType::kFloat32, "float32"}, {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"},
+      {DType::kFloat64, "float64"}, {DType::kInt64, "int64"},     {DType::kInt32, "int32"},
+      {DType::kUInt8, "uint8"},     {DType::kBool, "bool"}};
+  return names;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+double parse_number(const std::string& text, const std::string& whole) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("input spec '" + whole + "': expected a number in the range, got '" + text + "'");
+}
+
+TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
+  TensorSpec t;
+  std::string body = trim(raw);
+  if (body.empty()) throw UsageError("input spec '" + whole + "': an input is empty");
+  if (const auto at = body.find('@'); at != std::string::npos) {
+    const std::string range = body.substr(at + 1);
+    body = body.substr(0, at);
+    const auto dots = range.find("..");
+    if (dots == std::string::npos)
+      throw UsageError("input spec '" + whole + "': expected a range LOW..HIGH after '@', got '" +
+                       range + "'");
+    t.has_range = true;
+    t.low = parse_number(range.substr(0, dots), whole);
+    t.high = parse_number(range.substr(dots + 2), whole);
+    if (!(t.high > t.low))
+      throw UsageError("input spec '" + whole + "': range '" + range + "' is empty (HIGH must exceed LOW)");
+  }
+  if (const auto colon = body.find(':'); colon != std::string::npos) {
+    t.dtype = parse_dtype(trim(body.substr(0, colon)));
+    body = body.substr(colon + 1);
+  }
+  std::istringstream dims(body);
+  for (std::string dim; std::getline(dims, dim, 'x');) {
+    dim = trim(dim);
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+      value = std::stoll(dim, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (dim.empty() || used != dim.size() || value <= 0)
+      throw UsageError("input spec '" + whole + "': expected dimensions like 3x224x224 (positive integers), got '" +
+                       body + "'");
+    t.shape.push_back(value);
+  }
+  return t;
+}
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+}  // namespace
+
+std::string to_string(DType dtype) {
+  for (const auto& [d, name] : dtype_names())
+    if (d == dtype) return name;
+  return "unknown";
+}
+
+DType parse_dtype(const std::string& name) {
+  for (const auto& [d, n] : dtype_names())
+    if (n == name) return d;
+  if (name == "float" || name == "fp32") return DType::kFloat32;
+  if (name == "half" || name == "fp16") return DType::kFloat16;
+  if (name == "bf16") return DType::kBFloat16;
+  if (name == "long") return DType::kInt64;
+  std::string known;
+  for (const auto& [d, n] : dtype_names()) known += (known.empty() ? "" : ", ") + n;
+  throw UsageError("unknown dtype '" + name + "'; expected one of " + known);
+}
+
+bool is_floating(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16 ||
+         dtype == DType::kFloat64;
+}
+
+InputSpec parse_input_spec(const std::string& text) {
+  InputSpec spec;
+  std::istringstream parts(text);
+  for (std::string part; std::getline(parts, part, ';');) spec.tensors.push_back(parse_tensor(part, text));
+  if (spec.tensors.empty()) throw UsageError("input spec is empty; expected e.g. 3x224x224");
+  return spec;
+}
+
+std::string to_string(const InputSpec& spec) {
+  std::string out;
+  for (const auto& t : spec.tensors) {
+    if (!out.empty()) out += ";";
+    if (t.dtype != DType::kFloat32) out += to_string(t.dtype) + ":";
+    for (std::size_t i = 0; i < t.shape.size(); ++i) out += (i ? "x" : "") + std::to_string(t.shape[i]);
+    if (t.has_range) out += "@" + format_number(t.low) + ".." + format_number(t.high);
+  }
+  return out;
+}
+
+}  // namespace torchperf

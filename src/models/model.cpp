@@ -1,0 +1,157 @@
+#include "torchperf/models/model.h"
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/passes/inliner.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/error.h"
+#include "torchperf/models/builtin_models.h"
+
+namespace torchperf {
+namespace {
+
+const char kBuiltinPrefix[] = "builtin:";
+
+class TorchScriptFileSource final : public ModelSource {
+ public:
+  explicit TorchScriptFileSource(std::string path) : path_(std::move(path)) {}
+  std::string name() const override { return path_; }
+  std::unique_ptr<Model> load() const override;
+
+ private:
+  std::string path_;
+};
+
+class BuiltinSource final : public ModelSource {
+ public:
+  explicit BuiltinSource(const BuiltinModelInfo& info) : info_(info) {}
+  std::string name() const override { return kBuiltinPrefix + info_.name; }
+  std::unique_ptr<Model> load() const override {
+    return std::make_unique<TorchScriptModel>(build_builtin(info_.name));
+  }
+  std::optional<InputSpec> default_inputs() const override { return info_.default_inputs; }
+
+ private:
+  BuiltinModelInfo info_;
+};
+
+bool starts_with_bytes(const std::string& path, const std::string& magic) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(magic.size(), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return in.gcount() == static_cast<std::streamsize>(magic.size()) && head == magic;
+}
+
+// A zip ends with an end-of-central-directory record; a truncated copy has lost it.
+bool has_zip_end_record(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in.tellg();
+  const std::streamoff tail = std::min<std::streamoff>(size, 65536 + 22);
+  std::string buffer(static_cast<std::size_t>(tail), '\0');
+  in.seekg(size - tail);
+  in.read(buffer.data(), tail);
+  return buffer.find(std::string("PK\x05\x06", 4)) != std::string::npos;
+}
+
+// Explains why a file is not a TorchScript model, by what it is instead.
+std::string diagnose_not_torchscript(const std::string& path, const std::string& torch_message) {
+  if (!starts_with_bytes(path, "PK\x03\x04"))
+    return "not a TorchScript archive (expected a zip file written by torch.jit.save or "
+           "torch.jit.script(...).save)";
+  if (!has_zip_end_record(path)) return "a truncated or corrupt zip archive (its end record is missing)";
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    bool has_code = false, has_data = false;
+    for (const auto& record : reader.getAllRecords()) {
+      if (record.rfind("code/", 0) == 0) has_code = true;
+      if (record == "data.pkl") has_data = true;
+    }
+    if (has_data && !has_code)
+      return "a torch.save file (weights or a pickled object), not TorchScript; export the model "
+             "with torch.jit.script(model).save(path) or torch.jit.trace";
+  } catch (const c10::Error&) {
+    return "a zip archive that is not a PyTorch archive (no PyTorch records in it)";
+  }
+  return "not loadable as TorchScript: " + compat::concise_error_message(torch_message);
+}
+
+std::unique_ptr<Model> TorchScriptFileSource::load() const {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path_, ec)) throw ModelError("model '" + path_ + "': no such file");
+  if (!fs::is_regular_file(path_, ec)) throw ModelError("model '" + path_ + "': not a regular file");
+  if (fs::path(path_).extension() == ".pt2")
+    throw ModelError("model '" + path_ + "': an AOTInductor package (.pt2) needs LibTorch >= 2.6; " +
+                     "this build has LibTorch " + TORCH_VERSION + ", which loads TorchScript only");
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path_, torch::kCPU);
+  } catch (const c10::Error& e) {
+    throw ModelError("model '" + path_ + "': " + diagnose_not_torchscript(path_, e.what()));
+  } catch (const std::exception& e) {
+    throw ModelError("model '" + path_ + "': " + diagnose_not_torchscript(path_, e.what()));
+  }
+  if (!module.find_method("forward"))
+    throw ModelError("model '" + path_ + "': the TorchScript module has no forward method");
+  return std::make_unique<TorchScriptModel>(std::move(module));
+}
+
+}  // namespace
+
+TorchScriptModel::TorchScriptModel(torch::jit::Module module) : module_(std::move(module)) {}
+
+c10::IValue TorchScriptModel::forward(const std::vector<c10::IValue>& inputs) {
+  return module_.forward(inputs);
+}
+
+std::vector<std::string> TorchScriptModel::input_names() const {
+  std::vector<std::string> names;
+  const auto& schema = module_.get_method("forward").function().getSchema();
+  for (const auto& arg : schema.arguments())
+    if (arg.name() != "self") names.push_back(arg.name());
+  return names;
+}
+
+bool TorchScriptModel::is_training() const {
+  return module_.hasattr("training") && module_.is_training();
+}
+
+void TorchScriptModel::set_training(bool training) {
+  if (module_.hasattr("training")) module_.train(training);
+}
+
+void TorchScriptModel::to(c10::Device device) { module_.to(device); }
+
+void TorchScriptModel::to(c10::ScalarType dtype) { module_.to(dtype); }
+
+void TorchScriptModel::replace(torch::jit::Module module) { module_ = std::move(module); }
+
+bool TorchScriptModel::uses_operator(const std::string& qualified_name) const {
+  auto graph = module_.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  const auto symbol = c10::Symbol::fromQualString(qualified_name);
+  std::vector<torch::jit::Block*> blocks{graph->block()};
+  while (!blocks.empty()) {
+    auto* block = blocks.back();
+    blocks.pop_back();
+    for (auto* node : block->nodes()) {
+      if (node->kind() == symbol) return true;
+      for (auto* sub : node->blocks()) blocks.push_back(sub);
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<ModelSource> open_model(const std::string& reference) {
+  if (reference.rfind(kBuiltinPrefix, 0) == 0)
+    return std::make_unique<BuiltinSource>(find_builtin(reference.substr(sizeof(kBuiltinPrefix) - 1)));
+  std::error_code ec;
+  if (!std::filesystem::exists(reference, ec))
+    throw ModelError("model '" + reference + "': no such file (a built-in is written builtin:NAME)");
+  return std::make_unique<TorchScriptFileSource>(reference);
+}
+
+}  // namespace torchperf

@@ -1,0 +1,38 @@
+#include "torchperf/models/workload.h"
+
+#include <ATen/Parallel.h>
+#include <sched.h>
+
+namespace torchperf {
+
+WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
+  WorkloadTraits traits;
+  auto* ts = workload.model->as_torchscript();
+  traits.torchscript = ts != nullptr;
+  if (ts) {
+    traits.convolutional = ts->uses_operator("aten::conv2d") || ts->uses_operator("aten::_convolution") ||
+                           ts->uses_operator("aten::convolution");
+    traits.can_train_mode = ts->module().hasattr("training");
+  }
+  for (const auto& v : workload.inputs) {
+    if (!v.isTensor()) continue;
+    const auto& t = v.toTensor();
+    if (at::isFloatingType(t.scalar_type())) {
+      traits.floating_input = true;
+      if (t.dim() == 4) traits.image_input = true;
+    }
+  }
+  traits.cuda = workload.device.is_cuda();
+  traits.inputs_from_file = inputs_from_file;
+  traits.saved_training = workload.model->is_training();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  traits.usable_cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  traits.default_threads = at::get_num_threads();
+  if (inputs_from_file && !workload.inputs.empty() && workload.inputs[0].isTensor() &&
+      workload.inputs[0].toTensor().dim() > 0)
+    traits.default_batch = workload.inputs[0].toTensor().size(0);
+  return traits;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,124 @@
+#include "torchperf/report/table_writer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace torchperf {
+namespace {
+
+std::string row(const std::string& label, const std::string& value) {
+  return fmt::format("  {:<22} {}\n", label, value);
+}
+
+std::string percent(double fraction) { return fmt::format("{:.2f}%", fraction * 100); }
+
+std::string quality_line(const OutputQuality& q) {
+  if (!q.comparable) return "not comparable: " + q.note;
+  std::string s = std::isfinite(q.cosine) ? fmt::format("cosine {:.6f}", q.cosine) : "cosine n/a";
+  s += fmt::format(", max abs err {:.3g}, max rel err {:.3g}", q.max_abs_error, q.max_rel_error);
+  if (q.top1_agreement) s += fmt::format(", top-1 agreement {:.1f}%", *q.top1_agreement * 100);
+  if (q.nonfinite_values > 0) s += fmt::format(", {} NaN/Inf values", q.nonfinite_values);
+  return s;
+}
+
+std::string knob_lines(const ResolvedConfiguration& config) {
+  std::string applicable, not_applicable;
+  for (const auto& k : config.knobs) {
+    if (k.applicable)
+      applicable += fmt::format("{}{}={}", applicable.empty() ? "" : ",", k.name, k.value);
+    else
+      not_applicable += fmt::format("{}{}", not_applicable.empty() ? "" : ", ", k.name);
+  }
+  std::string out = row("configuration", applicable);
+  if (!not_applicable.empty()) out += row("not applicable", not_applicable);
+  for (const auto& note : config.notes) out += row("note", note);
+  return out;
+}
+
+}  // namespace
+
+std::string format_bytes(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+std::string format_environment(const Environment& env) {
+  std::string out = "environment\n";
+  out += row("torchperf", env.torchperf_version + " (" + env.torchperf_build_type + ")");
+  out += row("LibTorch", env.torch_version);
+  std::string isa;
+  for (const auto& f : env.cpu_isa) isa += (isa.empty() ? "" : " ") + f;
+  out += row("CPU", fmt::format("{} [{}]", env.cpu_model.empty() ? "unknown" : env.cpu_model, isa));
+  out += row("cores / threads", fmt::format("{} usable of {}; intra-op {}, inter-op {}", env.usable_cores,
+                                            env.logical_cores, env.intra_op_threads, env.inter_op_threads));
+  out += row("BLAS", to_string(env.blas.kind) + (env.blas.path.empty() ? "" : " (" + env.blas.path + ")"));
+  if (env.cuda_available) {
+    std::string gpus;
+    for (const auto& g : env.gpu_names) gpus += (gpus.empty() ? "" : ", ") + g;
+    out += row("CUDA", fmt::format("{} device(s) {}; cuDNN {}", env.cuda_devices, gpus, env.cudnn_version));
+  } else {
+    out += row("CUDA", "not available");
+  }
+  for (const auto& [k, v] : env.variables) out += row(k, v);
+  return out;
+}
+
+std::string format_measurement(const Measurement& m) {
+  const Summary& s = m.samples.summary;
+  std::string out = fmt::format("measurement  {}  inputs {}  on {}\n", m.model, m.inputs, m.device);
+  out += knob_lines(m.configuration);
+  out += row("throughput", fmt::format("{:.2f} samples/s  (95% CI {:.2f} – {:.2f})", m.throughput_samples_per_s,
+                                       m.throughput_ci.low, m.throughput_ci.high));
+  out += row("latency per call", fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms", m.latency_p50_ms,
+                                             m.latency_p90_ms, m.latency_p99_ms));
+  out += row("median CI / CV", fmt::format("±{}  /  {}", percent(s.median_ci_relative), percent(s.cv)));
+  out += row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; stopping rule {}", s.count,
+                                    m.samples.block_iterations, to_seconds(m.samples.measured),
+                                    m.samples.stop == StopReason::kConfidenceReached
+                                        ? "met"
+                                        : "NOT met (" + to_string(m.samples.stop) + ")"));
+  const auto& w = m.samples.warmup;
+  out += row("cold start / warm-up",
+             fmt::format("first call {:.2f} ms; warm-up {} calls, {:.1f} ms, {}", w.first_call.count() * 1e-6,
+                         w.iterations, w.total.count() * 1e-6, w.settled ? "settled" : "NOT settled"));
+  out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
+  out += row("memory", fmt::format("peak RSS {} (before load {}); {:.1f} minor page faults per call",
+                                   format_bytes(m.peak_memory_bytes), format_bytes(m.rss_before_bytes),
+                                   m.page_faults_per_iteration));
+  out += row("vs fp32 reference", quality_line(m.quality));
+  if (m.flops_per_sample > 0)
+    out += row("compute", fmt::format("{:.3f} GFLOP per sample; {:.1f} GFLOP/s achieved",
+                                      static_cast<double>(m.flops_per_sample) / 1e9, m.achieved_gflops));
+  else
+    out += row("compute", "no FLOP estimate (no operator with a LibTorch FLOP formula ran)");
+  for (const auto& warning : m.warnings) out += "  warning: " + warning + "\n";
+  if (!m.valid) out += "  INVALID: " + m.invalid_reason + "\n";
+  return out;
+}
+
+std::string format_comparison(const Comparison& c) {
+  std::string out = "A  " + format_measurement(c.a) + "\nB  " + format_measurement(c.b) + "\n";
+  out += fmt::format("A vs B: {:.3f}x samples/s (95% CI {:.3f} – {:.3f}) over {} interleaved rounds; A is {}\n",
+                     c.speedup.median, c.speedup.median_ci.low, c.speedup.median_ci.high, c.speedup.count,
+                     c.verdict == "indistinguishable" ? "indistinguishable from B (the CI includes 1)" : c.verdict);
+  if (c.stop != StopReason::kConfidenceReached)
+    out += fmt::format("  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",
+                       percent(c.speedup.median_ci_relative));
+  return out;
+}
+
+std::string format_result(const BenchResult& result) {
+  std::string out;
+  for (const auto& w : result.environment.warnings) out += "***WARNING*** " + w + "\n";
+  out += format_environment(result.environment) + "\n";
+  if (result.comparison) out += format_comparison(*result.comparison);
+  if (result.measurement) out += format_measurement(*result.measurement);
+  out += std::string("Result is : ") + (result.valid() ? "VALID" : "INVALID") + "\n";
+  return out;
+}
+
+}  // namespace torchperf
