@@ -1,0 +1,135 @@
+#include "torchperf/bench/bench_runner.h"
+
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include "support/test_support.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+BenchOptions quick(const std::string& model) {
+  BenchOptions o;
+  o.model = model;
+  o.time_s = 0.2;
+  return o;
+}
+
+BenchResult bench(const BenchOptions& o) {
+  SteadyTimeSource clock;
+  return run_bench(o, clock);
+}
+
+}  // namespace
+
+TEST(BenchRunnerTest, MeasuresABuiltinWithEveryFieldFilledIn) {
+  BenchOptions o = quick("builtin:mlp");
+  o.config = Configuration::parse("batch=4,grad=no_grad");
+  const BenchResult r = bench(o);
+  ASSERT_TRUE(r.measurement.has_value());
+  const Measurement& m = *r.measurement;
+  EXPECT_TRUE(r.valid());
+  EXPECT_EQ(m.batch, 4);
+  EXPECT_GT(m.throughput_samples_per_s, 0);
+  EXPECT_LE(m.throughput_ci.low, m.throughput_samples_per_s);
+  EXPECT_GE(m.throughput_ci.high, m.throughput_samples_per_s);
+  EXPECT_LE(m.latency_p50_ms, m.latency_p99_ms);
+  EXPECT_GT(m.samples.summary.count, 0u);
+  EXPECT_GT(m.samples.warmup.first_call.count(), 0);
+  EXPECT_GT(m.peak_memory_bytes, 0);
+  EXPECT_NEAR(m.quality.cosine, 1, 1e-9);
+  // Three Linear layers: 2 * (784*512 + 512*512 + 512*10) FLOPs per sample (addmm).
+  EXPECT_EQ(m.flops_per_sample, 2u * (784 * 512 + 512 * 512 + 512 * 10));
+  EXPECT_GT(m.achieved_gflops, 0);
+  EXPECT_EQ(m.configuration.value("grad"), "no_grad");
+}
+
+TEST(BenchRunnerTest, ComparesTwoConfigurationsInterleaved) {
+  BenchOptions o = quick("builtin:mlp");
+  o.config = Configuration::parse("grad=no_grad");
+  o.vs = Configuration();
+  const BenchResult r = bench(o);
+  ASSERT_TRUE(r.comparison.has_value());
+  const Comparison& c = *r.comparison;
+  EXPECT_EQ(c.a.configuration.value("grad"), "no_grad");
+  EXPECT_EQ(c.b.configuration.value("grad"), "on");
+  EXPECT_EQ(c.a.samples.summary.count, c.b.samples.summary.count);
+  EXPECT_GT(c.speedup.median, 0);
+  EXPECT_LE(c.speedup.median_ci.low, c.speedup.median);
+  EXPECT_TRUE(c.verdict == "faster" || c.verdict == "slower" || c.verdict == "indistinguishable");
+}
+
+TEST(BenchRunnerTest, BatchRatiosCompareSamplesPerSecond) {
+  BenchOptions o = quick("builtin:mlp");
+  o.config = Configuration::parse("batch=16,grad=no_grad");
+  o.vs = Configuration::parse("batch=1,grad=no_grad");
+  const Comparison c = *bench(o).comparison;
+  const double ratio = c.a.throughput_samples_per_s / c.b.throughput_samples_per_s;
+  EXPECT_NEAR(c.speedup.median / ratio, 1, 0.25);
+}
+
+TEST(BenchRunnerTest, ATorchvisionModelFromAFileMeasuresWithItsSavedInputs) {
+  BenchOptions o = quick(testing::fixture("resnet18_scripted.pt"));
+  o.inputs_file = testing::fixture("inputs_image.pt");
+  o.config = Configuration::parse("grad=inference");
+  const BenchResult r = bench(o);
+  EXPECT_EQ(r.measurement->batch, 2);
+  EXPECT_FALSE(r.measurement->configuration.knob("batch").applicable);
+  EXPECT_NEAR(r.measurement->quality.cosine, 1, 1e-6);
+}
+
+TEST(BenchRunnerTest, AModelSavedInTrainingModeIsMeasuredAsSavedAgainstAnEvalReference) {
+  BenchOptions o = quick(testing::fixture("resnet18_train_scripted.pt"));
+  o.input_spec = "3x64x64";
+  o.config = Configuration::parse("batch=2");
+  const Measurement m = *bench(o).measurement;
+  EXPECT_EQ(m.configuration.value("mode"), "train");
+  EXPECT_LT(m.quality.cosine, 0.9999);  // batch statistics differ from running statistics
+}
+
+TEST(BenchRunnerTest, NanOutputMakesTheResultInvalid) {
+  BenchOptions o = quick(testing::fixture("nan_output.pt"));
+  o.input_spec = "8";
+  const BenchResult r = bench(o);
+  EXPECT_FALSE(r.valid());
+  EXPECT_NE(r.measurement->invalid_reason.find("NaN/Inf"), std::string::npos);
+}
+
+TEST(BenchRunnerTest, AWrongShapeNamesTheInputsAndWhatTheModelSaid) {
+  BenchOptions o = quick(testing::fixture("resnet18_scripted.pt"));
+  o.input_spec = "3x100";
+  try {
+    bench(o);
+    FAIL();
+  } catch (const WorkloadError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("Float[1,3,100]"), std::string::npos);
+    EXPECT_NE(message.find("channels"), std::string::npos);
+    EXPECT_EQ(message.find('\n'), std::string::npos);
+  }
+}
+
+TEST(BenchRunnerTest, TooFewInputsNameTheForwardArguments) {
+  BenchOptions o = quick(testing::fixture("two_inputs.pt"));
+  o.input_spec = "8x16";
+  try {
+    bench(o);
+    FAIL();
+  } catch (const WorkloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("(a, b)"), std::string::npos);
+  }
+}
+
+TEST(BenchRunnerTest, AFileModelWithoutInputsAsksForThem) {
+  EXPECT_THROW(bench(quick(testing::fixture("two_inputs.pt"))), UsageError);
+}
+
+TEST(BenchRunnerTest, RefusesCudaWhenThereIsNone) {
+  if (torch::cuda::is_available()) GTEST_SKIP() << "a CUDA device is present";
+  BenchOptions o = quick("builtin:mlp");
+  o.device = "cuda";
+  EXPECT_THROW(bench(o), UsageError);
+}
+
+}  // namespace torchperf

@@ -1,0 +1,112 @@
+// The real binary, run as a user would: exit codes, one-line errors naming the input, JSON output.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+namespace torchperf {
+namespace {
+
+using testing::CliRun;
+using testing::fixture;
+using testing::run_cli;
+
+// Exactly one line on stderr, starting "torchperf: error:" and containing every expected piece.
+void expect_one_line_error(const CliRun& run, int code, const std::vector<std::string>& pieces) {
+  EXPECT_EQ(run.exit_code, code) << run.err;
+  EXPECT_EQ(run.err.rfind("torchperf: error: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  for (const auto& piece : pieces) EXPECT_NE(run.err.find(piece), std::string::npos) << piece << " in " << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+}  // namespace
+
+TEST(BenchCommandTest, PrintsATableEndingInTheVerdict) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "0.2"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* text : {"environment", "BLAS", "throughput", "samples/s", "latency per call", "p99",
+                           "median CI / CV", "cold start", "peak RSS", "vs fp32 reference", "GFLOP/s",
+                           "Result is : VALID"})
+    EXPECT_NE(run.out.find(text), std::string::npos) << text;
+}
+
+TEST(BenchCommandTest, JsonOutputFollowsTheSchema) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--time", "0.2", "--json", "--config", "threads=1,grad=inference"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["kind"], "measurement");
+  EXPECT_EQ(j["measurement"]["configuration"]["knobs"]["grad"]["value"], "inference");
+  EXPECT_GT(j["measurement"]["throughput_samples_per_s"].get<double>(), 0);
+}
+
+TEST(BenchCommandTest, VsBaselinePrintsTheRatioWithItsInterval) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--grad", "no_grad", "--vs", "baseline", "--time", "0.2", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["kind"], "comparison");
+  EXPECT_EQ(j["comparison"]["speedup"]["ci"].size(), 2u);
+}
+
+TEST(BenchCommandTest, KnobFlagsOverrideTheConfigString) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--config", "grad=on", "--grad", "no_grad", "--time", "0.1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["measurement"]["configuration"]["knobs"]["grad"]["value"], "no_grad");
+}
+
+TEST(BenchCommandTest, AMissingModelFileExitsFour) {
+  expect_one_line_error(run_cli({"bench", "/nonexistent/model.pt", "--input", "3x8x8"}), 4, {"/nonexistent/model.pt", "no such file"});
+}
+
+TEST(BenchCommandTest, FilesThatAreNotTorchScriptExitFourNamingTheFile) {
+  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt"}) {
+    const std::string path = fixture(name);
+    expect_one_line_error(run_cli({"bench", path, "--input", "3x8x8"}), 4, {path});
+  }
+}
+
+TEST(BenchCommandTest, AWrongInputShapeExitsFiveNamingTheShape) {
+  expect_one_line_error(run_cli({"bench", fixture("resnet18_scripted.pt"), "--input", "3x100"}), 5,
+                        {"Float[1,3,100]", "rejected its inputs"});
+}
+
+TEST(BenchCommandTest, UnknownKnobsAndValuesExitTwo) {
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--precision", "fp8"}), 2, {"precision", "fp8", "expected one of"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--config", "turbo=on"}), 2, {"turbo", "known knobs"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--turbo", "on"}), 2, {"--turbo"});
+}
+
+TEST(BenchCommandTest, AKnobForcedWhereItDoesNotApplyExitsTwo) {
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--format", "channels_last"}), 2,
+                        {"format=channels_last does not apply"});
+  expect_one_line_error(run_cli({"bench", "builtin:resnet18", "--cudnn-benchmark", "on"}), 2, {"CUDA"});
+}
+
+TEST(BenchCommandTest, ANonPositiveTimeBudgetExitsTwo) {
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "0"}), 2, {"--time", "positive"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "-1"}), 2, {"--time", "positive"});
+}
+
+TEST(BenchCommandTest, AnInputsFileThatHoldsNoTensorsExitsFour) {
+  const std::string path = fixture("inputs_dict.pt");
+  expect_one_line_error(run_cli({"bench", fixture("two_inputs.pt"), "--inputs-file", path}), 4, {path});
+}
+
+TEST(BenchCommandTest, NanOutputIsReportedAndExitsThree) {
+  const CliRun run = run_cli({"bench", fixture("nan_output.pt"), "--input", "8", "--time", "0.1"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.out.find("INVALID: the fp32 reference output itself has"), std::string::npos);
+  EXPECT_NE(run.out.find("NaN/Inf"), std::string::npos);
+  EXPECT_NE(run.out.find("Result is : INVALID"), std::string::npos);
+}
+
+TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
+  const CliRun run = run_cli({"bench", "--help"});
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* flag : {"--threads", "--batch", "--mode", "--grad", "--precision", "--format", "--graph",
+                           "--cudnn-benchmark", "--tf32", "--vs", "--time", "--json"})
+    EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,49 @@
+#include "torchperf/compat/torch_compat.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace torchperf::compat {
+
+TEST(TorchCompatTest, AutocastTurnsOnAndOffForCpu) {
+  ASSERT_FALSE(autocast_enabled(DeviceKind::kCpu));
+  set_autocast(DeviceKind::kCpu, true, "bfloat16");
+  EXPECT_TRUE(autocast_enabled(DeviceKind::kCpu));
+  const auto y = torch::mm(torch::randn({4, 4}), torch::randn({4, 4}));
+  EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  set_autocast(DeviceKind::kCpu, false, "bfloat16");
+  clear_autocast_cache();
+  EXPECT_FALSE(autocast_enabled(DeviceKind::kCpu));
+  EXPECT_EQ(torch::mm(torch::randn({4, 4}), torch::randn({4, 4})).scalar_type(), torch::kFloat);
+}
+
+TEST(TorchCompatTest, RejectsAnUnknownAutocastDtype) {
+  EXPECT_THROW(set_autocast(DeviceKind::kCpu, true, "int8"), std::exception);
+}
+
+TEST(TorchCompatTest, CpuFusionCanBeEnabledAndRestored) {
+  const bool before = cpu_fusion_enabled();
+  set_cpu_fusion(true);
+  EXPECT_TRUE(cpu_fusion_enabled());
+  set_cpu_fusion(false);
+  EXPECT_FALSE(cpu_fusion_enabled());
+  set_cpu_fusion(before);
+}
+
+TEST(TorchCompatTest, ReportsVersionAndBuildConfiguration) {
+  EXPECT_FALSE(torch_version().empty());
+  EXPECT_NE(torch_build_config().find("PyTorch built with"), std::string::npos);
+}
+
+TEST(TorchCompatTest, SynchronizingTheCpuIsANoOp) { EXPECT_NO_THROW(synchronize(DeviceKind::kCpu)); }
+
+TEST(TorchCompatTest, CudaCountsAreConsistent) {
+  if (cuda_available()) {
+    EXPECT_GT(cuda_device_count(), 0);
+  } else {
+    EXPECT_EQ(cuda_device_count(), 0);
+    EXPECT_EQ(cudnn_version(), 0);
+  }
+}
+
+}  // namespace torchperf::compat

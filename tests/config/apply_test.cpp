@@ -1,0 +1,74 @@
+#include "torchperf/config/apply.h"
+
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include "torchperf/models/accuracy.h"
+#include "torchperf/models/builtin_models.h"
+#include "torchperf/models/inputs.h"
+
+namespace torchperf {
+namespace {
+
+struct Prepared {
+  Workload workload;
+  ResolvedConfiguration config;
+};
+
+Prepared prepare(const std::string& model, const std::string& config) {
+  Prepared p;
+  p.workload.model = open_model("builtin:" + model)->load();
+  p.workload.spec = find_builtin(model).default_inputs;
+  p.workload.inputs = make_inputs(*p.workload.spec, 1, 0);
+  p.config = resolve(Configuration::parse(config), describe_workload(p.workload, false));
+  prepare_workload(p.config, p.workload);
+  return p;
+}
+
+}  // namespace
+
+TEST(ApplyTest, BatchRemakesTheInputs) {
+  const auto p = prepare("mlp", "batch=5");
+  EXPECT_EQ(p.workload.inputs[0].toTensor().size(0), 5);
+}
+
+TEST(ApplyTest, ChannelsLastConvertsWeightsAndInputsTogether) {
+  auto p = prepare("resnet18", "format=channels_last");
+  EXPECT_TRUE(p.workload.inputs[0].toTensor().is_contiguous(at::MemoryFormat::ChannelsLast));
+  for (const auto& param : p.workload.model->as_torchscript()->module().parameters()) {
+    if (param.dim() == 4) EXPECT_TRUE(param.is_contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+TEST(ApplyTest, Bf16ConvertsWeightsAndFloatingInputsButNotTokenIds) {
+  auto p = prepare("encoder", "precision=bf16");
+  EXPECT_EQ(p.workload.inputs[0].toTensor().scalar_type(), at::kLong);
+  for (const auto& param : p.workload.model->as_torchscript()->module().parameters())
+    EXPECT_EQ(param.scalar_type(), at::kBFloat16);
+  auto q = prepare("mlp", "precision=bf16");
+  EXPECT_EQ(q.workload.inputs[0].toTensor().scalar_type(), at::kBFloat16);
+}
+
+TEST(ApplyTest, FreezingTurnsParametersIntoConstants) {
+  auto p = prepare("resnet18", "graph=frozen");
+  EXPECT_TRUE(p.workload.model->as_torchscript()->module().parameters().size() == 0);
+  auto q = prepare("resnet18", "graph=frozen-opt");
+  EXPECT_FALSE(q.workload.model->as_torchscript()->uses_operator("aten::batch_norm"));
+  torch::NoGradGuard no_grad;
+  EXPECT_EQ(flatten_output(q.workload.model->forward(q.workload.inputs)).size(), 1u);
+}
+
+TEST(ApplyTest, ScopesAreEnteredTogetherAndUndoneInReverse) {
+  auto p = prepare("mlp", "grad=no_grad,threads=1");
+  Undo call = enter_scope(p.config, p.workload, KnobScope::kCall);
+  EXPECT_FALSE(c10::GradMode::is_enabled());
+  call();
+  EXPECT_TRUE(c10::GradMode::is_enabled());
+}
+
+TEST(ApplyTest, TrainModeIsAppliedToTheModel) {
+  auto p = prepare("mlp", "mode=train");
+  EXPECT_TRUE(p.workload.model->is_training());
+}
+
+}  // namespace torchperf

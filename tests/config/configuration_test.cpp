@@ -1,0 +1,96 @@
+#include "torchperf/config/configuration.h"
+
+#include <gtest/gtest.h>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+WorkloadTraits convnet_on_cpu() {
+  WorkloadTraits t;
+  t.convolutional = true;
+  t.image_input = true;
+  t.floating_input = true;
+  t.usable_cores = 2;
+  t.default_threads = 1;
+  return t;
+}
+
+std::string config_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(ConfigurationTest, PrintsKnobsInRegistryOrderWhateverTheInputOrder) {
+  const auto c = Configuration::parse("graph=frozen-opt, precision=bf16-autocast,threads=2,grad=inference");
+  EXPECT_EQ(c.to_string(), "threads=2,grad=inference,precision=bf16-autocast,graph=frozen-opt");
+  EXPECT_EQ(Configuration::parse(c.to_string()).to_string(), c.to_string());
+}
+
+TEST(ConfigurationTest, TheEmptyStringIsTheEmptyConfiguration) { EXPECT_TRUE(Configuration::parse("").empty()); }
+
+TEST(ConfigurationTest, RejectsUnknownKnobsAndValuesNamingWhatIsAccepted) {
+  EXPECT_NE(config_error([] { Configuration::parse("turbo=on"); }).find("known knobs: threads"), std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("precision=fp8"); }).find("expected one of fp32"), std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("threads=0"); }).find("positive integer"), std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("threads"); }).find("knob=value"), std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("grad=on,grad=no_grad"); }).find("twice"), std::string::npos);
+}
+
+TEST(ConfigurationTest, ResolvingFillsInTheBaselineAndMarksWhatDoesNotApply) {
+  const auto r = resolve(Configuration::parse("grad=no_grad"), convnet_on_cpu());
+  EXPECT_EQ(r.value("threads"), "1");
+  EXPECT_EQ(r.value("grad"), "no_grad");
+  EXPECT_TRUE(r.knob("grad").requested);
+  EXPECT_FALSE(r.knob("threads").requested);
+  EXPECT_EQ(r.value("precision"), "fp32");
+  EXPECT_FALSE(r.knob("cudnn_benchmark").applicable);
+  EXPECT_NE(r.knob("cudnn_benchmark").reason.find("CUDA"), std::string::npos);
+  EXPECT_EQ(r.to_string(), "threads=1,batch=1,mode=eval,grad=no_grad,precision=fp32,format=contiguous,graph=eager");
+}
+
+TEST(ConfigurationTest, AKnobForcedWhereItDoesNotApplyIsAnError) {
+  WorkloadTraits mlp;
+  const std::string message = config_error([&] { resolve(Configuration::parse("format=channels_last"), mlp); });
+  EXPECT_NE(message.find("format=channels_last does not apply"), std::string::npos);
+  EXPECT_NE(message.find("convolutions"), std::string::npos);
+  EXPECT_NE(config_error([&] { resolve(Configuration::parse("precision=fp16"), mlp); }).find("CUDA"), std::string::npos);
+}
+
+TEST(ConfigurationTest, FreezingAModelSavedInTrainingModeSwitchesItToEvalAndSaysSo) {
+  WorkloadTraits t = convnet_on_cpu();
+  t.saved_training = true;
+  const auto r = resolve(Configuration::parse("graph=frozen"), t);
+  EXPECT_EQ(r.value("mode"), "eval");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("using mode=eval"), std::string::npos);
+}
+
+TEST(ConfigurationTest, FreezingWithAnExplicitTrainModeIsAConflict) {
+  EXPECT_NE(config_error([] { resolve(Configuration::parse("graph=frozen-opt,mode=train"), convnet_on_cpu()); })
+                .find("needs mode=eval"),
+            std::string::npos);
+}
+
+TEST(ConfigurationTest, NamedConfigurationsAreBaselineAndCareful) {
+  EXPECT_TRUE(named_or_parsed("baseline").empty());
+  EXPECT_EQ(named_or_parsed("careful").to_string(), "mode=eval,grad=no_grad");
+  EXPECT_EQ(named_or_parsed("threads=2").to_string(), "threads=2");
+}
+
+TEST(ConfigurationTest, BatchDoesNotApplyToInputsFromAFile) {
+  WorkloadTraits t = convnet_on_cpu();
+  t.inputs_from_file = true;
+  t.default_batch = 2;
+  EXPECT_FALSE(resolve(Configuration(), t).knob("batch").applicable);
+  EXPECT_NE(config_error([&] { resolve(Configuration::parse("batch=8"), t); }).find("fixed at 2"), std::string::npos);
+}
+
+}  // namespace torchperf

@@ -1,0 +1,105 @@
+#include "torchperf/config/knob.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/error.h"
+#include "torchperf/models/workload.h"
+
+namespace torchperf {
+namespace {
+
+Workload cpu_workload() {
+  Workload w;
+  w.device = c10::kCPU;
+  return w;
+}
+
+}  // namespace
+
+TEST(KnobRegistryTest, EveryKnobIsFullyDeclaredOnce) {
+  std::set<std::string> names;
+  for (const auto& k : knob_registry()) {
+    EXPECT_TRUE(names.insert(k.name).second) << k.name << " declared twice";
+    EXPECT_FALSE(k.description.empty()) << k.name;
+    ASSERT_TRUE(k.values && k.baseline && k.applies && k.prepare && k.enter) << k.name;
+    EXPECT_FALSE(all_values(k).empty()) << k.name;
+  }
+  for (const char* expected : {"threads", "batch", "mode", "grad", "precision", "format", "graph",
+                               "cudnn_benchmark", "tf32"})
+    EXPECT_TRUE(names.count(expected)) << expected;
+}
+
+TEST(KnobRegistryTest, EveryBaselineIsOneOfTheKnobsValues) {
+  WorkloadTraits t;
+  t.cuda = true;
+  for (const auto& k : knob_registry()) {
+    if (k.integer_valued) continue;
+    const auto values = k.values(t);
+    EXPECT_NE(std::find(values.begin(), values.end(), k.baseline(t)), values.end()) << k.name;
+  }
+}
+
+TEST(KnobRegistryTest, UnknownKnobsAreRefusedWithTheKnownList) {
+  EXPECT_THROW(find_knob("turbo"), ConfigError);
+  EXPECT_EQ(find_knob("graph").name, "graph");
+}
+
+TEST(KnobRegistryTest, ThreadsAreSetForABlockAndRestored) {
+  const int before = at::get_num_threads();
+  const Workload w = cpu_workload();
+  Undo undo = find_knob("threads").enter(std::to_string(before + 1), w);
+  EXPECT_EQ(at::get_num_threads(), before + 1);
+  undo();
+  EXPECT_EQ(at::get_num_threads(), before);
+}
+
+TEST(KnobRegistryTest, GradModesAreEnteredAndUndone) {
+  const Workload w = cpu_workload();
+  ASSERT_TRUE(c10::GradMode::is_enabled());
+  Undo no_grad = find_knob("grad").enter("no_grad", w);
+  EXPECT_FALSE(c10::GradMode::is_enabled());
+  no_grad();
+  EXPECT_TRUE(c10::GradMode::is_enabled());
+  Undo inference = find_knob("grad").enter("inference", w);
+  EXPECT_TRUE(c10::InferenceMode::is_enabled());
+  inference();
+  EXPECT_FALSE(c10::InferenceMode::is_enabled());
+}
+
+TEST(KnobRegistryTest, AutocastIsOnOnlyWhileEntered) {
+  const Workload w = cpu_workload();
+  Undo undo = find_knob("precision").enter("bf16-autocast", w);
+  EXPECT_TRUE(compat::autocast_enabled(compat::DeviceKind::kCpu));
+  undo();
+  EXPECT_FALSE(compat::autocast_enabled(compat::DeviceKind::kCpu));
+}
+
+TEST(KnobRegistryTest, TheFuserIsAllowedOnlyWhileEntered) {
+  const Workload w = cpu_workload();
+  const bool before = compat::cpu_fusion_enabled();
+  Undo undo = find_knob("graph").enter("fused", w);
+  EXPECT_TRUE(compat::cpu_fusion_enabled());
+  undo();
+  EXPECT_EQ(compat::cpu_fusion_enabled(), before);
+}
+
+TEST(KnobRegistryTest, CudaKnobsDoNotApplyOnCpu) {
+  WorkloadTraits cpu;
+  cpu.convolutional = true;
+  EXPECT_FALSE(find_knob("cudnn_benchmark").applies(cpu, "on").applies);
+  EXPECT_FALSE(find_knob("tf32").applies(cpu, "on").applies);
+  EXPECT_FALSE(find_knob("precision").applies(cpu, "fp16-autocast").applies);
+  EXPECT_TRUE(find_knob("precision").applies(cpu, "bf16-autocast").applies);
+}
+
+TEST(KnobRegistryTest, ThreadValuesForASweepCoverOneToAllCores) {
+  WorkloadTraits t;
+  t.usable_cores = 6;
+  EXPECT_EQ(find_knob("threads").values(t), (std::vector<std::string>{"1", "2", "4", "6"}));
+}
+
+}  // namespace torchperf

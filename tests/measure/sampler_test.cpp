@@ -1,0 +1,156 @@
+#include "torchperf/measure/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace torchperf {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+// A workload whose iterations take scripted times on a manual clock: no sleeping.
+struct ScriptedRun {
+  ManualTimeSource& clock;
+  std::deque<Nanoseconds> script;  // consumed first
+  Nanoseconds steady;              // then every iteration takes this long
+  int calls = 0;
+
+  TimedRun timed() {
+    TimedRun run;
+    run.iterate = [this] {
+      ++calls;
+      Nanoseconds t = steady;
+      if (!script.empty()) {
+        t = script.front();
+        script.pop_front();
+      }
+      clock.advance(t);
+    };
+    return run;
+  }
+};
+
+SamplingOptions quick() {
+  SamplingOptions o;
+  o.time_budget = milliseconds(500);
+  o.warmup_budget = milliseconds(500);
+  return o;
+}
+
+}  // namespace
+
+TEST(SamplerTest, StopsAsSoonAsTheIntervalIsTightOnASteadyWorkload) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(2)};
+  Sampler sampler(clock, quick());
+  const SampleSet set = sampler.measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kConfidenceReached);
+  EXPECT_EQ(set.summary.count, 10u);  // min_samples
+  EXPECT_DOUBLE_EQ(set.summary.median, 2e6);
+  EXPECT_EQ(set.block_iterations, 1u);
+}
+
+TEST(SamplerTest, SpendsTheWholeBudgetWhenTheWorkloadIsTooNoisy) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(1)};
+  TimedRun run = work.timed();
+  bool slow = false;
+  run.iterate = [&] {
+    clock.advance(slow ? milliseconds(3) : milliseconds(1));
+    slow = !slow;
+  };
+  SamplingOptions o = quick();
+  o.min_block_time = microseconds(1);
+  Sampler sampler(clock, o);
+  const SampleSet set = sampler.measure(run);
+  EXPECT_EQ(set.stop, StopReason::kTimeBudgetSpent);
+  EXPECT_GE(set.measured, milliseconds(500));
+  EXPECT_GT(set.summary.median_ci_relative, 0.01);
+}
+
+TEST(SamplerTest, WarmUpReportsTheColdFirstCallAndSettles) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {milliseconds(100), milliseconds(20), milliseconds(9)}, milliseconds(5)};
+  Sampler sampler(clock, quick());
+  const Warmup w = sampler.warm_up(work.timed());
+  EXPECT_EQ(w.first_call, milliseconds(100));
+  EXPECT_TRUE(w.settled);
+  EXPECT_DOUBLE_EQ(w.settled_iteration_ns, 5e6);
+  EXPECT_GE(w.iterations, 7u);  // first call + two windows of three
+}
+
+TEST(SamplerTest, WarmUpThatNeverSettlesStopsAtItsBudgetAndSaysSo) {
+  ManualTimeSource clock;
+  Nanoseconds t = milliseconds(1);
+  TimedRun run;
+  run.iterate = [&] {
+    clock.advance(t);
+    t = t * 3 / 2;  // keeps getting slower
+  };
+  Sampler sampler(clock, quick());
+  const Warmup w = sampler.warm_up(run);
+  EXPECT_FALSE(w.settled);
+  EXPECT_GE(w.total, milliseconds(500));
+}
+
+TEST(SamplerTest, ShortIterationsAreTimedInBlocksThatDwarfTheClock) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, microseconds(10)};
+  Sampler sampler(clock, quick());
+  const SampleSet set = sampler.measure(work.timed());
+  EXPECT_EQ(set.block_iterations, 100u);  // 1 ms / 10 us
+  EXPECT_DOUBLE_EQ(set.summary.median, 10e3);
+}
+
+TEST(SamplerTest, EntersAndExitsAroundEveryBlockOutsideTheTimedRegion) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(2)};
+  TimedRun run = work.timed();
+  int entered = 0, exited = 0;
+  run.enter = [&] {
+    ++entered;
+    clock.advance(milliseconds(50));  // must not be counted
+  };
+  run.exit = [&] { ++exited; };
+  Sampler sampler(clock, quick());
+  const SampleSet set = sampler.measure(run);
+  EXPECT_EQ(entered, exited);
+  EXPECT_EQ(static_cast<std::size_t>(entered), set.warmup.iterations + set.summary.count);
+  EXPECT_DOUBLE_EQ(set.summary.median, 2e6);
+}
+
+TEST(SamplerTest, PairedRunReportsTheSpeedupOfAOverB) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(2)};
+  ScriptedRun b{clock, {}, milliseconds(3)};
+  Sampler sampler(clock, quick());
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  EXPECT_EQ(set.stop, StopReason::kConfidenceReached);
+  EXPECT_DOUBLE_EQ(set.speedup_summary.median, 1.5);
+  EXPECT_EQ(set.a.summary.count, set.b.summary.count);
+  EXPECT_EQ(set.a.block_iterations, set.b.block_iterations);
+}
+
+TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirst) {
+  ManualTimeSource clock;
+  std::string order;
+  TimedRun a, b;
+  a.iterate = [&] { clock.advance(milliseconds(2)); };
+  b.iterate = [&] { clock.advance(milliseconds(2)); };
+  a.enter = [&] { order += 'A'; };
+  b.enter = [&] { order += 'B'; };
+  Sampler sampler(clock, quick());
+  sampler.measure_paired(a, b);
+  // After the two warm-ups the rounds go AB, BA, AB …
+  const std::string rounds = order.substr(order.size() - 6);
+  EXPECT_TRUE(rounds == "ABBAAB" || rounds == "BAABBA") << order;
+}
+
+TEST(SamplerTest, StopReasonsHaveStableNames) {
+  EXPECT_EQ(to_string(StopReason::kConfidenceReached), "confidence-reached");
+  EXPECT_EQ(to_string(StopReason::kTimeBudgetSpent), "time-budget-spent");
+}
+
+}  // namespace torchperf

@@ -1,0 +1,54 @@
+#include "torchperf/models/input_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+
+TEST(InputSpecTest, ParsesAnImageShapeAsFloat32) {
+  const InputSpec s = parse_input_spec("3x224x224");
+  ASSERT_EQ(s.tensors.size(), 1u);
+  EXPECT_EQ(s.tensors[0].dtype, DType::kFloat32);
+  EXPECT_EQ(s.tensors[0].shape, (std::vector<std::int64_t>{3, 224, 224}));
+  EXPECT_FALSE(s.tensors[0].has_range);
+}
+
+TEST(InputSpecTest, ParsesSeveralTypedInputsWithRanges) {
+  const InputSpec s = parse_input_spec("int64:128@0..30522; int64:128");
+  ASSERT_EQ(s.tensors.size(), 2u);
+  EXPECT_EQ(s.tensors[0].dtype, DType::kInt64);
+  EXPECT_TRUE(s.tensors[0].has_range);
+  EXPECT_DOUBLE_EQ(s.tensors[0].high, 30522);
+  EXPECT_FALSE(s.tensors[1].has_range);
+}
+
+TEST(InputSpecTest, PrintsBackWhatItParsed) {
+  for (const std::string text : {"3x224x224", "int64:128@0..30522;int64:128", "bfloat16:16x64", "uint8:3x32x32@0..256"})
+    EXPECT_EQ(to_string(parse_input_spec(text)), text);
+}
+
+TEST(InputSpecTest, AcceptsCommonDtypeAliases) {
+  EXPECT_EQ(parse_input_spec("fp16:8").tensors[0].dtype, DType::kFloat16);
+  EXPECT_EQ(parse_input_spec("long:8").tensors[0].dtype, DType::kInt64);
+}
+
+TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
+  const auto message = [](const std::string& text) {
+    try {
+      parse_input_spec(text);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("3xax224").find("3xax224"), std::string::npos);
+  EXPECT_NE(message("0x3").find("positive"), std::string::npos);
+  EXPECT_NE(message("int9:3").find("unknown dtype 'int9'"), std::string::npos);
+  EXPECT_NE(message("int64:3@5..2").find("empty"), std::string::npos);
+  EXPECT_NE(message("int64:3@5").find("LOW..HIGH"), std::string::npos);
+  EXPECT_NE(message("").find("empty"), std::string::npos);
+  EXPECT_NE(message("3;;4").find("empty"), std::string::npos);
+}
+
+}  // namespace torchperf

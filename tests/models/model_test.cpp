@@ -1,0 +1,83 @@
+#include "torchperf/models/model.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/test_support.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+using testing::fixture;
+
+std::string model_error(const std::string& path) {
+  try {
+    open_model(path)->load();
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(ModelTest, LoadsAScriptedTorchvisionModel) {
+  auto model = open_model(fixture("resnet18_scripted.pt"))->load();
+  ASSERT_NE(model->as_torchscript(), nullptr);
+  EXPECT_EQ(model->input_names(), std::vector<std::string>{"x"});
+  EXPECT_FALSE(model->is_training());
+  EXPECT_TRUE(model->as_torchscript()->uses_operator("aten::_convolution") ||
+              model->as_torchscript()->uses_operator("aten::conv2d"));
+}
+
+TEST(ModelTest, KnowsTheTrainingFlagAModelWasSavedWith) {
+  EXPECT_TRUE(open_model(fixture("resnet18_train_scripted.pt"))->load()->is_training());
+}
+
+TEST(ModelTest, NamesEveryForwardArgument) {
+  auto model = open_model(fixture("two_inputs.pt"))->load();
+  EXPECT_EQ(model->input_names(), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ModelTest, SaysWhenTheFileDoesNotExist) {
+  EXPECT_THROW(open_model("/nonexistent/model.pt"), ModelError);
+}
+
+TEST(ModelTest, ExplainsWhatAFileIsWhenItIsNotTorchScript) {
+  EXPECT_NE(model_error(fixture("not_a_model.txt")).find("not a TorchScript archive"), std::string::npos);
+  EXPECT_NE(model_error(fixture("other.zip")).find("not a PyTorch archive"), std::string::npos);
+  EXPECT_NE(model_error(fixture("truncated.pt")).find("truncated"), std::string::npos);
+  EXPECT_NE(model_error(fixture("state_dict.pt")).find("torch.save file"), std::string::npos);
+}
+
+TEST(ModelTest, EveryLoadErrorNamesTheFile) {
+  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt"}) {
+    const std::string path = fixture(name);
+    EXPECT_NE(model_error(path).find(path), std::string::npos) << name;
+  }
+}
+
+TEST(ModelTest, ExplainsThatPt2PackagesNeedANewerLibTorch) {
+  const std::string path = ::testing::TempDir() + "/model.pt2";
+  std::ofstream(path) << "x";
+  EXPECT_NE(model_error(path).find("AOTInductor"), std::string::npos);
+}
+
+TEST(ModelTest, OpensBuiltinsByName) {
+  auto source = open_model("builtin:mlp");
+  EXPECT_EQ(source->name(), "builtin:mlp");
+  ASSERT_TRUE(source->default_inputs().has_value());
+  EXPECT_THROW(open_model("builtin:nope"), UsageError);
+}
+
+TEST(ModelTest, LoadingTwiceGivesIndependentCopies) {
+  auto source = open_model("builtin:mlp");
+  auto a = source->load();
+  auto b = source->load();
+  a->set_training(true);
+  EXPECT_FALSE(b->is_training());
+}
+
+}  // namespace torchperf

@@ -1,0 +1,63 @@
+#include "torchperf/report/table_writer.h"
+
+#include <gtest/gtest.h>
+
+namespace torchperf {
+namespace {
+
+BenchResult synthetic(bool valid) {
+  BenchResult r;
+  r.environment.torch_version = "1.13.0";
+  r.environment.blas = {BlasKind::kReference, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"};
+  r.environment.warnings = {"BLAS is the reference (netlib) implementation"};
+  Measurement m;
+  m.model = "builtin:mlp";
+  m.samples.iteration_ns = {1000, 1000};
+  m.samples.summary = summarize(m.samples.iteration_ns);
+  m.samples.stop = StopReason::kTimeBudgetSpent;
+  m.throughput_samples_per_s = 1e6;
+  m.flops_per_sample = 2000000;
+  m.valid = valid;
+  m.invalid_reason = valid ? "" : "output has 3 NaN/Inf values";
+  m.warnings = {"stopping rule not met"};
+  r.measurement = m;
+  return r;
+}
+
+}  // namespace
+
+TEST(TableWriterTest, FormatsBytesInBinaryUnits) {
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(3 * 1024 * 1024), "3.0 MiB");
+  EXPECT_EQ(format_bytes(2LL * 1024 * 1024 * 1024), "2.00 GiB");
+}
+
+TEST(TableWriterTest, AResultShowsItsNumbersWarningsAndVerdict) {
+  const std::string out = format_result(synthetic(true));
+  EXPECT_EQ(out.rfind("***WARNING*** BLAS is the reference", 0), 0u);
+  for (const char* text : {"throughput", "latency per call", "median CI / CV", "NOT met", "cold start",
+                           "peak RSS", "vs fp32 reference", "GFLOP per sample", "warning: stopping rule",
+                           "reference (netlib)"})
+    EXPECT_NE(out.find(text), std::string::npos) << text;
+  EXPECT_NE(out.find("Result is : VALID"), std::string::npos);
+}
+
+TEST(TableWriterTest, AnInvalidResultSaysWhy) {
+  const std::string out = format_result(synthetic(false));
+  EXPECT_NE(out.find("INVALID: output has 3 NaN/Inf values"), std::string::npos);
+  EXPECT_NE(out.find("Result is : INVALID"), std::string::npos);
+}
+
+TEST(TableWriterTest, AComparisonStatesTheRatioAndVerdict) {
+  Comparison c;
+  c.a = *synthetic(true).measurement;
+  c.b = c.a;
+  c.speedup = summarize({1.1, 1.2, 1.3});
+  c.verdict = "faster";
+  const std::string out = format_comparison(c);
+  EXPECT_NE(out.find("A vs B: 1.200x"), std::string::npos);
+  EXPECT_NE(out.find("A is faster"), std::string::npos);
+}
+
+}  // namespace torchperf

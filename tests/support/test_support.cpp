@@ -1,0 +1,54 @@
+#include "support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_paths.h"
+
+namespace torchperf::testing {
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string fixture(const std::string& name) {
+  const std::string path = std::string(TORCHPERF_TEST_FIXTURE_DIR) + "/" + name;
+  if (!std::filesystem::exists(path))
+    ADD_FAILURE() << "fixture " << path << " is missing: run the tests with ctest, which generates them";
+  return path;
+}
+
+CliRun run_cli(const std::vector<std::string>& args) {
+  const auto dir = std::filesystem::temp_directory_path() / ("torchperf-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  std::string command = quote(TORCHPERF_TEST_CLI);
+  for (const auto& a : args) command += " " + quote(a);
+  command += " > " + quote(out) + " 2> " + quote(err) + " < /dev/null";
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.out = slurp(out);
+  run.err = slurp(err);
+  return run;
+}
+
+}  // namespace torchperf::testing

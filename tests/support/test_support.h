@@ -1,0 +1,21 @@
+// Shared test helpers: where the generated fixtures are, and running the real CLI binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace torchperf::testing {
+
+// Path of a fixture written by scripts/make_fixtures.py (ctest generates them first).
+std::string fixture(const std::string& name);
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
+CliRun run_cli(const std::vector<std::string>& args);
+
+}  // namespace torchperf::testing
