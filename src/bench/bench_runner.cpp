@@ -1,5 +1,7 @@
 #include "torchperf/bench/bench_runner.h"
 
+#include "torchperf/bench/timed_run.h"
+
 #include <cmath>
 #include <map>
 
@@ -165,18 +167,7 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
                          compat::concise_error_message(e.what()));
   }
   p->setup_ms = to_seconds(time.now() - start) * 1e3;
-  Prepared* raw = p.get();
-  auto process_undo = std::make_shared<Undo>([] {});
-  p->run.enter = [raw, process_undo] { *process_undo = enter_scope(raw->config, raw->workload, KnobScope::kProcess); };
-  p->run.exit = [process_undo] { (*process_undo)(); *process_undo = [] {}; };
-  p->run.iterate = [raw] {
-    ScopeExit call(enter_scope(raw->config, raw->workload, KnobScope::kCall));
-    raw->workload.model->forward(raw->workload.inputs);
-  };
-  const auto device = raw->workload.device;
-  p->run.synchronize = [device] {
-    if (device.is_cuda()) compat::synchronize(compat::DeviceKind::kCuda, device.index());
-  };
+  p->run = make_timed_run(p->workload, p->config);
   return p;
 }
 

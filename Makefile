@@ -1,0 +1,35 @@
+# Front door: `make demo` and `make test` do all set-up on a fresh Debian 12 machine.
+BUILD      ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
+	  || (cat $(BUILD).configure.log; exit 1)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The main job on a built-in model: a careful configuration measured interleaved against the
+# model as loaded, with the ratio and its confidence interval.
+demo: build
+	$(BUILD)/torchperf bench builtin:resnet18 --batch 8 --mode eval --grad inference --graph frozen-opt \
+	  --vs baseline --time 5
+
+# Speed checks that print ratios measured side by side in one run (never part of `make test`).
+bench: build
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD).configure.log

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `make bench`: speed checks measured side by side in one run, printed as ratios.
+#   1. harness overhead: the same forward in a bare loop and through torchperf's timed iteration;
+#   2. torchperf vs PyTorch's torch.utils.benchmark on one TorchScript file and configuration
+#      (they should agree within 5%), alternated A B A B so drift hits both;
+#   3. repeatability: bench five times on one configuration, the CV of the reported medians.
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+tp="$build/torchperf"
+python=/usr/bin/python3
+fixtures="$build/bench-fixtures"
+[ -f "$fixtures/resnet18_scripted.pt" ] || "$python" "$root/scripts/make_fixtures.py" "$fixtures" > /dev/null 2>&1
+model="$fixtures/resnet18_scripted.pt"
+batch=${BENCH_BATCH:-8}
+threads=${BENCH_THREADS:-$(nproc)}
+seconds=${BENCH_SECONDS:-5}
+rounds=${BENCH_ROUNDS:-3}
+
+echo "== 1. harness overhead per iteration (builtin:mlp, batch 1, grad=no_grad)"
+"$build/bench/harness_overhead" --benchmark_format=json --benchmark_repetitions=5 \
+  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+  > "$build/harness_overhead.json"
+"$python" - "$build/harness_overhead.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+med = {r["run_name"].split("/")[0]: r["real_time"] for r in rows if r.get("aggregate_name") == "median"}
+cv = {r["run_name"].split("/")[0]: r["real_time"] for r in rows if r.get("aggregate_name") == "cv"}
+bare, timed, empty = med["BM_BareForward"], med["BM_TimedRunForward"], med["BM_EmptyIteration"]
+print(f"  bare forward loop       {bare:10.0f} ns/iteration (CV {cv['BM_BareForward'] * 100:.1f}% over 5 interleaved repetitions)")
+print(f"  torchperf timed run     {timed:10.0f} ns/iteration (CV {cv['BM_TimedRunForward'] * 100:.1f}%)")
+print(f"  difference              {timed - bare:10.0f} ns/iteration ({(timed - bare) / bare * 100:+.2f}%)")
+print(f"  empty harness iteration {empty:10.0f} ns (knob scopes entered and undone, no model)")
+PY
+
+echo "== 2. torchperf vs torch.utils.benchmark: $model, batch $batch, $threads threads, eval+no_grad"
+tp_runs=(); py_runs=()
+for r in $(seq "$rounds"); do
+  tp_runs+=("$("$tp" bench "$model" --input 3x224x224 --batch "$batch" --threads "$threads" --mode eval \
+      --grad no_grad --time "$seconds" --quiet --json \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
+  py_runs+=("$("$python" "$here/compare_python.py" "$model" 3x224x224 "$batch" "$threads" "$seconds" \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+done
+"$python" - "${tp_runs[*]}" "${py_runs[*]}" <<'PY'
+import statistics, sys
+tp = [float(v) for v in sys.argv[1].split()]
+py = [float(v) for v in sys.argv[2].split()]
+for i, (a, b) in enumerate(zip(tp, py), 1):
+    print(f"  round {i}: torchperf {a:8.2f} samples/s   torch.utils.benchmark {b:8.2f} samples/s   ratio {a / b:.3f}")
+ratio = statistics.median(tp) / statistics.median(py)
+print(f"  median ratio torchperf / torch.utils.benchmark = {ratio:.3f} ({'within' if abs(ratio - 1) <= 0.05 else 'OUTSIDE'} 5%)")
+PY
+
+echo "== 3. repeatability: bench builtin:resnet18 --batch 8 --grad inference --graph frozen-opt, five runs"
+medians=()
+for r in 1 2 3 4 5; do
+  medians+=("$("$tp" bench builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt \
+      --time "$seconds" --quiet --json \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["iteration_ns"]["median"])')")
+done
+"$python" - "${medians[*]}" <<'PY'
+import statistics, sys
+m = [float(v) / 1e6 for v in sys.argv[1].split()]
+cv = statistics.stdev(m) / statistics.mean(m)
+print("  medians (ms/call): " + ", ".join(f"{v:.2f}" for v in m))
+print(f"  CV of the medians = {cv * 100:.2f}% (target <= 1%)")
+PY
