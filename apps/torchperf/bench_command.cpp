@@ -69,12 +69,12 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--input", flags->inputs,
                   "Input spec per forward argument, batch dimension excluded: 3x224x224, "
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");
-  cmd->add_option("--inputs-file", flags->options.inputs_file, "Tensors saved with torch.save (a tensor or tuple)");
+  cmd->add_option("--inputs-file", flags->options.inputs_file, "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
   cmd->add_option("--config", flags->config, "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt");
   cmd->add_option("--vs", flags->vs,
                   "Measure interleaved against this configuration ('baseline', 'careful' = eval+no_grad, "
                   "or a configuration string) and report the ratio with its CI");
-  cmd->add_option("--time", flags->options.time_s, "Measurement budget in seconds per configuration")
+  cmd->add_option("--time", flags->options.time_s, "Measurement budget in seconds (with --vs: for the interleaved pair); warm-up is capped at the same")
       ->default_val(3.0);
   cmd->add_option("--target-ci", flags->options.target_relative_ci,
                   "Stop when the median's 95% CI is within this fraction")

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     return fail(cli::kRuntimeFailure, e.what());
   } catch (const c10::Error& e) {
     return fail(cli::kRuntimeFailure, "LibTorch: " + compat::concise_error_message(e.what()));
-  } catch (const std::exception& e) {
-    return fail(cli::kRuntimeFailure, e.what());
+  } catch (const std::exception& e) {  // TorchScript's JITException among them: keep one line
+    return fail(cli::kRuntimeFailure, compat::concise_error_message(e.what()));
   }
 }

@@ -181,8 +181,9 @@ OutputQuality quality_of(const Accuracy& a) {
 }
 
 // Fills a measurement from its samples and checks its output against the reference.
+// paired: the samples come from an interleaved comparison, whose stopping rule is the ratio's.
 Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
-                   std::int64_t faults, const SamplingOptions& sampling) {
+                   std::int64_t faults, const SamplingOptions& sampling, bool paired) {
   Measurement m;
   m.model = s.source->name();
   m.inputs = describe_inputs(p.workload.inputs);
@@ -226,19 +227,33 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
     m.invalid_reason = "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
   }
   if (!m.quality.comparable) m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
-  if (samples.stop != StopReason::kConfidenceReached) {
-    char buf[200];
+  if (!paired && samples.stop != StopReason::kConfidenceReached) {
+    char buf[240];
     std::snprintf(buf, sizeof(buf),
                   "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
-                  "samples (raise --time)",
+                  "samples (%s)",
                   sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
-                  sum.count);
+                  sum.count,
+                  samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
     m.warnings.push_back(buf);
   }
   if (!samples.warmup.settled)
     m.warnings.push_back("warm-up did not settle within its budget (" + std::to_string(samples.warmup.iterations) +
                          " iterations): early samples may be slow");
   return m;
+}
+
+// Runs a timing phase; a forward call that fails mid-measurement is the configuration's failure.
+template <typename F>
+auto timed(const Prepared& p, F&& measure) -> decltype(measure()) {
+  try {
+    return measure();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("configuration " + p.config.to_string() + " failed while timing: " +
+                         compat::concise_error_message(e.what()));
+  }
 }
 
 SamplingOptions sampling_options(const BenchOptions& o) {
@@ -290,9 +305,9 @@ BenchResult run_bench(const BenchOptions& options, TimeSource& time, const Bench
     const bool reset = reset_peak_rss();
     auto p = prepare(session, options.config, time);
     const std::int64_t faults_before = minor_page_faults();
-    const SampleSet samples = sampler.measure(p->run, report);
+    const SampleSet samples = timed(*p, [&] { return sampler.measure(p->run, report); });
     const std::int64_t faults = minor_page_faults() - faults_before;
-    Measurement m = finish(session, *p, samples, ref, faults, sampling);
+    Measurement m = finish(session, *p, samples, ref, faults, sampling, false);
     m.peak_memory_reset = reset;
     if (!reset) m.warnings.push_back("peak memory could not be reset: it includes work before this run");
     result.measurement = std::move(m);
@@ -301,17 +316,20 @@ BenchResult run_bench(const BenchOptions& options, TimeSource& time, const Bench
 
   const Reference& ref_a = reference_for(options.config);
   const Reference& ref_b = reference_for(*options.vs);
-  reset_peak_rss();
+  const bool reset = reset_peak_rss();
   auto a = prepare(session, options.config, time);
   auto b = prepare(session, *options.vs, time);
   const std::int64_t faults_before = minor_page_faults();
-  const PairedSampleSet paired = sampler.measure_paired(a->run, b->run, report);
+  const PairedSampleSet paired = timed(*a, [&] { return sampler.measure_paired(a->run, b->run, report); });
   const std::int64_t faults = (minor_page_faults() - faults_before) / 2;
   Comparison c;
-  c.a = finish(session, *a, paired.a, ref_a, faults, sampling);
-  c.b = finish(session, *b, paired.b, ref_b, faults, sampling);
-  for (auto* m : {&c.a, &c.b})
+  c.a = finish(session, *a, paired.a, ref_a, faults, sampling, true);
+  c.b = finish(session, *b, paired.b, ref_b, faults, sampling, true);
+  for (auto* m : {&c.a, &c.b}) {
+    m->peak_memory_reset = reset;
     m->warnings.push_back("peak memory and page faults are of the process holding both configurations");
+    if (!reset) m->warnings.push_back("peak memory could not be reset: it includes work before this run");
+  }
   c.speedup = paired.speedup_summary;
   c.stop = paired.stop;
   // Per-round speedups compare equal numbers of calls; with different batch sizes, compare samples/s.

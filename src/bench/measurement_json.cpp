@@ -32,6 +32,9 @@ json to_json(const Environment& env) {
   json blas = {{"kind", to_string(env.blas.kind)}, {"path", env.blas.path}};
   return {{"torchperf_version", env.torchperf_version},
           {"torchperf_build_type", env.torchperf_build_type},
+          {"torchperf_git_commit", env.torchperf_git_commit},
+          {"cpu_governor", env.cpu_governor},
+          {"load_average_1m", env.load_average_1m},
           {"torch_version", env.torch_version},
           {"torch_build_config", env.torch_build_config},
           {"cpu_model", env.cpu_model},

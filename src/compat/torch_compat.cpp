@@ -60,11 +60,23 @@ bool autocast_enabled(DeviceKind device) {
 #endif
 }
 
+std::string autocast_dtype(DeviceKind device) {
+#if TORCHPERF_TORCH_AT_LEAST(2, 4)
+  const at::ScalarType type = at::autocast::get_autocast_dtype(device == DeviceKind::kCpu ? at::kCPU : at::kCUDA);
+#else
+  const at::ScalarType type = device == DeviceKind::kCpu ? at::autocast::get_autocast_cpu_dtype()
+                                                         : at::autocast::get_autocast_gpu_dtype();
+#endif
+  return type == at::kHalf ? "float16" : "bfloat16";
+}
+
 void clear_autocast_cache() { at::autocast::clear_cache(); }
 
-void set_cpu_fusion(bool enabled) {
-  torch::jit::overrideCanFuseOnCPU(enabled);
-  if (enabled) torch::jit::setTensorExprFuserEnabled(true);
+FuserState fuser_state() { return {torch::jit::canFuseOnCPU(), torch::jit::tensorExprFuserEnabled()}; }
+
+void set_fuser_state(FuserState state) {
+  torch::jit::overrideCanFuseOnCPU(state.cpu_fusion);
+  torch::jit::setTensorExprFuserEnabled(state.texpr_fuser);
 }
 
 bool cpu_fusion_enabled() {

@@ -144,10 +144,11 @@ Knob precision_knob() {
   k.enter = [](const std::string& value, const Workload& w) -> Undo {
     if (value != "bf16-autocast" && value != "fp16-autocast") return [] {};
     const auto device = device_kind(w);
-    const std::string dtype = value == "bf16-autocast" ? "bfloat16" : "float16";
-    compat::set_autocast(device, true, dtype);
-    return [device, dtype] {
-      compat::set_autocast(device, false, dtype);
+    const bool was_enabled = compat::autocast_enabled(device);
+    const std::string previous_dtype = compat::autocast_dtype(device);
+    compat::set_autocast(device, true, value == "bf16-autocast" ? "bfloat16" : "float16");
+    return [device, was_enabled, previous_dtype] {
+      compat::set_autocast(device, was_enabled, previous_dtype);
       compat::clear_autocast_cache();
     };
   };
@@ -197,9 +198,9 @@ Knob graph_knob() {
   };
   k.enter = [](const std::string& value, const Workload& w) -> Undo {
     if (value != "fused" || w.device.is_cuda()) return [] {};
-    const bool previous = compat::cpu_fusion_enabled();
-    compat::set_cpu_fusion(true);
-    return [previous] { compat::set_cpu_fusion(previous); };
+    const compat::FuserState previous = compat::fuser_state();
+    compat::set_fuser_state({true, true});
+    return [previous] { compat::set_fuser_state(previous); };
   };
   return k;
 }

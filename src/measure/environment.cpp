@@ -134,6 +134,13 @@ BlasLibrary detect_loaded_blas() {
 
 std::vector<std::string> environment_warnings(const Environment& env) {
   std::vector<std::string> warnings;
+  if (!env.cpu_governor.empty() && env.cpu_governor != "performance")
+    warnings.push_back("CPU frequency scaling governor is '" + env.cpu_governor +
+                       "', not 'performance': clock speed may change during the run");
+  if (env.usable_cores > 0 && env.load_average_1m > env.usable_cores)
+    warnings.push_back("the machine was busy before this run (1-minute load " +
+                       std::to_string(env.load_average_1m).substr(0, 4) + " on " +
+                       std::to_string(env.usable_cores) + " cores): other work competes for the CPU");
   if (env.blas.kind == BlasKind::kReference)
     warnings.push_back(
         "BLAS is the reference (netlib) implementation (" + env.blas.path +
@@ -146,6 +153,9 @@ std::vector<std::string> environment_warnings(const Environment& env) {
 #ifndef NDEBUG
   warnings.push_back("torchperf was built with assertions on (NDEBUG not defined)");
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+  warnings.push_back("torchperf was built with AddressSanitizer: timings are not representative");
+#endif
   if (env.usable_cores > 0 && env.intra_op_threads > env.usable_cores)
     warnings.push_back("intra-op threads (" + std::to_string(env.intra_op_threads) +
                        ") exceed the usable cores (" + std::to_string(env.usable_cores) +
@@ -157,6 +167,9 @@ Environment capture_environment() {
   Environment env;
   env.torchperf_version = TORCHPERF_VERSION;
   env.torchperf_build_type = TORCHPERF_BUILD_TYPE;
+  env.torchperf_git_commit = torchperf_git_commit();
+  env.cpu_governor = read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  std::istringstream(read_first_line("/proc/loadavg")) >> env.load_average_1m;
   env.torch_version = compat::torch_version();
   env.torch_build_config = compat::torch_build_config();
   env.cpu_model = first_cpuinfo_value("model name");

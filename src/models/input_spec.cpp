@@ -52,6 +52,8 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
     t.dtype = parse_dtype(trim(body.substr(0, colon)));
     body = body.substr(colon + 1);
   }
+  if (trim(body).empty())
+    throw UsageError("input spec '" + whole + "': expected dimensions like 3x224x224 after the dtype");
   std::istringstream dims(body);
   for (std::string dim; std::getline(dims, dim, 'x');) {
     dim = trim(dim);

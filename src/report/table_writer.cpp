@@ -48,7 +48,8 @@ std::string format_bytes(std::int64_t bytes) {
 
 std::string format_environment(const Environment& env) {
   std::string out = "environment\n";
-  out += row("torchperf", env.torchperf_version + " (" + env.torchperf_build_type + ")");
+  out += row("torchperf", env.torchperf_version + " (" + env.torchperf_build_type + ", " +
+                              env.torchperf_git_commit + ")");
   out += row("LibTorch", env.torch_version);
   std::string isa;
   for (const auto& f : env.cpu_isa) isa += (isa.empty() ? "" : " ") + f;

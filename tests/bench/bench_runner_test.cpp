@@ -133,3 +133,20 @@ TEST(BenchRunnerTest, RefusesCudaWhenThereIsNone) {
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+
+// Runs only where a GPU is present (the device machine); skipped elsewhere.
+TEST(BenchRunnerTest, MeasuresOnTheGpuWithCudaKnobs_CUDA) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  BenchOptions o = quick("builtin:resnet18");
+  o.device = "cuda";
+  o.config = Configuration::parse("batch=8,grad=inference,precision=fp16-autocast,cudnn_benchmark=on,tf32=on");
+  const BenchResult r = bench(o);
+  ASSERT_TRUE(r.valid());
+  EXPECT_EQ(r.measurement->device, "cuda:0");
+  EXPECT_GT(r.measurement->quality.cosine, 0.99);
+  EXPECT_TRUE(r.environment.cuda_available);
+}
+
+}  // namespace torchperf

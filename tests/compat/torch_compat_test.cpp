@@ -21,13 +21,22 @@ TEST(TorchCompatTest, RejectsAnUnknownAutocastDtype) {
   EXPECT_THROW(set_autocast(DeviceKind::kCpu, true, "int8"), std::exception);
 }
 
-TEST(TorchCompatTest, CpuFusionCanBeEnabledAndRestored) {
-  const bool before = cpu_fusion_enabled();
-  set_cpu_fusion(true);
+TEST(TorchCompatTest, FuserStateIsSavedAndRestoredWhole) {
+  const FuserState before = fuser_state();
+  set_fuser_state({true, true});
   EXPECT_TRUE(cpu_fusion_enabled());
-  set_cpu_fusion(false);
+  set_fuser_state({false, false});
   EXPECT_FALSE(cpu_fusion_enabled());
-  set_cpu_fusion(before);
+  EXPECT_FALSE(fuser_state().texpr_fuser);
+  set_fuser_state(before);
+  EXPECT_EQ(fuser_state().cpu_fusion, before.cpu_fusion);
+  EXPECT_EQ(fuser_state().texpr_fuser, before.texpr_fuser);
+}
+
+TEST(TorchCompatTest, ReportsTheAutocastDtype) {
+  // LibTorch 1.13's CPU autocast accepts bfloat16 only (float16 is refused), hence fp16 is CUDA-only.
+  set_autocast(DeviceKind::kCpu, false, "bfloat16");
+  EXPECT_EQ(autocast_dtype(DeviceKind::kCpu), "bfloat16");
 }
 
 TEST(TorchCompatTest, ReportsVersionAndBuildConfiguration) {

@@ -36,7 +36,9 @@ TEST(ApplyTest, ChannelsLastConvertsWeightsAndInputsTogether) {
   auto p = prepare("resnet18", "format=channels_last");
   EXPECT_TRUE(p.workload.inputs[0].toTensor().is_contiguous(at::MemoryFormat::ChannelsLast));
   for (const auto& param : p.workload.model->as_torchscript()->module().parameters()) {
-    if (param.dim() == 4) EXPECT_TRUE(param.is_contiguous(at::MemoryFormat::ChannelsLast));
+    if (param.dim() == 4) {
+      EXPECT_TRUE(param.is_contiguous(at::MemoryFormat::ChannelsLast));
+    }
   }
 }
 

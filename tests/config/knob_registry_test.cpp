@@ -80,11 +80,22 @@ TEST(KnobRegistryTest, AutocastIsOnOnlyWhileEntered) {
 
 TEST(KnobRegistryTest, TheFuserIsAllowedOnlyWhileEntered) {
   const Workload w = cpu_workload();
-  const bool before = compat::cpu_fusion_enabled();
+  compat::set_fuser_state({false, false});
   Undo undo = find_knob("graph").enter("fused", w);
   EXPECT_TRUE(compat::cpu_fusion_enabled());
   undo();
-  EXPECT_EQ(compat::cpu_fusion_enabled(), before);
+  EXPECT_FALSE(compat::fuser_state().cpu_fusion);
+  EXPECT_FALSE(compat::fuser_state().texpr_fuser);
+  compat::set_fuser_state({false, true});
+}
+
+TEST(KnobRegistryTest, AutocastUndoRestoresAnEnclosingAutocast) {
+  const Workload w = cpu_workload();
+  compat::set_autocast(compat::DeviceKind::kCpu, true, "bfloat16");
+  Undo undo = find_knob("precision").enter("bf16-autocast", w);
+  undo();
+  EXPECT_TRUE(compat::autocast_enabled(compat::DeviceKind::kCpu));
+  compat::set_autocast(compat::DeviceKind::kCpu, false, "bfloat16");
 }
 
 TEST(KnobRegistryTest, CudaKnobsDoNotApplyOnCpu) {

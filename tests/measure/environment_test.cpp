@@ -44,6 +44,27 @@ TEST(EnvironmentTest, WarnsAboutAnUnoptimisedBuildAndOversubscription) {
   EXPECT_TRUE(threads);
 }
 
+TEST(EnvironmentTest, WarnsAboutFrequencyScalingAndABusyMachine) {
+  Environment env;
+  env.torchperf_build_type = "Release";
+  env.blas.kind = BlasKind::kOpenBlas;
+  env.cpu_governor = "powersave";
+  env.usable_cores = 2;
+  env.load_average_1m = 3.5;
+  const auto warnings = environment_warnings(env);
+  ASSERT_GE(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("powersave"), std::string::npos);
+  EXPECT_NE(warnings[1].find("busy"), std::string::npos);
+  env.cpu_governor = "performance";
+  env.load_average_1m = 0.5;
+  EXPECT_TRUE(environment_warnings(env).empty());
+}
+
+TEST(EnvironmentTest, NamesTheCommitThatWasBuilt) {
+  const std::string commit = torchperf_git_commit();
+  EXPECT_FALSE(commit.empty());
+}
+
 TEST(EnvironmentTest, CaptureDescribesThisMachine) {
   const Environment env = capture_environment();
   EXPECT_FALSE(env.torch_version.empty());

@@ -49,6 +49,8 @@ TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
   EXPECT_NE(message("int64:3@5").find("LOW..HIGH"), std::string::npos);
   EXPECT_NE(message("").find("empty"), std::string::npos);
   EXPECT_NE(message("3;;4").find("empty"), std::string::npos);
+  EXPECT_NE(message("int64:").find("expected dimensions"), std::string::npos);
+  EXPECT_NE(message("@0..5").find("expected dimensions"), std::string::npos);
 }
 
 }  // namespace torchperf

@@ -25,7 +25,7 @@ struct OutputQuality {
 
 struct Measurement {
   std::string model;
-  std::string inputs;  // shapes and dtypes actually fed, e.g. "float32[8,3,224,224]"
+  std::string inputs;  // shapes and dtypes actually fed, e.g. "Float[8,3,224,224]"
   std::string input_source;  // the spec, or "file:PATH"
   std::string device;
   std::int64_t batch = 1;  // samples per call (first dimension of the first input)

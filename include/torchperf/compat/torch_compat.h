@@ -13,10 +13,17 @@ enum class DeviceKind { kCpu, kCuda };
 // Turns autocast on or off for one device type, with the given reduced dtype ("bfloat16"/"float16").
 void set_autocast(DeviceKind device, bool enabled, const std::string& dtype);
 bool autocast_enabled(DeviceKind device);
+std::string autocast_dtype(DeviceKind device);
 void clear_autocast_cache();
 
-// Lets the TensorExpr fuser fuse on CPU (off by default in LibTorch) and reports the current state.
-void set_cpu_fusion(bool enabled);
+// The JIT fuser switches: whether the TensorExpr fuser runs, and whether it may fuse on CPU (off
+// by default in LibTorch). Saved and restored whole, so a knob's undo leaves no trace.
+struct FuserState {
+  bool cpu_fusion = false;
+  bool texpr_fuser = true;
+};
+FuserState fuser_state();
+void set_fuser_state(FuserState state);
 bool cpu_fusion_enabled();
 
 // Waits for all work queued on the device; a no-op on CPU.

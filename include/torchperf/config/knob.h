@@ -48,7 +48,8 @@ struct Knob {
 const std::vector<Knob>& knob_registry();
 // Throws ConfigError naming the known knobs.
 const Knob& find_knob(const std::string& name);
-// The fixed values a knob may take (for integer-valued knobs: the ones listed for this workload).
+// The values a knob may take anywhere (CUDA included); for integer-valued knobs, only an example:
+// any positive integer is accepted.
 std::vector<std::string> all_values(const Knob& knob);
 
 }  // namespace torchperf

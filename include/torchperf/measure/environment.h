@@ -22,8 +22,12 @@ BlasKind classify_blas_path(const std::string& resolved_path);
 // Finds the BLAS among the shared objects loaded into this process.
 BlasLibrary detect_loaded_blas();
 
+// The commit of the torchperf source that was built ("-dirty" with local changes), or "unknown".
+std::string torchperf_git_commit();
+
 struct Environment {
   std::string torchperf_version;
+  std::string torchperf_git_commit;
   std::string torchperf_build_type;
   std::string torch_version;
   std::string torch_build_config;
@@ -31,6 +35,8 @@ struct Environment {
   std::vector<std::string> cpu_isa;  // the performance-relevant flags present (avx2, avx512f, amx…)
   int logical_cores = 0;
   int usable_cores = 0;  // in this process's affinity mask
+  std::string cpu_governor;  // cpufreq scaling governor of cpu0, where the kernel exposes one
+  double load_average_1m = 0;
   int intra_op_threads = 0;
   int inter_op_threads = 0;
   BlasLibrary blas;

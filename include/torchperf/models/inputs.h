@@ -19,7 +19,7 @@ std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch, 
 // A tensor, or a tuple/list of tensors, saved with torch.save. Throws ModelError naming the file.
 std::vector<c10::IValue> load_inputs_file(const std::string& path);
 
-// Shapes and dtypes of inputs, e.g. "float32[8,3,224,224]; int64[8,128]", for messages.
+// Shapes and dtypes of inputs in LibTorch's names, e.g. "Float[8,3,224,224]; Long[8,128]".
 std::string describe_inputs(const std::vector<c10::IValue>& inputs);
 
 }  // namespace torchperf
