@@ -59,17 +59,20 @@ ratio = statistics.median(tp) / statistics.median(py)
 print(f"  median ratio torchperf / torch.utils.benchmark = {ratio:.3f} ({'within' if abs(ratio - 1) <= 0.05 else 'OUTSIDE'} 5%)")
 PY
 
-echo "== 3. repeatability: bench builtin:resnet18 --batch 8 --threads $threads --grad inference --graph frozen-opt, five runs"
-medians=()
-for r in 1 2 3 4 5; do
-  medians+=("$("$tp" bench builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt \
-      --time "$seconds" --quiet --json \
-      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["iteration_ns"]["median"])')")
-done
-"$python" - "${medians[*]}" <<'PY'
+repeat() {
+  echo "== 3. repeatability: bench $*, five runs"
+  local medians=()
+  for r in 1 2 3 4 5; do
+    medians+=("$("$tp" bench "$@" --quiet --json \
+        | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["iteration_ns"]["median"])')")
+  done
+  "$python" - "${medians[*]}" <<'PY'
 import statistics, sys
 m = [float(v) / 1e6 for v in sys.argv[1].split()]
 cv = statistics.stdev(m) / statistics.mean(m)
-print("  medians (ms/call): " + ", ".join(f"{v:.2f}" for v in m))
+print("  medians (ms/call): " + ", ".join(f"{v:.3f}" for v in m))
 print(f"  CV of the medians = {cv * 100:.2f}% (target <= 1%)")
 PY
+}
+repeat builtin:mlp --batch 64 --threads "$threads" --grad inference --time "$seconds"
+repeat builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt --time "$seconds"

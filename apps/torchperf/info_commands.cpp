@@ -13,8 +13,24 @@ namespace torchperf::cli {
 
 Runner add_knobs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("knobs", "List the knobs and built-in models");
-  return [cmd]() -> int {
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print as JSON (for scripts that iterate over knobs)");
+  return [cmd, json]() -> int {
     if (!cmd->parsed()) return -1;
+    if (*json) {
+      nlohmann::json out = {{"knobs", nlohmann::json::array()}, {"builtin_models", nlohmann::json::array()}};
+      for (const auto& k : knob_registry())
+        out["knobs"].push_back({{"name", k.name},
+                                {"description", k.description},
+                                {"integer_valued", k.integer_valued},
+                                {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
+                                {"scope", k.scope == KnobScope::kCall ? "call" : "process"}});
+      for (const auto& m : builtin_models())
+        out["builtin_models"].push_back(
+            {{"name", m.name}, {"description", m.description}, {"inputs", to_string(m.default_inputs)}});
+      std::cout << out.dump(2) << "\n";
+      return kSuccess;
+    }
     std::cout << "knobs (set with --NAME VALUE or --config NAME=VALUE,…)\n";
     for (const auto& k : knob_registry()) {
       std::string values;

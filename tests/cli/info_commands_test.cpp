@@ -12,6 +12,16 @@ TEST(InfoCommandsTest, KnobsListsEveryKnobAndBuiltin) {
     EXPECT_NE(run.out.find(text), std::string::npos) << text;
 }
 
+TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
+  const auto run = testing::run_cli({"knobs", "--json"});
+  ASSERT_EQ(run.exit_code, 0);
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["knobs"].size(), 9u);
+  EXPECT_EQ(j["knobs"][0]["name"], "threads");
+  EXPECT_TRUE(j["knobs"][0]["integer_valued"].get<bool>());
+  EXPECT_EQ(j["builtin_models"][1]["name"], "resnet18");
+}
+
 TEST(InfoCommandsTest, EnvNamesTheLoadedBlasAsJson) {
   const auto run = testing::run_cli({"env", "--json"});
   ASSERT_EQ(run.exit_code, 0);

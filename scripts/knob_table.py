@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Evidence table: a model's baseline against every single-knob change, each measured interleaved
+with `torchperf bench --vs baseline`, printed as Markdown. Knobs and values come from
+`torchperf knobs --json`; what applies comes from the model's own resolved baseline.
+
+usage: scripts/knob_table.py TORCHPERF MODEL [bench args…]   e.g.
+       scripts/knob_table.py build/torchperf builtin:resnet18 --batch 8 --time 5"""
+import json
+import os
+import subprocess
+import sys
+
+
+def bench(tp, model, args):
+    run = subprocess.run([tp, "bench", model, *args, "--json", "--quiet"], capture_output=True, text=True)
+    if run.returncode not in (0, 3):
+        return None, run.stderr.strip()
+    return json.loads(run.stdout), None
+
+
+def main():
+    tp, model, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+    knobs = json.loads(subprocess.run([tp, "knobs", "--json"], capture_output=True, text=True, check=True).stdout)
+    base, err = bench(tp, model, extra + ["--time", "0.2"])
+    if base is None:
+        sys.exit(err)
+    resolved = base["measurement"]["configuration"]["knobs"]
+    changes = []
+    for knob in knobs["knobs"]:
+        name = knob["name"]
+        if not resolved[name]["applicable"] or name == "batch":
+            continue
+        values = knob["values"] or [str(n) for n in range(1, os.cpu_count() + 1)]
+        changes += [(name, v) for v in values if v != resolved[name]["value"]]
+    print(f"`{model}` {' '.join(extra)} — baseline: `{base['measurement']['configuration']['string']}`\n")
+    print("| change | samples/s (95% CI) | baseline samples/s | ratio (95% CI) | verdict | cosine vs fp32 |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, value in changes:
+        result, err = bench(tp, model, extra + [f"--{name.replace('_', '-')}", value, "--vs", "baseline"])
+        if result is None:
+            print(f"| {name}={value} | failed: {err} | | | | |")
+            continue
+        c = result["comparison"]
+        a, b, s = c["a"], c["b"], c["speedup"]
+        cos = a["quality"]["cosine"]
+        print(f"| {name}={value} | {a['throughput_samples_per_s']:.2f} ({a['throughput_ci'][0]:.2f}–{a['throughput_ci'][1]:.2f})"
+              f" | {b['throughput_samples_per_s']:.2f} | {s['median']:.3f} ({s['ci'][0]:.3f}–{s['ci'][1]:.3f})"
+              f" | {c['verdict']} | {'n/a' if cos is None else f'{cos:.5f}'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
