@@ -21,7 +21,9 @@ def bench(tp, model, args):
 def main():
     tp, model, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
     knobs = json.loads(subprocess.run([tp, "knobs", "--json"], capture_output=True, text=True, check=True).stdout)
-    base, err = bench(tp, model, extra + ["--time", "0.2"])
+    # A short run only to learn the resolved baseline: which knobs apply, at which values.
+    quick = [a for i, a in enumerate(extra) if a != "--time" and (i == 0 or extra[i - 1] != "--time")]
+    base, err = bench(tp, model, quick + ["--time", "0.2"])
     if base is None:
         sys.exit(err)
     resolved = base["measurement"]["configuration"]["knobs"]
@@ -37,6 +39,9 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     for name, value in changes:
         result, err = bench(tp, model, extra + [f"--{name.replace('_', '-')}", value, "--vs", "baseline"])
+        if result is None and "does not apply" in err:
+            print(f"| {name}={value} | not applicable: {err.split('does not apply to this workload: ')[-1]} | | | | |")
+            continue
         if result is None:
             print(f"| {name}={value} | failed: {err} | | | | |")
             continue

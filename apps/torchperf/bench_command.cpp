@@ -63,23 +63,31 @@ int run(BenchFlags& flags) {
 
 Runner add_bench_command(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
-  CLI::App* cmd = app.add_subcommand("bench", "Measure one model under one configuration (or two, with --vs)");
-  cmd->add_option("model", flags->options.model, "TorchScript file, or builtin:NAME (see 'torchperf knobs')")
+  CLI::App* cmd =
+      app.add_subcommand("bench", "Measure one model under one configuration (or two, with --vs)");
+  cmd->add_option("model", flags->options.model,
+                  "TorchScript file, or builtin:NAME (see 'torchperf knobs')")
       ->required();
   cmd->add_option("--input", flags->inputs,
                   "Input spec per forward argument, batch dimension excluded: 3x224x224, "
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");
-  cmd->add_option("--inputs-file", flags->options.inputs_file, "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
-  cmd->add_option("--config", flags->config, "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt");
-  cmd->add_option("--vs", flags->vs,
-                  "Measure interleaved against this configuration ('baseline', 'careful' = eval+no_grad, "
-                  "or a configuration string) and report the ratio with its CI");
-  cmd->add_option("--time", flags->options.time_s, "Measurement budget in seconds (with --vs: for the interleaved pair); warm-up is capped at the same")
+  cmd->add_option("--inputs-file", flags->options.inputs_file,
+                  "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
+  cmd->add_option("--config", flags->config,
+                  "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt");
+  cmd->add_option(
+      "--vs", flags->vs,
+      "Measure interleaved against this configuration ('baseline', 'careful' = eval+no_grad, "
+      "or a configuration string) and report the ratio with its CI");
+  cmd->add_option("--time", flags->options.time_s,
+                  "Measurement budget in seconds (with --vs: for the interleaved pair); warm-up is "
+                  "capped at the same")
       ->default_val(3.0);
   cmd->add_option("--target-ci", flags->options.target_relative_ci,
                   "Stop when the median's 95% CI is within this fraction")
       ->default_val(0.01);
-  cmd->add_option("--device", flags->options.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
+  cmd->add_option("--device", flags->options.device, "auto, cpu, cuda or cuda:N")
+      ->default_val("auto");
   cmd->add_option("--seed", flags->options.seed, "Seed for generated inputs")->default_val(0);
   cmd->add_flag("--json", flags->json, "Print the result as JSON (docs/json-schema.md)");
   cmd->add_flag("--quiet", flags->quiet, "No progress bar");
@@ -92,7 +100,8 @@ Runner add_bench_command(CLI::App& app) {
       for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
     }
     cmd->add_option_function<std::string>(
-        flag_name(knob.name), [flags, name = knob.name](const std::string& v) { flags->knob_values[name] = v; },
+        flag_name(knob.name),
+        [flags, name = knob.name](const std::string& v) { flags->knob_values[name] = v; },
         knob.description + " [" + values + "]");
   }
   return [cmd, flags]() -> int {

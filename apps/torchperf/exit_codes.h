@@ -7,7 +7,7 @@ inline constexpr int kSuccess = 0;
 inline constexpr int kRuntimeFailure = 1;
 inline constexpr int kUsageError = 2;     // bad flag, option, knob, value or configuration
 inline constexpr int kInvalidResult = 3;  // the run completed but its result is INVALID (NaN/Inf …)
-inline constexpr int kModelError = 4;     // model or inputs file missing, corrupt or not TorchScript
+inline constexpr int kModelError = 4;  // model or inputs file missing, corrupt or not TorchScript
 inline constexpr int kWorkloadError = 5;  // the model rejected the inputs (shape, dtype, count)
 
 }  // namespace torchperf::cli

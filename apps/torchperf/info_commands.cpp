@@ -18,30 +18,35 @@ Runner add_knobs_command(CLI::App& app) {
   return [cmd, json]() -> int {
     if (!cmd->parsed()) return -1;
     if (*json) {
-      nlohmann::json out = {{"knobs", nlohmann::json::array()}, {"builtin_models", nlohmann::json::array()}};
+      nlohmann::json out = {{"knobs", nlohmann::json::array()},
+                            {"builtin_models", nlohmann::json::array()}};
       for (const auto& k : knob_registry())
-        out["knobs"].push_back({{"name", k.name},
-                                {"description", k.description},
-                                {"integer_valued", k.integer_valued},
-                                {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
-                                {"scope", k.scope == KnobScope::kCall ? "call" : "process"}});
+        out["knobs"].push_back(
+            {{"name", k.name},
+             {"description", k.description},
+             {"integer_valued", k.integer_valued},
+             {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
+             {"scope", k.scope == KnobScope::kCall ? "call" : "process"}});
       for (const auto& m : builtin_models())
-        out["builtin_models"].push_back(
-            {{"name", m.name}, {"description", m.description}, {"inputs", to_string(m.default_inputs)}});
+        out["builtin_models"].push_back({{"name", m.name},
+                                         {"description", m.description},
+                                         {"inputs", to_string(m.default_inputs)}});
       std::cout << out.dump(2) << "\n";
       return kSuccess;
     }
     std::cout << "knobs (set with --NAME VALUE or --config NAME=VALUE,…)\n";
     for (const auto& k : knob_registry()) {
       std::string values;
-      if (k.integer_valued) values = "positive integer";
+      if (k.integer_valued)
+        values = "positive integer";
       else
         for (const auto& v : all_values(k)) values += (values.empty() ? "" : " | ") + v;
       std::cout << fmt::format("  {:<16} {}\n  {:<16} {}\n", k.name, values, "", k.description);
     }
     std::cout << "\nbuilt-in models (builtin:NAME)\n";
     for (const auto& m : builtin_models())
-      std::cout << fmt::format("  {:<20} {}  [input {}]\n", m.name, m.description, to_string(m.default_inputs));
+      std::cout << fmt::format("  {:<20} {}  [input {}]\n", m.name, m.description,
+                               to_string(m.default_inputs));
     return kSuccess;
   };
 }

@@ -20,11 +20,12 @@ int fail(int code, const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace torchperf;
-  CLI::App app{"torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
+  CLI::App app{
+      "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TORCHPERF_VERSION);
-  const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_knobs_command(app),
-                                            cli::add_env_command(app)};
+  const std::vector<cli::Runner> runners = {cli::add_bench_command(app),
+                                            cli::add_knobs_command(app), cli::add_env_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

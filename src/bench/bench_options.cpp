@@ -8,7 +8,8 @@
 namespace torchperf {
 
 void validate(const BenchOptions& options) {
-  if (options.model.empty()) throw UsageError("a model is required: a TorchScript file or builtin:NAME");
+  if (options.model.empty())
+    throw UsageError("a model is required: a TorchScript file or builtin:NAME");
   if (!(options.time_s > 0) || !std::isfinite(options.time_s)) {
     std::ostringstream got;
     got << options.time_s;

@@ -46,7 +46,8 @@ class ScopeExit {
 };
 
 c10::Device resolve_device(const std::string& requested) {
-  if (requested == "auto") return compat::cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (requested == "auto")
+    return compat::cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   c10::Device device(c10::kCPU);
   try {
     device = c10::Device(requested);
@@ -54,8 +55,9 @@ c10::Device resolve_device(const std::string& requested) {
     throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
   }
   if (device.is_cuda() && !compat::cuda_available())
-    throw UsageError("--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
-                     (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
+    throw UsageError(
+        "--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
+        (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
   if (!device.is_cpu() && !device.is_cuda())
     throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
   return device;
@@ -83,13 +85,14 @@ Session open_session(const BenchOptions& options) {
   return s;
 }
 
-void check_input_count(const Model& model, const std::vector<c10::IValue>& inputs, const std::string& name) {
+void check_input_count(const Model& model, const std::vector<c10::IValue>& inputs,
+                       const std::string& name) {
   const auto names = model.input_names();
   if (names.size() == inputs.size()) return;
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw WorkloadError("model '" + name + "': forward takes " + std::to_string(names.size()) + " input" +
-                      (names.size() == 1 ? "" : "s") + " (" + list + "), got " +
+  throw WorkloadError("model '" + name + "': forward takes " + std::to_string(names.size()) +
+                      " input" + (names.size() == 1 ? "" : "s") + " (" + list + "), got " +
                       std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
 }
 
@@ -137,11 +140,12 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
       const auto batch_size = w.inputs.empty() || w.inputs[0].toTensor().dim() == 0
                                   ? 1
                                   : w.inputs[0].toTensor().size(0);
-      ref.flops_per_sample = flops.flops / static_cast<std::uint64_t>(std::max<std::int64_t>(1, batch_size));
+      ref.flops_per_sample =
+          flops.flops / static_cast<std::uint64_t>(std::max<std::int64_t>(1, batch_size));
     }
   } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
-    throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " + describe_inputs(w.inputs) +
-                        ": " + compat::concise_error_message(e.what()));
+    throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " +
+                        describe_inputs(w.inputs) + ": " + compat::concise_error_message(e.what()));
   }
   return ref;
 }
@@ -154,7 +158,8 @@ struct Prepared {
   TimedRun run;
 };
 
-std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& requested, TimeSource& time) {
+std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& requested,
+                                  TimeSource& time) {
   auto p = std::make_unique<Prepared>();
   p->rss_before = current_rss_bytes();
   const auto start = time.now();
@@ -163,8 +168,8 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
   try {
     prepare_workload(p->config, p->workload);
   } catch (const std::exception& e) {
-    throw RuntimeFailure("configuration " + p->config.to_string() + " could not be applied: " +
-                         compat::concise_error_message(e.what()));
+    throw RuntimeFailure("configuration " + p->config.to_string() +
+                         " could not be applied: " + compat::concise_error_message(e.what()));
   }
   p->setup_ms = to_seconds(time.now() - start) * 1e3;
   p->run = make_timed_run(p->workload, p->config);
@@ -177,7 +182,8 @@ std::int64_t batch_of(const Workload& w) {
 }
 
 OutputQuality quality_of(const Accuracy& a) {
-  return {a.comparable, a.note, a.max_abs_error, a.max_rel_error, a.cosine, a.top1_agreement, a.nonfinite_values};
+  return {a.comparable, a.note,           a.max_abs_error,   a.max_rel_error,
+          a.cosine,     a.top1_agreement, a.nonfinite_values};
 }
 
 // Fills a measurement from its samples and checks its output against the reference.
@@ -203,42 +209,56 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.latency_p99_ms = sum.p99 * 1e-6;
   m.setup_ms = p.setup_ms;
   m.rss_before_bytes = p.rss_before;
-  m.peak_memory_bytes = peak_rss_bytes();
-  const double iterations = static_cast<double>(samples.warmup.iterations) +
-                            static_cast<double>(samples.iteration_ns.size() * samples.block_iterations);
+  // On CUDA the device's memory is what runs out: the caching allocator's peak is the measure.
+  const std::int64_t device_peak =
+      p.workload.device.is_cuda() ? compat::cuda_peak_allocated_bytes(p.workload.device.index())
+                                  : -1;
+  m.peak_memory_bytes = device_peak >= 0 ? device_peak : peak_rss_bytes();
+  m.peak_memory_kind = device_peak >= 0 ? "cuda-caching-allocator" : "process-rss";
+  const double iterations =
+      static_cast<double>(samples.warmup.iterations) +
+      static_cast<double>(samples.iteration_ns.size() * samples.block_iterations);
   m.page_faults_per_iteration = iterations > 0 ? static_cast<double>(faults) / iterations : 0;
   m.flops_per_sample = ref.flops_per_sample;
-  if (sum.median > 0) m.achieved_gflops = static_cast<double>(ref.flops_per_sample) * m.throughput_samples_per_s / 1e9;
+  if (sum.median > 0)
+    m.achieved_gflops =
+        static_cast<double>(ref.flops_per_sample) * m.throughput_samples_per_s / 1e9;
 
   std::vector<at::Tensor> output;
   try {
     output = flatten_output(forward_in_scope(p.config, p.workload));
   } catch (const std::exception& e) {
-    throw RuntimeFailure("configuration " + p.config.to_string() + " failed: " + compat::concise_error_message(e.what()));
+    throw RuntimeFailure("configuration " + p.config.to_string() +
+                         " failed: " + compat::concise_error_message(e.what()));
   }
   m.quality = quality_of(compare_outputs(ref.outputs, output));
 
   const std::int64_t ref_nonfinite = count_nonfinite(ref.outputs);
   if (ref_nonfinite > 0) {
     m.valid = false;
-    m.invalid_reason = "the fp32 reference output itself has " + std::to_string(ref_nonfinite) + " NaN/Inf values";
+    m.invalid_reason =
+        "the fp32 reference output itself has " + std::to_string(ref_nonfinite) + " NaN/Inf values";
   } else if (m.quality.nonfinite_values > 0) {
     m.valid = false;
-    m.invalid_reason = "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
+    m.invalid_reason =
+        "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
   }
-  if (!m.quality.comparable) m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
+  if (!m.quality.comparable)
+    m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
   if (!paired && samples.stop != StopReason::kConfidenceReached) {
     char buf[240];
-    std::snprintf(buf, sizeof(buf),
-                  "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
-                  "samples (%s)",
-                  sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
-                  sum.count,
-                  samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
+    std::snprintf(
+        buf, sizeof(buf),
+        "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
+        "samples (%s)",
+        sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
+        sum.count,
+        samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
     m.warnings.push_back(buf);
   }
   if (!samples.warmup.settled)
-    m.warnings.push_back("warm-up did not settle within its budget (" + std::to_string(samples.warmup.iterations) +
+    m.warnings.push_back("warm-up did not settle within its budget (" +
+                         std::to_string(samples.warmup.iterations) +
                          " iterations): early samples may be slow");
   return m;
 }
@@ -251,14 +271,20 @@ auto timed(const Prepared& p, F&& measure) -> decltype(measure()) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw RuntimeFailure("configuration " + p.config.to_string() + " failed while timing: " +
-                         compat::concise_error_message(e.what()));
+    throw RuntimeFailure("configuration " + p.config.to_string() +
+                         " failed while timing: " + compat::concise_error_message(e.what()));
   }
+}
+
+bool reset_peaks(const c10::Device& device) {
+  if (device.is_cuda()) compat::reset_cuda_peak(device.index());
+  return reset_peak_rss();
 }
 
 SamplingOptions sampling_options(const BenchOptions& o) {
   SamplingOptions s;
-  const auto budget = std::chrono::duration_cast<Nanoseconds>(std::chrono::duration<double>(o.time_s));
+  const auto budget =
+      std::chrono::duration_cast<Nanoseconds>(std::chrono::duration<double>(o.time_s));
   s.time_budget = budget;
   s.warmup_budget = budget;
   s.target_relative_ci = o.target_relative_ci;
@@ -273,7 +299,8 @@ bool BenchResult::valid() const {
   return true;
 }
 
-BenchResult run_bench(const BenchOptions& options, TimeSource& time, const BenchProgress& progress) {
+BenchResult run_bench(const BenchOptions& options, TimeSource& time,
+                      const BenchProgress& progress) {
   validate(options);
   BenchResult result;
   result.environment = capture_environment();
@@ -302,37 +329,42 @@ BenchResult run_bench(const BenchOptions& options, TimeSource& time, const Bench
 
   if (!options.vs) {
     const Reference& ref = reference_for(options.config);
-    const bool reset = reset_peak_rss();
+    const bool reset = reset_peaks(session.device);
     auto p = prepare(session, options.config, time);
     const std::int64_t faults_before = minor_page_faults();
     const SampleSet samples = timed(*p, [&] { return sampler.measure(p->run, report); });
     const std::int64_t faults = minor_page_faults() - faults_before;
     Measurement m = finish(session, *p, samples, ref, faults, sampling, false);
     m.peak_memory_reset = reset;
-    if (!reset) m.warnings.push_back("peak memory could not be reset: it includes work before this run");
+    if (!reset)
+      m.warnings.push_back("peak memory could not be reset: it includes work before this run");
     result.measurement = std::move(m);
     return result;
   }
 
   const Reference& ref_a = reference_for(options.config);
   const Reference& ref_b = reference_for(*options.vs);
-  const bool reset = reset_peak_rss();
+  const bool reset = reset_peaks(session.device);
   auto a = prepare(session, options.config, time);
   auto b = prepare(session, *options.vs, time);
   const std::int64_t faults_before = minor_page_faults();
-  const PairedSampleSet paired = timed(*a, [&] { return sampler.measure_paired(a->run, b->run, report); });
+  const PairedSampleSet paired =
+      timed(*a, [&] { return sampler.measure_paired(a->run, b->run, report); });
   const std::int64_t faults = (minor_page_faults() - faults_before) / 2;
   Comparison c;
   c.a = finish(session, *a, paired.a, ref_a, faults, sampling, true);
   c.b = finish(session, *b, paired.b, ref_b, faults, sampling, true);
   for (auto* m : {&c.a, &c.b}) {
     m->peak_memory_reset = reset;
-    m->warnings.push_back("peak memory and page faults are of the process holding both configurations");
-    if (!reset) m->warnings.push_back("peak memory could not be reset: it includes work before this run");
+    m->warnings.push_back(
+        "peak memory and page faults are of the process holding both configurations");
+    if (!reset)
+      m->warnings.push_back("peak memory could not be reset: it includes work before this run");
   }
   c.speedup = paired.speedup_summary;
   c.stop = paired.stop;
-  // Per-round speedups compare equal numbers of calls; with different batch sizes, compare samples/s.
+  // Per-round speedups compare equal numbers of calls; with different batch sizes, compare
+  // samples/s.
   if (c.a.batch != c.b.batch) {
     const double scale = static_cast<double>(c.a.batch) / static_cast<double>(c.b.batch);
     c.speedup.median *= scale;

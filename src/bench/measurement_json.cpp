@@ -11,9 +11,15 @@ using nlohmann::json;
 json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 json to_json(const Summary& s) {
-  return {{"count", s.count},        {"mean", number(s.mean)},     {"stddev", number(s.stddev)},
-          {"cv", number(s.cv)},      {"min", number(s.min)},       {"max", number(s.max)},
-          {"median", number(s.median)}, {"p90", number(s.p90)},    {"p99", number(s.p99)},
+  return {{"count", s.count},
+          {"mean", number(s.mean)},
+          {"stddev", number(s.stddev)},
+          {"cv", number(s.cv)},
+          {"min", number(s.min)},
+          {"max", number(s.max)},
+          {"median", number(s.median)},
+          {"p90", number(s.p90)},
+          {"p99", number(s.p99)},
           {"median_ci", {number(s.median_ci.low), number(s.median_ci.high)}},
           {"median_ci_relative", number(s.median_ci_relative)}};
 }
@@ -70,7 +76,8 @@ json to_json(const Measurement& m) {
                   {"max_abs_error", number(m.quality.max_abs_error)},
                   {"max_rel_error", number(m.quality.max_rel_error)},
                   {"cosine", number(m.quality.cosine)},
-                  {"top1_agreement", m.quality.top1_agreement ? json(*m.quality.top1_agreement) : json(nullptr)},
+                  {"top1_agreement",
+                   m.quality.top1_agreement ? json(*m.quality.top1_agreement) : json(nullptr)},
                   {"nonfinite_values", m.quality.nonfinite_values}};
   if (!m.quality.note.empty()) quality["note"] = m.quality.note;
   return {
@@ -82,7 +89,10 @@ json to_json(const Measurement& m) {
       {"configuration", to_json(m.configuration)},
       {"throughput_samples_per_s", number(m.throughput_samples_per_s)},
       {"throughput_ci", {number(m.throughput_ci.low), number(m.throughput_ci.high)}},
-      {"latency_ms", {{"p50", number(m.latency_p50_ms)}, {"p90", number(m.latency_p90_ms)}, {"p99", number(m.latency_p99_ms)}}},
+      {"latency_ms",
+       {{"p50", number(m.latency_p50_ms)},
+        {"p90", number(m.latency_p90_ms)},
+        {"p99", number(m.latency_p99_ms)}}},
       {"iteration_ns", to_json(m.samples.summary)},
       {"block_iterations", m.samples.block_iterations},
       {"stop_reason", to_string(m.samples.stop)},
@@ -90,10 +100,12 @@ json to_json(const Measurement& m) {
       {"measured_s", to_seconds(m.samples.measured)},
       {"warmup", to_json(m.samples.warmup)},
       {"setup_ms", m.setup_ms},
-      {"memory", {{"rss_before_bytes", m.rss_before_bytes},
-                  {"peak_bytes", m.peak_memory_bytes},
-                  {"peak_reset", m.peak_memory_reset},
-                  {"minor_page_faults_per_iteration", m.page_faults_per_iteration}}},
+      {"memory",
+       {{"rss_before_bytes", m.rss_before_bytes},
+        {"peak_bytes", m.peak_memory_bytes},
+        {"peak_kind", m.peak_memory_kind},
+        {"peak_reset", m.peak_memory_reset},
+        {"minor_page_faults_per_iteration", m.page_faults_per_iteration}}},
       {"quality", quality},
       {"flops_per_sample", m.flops_per_sample},
       {"achieved_gflops", number(m.achieved_gflops)},
@@ -107,9 +119,10 @@ json to_json(const Measurement& m) {
 json to_json(const Comparison& c) {
   return {{"a", to_json(c.a)},
           {"b", to_json(c.b)},
-          {"speedup", {{"median", number(c.speedup.median)},
-                       {"ci", {number(c.speedup.median_ci.low), number(c.speedup.median_ci.high)}},
-                       {"rounds", c.speedup.count}}},
+          {"speedup",
+           {{"median", number(c.speedup.median)},
+            {"ci", {number(c.speedup.median_ci.low), number(c.speedup.median_ci.high)}},
+            {"rounds", c.speedup.count}}},
           {"stop_reason", to_string(c.stop)},
           {"verdict", c.verdict}};
 }

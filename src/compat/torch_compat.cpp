@@ -17,8 +17,15 @@ TORCH_API bool canFuseOnCPU();
 }  // namespace torch::jit
 #endif
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/script.h>
 
 #include "torchperf/error.h"
+
+// Present in CUDA builds of LibTorch only; a CPU build compiles the fallbacks below.
+#if __has_include(<c10/cuda/CUDACachingAllocator.h>) && defined(TORCHPERF_WITH_CUDA_ALLOCATOR)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define TORCHPERF_HAS_CUDA_ALLOCATOR 1
+#endif
 
 #define TORCHPERF_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||            \
@@ -62,7 +69,8 @@ bool autocast_enabled(DeviceKind device) {
 
 std::string autocast_dtype(DeviceKind device) {
 #if TORCHPERF_TORCH_AT_LEAST(2, 4)
-  const at::ScalarType type = at::autocast::get_autocast_dtype(device == DeviceKind::kCpu ? at::kCPU : at::kCUDA);
+  const at::ScalarType type =
+      at::autocast::get_autocast_dtype(device == DeviceKind::kCpu ? at::kCPU : at::kCUDA);
 #else
   const at::ScalarType type = device == DeviceKind::kCpu ? at::autocast::get_autocast_cpu_dtype()
                                                          : at::autocast::get_autocast_gpu_dtype();
@@ -72,11 +80,36 @@ std::string autocast_dtype(DeviceKind device) {
 
 void clear_autocast_cache() { at::autocast::clear_cache(); }
 
-FuserState fuser_state() { return {torch::jit::canFuseOnCPU(), torch::jit::tensorExprFuserEnabled()}; }
+FuserState fuser_state() {
+  return {torch::jit::canFuseOnCPU(), torch::jit::tensorExprFuserEnabled()};
+}
 
 void set_fuser_state(FuserState state) {
   torch::jit::overrideCanFuseOnCPU(state.cpu_fusion);
   torch::jit::setTensorExprFuserEnabled(state.texpr_fuser);
+}
+
+bool cpu_fuser_available() {
+  static const bool available = [] {
+    const FuserState previous = fuser_state();
+    set_fuser_state({true, true});
+    bool ok = true;
+    try {
+      torch::jit::Module probe("__torch__.torchperf.FuserProbe");
+      probe.define(R"(
+def forward(self, x):
+    return torch.relu(x * 2.0 + 1.0) * x
+)");
+      torch::NoGradGuard no_grad;
+      const std::vector<c10::IValue> inputs{torch::ones({4, 4})};
+      for (int i = 0; i < 4; ++i) probe.forward(inputs);  // profiling runs, then fusion
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    set_fuser_state(previous);
+    return ok;
+  }();
+  return available;
 }
 
 bool cpu_fusion_enabled() {
@@ -87,9 +120,28 @@ void synchronize(DeviceKind device, int index) {
   if (device == DeviceKind::kCuda) torch::cuda::synchronize(index);
 }
 
+std::int64_t cuda_peak_allocated_bytes(int index) {
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+  // Index 0 is StatType::AGGREGATE in every version (the enum moved namespaces in 2.x).
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  return stats.allocated_bytes[0].peak;
+#else
+  return -1;
+#endif
+}
+
+void reset_cuda_peak(int index) {
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
+#endif
+}
+
 bool cuda_available() { return torch::cuda::is_available(); }
 
-int cuda_device_count() { return cuda_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
+int cuda_device_count() {
+  return cuda_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
 
 long cudnn_version() {
   if (!cuda_available()) return 0;

@@ -10,7 +10,8 @@ namespace torchperf {
 namespace {
 
 bool is_positive_integer(const std::string& s) {
-  return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), ::isdigit) && std::stol(s) > 0;
+  return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), ::isdigit) &&
+         std::stol(s) > 0;
 }
 
 void check_value(const Knob& knob, const std::string& value) {
@@ -23,7 +24,8 @@ void check_value(const Knob& knob, const std::string& value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) {
     std::string list;
     for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
-    throw ConfigError("knob '" + knob.name + "' has no value '" + value + "'; expected one of " + list);
+    throw ConfigError("knob '" + knob.name + "' has no value '" + value + "'; expected one of " +
+                      list);
   }
 }
 
@@ -43,8 +45,8 @@ Configuration Configuration::parse(const std::string& text) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw ConfigError("configuration '" + text + "': expected knob=value items separated by commas, got '" +
-                        item + "'");
+      throw ConfigError("configuration '" + text +
+                        "': expected knob=value items separated by commas, got '" + item + "'");
     const std::string name = trim(item.substr(0, eq));
     if (config.get(name))
       throw ConfigError("configuration '" + text + "': knob '" + name + "' is given twice");
@@ -92,7 +94,8 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
     if (auto value = requested.get(knob.name)) {
       const Applicability a = knob.applies(traits, *value);
       if (!a.applies)
-        throw ConfigError(knob.name + "=" + *value + " does not apply to this workload: " + a.reason);
+        throw ConfigError(knob.name + "=" + *value +
+                          " does not apply to this workload: " + a.reason);
       r.value = *value;
       r.requested = true;
     } else {
@@ -112,11 +115,13 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
     for (auto& k : resolved.knobs) {
       if (k.name != "mode" || !k.applicable || k.value == "eval") continue;
       if (k.requested)
-        throw ConfigError("graph=" + graph + " needs mode=eval (freezing folds the training flag), but "
+        throw ConfigError("graph=" + graph +
+                          " needs mode=eval (freezing folds the training flag), but "
                           "mode=train was asked for");
       k.value = "eval";
       k.reason = "graph=" + graph + " needs eval mode";
-      resolved.notes.push_back("requested mode=train (as saved) with graph=" + graph + "; using mode=eval");
+      resolved.notes.push_back("requested mode=train (as saved) with graph=" + graph +
+                               "; using mode=eval");
     }
   }
   return resolved;

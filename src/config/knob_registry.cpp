@@ -50,7 +50,8 @@ void set_param_memory_format(torch::jit::Module& module, at::MemoryFormat format
 Knob threads_knob() {
   Knob k;
   k.name = "threads";
-  k.description = "intra-op threads (at::set_num_threads); process-wide, set around each timed block";
+  k.description =
+      "intra-op threads (at::set_num_threads); process-wide, set around each timed block";
   k.scope = KnobScope::kProcess;
   k.integer_valued = true;
   k.values = [](const WorkloadTraits& t) {
@@ -101,7 +102,9 @@ Knob mode_knob() {
     return t.can_train_mode ? Applicability::yes()
                             : Applicability::no("the model has no training flag");
   };
-  k.prepare = [](const std::string& value, Workload& w) { w.model->set_training(value == "train"); };
+  k.prepare = [](const std::string& value, Workload& w) {
+    w.model->set_training(value == "train");
+  };
   return k;
 }
 
@@ -184,10 +187,16 @@ Knob graph_knob() {
       "eager; frozen (torch::jit::freeze); frozen-opt (freeze + optimize_for_inference); fused "
       "(TensorExpr fuser allowed on CPU, around each block)";
   k.scope = KnobScope::kProcess;
-  k.values = [](const WorkloadTraits&) { return fixed({"eager", "frozen", "frozen-opt", "fused"}); };
+  k.values = [](const WorkloadTraits&) {
+    return fixed({"eager", "frozen", "frozen-opt", "fused"});
+  };
   k.baseline = [](const WorkloadTraits&) { return "eager"; };
-  k.applies = [](const WorkloadTraits& t, const std::string&) {
-    return t.torchscript ? Applicability::yes() : Applicability::no("needs a TorchScript graph");
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
+    if (value == "fused" && !t.cpu_fuser)
+      return Applicability::no(
+          "this LibTorch's TensorExpr fuser cannot compile for CPU (it was built without LLVM)");
+    return Applicability::yes();
   };
   k.prepare = [](const std::string& value, Workload& w) {
     if (value != "frozen" && value != "frozen-opt") return;
@@ -214,7 +223,8 @@ Knob cudnn_benchmark_knob() {
   k.baseline = [](const WorkloadTraits&) { return "off"; };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     if (!t.cuda) return cuda_only(t, "cudnn_benchmark");
-    return t.convolutional ? Applicability::yes() : Applicability::no("the model has no convolutions");
+    return t.convolutional ? Applicability::yes()
+                           : Applicability::no("the model has no convolutions");
   };
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     auto& ctx = at::globalContext();
@@ -254,9 +264,9 @@ Knob tf32_knob() {
 const std::vector<Knob>& knob_registry() {
   // Order is application order: inputs (batch) before mode, precision before memory format, and
   // graph transforms last so they see the converted weights.
-  static const std::vector<Knob> registry = {threads_knob(),   batch_knob(), mode_knob(),
-                                             grad_knob(),      precision_knob(), format_knob(),
-                                             graph_knob(),     cudnn_benchmark_knob(), tf32_knob()};
+  static const std::vector<Knob> registry = {threads_knob(), batch_knob(),           mode_knob(),
+                                             grad_knob(),    precision_knob(),       format_knob(),
+                                             graph_knob(),   cudnn_benchmark_knob(), tf32_knob()};
   return registry;
 }
 

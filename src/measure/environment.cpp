@@ -36,9 +36,9 @@ std::string first_cpuinfo_value(const std::string& key) {
 
 std::vector<std::string> relevant_isa() {
   static const std::vector<std::string> wanted = {
-      "sse4_2",     "avx",         "avx2",        "fma",         "f16c",        "avx512f",
-      "avx512bw",   "avx512vl",    "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
-      "amx_bf16",   "amx_int8",    "asimd",       "sve"};
+      "sse4_2",   "avx",      "avx2",        "fma",         "f16c",        "avx512f",
+      "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
+      "amx_bf16", "amx_int8", "asimd",       "sve"};
   std::istringstream flags(first_cpuinfo_value("flags") + " " + first_cpuinfo_value("Features"));
   std::set<std::string> present;
   for (std::string f; flags >> f;) present.insert(f);
@@ -92,12 +92,18 @@ int collect_library(dl_phdr_info* info, size_t, void* data) {
 
 std::string to_string(BlasKind kind) {
   switch (kind) {
-    case BlasKind::kReference: return "reference (netlib)";
-    case BlasKind::kOpenBlas: return "OpenBLAS";
-    case BlasKind::kMkl: return "MKL";
-    case BlasKind::kBlis: return "BLIS";
-    case BlasKind::kOther: return "other";
-    case BlasKind::kNone: return "none found";
+    case BlasKind::kReference:
+      return "reference (netlib)";
+    case BlasKind::kOpenBlas:
+      return "OpenBLAS";
+    case BlasKind::kMkl:
+      return "MKL";
+    case BlasKind::kBlis:
+      return "BLIS";
+    case BlasKind::kOther:
+      return "other";
+    case BlasKind::kNone:
+      return "none found";
   }
   return "unknown";
 }
@@ -126,7 +132,8 @@ BlasLibrary detect_loaded_blas() {
     if (kind == BlasKind::kNone) continue;
     // LibTorch links libblas.so.3; the alternative decides what that is. A separately loaded
     // optimised library (libopenblas) is only reported if no libblas was found.
-    const bool is_libblas = std::filesystem::path(lib).filename().string().rfind("libblas.so", 0) == 0;
+    const bool is_libblas =
+        std::filesystem::path(lib).filename().string().rfind("libblas.so", 0) == 0;
     if (best.kind == BlasKind::kNone || is_libblas) best = {kind, path};
   }
   return best;
@@ -140,13 +147,14 @@ std::vector<std::string> environment_warnings(const Environment& env) {
   if (env.usable_cores > 0 && env.load_average_1m > env.usable_cores)
     warnings.push_back("the machine was busy before this run (1-minute load " +
                        std::to_string(env.load_average_1m).substr(0, 4) + " on " +
-                       std::to_string(env.usable_cores) + " cores): other work competes for the CPU");
+                       std::to_string(env.usable_cores) +
+                       " cores): other work competes for the CPU");
   if (env.blas.kind == BlasKind::kReference)
-    warnings.push_back(
-        "BLAS is the reference (netlib) implementation (" + env.blas.path +
-        "): fp32 matmul/Linear run 30-50x slower than with OpenBLAS. Run scripts/install-deps.sh, or "
-        "update-alternatives --set libblas.so.3-x86_64-linux-gnu "
-        "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3");
+    warnings.push_back("BLAS is the reference (netlib) implementation (" + env.blas.path +
+                       "): fp32 matmul/Linear run 30-50x slower than with OpenBLAS. Run "
+                       "scripts/install-deps.sh, or "
+                       "update-alternatives --set libblas.so.3-x86_64-linux-gnu "
+                       "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3");
   if (env.torchperf_build_type != "Release" && env.torchperf_build_type != "RelWithDebInfo")
     warnings.push_back("torchperf was built as '" + env.torchperf_build_type +
                        "', not optimised: harness overhead is higher than it should be");
@@ -188,12 +196,11 @@ Environment capture_environment() {
   env.hostname = host;
   utsname uts{};
   if (uname(&uts) == 0) env.kernel = std::string(uts.sysname) + " " + uts.release;
-  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                           "OMP_PROC_BIND", "OMP_PLACES", "KMP_AFFINITY", "GOMP_CPU_AFFINITY",
-                           "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX",
-                           "LD_PRELOAD", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA",
-                           "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF",
-                           "TORCH_CUDNN_V8_API_ENABLED"}) {
+  for (const char* name :
+       {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
+        "KMP_AFFINITY", "GOMP_CPU_AFFINITY", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
+        "MALLOC_ARENA_MAX", "LD_PRELOAD", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA",
+        "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_CUDNN_V8_API_ENABLED"}) {
     if (const char* value = std::getenv(name)) env.variables[name] = value;
   }
   env.warnings = environment_warnings(env);

@@ -15,9 +15,12 @@ double median_of(std::vector<double> values) {
 
 std::string to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::kConfidenceReached: return "confidence-reached";
-    case StopReason::kTimeBudgetSpent: return "time-budget-spent";
-    case StopReason::kSampleLimit: return "sample-limit";
+    case StopReason::kConfidenceReached:
+      return "confidence-reached";
+    case StopReason::kTimeBudgetSpent:
+      return "time-budget-spent";
+    case StopReason::kSampleLimit:
+      return "sample-limit";
   }
   return "unknown";
 }
@@ -90,7 +93,8 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
     set.iteration_ns.push_back(static_cast<double>(block.count()) /
                                static_cast<double>(set.block_iterations));
     set.measured = time_.now() - start;
-    if (progress) progress(std::min(1.0, to_seconds(set.measured) / to_seconds(options_.time_budget)));
+    if (progress)
+      progress(std::min(1.0, to_seconds(set.measured) / to_seconds(options_.time_budget)));
     if (precise_enough(set.iteration_ns, next_check)) {
       set.stop = StopReason::kConfidenceReached;
       break;
@@ -114,7 +118,8 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
   set.a.warmup = warm_up(a);
   set.b.warmup = warm_up(b);
   // Both sides use one block size, chosen for the faster of the two, so rounds are comparable.
-  const double faster = std::min(set.a.warmup.settled_iteration_ns, set.b.warmup.settled_iteration_ns);
+  const double faster =
+      std::min(set.a.warmup.settled_iteration_ns, set.b.warmup.settled_iteration_ns);
   const std::size_t block = block_size_for(faster);
   set.a.block_iterations = set.b.block_iterations = block;
   const auto start = time_.now();

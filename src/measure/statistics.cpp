@@ -10,10 +10,10 @@ namespace {
 
 // Inverse of the standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9).
 double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                              1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                             6.680131188771972e+01,  -1.328068155288572e+01};
+                             6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                              -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -45,7 +45,8 @@ double binomial_half_cdf(std::size_t n, std::size_t k) {
 }  // namespace
 
 double normal_two_sided_quantile(double confidence) {
-  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("confidence must be in (0,1)");
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("confidence must be in (0,1)");
   return normal_quantile(0.5 + confidence / 2);
 }
 

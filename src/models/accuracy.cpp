@@ -35,7 +35,8 @@ std::int64_t count_nonfinite(const std::vector<at::Tensor>& outputs) {
   return count;
 }
 
-Accuracy compare_outputs(const std::vector<at::Tensor>& reference, const std::vector<at::Tensor>& candidate) {
+Accuracy compare_outputs(const std::vector<at::Tensor>& reference,
+                         const std::vector<at::Tensor>& candidate) {
   Accuracy acc;
   acc.nonfinite_values = count_nonfinite(candidate);
   if (reference.size() != candidate.size()) {

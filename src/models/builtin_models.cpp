@@ -34,8 +34,8 @@ class ModuleFactory {
   }
 
   // torchvision's initialisation: kaiming normal (fan_out, relu) for convolutions.
-  Module conv(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad,
-              bool bias) {
+  Module conv(std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride,
+              std::int64_t pad, bool bias) {
     Module m = make("Conv2d");
     const double stddev = std::sqrt(2.0 / static_cast<double>(out * k * k));
     m.register_parameter("weight", normal({out, in, k, k}, stddev), false);
@@ -103,14 +103,16 @@ Module basic_block(ModuleFactory& f, std::int64_t in, std::int64_t out, std::int
     m.register_module("downsample_conv", f.conv(in, out, 1, stride, 0, false));
     m.register_module("downsample_bn", f.batch_norm(out));
   }
-  m.define(fmt::format(R"(
+  m.define(fmt::format(
+      R"(
 def forward(self, x):
     out = torch.relu(self.bn1.forward(self.conv1.forward(x)))
     out = self.bn2.forward(self.conv2.forward(out))
     identity = {identity}
     return torch.relu(out + identity)
 )",
-                       fmt::arg("identity", downsample ? "self.downsample_bn.forward(self.downsample_conv.forward(x))" : "x")));
+      fmt::arg("identity",
+               downsample ? "self.downsample_bn.forward(self.downsample_conv.forward(x))" : "x")));
   return m;
 }
 
@@ -253,7 +255,8 @@ InputSpec encoder_inputs(const EncoderSize& s) {
 const std::vector<BuiltinModelInfo>& builtin_models() {
   static const std::vector<BuiltinModelInfo> models = {
       {"mlp", "3-layer perceptron 784-512-512-10 (Linear+ReLU)", parse_input_spec("784")},
-      {"resnet18", "ResNet-18, torchvision's architecture, random weights", parse_input_spec("3x224x224")},
+      {"resnet18", "ResNet-18, torchvision's architecture, random weights",
+       parse_input_spec("3x224x224")},
       {"encoder", "BERT-style transformer encoder, tiny (2 layers, hidden 64, sequence 32)",
        encoder_inputs(kTinyEncoder)},
       {"encoder:bert-base", "BERT-base-sized encoder (12 layers, hidden 768, sequence 128)",

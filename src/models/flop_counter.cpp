@@ -13,14 +13,15 @@ thread_local FlopCount* active_count = nullptr;
 // LibTorch 1.13's conv2d formula needs stride/padding/dilation as two-element lists, but its
 // argument capture sometimes omits them and single-element lists (valid: they broadcast) are
 // rejected. Both are repaired from the call's own inputs; a conv that still lacks them is skipped.
-bool complete_conv2d_args(const at::RecordFunction& fn, std::unordered_map<std::string, c10::IValue>& args) {
+bool complete_conv2d_args(const at::RecordFunction& fn,
+                          std::unordered_map<std::string, c10::IValue>& args) {
   const auto inputs = fn.inputs();
   const char* keys[] = {"stride", "padding", "dilation"};
   for (int i = 0; i < 3; ++i) {
     auto it = args.find(keys[i]);
-    c10::IValue value = it != args.end() ? it->second
+    c10::IValue value = it != args.end()                                  ? it->second
                         : inputs.size() > static_cast<std::size_t>(3 + i) ? inputs[3 + i]
-                                                                           : c10::IValue();
+                                                                          : c10::IValue();
     if (!value.isIntList()) return false;  // e.g. padding='same': no formula here
     auto v = value.toIntVector();
     if (v.size() == 1) v.push_back(v[0]);

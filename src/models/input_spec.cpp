@@ -28,7 +28,8 @@ double parse_number(const std::string& text, const std::string& whole) {
     if (used == text.size()) return v;
   } catch (const std::exception&) {
   }
-  throw UsageError("input spec '" + whole + "': expected a number in the range, got '" + text + "'");
+  throw UsageError("input spec '" + whole + "': expected a number in the range, got '" + text +
+                   "'");
 }
 
 TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
@@ -46,14 +47,16 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
     t.low = parse_number(range.substr(0, dots), whole);
     t.high = parse_number(range.substr(dots + 2), whole);
     if (!(t.high > t.low))
-      throw UsageError("input spec '" + whole + "': range '" + range + "' is empty (HIGH must exceed LOW)");
+      throw UsageError("input spec '" + whole + "': range '" + range +
+                       "' is empty (HIGH must exceed LOW)");
   }
   if (const auto colon = body.find(':'); colon != std::string::npos) {
     t.dtype = parse_dtype(trim(body.substr(0, colon)));
     body = body.substr(colon + 1);
   }
   if (trim(body).empty())
-    throw UsageError("input spec '" + whole + "': expected dimensions like 3x224x224 after the dtype");
+    throw UsageError("input spec '" + whole +
+                     "': expected dimensions like 3x224x224 after the dtype");
   std::istringstream dims(body);
   for (std::string dim; std::getline(dims, dim, 'x');) {
     dim = trim(dim);
@@ -65,8 +68,9 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
       used = 0;
     }
     if (dim.empty() || used != dim.size() || value <= 0)
-      throw UsageError("input spec '" + whole + "': expected dimensions like 3x224x224 (positive integers), got '" +
-                       body + "'");
+      throw UsageError("input spec '" + whole +
+                       "': expected dimensions like 3x224x224 (positive integers), got '" + body +
+                       "'");
     t.shape.push_back(value);
   }
   return t;
@@ -106,7 +110,8 @@ bool is_floating(DType dtype) {
 InputSpec parse_input_spec(const std::string& text) {
   InputSpec spec;
   std::istringstream parts(text);
-  for (std::string part; std::getline(parts, part, ';');) spec.tensors.push_back(parse_tensor(part, text));
+  for (std::string part; std::getline(parts, part, ';');)
+    spec.tensors.push_back(parse_tensor(part, text));
   if (spec.tensors.empty()) throw UsageError("input spec is empty; expected e.g. 3x224x224");
   return spec;
 }
@@ -116,7 +121,8 @@ std::string to_string(const InputSpec& spec) {
   for (const auto& t : spec.tensors) {
     if (!out.empty()) out += ";";
     if (t.dtype != DType::kFloat32) out += to_string(t.dtype) + ":";
-    for (std::size_t i = 0; i < t.shape.size(); ++i) out += (i ? "x" : "") + std::to_string(t.shape[i]);
+    for (std::size_t i = 0; i < t.shape.size(); ++i)
+      out += (i ? "x" : "") + std::to_string(t.shape[i]);
     if (t.has_range) out += "@" + format_number(t.low) + ".." + format_number(t.high);
   }
   return out;

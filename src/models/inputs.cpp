@@ -14,20 +14,30 @@ namespace torchperf {
 
 c10::ScalarType to_scalar_type(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return at::kFloat;
-    case DType::kFloat16: return at::kHalf;
-    case DType::kBFloat16: return at::kBFloat16;
-    case DType::kFloat64: return at::kDouble;
-    case DType::kInt64: return at::kLong;
-    case DType::kInt32: return at::kInt;
-    case DType::kUInt8: return at::kByte;
-    case DType::kBool: return at::kBool;
+    case DType::kFloat32:
+      return at::kFloat;
+    case DType::kFloat16:
+      return at::kHalf;
+    case DType::kBFloat16:
+      return at::kBFloat16;
+    case DType::kFloat64:
+      return at::kDouble;
+    case DType::kInt64:
+      return at::kLong;
+    case DType::kInt32:
+      return at::kInt;
+    case DType::kUInt8:
+      return at::kByte;
+    case DType::kBool:
+      return at::kBool;
   }
   return at::kFloat;
 }
 
-std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch, std::uint64_t seed) {
-  if (batch <= 0) throw UsageError("batch: expected a positive integer, got " + std::to_string(batch));
+std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch,
+                                     std::uint64_t seed) {
+  if (batch <= 0)
+    throw UsageError("batch: expected a positive integer, got " + std::to_string(batch));
   at::Generator gen = at::detail::createCPUGenerator(seed);
   std::vector<c10::IValue> inputs;
   for (const auto& t : spec.tensors) {
@@ -40,8 +50,8 @@ std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch, 
     } else {
       const double low = t.has_range ? t.low : 0;
       const double high = t.has_range ? t.high : 2;
-      tensor = at::randint(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high), shape, gen,
-                           at::TensorOptions().dtype(to_scalar_type(t.dtype)));
+      tensor = at::randint(static_cast<std::int64_t>(low), static_cast<std::int64_t>(high), shape,
+                           gen, at::TensorOptions().dtype(to_scalar_type(t.dtype)));
     }
     inputs.emplace_back(tensor);
   }
@@ -69,12 +79,13 @@ std::vector<c10::IValue> load_inputs_file(const std::string& path) {
   } else if (value.isList()) {
     for (const auto& v : value.toListRef()) inputs.push_back(v);
   } else {
-    throw ModelError("inputs file '" + path + "': expected a tensor or a tuple/list of tensors, got " +
-                     value.tagKind());
+    throw ModelError("inputs file '" + path +
+                     "': expected a tensor or a tuple/list of tensors, got " + value.tagKind());
   }
   for (const auto& v : inputs)
     if (!v.isTensor())
-      throw ModelError("inputs file '" + path + "': expected every input to be a tensor, got " + v.tagKind());
+      throw ModelError("inputs file '" + path + "': expected every input to be a tensor, got " +
+                       v.tagKind());
   if (inputs.empty()) throw ModelError("inputs file '" + path + "': holds no tensors");
   return inputs;
 }

@@ -61,7 +61,8 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
   if (!starts_with_bytes(path, "PK\x03\x04"))
     return "not a TorchScript archive (expected a zip file written by torch.jit.save or "
            "torch.jit.script(...).save)";
-  if (!has_zip_end_record(path)) return "a truncated or corrupt zip archive (its end record is missing)";
+  if (!has_zip_end_record(path))
+    return "a truncated or corrupt zip archive (its end record is missing)";
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     bool has_code = false, has_data = false;
@@ -82,9 +83,11 @@ std::unique_ptr<Model> TorchScriptFileSource::load() const {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(path_, ec)) throw ModelError("model '" + path_ + "': no such file");
-  if (!fs::is_regular_file(path_, ec)) throw ModelError("model '" + path_ + "': not a regular file");
+  if (!fs::is_regular_file(path_, ec))
+    throw ModelError("model '" + path_ + "': not a regular file");
   if (fs::path(path_).extension() == ".pt2")
-    throw ModelError("model '" + path_ + "': an AOTInductor package (.pt2) needs LibTorch >= 2.6; " +
+    throw ModelError("model '" + path_ +
+                     "': an AOTInductor package (.pt2) needs LibTorch >= 2.6; " +
                      "this build has LibTorch " + TORCH_VERSION + ", which loads TorchScript only");
   torch::jit::Module module;
   try {
@@ -147,10 +150,12 @@ bool TorchScriptModel::uses_operator(const std::string& qualified_name) const {
 
 std::unique_ptr<ModelSource> open_model(const std::string& reference) {
   if (reference.rfind(kBuiltinPrefix, 0) == 0)
-    return std::make_unique<BuiltinSource>(find_builtin(reference.substr(sizeof(kBuiltinPrefix) - 1)));
+    return std::make_unique<BuiltinSource>(
+        find_builtin(reference.substr(sizeof(kBuiltinPrefix) - 1)));
   std::error_code ec;
   if (!std::filesystem::exists(reference, ec))
-    throw ModelError("model '" + reference + "': no such file (a built-in is written builtin:NAME)");
+    throw ModelError("model '" + reference +
+                     "': no such file (a built-in is written builtin:NAME)");
   return std::make_unique<TorchScriptFileSource>(reference);
 }
 

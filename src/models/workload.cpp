@@ -3,6 +3,8 @@
 #include <ATen/Parallel.h>
 #include <sched.h>
 
+#include "torchperf/compat/torch_compat.h"
+
 namespace torchperf {
 
 WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
@@ -10,7 +12,8 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
   auto* ts = workload.model->as_torchscript();
   traits.torchscript = ts != nullptr;
   if (ts) {
-    traits.convolutional = ts->uses_operator("aten::conv2d") || ts->uses_operator("aten::_convolution") ||
+    traits.convolutional = ts->uses_operator("aten::conv2d") ||
+                           ts->uses_operator("aten::_convolution") ||
                            ts->uses_operator("aten::convolution");
     traits.can_train_mode = ts->module().hasattr("training");
   }
@@ -23,6 +26,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
     }
   }
   traits.cuda = workload.device.is_cuda();
+  traits.cpu_fuser = traits.cuda || compat::cpu_fuser_available();
   traits.inputs_from_file = inputs_from_file;
   traits.saved_training = workload.model->is_training();
   cpu_set_t set;

@@ -54,13 +54,16 @@ std::string format_environment(const Environment& env) {
   std::string isa;
   for (const auto& f : env.cpu_isa) isa += (isa.empty() ? "" : " ") + f;
   out += row("CPU", fmt::format("{} [{}]", env.cpu_model.empty() ? "unknown" : env.cpu_model, isa));
-  out += row("cores / threads", fmt::format("{} usable of {}; intra-op {}, inter-op {}", env.usable_cores,
-                                            env.logical_cores, env.intra_op_threads, env.inter_op_threads));
-  out += row("BLAS", to_string(env.blas.kind) + (env.blas.path.empty() ? "" : " (" + env.blas.path + ")"));
+  out += row("cores / threads",
+             fmt::format("{} usable of {}; intra-op {}, inter-op {}", env.usable_cores,
+                         env.logical_cores, env.intra_op_threads, env.inter_op_threads));
+  out += row("BLAS",
+             to_string(env.blas.kind) + (env.blas.path.empty() ? "" : " (" + env.blas.path + ")"));
   if (env.cuda_available) {
     std::string gpus;
     for (const auto& g : env.gpu_names) gpus += (gpus.empty() ? "" : ", ") + g;
-    out += row("CUDA", fmt::format("{} device(s) {}; cuDNN {}", env.cuda_devices, gpus, env.cudnn_version));
+    out += row("CUDA",
+               fmt::format("{} device(s) {}; cuDNN {}", env.cuda_devices, gpus, env.cudnn_version));
   } else {
     out += row("CUDA", "not available");
   }
@@ -72,28 +75,35 @@ std::string format_measurement(const Measurement& m) {
   const Summary& s = m.samples.summary;
   std::string out = fmt::format("measurement  {}  inputs {}  on {}\n", m.model, m.inputs, m.device);
   out += knob_lines(m.configuration);
-  out += row("throughput", fmt::format("{:.2f} samples/s  (95% CI {:.2f} – {:.2f})", m.throughput_samples_per_s,
-                                       m.throughput_ci.low, m.throughput_ci.high));
-  out += row("latency per call", fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms", m.latency_p50_ms,
-                                             m.latency_p90_ms, m.latency_p99_ms));
-  out += row("median CI / CV", fmt::format("±{}  /  {}", percent(s.median_ci_relative), percent(s.cv)));
-  out += row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; stopping rule {}", s.count,
-                                    m.samples.block_iterations, to_seconds(m.samples.measured),
-                                    m.samples.stop == StopReason::kConfidenceReached
-                                        ? "met"
-                                        : "NOT met (" + to_string(m.samples.stop) + ")"));
+  out += row("throughput",
+             fmt::format("{:.2f} samples/s  (95% CI {:.2f} – {:.2f})", m.throughput_samples_per_s,
+                         m.throughput_ci.low, m.throughput_ci.high));
+  out += row("latency per call", fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms",
+                                             m.latency_p50_ms, m.latency_p90_ms, m.latency_p99_ms));
+  out += row("median CI / CV",
+             fmt::format("±{}  /  {}", percent(s.median_ci_relative), percent(s.cv)));
+  out +=
+      row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; stopping rule {}", s.count,
+                                 m.samples.block_iterations, to_seconds(m.samples.measured),
+                                 m.samples.stop == StopReason::kConfidenceReached
+                                     ? "met"
+                                     : "NOT met (" + to_string(m.samples.stop) + ")"));
   const auto& w = m.samples.warmup;
   out += row("cold start / warm-up",
-             fmt::format("first call {:.2f} ms; warm-up {} calls, {:.1f} ms, {}", w.first_call.count() * 1e-6,
-                         w.iterations, w.total.count() * 1e-6, w.settled ? "settled" : "NOT settled"));
+             fmt::format("first call {:.2f} ms; warm-up {} calls, {:.1f} ms, {}",
+                         w.first_call.count() * 1e-6, w.iterations, w.total.count() * 1e-6,
+                         w.settled ? "settled" : "NOT settled"));
   out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
-  out += row("memory", fmt::format("peak RSS {} (before load {}); {:.1f} minor page faults per call",
-                                   format_bytes(m.peak_memory_bytes), format_bytes(m.rss_before_bytes),
-                                   m.page_faults_per_iteration));
+  out += row("memory",
+             fmt::format("peak {} {} (RSS before load {}); {:.1f} minor page faults per call",
+                         m.peak_memory_kind == "process-rss" ? "RSS" : "CUDA allocated",
+                         format_bytes(m.peak_memory_bytes), format_bytes(m.rss_before_bytes),
+                         m.page_faults_per_iteration));
   out += row("vs fp32 reference", quality_line(m.quality));
   if (m.flops_per_sample > 0)
-    out += row("compute", fmt::format("{:.3f} GFLOP per sample; {:.1f} GFLOP/s achieved",
-                                      static_cast<double>(m.flops_per_sample) / 1e9, m.achieved_gflops));
+    out += row("compute",
+               fmt::format("{:.3f} GFLOP per sample; {:.1f} GFLOP/s achieved",
+                           static_cast<double>(m.flops_per_sample) / 1e9, m.achieved_gflops));
   else
     out += row("compute", "no FLOP estimate (no operator with a LibTorch FLOP formula ran)");
   for (const auto& warning : m.warnings) out += "  warning: " + warning + "\n";
@@ -103,12 +113,15 @@ std::string format_measurement(const Measurement& m) {
 
 std::string format_comparison(const Comparison& c) {
   std::string out = "A  " + format_measurement(c.a) + "\nB  " + format_measurement(c.b) + "\n";
-  out += fmt::format("A vs B: {:.3f}x samples/s (95% CI {:.3f} – {:.3f}) over {} interleaved rounds; A is {}\n",
-                     c.speedup.median, c.speedup.median_ci.low, c.speedup.median_ci.high, c.speedup.count,
-                     c.verdict == "indistinguishable" ? "indistinguishable from B (the CI includes 1)" : c.verdict);
+  out += fmt::format(
+      "A vs B: {:.3f}x samples/s (95% CI {:.3f} – {:.3f}) over {} interleaved rounds; A is {}\n",
+      c.speedup.median, c.speedup.median_ci.low, c.speedup.median_ci.high, c.speedup.count,
+      c.verdict == "indistinguishable" ? "indistinguishable from B (the CI includes 1)"
+                                       : c.verdict);
   if (c.stop != StopReason::kConfidenceReached)
-    out += fmt::format("  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",
-                       percent(c.speedup.median_ci_relative));
+    out += fmt::format(
+        "  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",
+        percent(c.speedup.median_ci_relative));
   return out;
 }
 

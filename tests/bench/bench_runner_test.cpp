@@ -79,6 +79,35 @@ TEST(BenchRunnerTest, ATorchvisionModelFromAFileMeasuresWithItsSavedInputs) {
   EXPECT_NEAR(r.measurement->quality.cosine, 1, 1e-6);
 }
 
+TEST(BenchRunnerTest, MeasuresEveryTorchvisionAndTorchNnFixture) {
+  const std::vector<std::pair<std::string, std::string>> fixtures = {
+      {"resnet18_traced.pt", "3x64x64"},
+      {"mobilenet_v2_scripted.pt", "3x64x64"},
+      {"transformer_scripted.pt", "16x64"},
+      {"structured_output.pt", "5"},
+  };
+  for (const auto& [file, spec] : fixtures) {
+    BenchOptions o = quick(testing::fixture(file));
+    o.time_s = 0.1;
+    o.input_spec = spec;
+    o.config = Configuration::parse("batch=2,grad=no_grad");
+    const BenchResult r = bench(o);
+    EXPECT_TRUE(r.valid()) << file;
+    EXPECT_GT(r.measurement->throughput_samples_per_s, 0) << file;
+    EXPECT_NEAR(r.measurement->quality.cosine, 1, 1e-6) << file;
+  }
+}
+
+TEST(BenchRunnerTest, FreezingAndChannelsLastWorkOnATorchvisionModel) {
+  BenchOptions o = quick(testing::fixture("mobilenet_v2_scripted.pt"));
+  o.time_s = 0.1;
+  o.input_spec = "3x64x64";
+  o.config = Configuration::parse("grad=inference,format=channels_last,graph=frozen-opt");
+  const Measurement m = *bench(o).measurement;
+  EXPECT_GT(m.quality.cosine, 0.9999);
+  EXPECT_EQ(m.configuration.value("graph"), "frozen-opt");
+}
+
 TEST(BenchRunnerTest, AModelSavedInTrainingModeIsMeasuredAsSavedAgainstAnEvalReference) {
   BenchOptions o = quick(testing::fixture("resnet18_train_scripted.pt"));
   o.input_spec = "3x64x64";
@@ -141,12 +170,14 @@ TEST(BenchRunnerTest, MeasuresOnTheGpuWithCudaKnobs_CUDA) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   BenchOptions o = quick("builtin:resnet18");
   o.device = "cuda";
-  o.config = Configuration::parse("batch=8,grad=inference,precision=fp16-autocast,cudnn_benchmark=on,tf32=on");
+  o.config = Configuration::parse(
+      "batch=8,grad=inference,precision=fp16-autocast,cudnn_benchmark=on,tf32=on");
   const BenchResult r = bench(o);
   ASSERT_TRUE(r.valid());
   EXPECT_EQ(r.measurement->device, "cuda:0");
   EXPECT_GT(r.measurement->quality.cosine, 0.99);
   EXPECT_TRUE(r.environment.cuda_available);
+  EXPECT_EQ(r.measurement->peak_memory_kind, "cuda-caching-allocator");
 }
 
 }  // namespace torchperf

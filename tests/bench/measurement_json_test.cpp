@@ -37,9 +37,9 @@ TEST(MeasurementJsonTest, AMeasurementKeepsRawSamplesBesideAggregates) {
   const auto j = to_json(synthetic());
   EXPECT_EQ(j["samples_ns"].size(), 2u);
   EXPECT_EQ(j["iteration_ns"]["count"], 2);
-  for (const char* key : {"throughput_samples_per_s", "throughput_ci", "latency_ms", "warmup", "memory",
-                          "quality", "flops_per_sample", "achieved_gflops", "configuration",
-                          "stopping_rule_met", "block_iterations", "warnings"})
+  for (const char* key : {"throughput_samples_per_s", "throughput_ci", "latency_ms", "warmup",
+                          "memory", "quality", "flops_per_sample", "achieved_gflops",
+                          "configuration", "stopping_rule_met", "block_iterations", "warnings"})
     EXPECT_TRUE(j.contains(key)) << key;
 }
 

@@ -16,23 +16,26 @@ void expect_one_line_error(const CliRun& run, int code, const std::vector<std::s
   EXPECT_EQ(run.exit_code, code) << run.err;
   EXPECT_EQ(run.err.rfind("torchperf: error: ", 0), 0u) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-  for (const auto& piece : pieces) EXPECT_NE(run.err.find(piece), std::string::npos) << piece << " in " << run.err;
+  for (const auto& piece : pieces)
+    EXPECT_NE(run.err.find(piece), std::string::npos) << piece << " in " << run.err;
   EXPECT_TRUE(run.out.empty()) << run.out;
 }
 
 }  // namespace
 
 TEST(BenchCommandTest, PrintsATableEndingInTheVerdict) {
-  const CliRun run = run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "0.2"});
+  const CliRun run =
+      run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (const char* text : {"environment", "BLAS", "throughput", "samples/s", "latency per call", "p99",
-                           "median CI / CV", "cold start", "peak RSS", "vs fp32 reference", "GFLOP/s",
-                           "Result is : VALID"})
+  for (const char* text : {"environment", "BLAS", "throughput", "samples/s", "latency per call",
+                           "p99", "median CI / CV", "cold start", "peak RSS", "vs fp32 reference",
+                           "GFLOP/s", "Result is : VALID"})
     EXPECT_NE(run.out.find(text), std::string::npos) << text;
 }
 
 TEST(BenchCommandTest, JsonOutputFollowsTheSchema) {
-  const CliRun run = run_cli({"bench", "builtin:mlp", "--time", "0.2", "--json", "--config", "threads=1,grad=inference"});
+  const CliRun run = run_cli(
+      {"bench", "builtin:mlp", "--time", "0.2", "--json", "--config", "threads=1,grad=inference"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema_version"], 1);
@@ -42,7 +45,8 @@ TEST(BenchCommandTest, JsonOutputFollowsTheSchema) {
 }
 
 TEST(BenchCommandTest, VsBaselinePrintsTheRatioWithItsInterval) {
-  const CliRun run = run_cli({"bench", "builtin:mlp", "--grad", "no_grad", "--vs", "baseline", "--time", "0.2", "--json"});
+  const CliRun run = run_cli(
+      {"bench", "builtin:mlp", "--grad", "no_grad", "--vs", "baseline", "--time", "0.2", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["kind"], "comparison");
@@ -50,13 +54,17 @@ TEST(BenchCommandTest, VsBaselinePrintsTheRatioWithItsInterval) {
 }
 
 TEST(BenchCommandTest, KnobFlagsOverrideTheConfigString) {
-  const CliRun run = run_cli({"bench", "builtin:mlp", "--config", "grad=on", "--grad", "no_grad", "--time", "0.1", "--json"});
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--config", "grad=on", "--grad", "no_grad",
+                              "--time", "0.1", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(nlohmann::json::parse(run.out)["measurement"]["configuration"]["knobs"]["grad"]["value"], "no_grad");
+  EXPECT_EQ(
+      nlohmann::json::parse(run.out)["measurement"]["configuration"]["knobs"]["grad"]["value"],
+      "no_grad");
 }
 
 TEST(BenchCommandTest, AMissingModelFileExitsFour) {
-  expect_one_line_error(run_cli({"bench", "/nonexistent/model.pt", "--input", "3x8x8"}), 4, {"/nonexistent/model.pt", "no such file"});
+  expect_one_line_error(run_cli({"bench", "/nonexistent/model.pt", "--input", "3x8x8"}), 4,
+                        {"/nonexistent/model.pt", "no such file"});
 }
 
 TEST(BenchCommandTest, FilesThatAreNotTorchScriptExitFourNamingTheFile) {
@@ -72,25 +80,31 @@ TEST(BenchCommandTest, AWrongInputShapeExitsFiveNamingTheShape) {
 }
 
 TEST(BenchCommandTest, UnknownKnobsAndValuesExitTwo) {
-  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--precision", "fp8"}), 2, {"precision", "fp8", "expected one of"});
-  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--config", "turbo=on"}), 2, {"turbo", "known knobs"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--precision", "fp8"}), 2,
+                        {"precision", "fp8", "expected one of"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--config", "turbo=on"}), 2,
+                        {"turbo", "known knobs"});
   expect_one_line_error(run_cli({"bench", "builtin:mlp", "--turbo", "on"}), 2, {"--turbo"});
 }
 
 TEST(BenchCommandTest, AKnobForcedWhereItDoesNotApplyExitsTwo) {
   expect_one_line_error(run_cli({"bench", "builtin:mlp", "--format", "channels_last"}), 2,
                         {"format=channels_last does not apply"});
-  expect_one_line_error(run_cli({"bench", "builtin:resnet18", "--cudnn-benchmark", "on"}), 2, {"CUDA"});
+  expect_one_line_error(run_cli({"bench", "builtin:resnet18", "--cudnn-benchmark", "on"}), 2,
+                        {"CUDA"});
 }
 
 TEST(BenchCommandTest, ANonPositiveTimeBudgetExitsTwo) {
-  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "0"}), 2, {"--time", "positive"});
-  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "-1"}), 2, {"--time", "positive"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "0"}), 2,
+                        {"--time", "positive"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--time", "-1"}), 2,
+                        {"--time", "positive"});
 }
 
 TEST(BenchCommandTest, AnInputsFileThatHoldsNoTensorsExitsFour) {
   const std::string path = fixture("inputs_dict.pt");
-  expect_one_line_error(run_cli({"bench", fixture("two_inputs.pt"), "--inputs-file", path}), 4, {path});
+  expect_one_line_error(run_cli({"bench", fixture("two_inputs.pt"), "--inputs-file", path}), 4,
+                        {path});
 }
 
 TEST(BenchCommandTest, NanOutputIsReportedAndExitsThree) {
@@ -104,8 +118,8 @@ TEST(BenchCommandTest, NanOutputIsReportedAndExitsThree) {
 TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
   const CliRun run = run_cli({"bench", "--help"});
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* flag : {"--threads", "--batch", "--mode", "--grad", "--precision", "--format", "--graph",
-                           "--cudnn-benchmark", "--tf32", "--vs", "--time", "--json"})
+  for (const char* flag : {"--threads", "--batch", "--mode", "--grad", "--precision", "--format",
+                           "--graph", "--cudnn-benchmark", "--tf32", "--vs", "--time", "--json"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
 }
 

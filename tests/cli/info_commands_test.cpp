@@ -8,7 +8,8 @@ namespace torchperf {
 TEST(InfoCommandsTest, KnobsListsEveryKnobAndBuiltin) {
   const auto run = testing::run_cli({"knobs"});
   ASSERT_EQ(run.exit_code, 0);
-  for (const char* text : {"threads", "precision", "bf16-autocast", "graph", "frozen-opt", "resnet18", "encoder:bert-base"})
+  for (const char* text : {"threads", "precision", "bf16-autocast", "graph", "frozen-opt",
+                           "resnet18", "encoder:bert-base"})
     EXPECT_NE(run.out.find(text), std::string::npos) << text;
 }
 

@@ -33,8 +33,17 @@ TEST(TorchCompatTest, FuserStateIsSavedAndRestoredWhole) {
   EXPECT_EQ(fuser_state().texpr_fuser, before.texpr_fuser);
 }
 
+TEST(TorchCompatTest, TheFuserProbeAnswersAndLeavesTheFuserAsItWas) {
+  const FuserState before = fuser_state();
+  const bool available = cpu_fuser_available();
+  EXPECT_EQ(cpu_fuser_available(), available);  // cached
+  EXPECT_EQ(fuser_state().cpu_fusion, before.cpu_fusion);
+  EXPECT_EQ(fuser_state().texpr_fuser, before.texpr_fuser);
+}
+
 TEST(TorchCompatTest, ReportsTheAutocastDtype) {
-  // LibTorch 1.13's CPU autocast accepts bfloat16 only (float16 is refused), hence fp16 is CUDA-only.
+  // LibTorch 1.13's CPU autocast accepts bfloat16 only (float16 is refused), hence fp16 is
+  // CUDA-only.
   set_autocast(DeviceKind::kCpu, false, "bfloat16");
   EXPECT_EQ(autocast_dtype(DeviceKind::kCpu), "bfloat16");
 }
@@ -44,7 +53,15 @@ TEST(TorchCompatTest, ReportsVersionAndBuildConfiguration) {
   EXPECT_NE(torch_build_config().find("PyTorch built with"), std::string::npos);
 }
 
-TEST(TorchCompatTest, SynchronizingTheCpuIsANoOp) { EXPECT_NO_THROW(synchronize(DeviceKind::kCpu)); }
+TEST(TorchCompatTest, SynchronizingTheCpuIsANoOp) {
+  EXPECT_NO_THROW(synchronize(DeviceKind::kCpu));
+}
+
+TEST(TorchCompatTest, CpuBuildsHaveNoCudaAllocatorPeak) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_EQ(cuda_peak_allocated_bytes(0), -1);
+  EXPECT_NO_THROW(reset_cuda_peak(0));
+}
 
 TEST(TorchCompatTest, CudaCountsAreConsistent) {
   if (cuda_available()) {

@@ -9,15 +9,20 @@ TEST(TorchErrorTest, KeepsTheInnermostMessageOfATorchScriptTraceback) {
       "The following operation failed in the TorchScript interpreter.\n"
       "Traceback of TorchScript, serialized code (most recent call last):\n"
       "  File \"code/__torch__/m.py\", line 5, in forward\n"
-      "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input to have 3 channels\n";
-  EXPECT_EQ(concise_error_message(what), "Given groups=1, weight of size [64, 3, 7, 7], expected input to have 3 channels");
+      "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input to have 3 "
+      "channels\n";
+  EXPECT_EQ(concise_error_message(what),
+            "Given groups=1, weight of size [64, 3, 7, 7], expected input to have 3 channels");
 }
 
 TEST(TorchErrorTest, DropsTheBacktraceOfAPlainC10Error) {
-  const std::string what = "shape mismatch: [2] vs [3]\nException raised from foo at bar.cpp:10\nframe #0: ...";
+  const std::string what =
+      "shape mismatch: [2] vs [3]\nException raised from foo at bar.cpp:10\nframe #0: ...";
   EXPECT_EQ(concise_error_message(what), "shape mismatch: [2] vs [3]");
 }
 
-TEST(TorchErrorTest, ReturnsASingleLineUnchanged) { EXPECT_EQ(concise_error_message("plain"), "plain"); }
+TEST(TorchErrorTest, ReturnsASingleLineUnchanged) {
+  EXPECT_EQ(concise_error_message("plain"), "plain");
+}
 
 }  // namespace torchperf::compat

@@ -29,19 +29,28 @@ std::string config_error(const std::function<void()>& f) {
 }  // namespace
 
 TEST(ConfigurationTest, PrintsKnobsInRegistryOrderWhateverTheInputOrder) {
-  const auto c = Configuration::parse("graph=frozen-opt, precision=bf16-autocast,threads=2,grad=inference");
+  const auto c =
+      Configuration::parse("graph=frozen-opt, precision=bf16-autocast,threads=2,grad=inference");
   EXPECT_EQ(c.to_string(), "threads=2,grad=inference,precision=bf16-autocast,graph=frozen-opt");
   EXPECT_EQ(Configuration::parse(c.to_string()).to_string(), c.to_string());
 }
 
-TEST(ConfigurationTest, TheEmptyStringIsTheEmptyConfiguration) { EXPECT_TRUE(Configuration::parse("").empty()); }
+TEST(ConfigurationTest, TheEmptyStringIsTheEmptyConfiguration) {
+  EXPECT_TRUE(Configuration::parse("").empty());
+}
 
 TEST(ConfigurationTest, RejectsUnknownKnobsAndValuesNamingWhatIsAccepted) {
-  EXPECT_NE(config_error([] { Configuration::parse("turbo=on"); }).find("known knobs: threads"), std::string::npos);
-  EXPECT_NE(config_error([] { Configuration::parse("precision=fp8"); }).find("expected one of fp32"), std::string::npos);
-  EXPECT_NE(config_error([] { Configuration::parse("threads=0"); }).find("positive integer"), std::string::npos);
-  EXPECT_NE(config_error([] { Configuration::parse("threads"); }).find("knob=value"), std::string::npos);
-  EXPECT_NE(config_error([] { Configuration::parse("grad=on,grad=no_grad"); }).find("twice"), std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("turbo=on"); }).find("known knobs: threads"),
+            std::string::npos);
+  EXPECT_NE(
+      config_error([] { Configuration::parse("precision=fp8"); }).find("expected one of fp32"),
+      std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("threads=0"); }).find("positive integer"),
+            std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("threads"); }).find("knob=value"),
+            std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("grad=on,grad=no_grad"); }).find("twice"),
+            std::string::npos);
 }
 
 TEST(ConfigurationTest, ResolvingFillsInTheBaselineAndMarksWhatDoesNotApply) {
@@ -53,15 +62,20 @@ TEST(ConfigurationTest, ResolvingFillsInTheBaselineAndMarksWhatDoesNotApply) {
   EXPECT_EQ(r.value("precision"), "fp32");
   EXPECT_FALSE(r.knob("cudnn_benchmark").applicable);
   EXPECT_NE(r.knob("cudnn_benchmark").reason.find("CUDA"), std::string::npos);
-  EXPECT_EQ(r.to_string(), "threads=1,batch=1,mode=eval,grad=no_grad,precision=fp32,format=contiguous,graph=eager");
+  EXPECT_EQ(
+      r.to_string(),
+      "threads=1,batch=1,mode=eval,grad=no_grad,precision=fp32,format=contiguous,graph=eager");
 }
 
 TEST(ConfigurationTest, AKnobForcedWhereItDoesNotApplyIsAnError) {
   WorkloadTraits mlp;
-  const std::string message = config_error([&] { resolve(Configuration::parse("format=channels_last"), mlp); });
+  const std::string message =
+      config_error([&] { resolve(Configuration::parse("format=channels_last"), mlp); });
   EXPECT_NE(message.find("format=channels_last does not apply"), std::string::npos);
   EXPECT_NE(message.find("convolutions"), std::string::npos);
-  EXPECT_NE(config_error([&] { resolve(Configuration::parse("precision=fp16"), mlp); }).find("CUDA"), std::string::npos);
+  EXPECT_NE(
+      config_error([&] { resolve(Configuration::parse("precision=fp16"), mlp); }).find("CUDA"),
+      std::string::npos);
 }
 
 TEST(ConfigurationTest, FreezingAModelSavedInTrainingModeSwitchesItToEvalAndSaysSo) {
@@ -74,8 +88,9 @@ TEST(ConfigurationTest, FreezingAModelSavedInTrainingModeSwitchesItToEvalAndSays
 }
 
 TEST(ConfigurationTest, FreezingWithAnExplicitTrainModeIsAConflict) {
-  EXPECT_NE(config_error([] { resolve(Configuration::parse("graph=frozen-opt,mode=train"), convnet_on_cpu()); })
-                .find("needs mode=eval"),
+  EXPECT_NE(config_error([] {
+              resolve(Configuration::parse("graph=frozen-opt,mode=train"), convnet_on_cpu());
+            }).find("needs mode=eval"),
             std::string::npos);
 }
 
@@ -90,7 +105,8 @@ TEST(ConfigurationTest, BatchDoesNotApplyToInputsFromAFile) {
   t.inputs_from_file = true;
   t.default_batch = 2;
   EXPECT_FALSE(resolve(Configuration(), t).knob("batch").applicable);
-  EXPECT_NE(config_error([&] { resolve(Configuration::parse("batch=8"), t); }).find("fixed at 2"), std::string::npos);
+  EXPECT_NE(config_error([&] { resolve(Configuration::parse("batch=8"), t); }).find("fixed at 2"),
+            std::string::npos);
 }
 
 }  // namespace torchperf

@@ -98,6 +98,15 @@ TEST(KnobRegistryTest, AutocastUndoRestoresAnEnclosingAutocast) {
   compat::set_autocast(compat::DeviceKind::kCpu, false, "bfloat16");
 }
 
+TEST(KnobRegistryTest, FusionDoesNotApplyWhereTheFuserCannotCompileForCpu) {
+  WorkloadTraits t;
+  t.cpu_fuser = false;
+  const Applicability a = find_knob("graph").applies(t, "fused");
+  EXPECT_FALSE(a.applies);
+  EXPECT_NE(a.reason.find("LLVM"), std::string::npos);
+  EXPECT_TRUE(find_knob("graph").applies(t, "frozen-opt").applies);
+}
+
 TEST(KnobRegistryTest, CudaKnobsDoNotApplyOnCpu) {
   WorkloadTraits cpu;
   cpu.convolutional = true;

@@ -5,10 +5,13 @@
 namespace torchperf {
 
 TEST(EnvironmentTest, ClassifiesDebianBlasAlternatives) {
-  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"), BlasKind::kReference);
-  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"), BlasKind::kOpenBlas);
+  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"),
+            BlasKind::kReference);
+  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"),
+            BlasKind::kOpenBlas);
   EXPECT_EQ(classify_blas_path("/opt/intel/mkl/lib/libmkl_rt.so.2"), BlasKind::kMkl);
-  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/blis-openmp/libblas.so.3"), BlasKind::kBlis);
+  EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/blis-openmp/libblas.so.3"),
+            BlasKind::kBlis);
   EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/libc.so.6"), BlasKind::kNone);
 }
 

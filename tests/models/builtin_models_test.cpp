@@ -9,7 +9,8 @@
 namespace torchperf {
 namespace {
 
-std::vector<at::Tensor> run_builtin(const std::string& name, std::int64_t batch, std::uint64_t seed = 0) {
+std::vector<at::Tensor> run_builtin(const std::string& name, std::int64_t batch,
+                                    std::uint64_t seed = 0) {
   torch::NoGradGuard no_grad;
   auto module = build_builtin(name, seed);
   return flatten_output(module.forward(make_inputs(find_builtin(name).default_inputs, batch, 0)));

@@ -24,7 +24,8 @@ TEST(InputSpecTest, ParsesSeveralTypedInputsWithRanges) {
 }
 
 TEST(InputSpecTest, PrintsBackWhatItParsed) {
-  for (const std::string text : {"3x224x224", "int64:128@0..30522;int64:128", "bfloat16:16x64", "uint8:3x32x32@0..256"})
+  for (const std::string text :
+       {"3x224x224", "int64:128@0..30522;int64:128", "bfloat16:16x64", "uint8:3x32x32@0..256"})
     EXPECT_EQ(to_string(parse_input_spec(text)), text);
 }
 

@@ -18,11 +18,15 @@ TEST(InputsTest, PrependsTheBatchDimension) {
 
 TEST(InputsTest, TheSameSeedGivesTheSameData) {
   const auto spec = parse_input_spec("16");
-  EXPECT_TRUE(at::equal(make_inputs(spec, 2, 3)[0].toTensor(), make_inputs(spec, 2, 3)[0].toTensor()));
-  EXPECT_FALSE(at::equal(make_inputs(spec, 2, 3)[0].toTensor(), make_inputs(spec, 2, 4)[0].toTensor()));
+  EXPECT_TRUE(
+      at::equal(make_inputs(spec, 2, 3)[0].toTensor(), make_inputs(spec, 2, 3)[0].toTensor()));
+  EXPECT_FALSE(
+      at::equal(make_inputs(spec, 2, 3)[0].toTensor(), make_inputs(spec, 2, 4)[0].toTensor()));
 }
 
-TEST(InputsTest, RejectsANonPositiveBatch) { EXPECT_THROW(make_inputs(parse_input_spec("4"), 0, 0), UsageError); }
+TEST(InputsTest, RejectsANonPositiveBatch) {
+  EXPECT_THROW(make_inputs(parse_input_spec("4"), 0, 0), UsageError);
+}
 
 TEST(InputsTest, LoadsATensorSavedFromPython) {
   const auto inputs = load_inputs_file(testing::fixture("inputs_image.pt"));

@@ -46,7 +46,8 @@ TEST(ModelTest, SaysWhenTheFileDoesNotExist) {
 }
 
 TEST(ModelTest, ExplainsWhatAFileIsWhenItIsNotTorchScript) {
-  EXPECT_NE(model_error(fixture("not_a_model.txt")).find("not a TorchScript archive"), std::string::npos);
+  EXPECT_NE(model_error(fixture("not_a_model.txt")).find("not a TorchScript archive"),
+            std::string::npos);
   EXPECT_NE(model_error(fixture("other.zip")).find("not a PyTorch archive"), std::string::npos);
   EXPECT_NE(model_error(fixture("truncated.pt")).find("truncated"), std::string::npos);
   EXPECT_NE(model_error(fixture("state_dict.pt")).find("torch.save file"), std::string::npos);

@@ -36,9 +36,9 @@ TEST(TableWriterTest, FormatsBytesInBinaryUnits) {
 TEST(TableWriterTest, AResultShowsItsNumbersWarningsAndVerdict) {
   const std::string out = format_result(synthetic(true));
   EXPECT_EQ(out.rfind("***WARNING*** BLAS is the reference", 0), 0u);
-  for (const char* text : {"throughput", "latency per call", "median CI / CV", "NOT met", "cold start",
-                           "peak RSS", "vs fp32 reference", "GFLOP per sample", "warning: stopping rule",
-                           "reference (netlib)"})
+  for (const char* text :
+       {"throughput", "latency per call", "median CI / CV", "NOT met", "cold start", "peak RSS",
+        "vs fp32 reference", "GFLOP per sample", "warning: stopping rule", "reference (netlib)"})
     EXPECT_NE(out.find(text), std::string::npos) << text;
   EXPECT_NE(out.find("Result is : VALID"), std::string::npos);
 }

@@ -32,12 +32,14 @@ std::string slurp(const std::string& path) {
 std::string fixture(const std::string& name) {
   const std::string path = std::string(TORCHPERF_TEST_FIXTURE_DIR) + "/" + name;
   if (!std::filesystem::exists(path))
-    ADD_FAILURE() << "fixture " << path << " is missing: run the tests with ctest, which generates them";
+    ADD_FAILURE() << "fixture " << path
+                  << " is missing: run the tests with ctest, which generates them";
   return path;
 }
 
 CliRun run_cli(const std::vector<std::string>& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("torchperf-cli-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("torchperf-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "out").string(), err = (dir / "err").string();
   std::string command = quote(TORCHPERF_TEST_CLI);

@@ -10,12 +10,12 @@
 namespace torchperf {
 
 struct BenchOptions {
-  std::string model;        // "builtin:NAME" or a TorchScript file
-  std::string input_spec;   // empty: the model's own default (built-ins) — files need one
-  std::string inputs_file;  // tensors saved with torch.save, instead of a spec
-  Configuration config;     // the knobs the user set; the rest resolve to their baselines
+  std::string model;                // "builtin:NAME" or a TorchScript file
+  std::string input_spec;           // empty: the model's own default (built-ins) — files need one
+  std::string inputs_file;          // tensors saved with torch.save, instead of a spec
+  Configuration config;             // the knobs the user set; the rest resolve to their baselines
   std::optional<Configuration> vs;  // measure interleaved against this configuration
-  double time_s = 3;        // measurement budget per configuration (warm-up is capped separately)
+  double time_s = 3;  // measurement budget per configuration (warm-up is capped separately)
   double target_relative_ci = 0.01;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::uint64_t seed = 0;

@@ -15,6 +15,7 @@ namespace torchperf {
 // phase: "reference", "warm-up and measuring"; fraction in [0, 1] within the timed phase.
 using BenchProgress = std::function<void(const std::string& phase, double fraction)>;
 
-BenchResult run_bench(const BenchOptions& options, TimeSource& time, const BenchProgress& progress = nullptr);
+BenchResult run_bench(const BenchOptions& options, TimeSource& time,
+                      const BenchProgress& progress = nullptr);
 
 }  // namespace torchperf

@@ -25,7 +25,7 @@ struct OutputQuality {
 
 struct Measurement {
   std::string model;
-  std::string inputs;  // shapes and dtypes actually fed, e.g. "Float[8,3,224,224]"
+  std::string inputs;        // shapes and dtypes actually fed, e.g. "Float[8,3,224,224]"
   std::string input_source;  // the spec, or "file:PATH"
   std::string device;
   std::int64_t batch = 1;  // samples per call (first dimension of the first input)
@@ -35,10 +35,11 @@ struct Measurement {
   double throughput_samples_per_s = 0;  // batch / median iteration time
   Interval throughput_ci;               // from the median's CI
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
-  double setup_ms = 0;       // loading + one-time transforms (freezing …)
+  double setup_ms = 0;  // loading + one-time transforms (freezing …)
   std::int64_t rss_before_bytes = 0;
   std::int64_t peak_memory_bytes = 0;
-  bool peak_memory_reset = true;  // false: the high-water mark includes earlier work
+  std::string peak_memory_kind = "process-rss";  // or "cuda-caching-allocator"
+  bool peak_memory_reset = true;                 // false: the high-water mark includes earlier work
   double page_faults_per_iteration = 0;
   OutputQuality quality;
   std::uint64_t flops_per_sample = 0;
@@ -50,8 +51,8 @@ struct Measurement {
 };
 
 struct Comparison {
-  Measurement a;  // the configuration asked for
-  Measurement b;  // the one it is compared against (--vs)
+  Measurement a;    // the configuration asked for
+  Measurement b;    // the one it is compared against (--vs)
   Summary speedup;  // per round: B time / A time; > 1 means A is faster
   StopReason stop = StopReason::kTimeBudgetSpent;
   std::string verdict;  // "faster", "slower" or "indistinguishable" (CI includes 1)

@@ -14,7 +14,8 @@ nlohmann::json to_json(const Environment& env);
 nlohmann::json to_json(const ResolvedConfiguration& config);
 nlohmann::json to_json(const Measurement& m);
 nlohmann::json to_json(const Comparison& c);
-// {"schema_version", "kind": "measurement"|"comparison", "context", "measurement"|"comparison", "valid"}
+// {"schema_version", "kind": "measurement"|"comparison", "context", "measurement"|"comparison",
+// "valid"}
 nlohmann::json to_json(const BenchResult& result);
 
 }  // namespace torchperf

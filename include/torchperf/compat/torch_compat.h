@@ -10,7 +10,8 @@ namespace torchperf::compat {
 
 enum class DeviceKind { kCpu, kCuda };
 
-// Turns autocast on or off for one device type, with the given reduced dtype ("bfloat16"/"float16").
+// Turns autocast on or off for one device type, with the given reduced dtype
+// ("bfloat16"/"float16").
 void set_autocast(DeviceKind device, bool enabled, const std::string& dtype);
 bool autocast_enabled(DeviceKind device);
 std::string autocast_dtype(DeviceKind device);
@@ -25,9 +26,17 @@ struct FuserState {
 FuserState fuser_state();
 void set_fuser_state(FuserState state);
 bool cpu_fusion_enabled();
+// Whether the TensorExpr fuser can compile fused kernels for CPU in this LibTorch: it needs LLVM,
+// which Debian's build lacks. Found out once per process by fusing a tiny scripted function.
+bool cpu_fuser_available();
 
 // Waits for all work queued on the device; a no-op on CPU.
 void synchronize(DeviceKind device, int index = -1);
+
+// The CUDA caching allocator's peak of allocated bytes since the last reset, or -1 where this
+// LibTorch has no CUDA allocator (a CPU build): the process RSS is the CPU measure instead.
+std::int64_t cuda_peak_allocated_bytes(int index);
+void reset_cuda_peak(int index);
 
 bool cuda_available();
 int cuda_device_count();

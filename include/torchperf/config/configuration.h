@@ -30,10 +30,10 @@ class Configuration {
 
 struct ResolvedKnob {
   std::string name;
-  std::string value;      // "n/a" when it does not apply
+  std::string value;  // "n/a" when it does not apply
   bool applicable = true;
   bool requested = false;  // named by the user, not a baseline
-  std::string reason;     // why not applicable, or why a value was chosen for the user
+  std::string reason;      // why not applicable, or why a value was chosen for the user
 };
 
 struct ResolvedConfiguration {

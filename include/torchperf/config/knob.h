@@ -38,7 +38,8 @@ struct Knob {
   std::function<std::string(const WorkloadTraits&)> baseline;
   std::function<Applicability(const WorkloadTraits&, const std::string& value)> applies;
   // For model knobs: transform the workload's own copy of the model and inputs.
-  std::function<void(const std::string& value, Workload&)> prepare = [](const std::string&, Workload&) {};
+  std::function<void(const std::string& value, Workload&)> prepare = [](const std::string&,
+                                                                        Workload&) {};
   // Set the state for a call or a block and return what restores it.
   std::function<Undo(const std::string& value, const Workload&)> enter =
       [](const std::string&, const Workload&) { return Undo([] {}); };

@@ -34,7 +34,7 @@ struct Environment {
   std::string cpu_model;
   std::vector<std::string> cpu_isa;  // the performance-relevant flags present (avx2, avx512f, amx…)
   int logical_cores = 0;
-  int usable_cores = 0;  // in this process's affinity mask
+  int usable_cores = 0;      // in this process's affinity mask
   std::string cpu_governor;  // cpufreq scaling governor of cpu0, where the kernel exposes one
   double load_average_1m = 0;
   int intra_op_threads = 0;

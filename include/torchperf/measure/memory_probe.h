@@ -10,7 +10,8 @@ namespace torchperf {
 // Resident set size now, and its high-water mark since start or the last reset.
 std::int64_t current_rss_bytes();
 std::int64_t peak_rss_bytes();
-// Resets the high-water mark (Linux /proc/self/clear_refs); false where the kernel does not allow it.
+// Resets the high-water mark (Linux /proc/self/clear_refs); false where the kernel does not allow
+// it.
 bool reset_peak_rss();
 // Minor (no I/O) page faults of the whole process so far.
 std::int64_t minor_page_faults();

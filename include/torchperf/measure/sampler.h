@@ -1,6 +1,6 @@
-// The timing core: warm-up until iteration time settles, then timed blocks of iterations (the device
-// synchronised at each block end) until the confidence interval of the median is tight enough or the
-// time budget is spent. Knows nothing of models: it times a callable.
+// The timing core: warm-up until iteration time settles, then timed blocks of iterations (the
+// device synchronised at each block end) until the confidence interval of the median is tight
+// enough or the time budget is spent. Knows nothing of models: it times a callable.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,8 @@ struct SamplingOptions {
   std::size_t min_samples = 10;
   std::size_t max_samples = 200000;
   Nanoseconds min_block_time = std::chrono::milliseconds(1);  // dwarfs clock resolution (~20 ns)
-  std::size_t warmup_window = 3;  // settled: median of the last window within tolerance of the one before
+  std::size_t warmup_window =
+      3;  // settled: median of the last window within tolerance of the one before
   double warmup_tolerance = 0.05;
   std::size_t min_warmup_iterations = 3;  // TorchScript's profiling executor optimises after 2 runs
 };
@@ -37,7 +38,7 @@ struct TimedRun {
 };
 
 struct Warmup {
-  Nanoseconds first_call{0};  // the cold first call, on its own
+  Nanoseconds first_call{0};   // the cold first call, on its own
   std::size_t iterations = 0;  // including the first call
   Nanoseconds total{0};
   bool settled = false;
@@ -72,7 +73,8 @@ class Sampler {
 
   Warmup warm_up(const TimedRun& run);
   SampleSet measure(const TimedRun& run, const Progress& progress = nullptr);
-  // A and B in alternating blocks (A B, B A, A B …) so that drift of a shared machine hits both alike.
+  // A and B in alternating blocks (A B, B A, A B …) so that drift of a shared machine hits both
+  // alike.
   PairedSampleSet measure_paired(const TimedRun& a, const TimedRun& b,
                                  const Progress& progress = nullptr);
 

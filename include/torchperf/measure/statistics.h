@@ -22,7 +22,7 @@ struct Summary {
   double median = 0;
   double p90 = 0;
   double p99 = 0;
-  Interval median_ci;          // at the confidence level asked for
+  Interval median_ci;             // at the confidence level asked for
   double median_ci_relative = 0;  // largest distance from median to a CI end, as a fraction of it
 };
 

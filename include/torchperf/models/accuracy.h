@@ -24,7 +24,8 @@ struct Accuracy {
   std::int64_t nonfinite_values = 0;     // NaN or Inf in the candidate
 };
 
-Accuracy compare_outputs(const std::vector<at::Tensor>& reference, const std::vector<at::Tensor>& candidate);
+Accuracy compare_outputs(const std::vector<at::Tensor>& reference,
+                         const std::vector<at::Tensor>& candidate);
 
 // Counts NaN/Inf in outputs (used for the reference itself too).
 std::int64_t count_nonfinite(const std::vector<at::Tensor>& outputs);

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "torchperf/models/workload_traits.h"
 #include "torchperf/models/model.h"
+#include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
 

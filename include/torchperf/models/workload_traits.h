@@ -7,14 +7,15 @@
 namespace torchperf {
 
 struct WorkloadTraits {
-  bool torchscript = true;      // graph knobs need a TorchScript graph
-  bool convolutional = false;   // the graph has 2-D convolutions
-  bool image_input = false;     // some input is a 4-D floating tensor
-  bool floating_input = false;  // some input is floating point
-  bool cuda = false;            // runs on a CUDA device
+  bool torchscript = true;        // graph knobs need a TorchScript graph
+  bool convolutional = false;     // the graph has 2-D convolutions
+  bool image_input = false;       // some input is a 4-D floating tensor
+  bool floating_input = false;    // some input is floating point
+  bool cuda = false;              // runs on a CUDA device
+  bool cpu_fuser = true;          // the TensorExpr fuser can compile for CPU (LLVM present)
   bool inputs_from_file = false;  // batch is fixed by the file
-  bool saved_training = false;  // the training flag the model was saved with
-  bool can_train_mode = true;   // has a training flag at all
+  bool saved_training = false;    // the training flag the model was saved with
+  bool can_train_mode = true;     // has a training flag at all
   int usable_cores = 1;
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
   long long default_batch = 1;  // from the inputs file, or 1
