@@ -88,11 +88,16 @@ Session open_session(const BenchOptions& options) {
 void check_input_count(const Model& model, const std::vector<c10::IValue>& inputs,
                        const std::string& name) {
   const auto names = model.input_names();
-  if (names.size() == inputs.size()) return;
+  const std::size_t required = model.required_inputs();
+  if (inputs.size() >= required && inputs.size() <= names.size()) return;
   std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw WorkloadError("model '" + name + "': forward takes " + std::to_string(names.size()) +
-                      " input" + (names.size() == 1 ? "" : "s") + " (" + list + "), got " +
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i ? ", " : "") + names[i] + (i >= required ? "=default" : "");
+  const std::string count = required == names.size()
+                                ? std::to_string(names.size())
+                                : std::to_string(required) + " to " + std::to_string(names.size());
+  throw WorkloadError("model '" + name + "': forward takes " + count + " input" +
+                      (names.size() == 1 ? "" : "s") + " (" + list + "), got " +
                       std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
 }
 

@@ -118,6 +118,14 @@ std::vector<std::string> TorchScriptModel::input_names() const {
   return names;
 }
 
+std::size_t TorchScriptModel::required_inputs() const {
+  std::size_t required = 0;
+  const auto& schema = module_.get_method("forward").function().getSchema();
+  for (const auto& arg : schema.arguments())
+    if (arg.name() != "self" && !arg.default_value()) ++required;
+  return required;
+}
+
 bool TorchScriptModel::is_training() const {
   return module_.hasattr("training") && module_.is_training();
 }

@@ -39,6 +39,14 @@ TEST(ModelTest, KnowsTheTrainingFlagAModelWasSavedWith) {
 TEST(ModelTest, NamesEveryForwardArgument) {
   auto model = open_model(fixture("two_inputs.pt"))->load();
   EXPECT_EQ(model->input_names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(model->required_inputs(), 2u);
+}
+
+TEST(ModelTest, ArgumentsWithDefaultsAreOptional) {
+  auto model = open_model(fixture("transformer_scripted.pt"))->load();
+  EXPECT_EQ(model->input_names(),
+            (std::vector<std::string>{"src", "mask", "src_key_padding_mask"}));
+  EXPECT_EQ(model->required_inputs(), 1u);
 }
 
 TEST(ModelTest, SaysWhenTheFileDoesNotExist) {

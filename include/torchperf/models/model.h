@@ -21,6 +21,8 @@ class Model {
   virtual c10::IValue forward(const std::vector<c10::IValue>& inputs) = 0;
   // Names of forward's arguments (without self), for messages and input checks.
   virtual std::vector<std::string> input_names() const = 0;
+  // How many leading arguments have no default value (the rest may be left out).
+  virtual std::size_t required_inputs() const = 0;
   virtual bool is_training() const = 0;
   virtual void set_training(bool training) = 0;
   virtual void to(c10::Device device) = 0;
@@ -35,6 +37,7 @@ class TorchScriptModel final : public Model {
 
   c10::IValue forward(const std::vector<c10::IValue>& inputs) override;
   std::vector<std::string> input_names() const override;
+  std::size_t required_inputs() const override;
   bool is_training() const override;
   void set_training(bool training) override;
   void to(c10::Device device) override;
