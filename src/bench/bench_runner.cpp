@@ -296,6 +296,14 @@ SamplingOptions sampling_options(const BenchOptions& o) {
   return s;
 }
 
+// The batch describes the workload, not a setting under comparison: --vs uses A's batch unless it
+// names its own ("--batch 8 --vs baseline" is the baseline at batch 8).
+BenchOptions with_shared_batch(BenchOptions options) {
+  if (options.vs && !options.vs->get("batch"))
+    if (auto batch = options.config.get("batch")) options.vs->set("batch", *batch);
+  return options;
+}
+
 }  // namespace
 
 bool BenchResult::valid() const {
@@ -304,9 +312,10 @@ bool BenchResult::valid() const {
   return true;
 }
 
-BenchResult run_bench(const BenchOptions& options, TimeSource& time,
+BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
                       const BenchProgress& progress) {
-  validate(options);
+  validate(requested);
+  const BenchOptions options = with_shared_batch(requested);
   BenchResult result;
   result.environment = capture_environment();
   const Session session = open_session(options);

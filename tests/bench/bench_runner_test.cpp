@@ -60,6 +60,16 @@ TEST(BenchRunnerTest, ComparesTwoConfigurationsInterleaved) {
   EXPECT_TRUE(c.verdict == "faster" || c.verdict == "slower" || c.verdict == "indistinguishable");
 }
 
+TEST(BenchRunnerTest, VsBaselineKeepsTheBatchOfTheWorkload) {
+  BenchOptions o = quick("builtin:mlp");
+  o.config = Configuration::parse("batch=8,grad=no_grad");
+  o.vs = named_or_parsed("baseline");
+  const Comparison c = *bench(o).comparison;
+  EXPECT_EQ(c.a.batch, 8);
+  EXPECT_EQ(c.b.batch, 8);
+  EXPECT_EQ(c.b.configuration.value("grad"), "on");
+}
+
 TEST(BenchRunnerTest, BatchRatiosCompareSamplesPerSecond) {
   BenchOptions o = quick("builtin:mlp");
   o.config = Configuration::parse("batch=16,grad=no_grad");
