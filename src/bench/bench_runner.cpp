@@ -252,13 +252,19 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
     m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
   if (!paired && samples.stop != StopReason::kConfidenceReached) {
     char buf[240];
-    std::snprintf(
-        buf, sizeof(buf),
-        "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
-        "samples (%s)",
-        sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
-        sum.count,
-        samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
+    if (std::isnan(sum.median_ci_relative))
+      std::snprintf(buf, sizeof(buf),
+                    "stopping rule not met: %zu sample(s) are too few for a %.0f%% CI of the "
+                    "median (6 at least; raise --time)",
+                    sum.count, sampling.confidence * 100);
+    else
+      std::snprintf(
+          buf, sizeof(buf),
+          "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
+          "samples (%s)",
+          sampling.confidence * 100, sum.median_ci_relative * 100,
+          sampling.target_relative_ci * 100, sum.count,
+          samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
     m.warnings.push_back(buf);
   }
   if (!samples.warmup.settled)
@@ -385,7 +391,9 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
     c.speedup.median_ci.low *= scale;
     c.speedup.median_ci.high *= scale;
   }
-  if (c.speedup.median_ci.low > 1)
+  if (std::isnan(c.speedup.median_ci.low))
+    c.verdict = "undetermined";  // too few rounds for an interval
+  else if (c.speedup.median_ci.low > 1)
     c.verdict = "faster";
   else if (c.speedup.median_ci.high < 1)
     c.verdict = "slower";

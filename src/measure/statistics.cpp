@@ -68,7 +68,8 @@ Interval median_confidence_interval_sorted(const std::vector<double>& sorted, do
     const double alpha = 1 - confidence;
     std::size_t k = 0;
     while (k + 1 <= n / 2 && binomial_half_cdf(n, k) <= alpha / 2) ++k;
-    if (k == 0) return {sorted.front(), sorted.back()};
+    // Below 6 samples even [min, max] covers the median with less than 95%: there is no interval.
+    if (k == 0) return {std::nan(""), std::nan("")};
     return {sorted[k - 1], sorted[n - k]};
   }
   const double z = normal_two_sided_quantile(confidence);
@@ -100,7 +101,8 @@ Summary summarize(std::vector<double> values, double confidence) {
   s.p99 = quantile_sorted(values, 0.99);
   s.median_ci = median_confidence_interval_sorted(values, confidence);
   s.median_ci_relative =
-      s.median != 0
+      std::isnan(s.median_ci.low) ? std::nan("")
+      : s.median != 0
           ? std::max(s.median - s.median_ci.low, s.median_ci.high - s.median) / std::fabs(s.median)
           : 0;
   return s;

@@ -11,7 +11,15 @@ std::string row(const std::string& label, const std::string& value) {
   return fmt::format("  {:<22} {}\n", label, value);
 }
 
-std::string percent(double fraction) { return fmt::format("{:.2f}%", fraction * 100); }
+std::string percent(double fraction) {
+  return std::isnan(fraction) ? "n/a" : fmt::format("{:.2f}%", fraction * 100);
+}
+
+// "(95% CI low – high)", or why there is none.
+std::string interval(const Interval& ci, int decimals) {
+  if (std::isnan(ci.low)) return "(95% CI n/a: fewer than 6 samples)";
+  return fmt::format("(95% CI {:.{}f} – {:.{}f})", ci.low, decimals, ci.high, decimals);
+}
 
 std::string quality_line(const OutputQuality& q) {
   if (!q.comparable) return "not comparable: " + q.note;
@@ -75,9 +83,8 @@ std::string format_measurement(const Measurement& m) {
   const Summary& s = m.samples.summary;
   std::string out = fmt::format("measurement  {}  inputs {}  on {}\n", m.model, m.inputs, m.device);
   out += knob_lines(m.configuration);
-  out += row("throughput",
-             fmt::format("{:.2f} samples/s  (95% CI {:.2f} – {:.2f})", m.throughput_samples_per_s,
-                         m.throughput_ci.low, m.throughput_ci.high));
+  out += row("throughput", fmt::format("{:.2f} samples/s  {}", m.throughput_samples_per_s,
+                                       interval(m.throughput_ci, 2)));
   out += row("latency per call", fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms",
                                              m.latency_p50_ms, m.latency_p90_ms, m.latency_p99_ms));
   out += row("median CI / CV",
@@ -113,11 +120,12 @@ std::string format_measurement(const Measurement& m) {
 
 std::string format_comparison(const Comparison& c) {
   std::string out = "A  " + format_measurement(c.a) + "\nB  " + format_measurement(c.b) + "\n";
-  out += fmt::format(
-      "A vs B: {:.3f}x samples/s (95% CI {:.3f} – {:.3f}) over {} interleaved rounds; A is {}\n",
-      c.speedup.median, c.speedup.median_ci.low, c.speedup.median_ci.high, c.speedup.count,
+  const std::string verdict =
       c.verdict == "indistinguishable" ? "indistinguishable from B (the CI includes 1)"
-                                       : c.verdict);
+      : c.verdict == "undetermined"    ? "undetermined (too few rounds; raise --time)"
+                                       : c.verdict;
+  out += fmt::format("A vs B: {:.3f}x samples/s {} over {} interleaved rounds; A is {}\n",
+                     c.speedup.median, interval(c.speedup.median_ci, 3), c.speedup.count, verdict);
   if (c.stop != StopReason::kConfidenceReached)
     out += fmt::format(
         "  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",

@@ -26,11 +26,17 @@ TEST(StatisticsTest, SmallSampleMedianIntervalUsesExactBinomialRanks) {
   EXPECT_DOUBLE_EQ(ci.high, 9);
 }
 
-TEST(StatisticsTest, TooFewSamplesGiveTheFullRange) {
+TEST(StatisticsTest, TooFewSamplesHaveNoInterval) {
+  // With 5 samples even [min, max] covers the median only 1 - 2/32 = 93.75% of the time.
   std::vector<double> v{1, 2, 3, 4, 5};
   const Interval ci = median_confidence_interval_sorted(v, 0.95);
-  EXPECT_DOUBLE_EQ(ci.low, 1);
-  EXPECT_DOUBLE_EQ(ci.high, 5);
+  EXPECT_TRUE(std::isnan(ci.low));
+  EXPECT_TRUE(std::isnan(ci.high));
+  EXPECT_TRUE(std::isnan(summarize({7}).median_ci_relative));
+  // Six samples are the fewest with one: [x(1), x(6)].
+  const Interval six = median_confidence_interval_sorted({1, 2, 3, 4, 5, 6}, 0.95);
+  EXPECT_DOUBLE_EQ(six.low, 1);
+  EXPECT_DOUBLE_EQ(six.high, 6);
 }
 
 TEST(StatisticsTest, MedianIntervalCoversTheTrueMedianAboutNinetyFivePercentOfTheTime) {
@@ -54,10 +60,10 @@ TEST(StatisticsTest, SummaryReportsSpreadAndRelativeInterval) {
   EXPECT_DOUBLE_EQ(s.median, 10);
   EXPECT_DOUBLE_EQ(s.cv, 0);
   EXPECT_DOUBLE_EQ(s.median_ci_relative, 0);
-  const Summary t = summarize({9, 11});
+  const Summary t = summarize({9, 9, 9, 11, 11, 11});
   EXPECT_DOUBLE_EQ(t.mean, 10);
-  EXPECT_NEAR(t.stddev, std::sqrt(2.0), 1e-12);
-  EXPECT_NEAR(t.median_ci_relative, 0.1, 1e-12);
+  EXPECT_NEAR(t.stddev, std::sqrt(1.2), 1e-12);
+  EXPECT_NEAR(t.median_ci_relative, 0.1, 1e-12);  // [x(1), x(6)] = [9, 11] around 10
 }
 
 TEST(StatisticsTest, EmptyInputGivesAnEmptySummary) { EXPECT_EQ(summarize({}).count, 0u); }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace torchperf {
 namespace {
 
@@ -49,6 +51,15 @@ TEST(TableWriterTest, AnInvalidResultSaysWhy) {
   EXPECT_NE(out.find("Result is : INVALID"), std::string::npos);
 }
 
+TEST(TableWriterTest, TooFewSamplesShowNoIntervalRatherThanAFalseOne) {
+  BenchResult r = synthetic(true);
+  r.measurement->samples.summary = summarize({1000});
+  r.measurement->throughput_ci = {std::nan(""), std::nan("")};
+  const std::string out = format_result(r);
+  EXPECT_NE(out.find("95% CI n/a: fewer than 6 samples"), std::string::npos);
+  EXPECT_NE(out.find("±n/a"), std::string::npos);
+}
+
 TEST(TableWriterTest, AComparisonStatesTheRatioAndVerdict) {
   Comparison c;
   c.a = *synthetic(true).measurement;
@@ -56,7 +67,7 @@ TEST(TableWriterTest, AComparisonStatesTheRatioAndVerdict) {
   c.speedup = summarize({1.1, 1.2, 1.3});
   c.verdict = "faster";
   const std::string out = format_comparison(c);
-  EXPECT_NE(out.find("A vs B: 1.200x"), std::string::npos);
+  EXPECT_NE(out.find("A vs B: 1.200x samples/s (95% CI"), std::string::npos);
   EXPECT_NE(out.find("A is faster"), std::string::npos);
 }
 

@@ -30,7 +30,7 @@ struct Summary {
 double quantile_sorted(const std::vector<double>& sorted, double q);
 
 // Confidence interval of the median from order statistics (binomial ranks, normal approximation
-// for n > 30, exact for smaller n). Returns {min, max} when n is too small to do better.
+// for n > 30, exact for smaller n). NaN ends when n is too small for one to exist (n < 6 at 95%).
 Interval median_confidence_interval_sorted(const std::vector<double>& sorted, double confidence);
 
 Summary summarize(std::vector<double> values, double confidence = 0.95);
