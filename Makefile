@@ -29,7 +29,7 @@ test: build
 # model as loaded, with the ratio and its confidence interval.
 demo: cli
 	$(BUILD)/torchperf bench builtin:resnet18 --batch 8 --mode eval --grad inference --graph frozen-opt \
-	  --vs baseline --time 5
+	  --vs baseline --time 15
 
 # Speed checks that print ratios measured side by side in one run (never part of `make test`).
 bench: build

@@ -202,6 +202,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.device = p.workload.device.str();
   m.batch = batch_of(p.workload);
   m.configuration = p.config;
+  m.paired = paired;
   m.samples = samples;
   const Summary& sum = samples.summary;
   const double batch = static_cast<double>(m.batch);

@@ -97,6 +97,7 @@ json to_json(const Measurement& m) {
       {"block_iterations", m.samples.block_iterations},
       {"stop_reason", to_string(m.samples.stop)},
       {"stopping_rule_met", m.samples.stop == StopReason::kConfidenceReached},
+      {"paired", m.paired},
       {"measured_s", to_seconds(m.samples.measured)},
       {"warmup", to_json(m.samples.warmup)},
       {"setup_ms", m.setup_ms},

@@ -89,12 +89,12 @@ std::string format_measurement(const Measurement& m) {
                                              m.latency_p50_ms, m.latency_p90_ms, m.latency_p99_ms));
   out += row("median CI / CV",
              fmt::format("±{}  /  {}", percent(s.median_ci_relative), percent(s.cv)));
-  out +=
-      row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; stopping rule {}", s.count,
-                                 m.samples.block_iterations, to_seconds(m.samples.measured),
-                                 m.samples.stop == StopReason::kConfidenceReached
-                                     ? "met"
-                                     : "NOT met (" + to_string(m.samples.stop) + ")"));
+  out += row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; {} {}", s.count,
+                                    m.samples.block_iterations, to_seconds(m.samples.measured),
+                                    m.paired ? "the ratio's stopping rule" : "stopping rule",
+                                    m.samples.stop == StopReason::kConfidenceReached
+                                        ? "met"
+                                        : "NOT met (" + to_string(m.samples.stop) + ")"));
   const auto& w = m.samples.warmup;
   out += row("cold start / warm-up",
              fmt::format("first call {:.2f} ms; warm-up {} calls, {:.1f} ms, {}",

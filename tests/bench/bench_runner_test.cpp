@@ -55,6 +55,8 @@ TEST(BenchRunnerTest, ComparesTwoConfigurationsInterleaved) {
   EXPECT_EQ(c.a.configuration.value("grad"), "no_grad");
   EXPECT_EQ(c.b.configuration.value("grad"), "on");
   EXPECT_EQ(c.a.samples.summary.count, c.b.samples.summary.count);
+  EXPECT_TRUE(c.a.paired);
+  EXPECT_TRUE(c.b.paired);
   EXPECT_GT(c.speedup.median, 0);
   EXPECT_LE(c.speedup.median_ci.low, c.speedup.median);
   EXPECT_TRUE(c.verdict == "faster" || c.verdict == "slower" || c.verdict == "indistinguishable");

@@ -31,6 +31,7 @@ struct Measurement {
   std::int64_t batch = 1;  // samples per call (first dimension of the first input)
   ResolvedConfiguration configuration;
   SampleSet samples;
+  bool paired = false;  // from a --vs comparison: the stopping rule was the ratio's
 
   double throughput_samples_per_s = 0;  // batch / median iteration time
   Interval throughput_ci;               // from the median's CI
