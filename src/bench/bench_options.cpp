@@ -15,6 +15,9 @@ void validate(const BenchOptions& options) {
     got << options.time_s;
     throw UsageError("--time: expected a positive number of seconds, got " + got.str());
   }
+  if (options.time_s > 1e6)
+    throw UsageError("--time: expected at most 1e6 seconds (11.6 days), got " +
+                     std::to_string(options.time_s));
   if (!(options.target_relative_ci > 0 && options.target_relative_ci < 1))
     throw UsageError("--target-ci: expected a fraction between 0 and 1, e.g. 0.01 for ±1%");
   if (!options.input_spec.empty() && !options.inputs_file.empty())

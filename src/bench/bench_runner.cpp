@@ -58,6 +58,11 @@ c10::Device resolve_device(const std::string& requested) {
     throw UsageError(
         "--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
         (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
+  if (device.is_cuda() && !device.has_index()) device = c10::Device(c10::kCUDA, 0);
+  if (device.is_cuda() && device.index() >= compat::cuda_device_count())
+    throw UsageError("--device " + requested + ": there are " +
+                     std::to_string(compat::cuda_device_count()) +
+                     " CUDA device(s), numbered from 0");
   if (!device.is_cpu() && !device.is_cuda())
     throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
   return device;
@@ -101,6 +106,13 @@ void check_input_count(const Model& model, const std::vector<c10::IValue>& input
                       std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
 }
 
+bool is_out_of_memory(const std::string& message) {
+  for (const char* sign :
+       {"out of memory", "can't allocate memory", "Cannot allocate memory", "not enough memory"})
+    if (message.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 Workload load_workload(const Session& s) {
   Workload w;
   w.model = s.source->load();
@@ -134,29 +146,40 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   Configuration careful;
   if (traits.can_train_mode) careful.set("mode", "eval");
   careful.set("grad", "no_grad");
+  if (traits.cuda) careful.set("tf32", "off");  // a true fp32 reference: cuDNN uses TF32 by default
   if (batch != "n/a") careful.set("batch", batch);
   const ResolvedConfiguration config = resolve(careful, traits);
   prepare_workload(config, w);
   Reference ref;
   try {
     ref.outputs = to_cpu_float(flatten_output(forward_in_scope(config, w)));
-    if (count) {
+  } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
+    const std::string message = compat::concise_error_message(e.what());
+    if (is_out_of_memory(message))
+      throw RuntimeFailure("model '" + s.source->name() + "' ran out of memory at inputs " +
+                           describe_inputs(w.inputs) + ": " + message);
+    throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " +
+                        describe_inputs(w.inputs) + ": " + message);
+  }
+  if (count) {
+    try {
       const FlopCount flops = count_flops([&] { forward_in_scope(config, w); });
       const auto batch_size = w.inputs.empty() || w.inputs[0].toTensor().dim() == 0
                                   ? 1
                                   : w.inputs[0].toTensor().size(0);
       ref.flops_per_sample =
           flops.flops / static_cast<std::uint64_t>(std::max<std::int64_t>(1, batch_size));
+    } catch (const std::exception& e) {
+      throw RuntimeFailure("counting FLOPs of model '" + s.source->name() +
+                           "' failed: " + compat::concise_error_message(e.what()));
     }
-  } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
-    throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " +
-                        describe_inputs(w.inputs) + ": " + compat::concise_error_message(e.what()));
   }
   return ref;
 }
 
 struct Prepared {
   Workload workload;
+  WorkloadTraits traits;
   ResolvedConfiguration config;
   double setup_ms = 0;
   std::int64_t rss_before = 0;
@@ -169,7 +192,8 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
   p->rss_before = current_rss_bytes();
   const auto start = time.now();
   p->workload = load_workload(s);
-  p->config = resolve(requested, describe_workload(p->workload, s.spec == std::nullopt));
+  p->traits = describe_workload(p->workload, s.spec == std::nullopt);
+  p->config = resolve(requested, p->traits);
   try {
     prepare_workload(p->config, p->workload);
   } catch (const std::exception& e) {
@@ -268,24 +292,16 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
           samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
     m.warnings.push_back(buf);
   }
+  const ResolvedKnob& threads = p.config.knob("threads");
+  if (threads.applicable && std::stoi(threads.value) > p.traits.usable_cores)
+    m.warnings.push_back("threads=" + threads.value + " exceeds the " +
+                         std::to_string(p.traits.usable_cores) +
+                         " usable cores: oversubscribed threads make timings noisy");
   if (!samples.warmup.settled)
     m.warnings.push_back("warm-up did not settle within its budget (" +
                          std::to_string(samples.warmup.iterations) +
                          " iterations): early samples may be slow");
   return m;
-}
-
-// Runs a timing phase; a forward call that fails mid-measurement is the configuration's failure.
-template <typename F>
-auto timed(const Prepared& p, F&& measure) -> decltype(measure()) {
-  try {
-    return measure();
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("configuration " + p.config.to_string() +
-                         " failed while timing: " + compat::concise_error_message(e.what()));
-  }
 }
 
 bool reset_peaks(const c10::Device& device) {
@@ -353,7 +369,7 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
     const bool reset = reset_peaks(session.device);
     auto p = prepare(session, options.config, time);
     const std::int64_t faults_before = minor_page_faults();
-    const SampleSet samples = timed(*p, [&] { return sampler.measure(p->run, report); });
+    const SampleSet samples = sampler.measure(p->run, report);
     const std::int64_t faults = minor_page_faults() - faults_before;
     Measurement m = finish(session, *p, samples, ref, faults, sampling, false);
     m.peak_memory_reset = reset;
@@ -369,8 +385,7 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
   auto a = prepare(session, options.config, time);
   auto b = prepare(session, *options.vs, time);
   const std::int64_t faults_before = minor_page_faults();
-  const PairedSampleSet paired =
-      timed(*a, [&] { return sampler.measure_paired(a->run, b->run, report); });
+  const PairedSampleSet paired = sampler.measure_paired(a->run, b->run, report);
   const std::int64_t faults = (minor_page_faults() - faults_before) / 2;
   Comparison c;
   c.a = finish(session, *a, paired.a, ref_a, faults, sampling, true);

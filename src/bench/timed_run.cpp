@@ -3,7 +3,9 @@
 #include <memory>
 
 #include "torchperf/compat/torch_compat.h"
+#include "torchperf/compat/torch_error.h"
 #include "torchperf/config/apply.h"
+#include "torchperf/error.h"
 
 namespace torchperf {
 
@@ -21,9 +23,11 @@ TimedRun make_timed_run(Workload& workload, const ResolvedConfiguration& config)
     Undo undo = enter_scope(*c, *w, KnobScope::kCall);
     try {
       w->model->forward(w->inputs);
-    } catch (...) {
+    } catch (const std::exception& e) {
       undo();
-      throw;
+      // Name the configuration that failed: in a --vs comparison it may be either side.
+      throw RuntimeFailure("configuration " + c->to_string() +
+                           " failed while timing: " + compat::concise_error_message(e.what()));
     }
     undo();
   };

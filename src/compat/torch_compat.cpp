@@ -75,7 +75,9 @@ std::string autocast_dtype(DeviceKind device) {
   const at::ScalarType type = device == DeviceKind::kCpu ? at::autocast::get_autocast_cpu_dtype()
                                                          : at::autocast::get_autocast_gpu_dtype();
 #endif
-  return type == at::kHalf ? "float16" : "bfloat16";
+  if (type == at::kHalf) return "float16";
+  if (type == at::kBFloat16) return "bfloat16";
+  return c10::toString(type);
 }
 
 void clear_autocast_cache() { at::autocast::clear_cache(); }

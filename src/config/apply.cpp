@@ -16,7 +16,13 @@ Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, 
   for (const auto& knob : knob_registry()) {
     if (knob.scope != scope) continue;
     const auto& resolved = config.knob(knob.name);
-    if (resolved.applicable) undos->push_back(knob.enter(resolved.value, workload));
+    if (!resolved.applicable) continue;
+    try {
+      undos->push_back(knob.enter(resolved.value, workload));
+    } catch (...) {
+      for (auto it = undos->rbegin(); it != undos->rend(); ++it) (*it)();
+      throw;
+    }
   }
   return [undos] {
     for (auto it = undos->rbegin(); it != undos->rend(); ++it) (*it)();

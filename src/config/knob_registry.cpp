@@ -62,7 +62,13 @@ Knob threads_knob() {
     return v;
   };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_threads); };
-  k.applies = always;
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    const int cap = 4 * std::max(1, t.usable_cores);
+    return std::stol(value) <= cap
+               ? Applicability::yes()
+               : Applicability::no("more than " + std::to_string(cap) + " threads (4x the " +
+                                   std::to_string(t.usable_cores) + " usable cores)");
+  };
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     const int previous = at::get_num_threads();
     at::set_num_threads(std::stoi(value));

@@ -29,12 +29,17 @@ Sampler::Sampler(TimeSource& time, SamplingOptions options) : time_(time), optio
 
 Nanoseconds Sampler::time_block(const TimedRun& run, std::size_t iterations) {
   run.enter();
-  const auto start = time_.now();
-  for (std::size_t i = 0; i < iterations; ++i) run.iterate();
-  run.synchronize();
-  const Nanoseconds elapsed = time_.now() - start;
-  run.exit();
-  return elapsed;
+  try {
+    const auto start = time_.now();
+    for (std::size_t i = 0; i < iterations; ++i) run.iterate();
+    run.synchronize();
+    const Nanoseconds elapsed = time_.now() - start;
+    run.exit();
+    return elapsed;
+  } catch (...) {
+    run.exit();  // process-wide state must not outlive a failed block
+    throw;
+  }
 }
 
 std::size_t Sampler::block_size_for(double iteration_ns) const {
@@ -100,7 +105,9 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
       break;
     }
     if (set.measured >= options_.time_budget) {
-      set.stop = StopReason::kTimeBudgetSpent;
+      next_check = 0;  // one last look at every sample before calling the budget spent
+      set.stop = precise_enough(set.iteration_ns, next_check) ? StopReason::kConfidenceReached
+                                                              : StopReason::kTimeBudgetSpent;
       break;
     }
     if (set.iteration_ns.size() >= options_.max_samples) {
@@ -146,7 +153,9 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
       break;
     }
     if (measured >= options_.time_budget) {
-      set.stop = StopReason::kTimeBudgetSpent;
+      next_check = 0;
+      set.stop = precise_enough(set.speedup, next_check) ? StopReason::kConfidenceReached
+                                                         : StopReason::kTimeBudgetSpent;
       break;
     }
     if (set.speedup.size() >= options_.max_samples) {

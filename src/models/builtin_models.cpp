@@ -295,6 +295,8 @@ torch::jit::Module build_builtin(const std::string& name, std::uint64_t seed) {
   // load in eval mode; a model saved in training mode is a torchvision fixture of the test suite.
   Module m = build_in_training_mode(name, seed);
   m.eval();
+  // Parameters require grad, as every nn.Module's do: grad=on must really record autograd.
+  for (const auto& p : m.parameters()) p.requires_grad_(true);
   return m;
 }
 

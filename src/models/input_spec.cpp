@@ -1,5 +1,6 @@
 #include "torchperf/models/input_spec.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "torchperf/error.h"
@@ -30,6 +31,12 @@ double parse_number(const std::string& text, const std::string& whole) {
   }
   throw UsageError("input spec '" + whole + "': expected a number in the range, got '" + text +
                    "'");
+}
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
 }
 
 TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
@@ -73,13 +80,19 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
                        "'");
     t.shape.push_back(value);
   }
+  if (t.has_range && !is_floating(t.dtype)) {
+    const bool integral = t.low == std::floor(t.low) && t.high == std::floor(t.high);
+    const double max = t.dtype == DType::kBool    ? 2
+                       : t.dtype == DType::kUInt8 ? 256
+                       : t.dtype == DType::kInt32 ? 2147483648.0
+                                                  : 9.2e18;
+    const double min = t.dtype == DType::kBool || t.dtype == DType::kUInt8 ? 0 : -max;
+    if (!integral || t.low < min || t.high > max)
+      throw UsageError("input spec '" + whole + "': a " + to_string(t.dtype) +
+                       " range must be whole numbers within [" + format_number(min) + ", " +
+                       format_number(max) + "]");
+  }
   return t;
-}
-
-std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "torchperf/config/apply.h"
+#include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
 #include "torchperf/models/inputs.h"
 
@@ -44,6 +45,19 @@ TEST(TimedRunTest, ProcessKnobsHoldBetweenEnterAndExit) {
   run.iterate();
   run.exit();
   EXPECT_EQ(at::get_num_threads(), before);
+}
+
+TEST(TimedRunTest, AFailingCallNamesItsConfiguration) {
+  auto f = mlp("grad=no_grad");
+  f->workload.inputs = make_inputs(parse_input_spec("3"), 1, 0);
+  const TimedRun run = make_timed_run(f->workload, f->config);
+  try {
+    run.iterate();
+    FAIL();
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("grad=no_grad"), std::string::npos);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
 }
 
 TEST(TimedRunTest, AFailingCallStillRestoresTheKnobs) {

@@ -1,8 +1,11 @@
 #include "torchperf/config/apply.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/models/accuracy.h"
 #include "torchperf/models/builtin_models.h"
 #include "torchperf/models/inputs.h"
@@ -61,11 +64,20 @@ TEST(ApplyTest, FreezingTurnsParametersIntoConstants) {
 }
 
 TEST(ApplyTest, ScopesAreEnteredTogetherAndUndoneInReverse) {
-  auto p = prepare("mlp", "grad=no_grad,threads=1");
+  const int threads = at::get_num_threads();
+  auto p = prepare("mlp",
+                   "grad=inference,precision=bf16-autocast,threads=" + std::to_string(threads + 1));
+  Undo process = enter_scope(p.config, p.workload, KnobScope::kProcess);
+  EXPECT_EQ(at::get_num_threads(), threads + 1);
   Undo call = enter_scope(p.config, p.workload, KnobScope::kCall);
-  EXPECT_FALSE(c10::GradMode::is_enabled());
+  EXPECT_TRUE(c10::InferenceMode::is_enabled());
+  EXPECT_TRUE(compat::autocast_enabled(compat::DeviceKind::kCpu));
+  EXPECT_EQ(at::get_num_threads(), threads + 1);  // call scope leaves process state alone
   call();
-  EXPECT_TRUE(c10::GradMode::is_enabled());
+  EXPECT_FALSE(c10::InferenceMode::is_enabled());
+  EXPECT_FALSE(compat::autocast_enabled(compat::DeviceKind::kCpu));
+  process();
+  EXPECT_EQ(at::get_num_threads(), threads);
 }
 
 TEST(ApplyTest, TrainModeIsAppliedToTheModel) {

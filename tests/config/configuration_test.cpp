@@ -94,6 +94,14 @@ TEST(ConfigurationTest, FreezingWithAnExplicitTrainModeIsAConflict) {
             std::string::npos);
 }
 
+TEST(ConfigurationTest, ThreadCountsFarBeyondTheCoresAreRefused) {
+  EXPECT_NE(config_error([] {
+              resolve(Configuration::parse("threads=9"), convnet_on_cpu());
+            }).find("4x the 2 usable cores"),
+            std::string::npos);
+  EXPECT_NO_THROW(resolve(Configuration::parse("threads=8"), convnet_on_cpu()));
+}
+
 TEST(ConfigurationTest, NamedConfigurationsAreBaselineAndCareful) {
   EXPECT_TRUE(named_or_parsed("baseline").empty());
   EXPECT_EQ(named_or_parsed("careful").to_string(), "mode=eval,grad=no_grad");

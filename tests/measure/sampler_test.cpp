@@ -148,6 +148,21 @@ TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirst) {
   EXPECT_TRUE(rounds == "ABBAAB" || rounds == "BAABBA") << order;
 }
 
+TEST(SamplerTest, AFailingBlockStillExitsItsProcessScope) {
+  ManualTimeSource clock;
+  int entered = 0, exited = 0, calls = 0;
+  TimedRun run;
+  run.iterate = [&] {
+    clock.advance(milliseconds(2));
+    if (++calls == 12) throw std::runtime_error("boom");
+  };
+  run.enter = [&] { ++entered; };
+  run.exit = [&] { ++exited; };
+  Sampler sampler(clock, quick());
+  EXPECT_THROW(sampler.measure(run), std::runtime_error);
+  EXPECT_EQ(entered, exited);
+}
+
 TEST(SamplerTest, StopReasonsHaveStableNames) {
   EXPECT_EQ(to_string(StopReason::kConfidenceReached), "confidence-reached");
   EXPECT_EQ(to_string(StopReason::kTimeBudgetSpent), "time-budget-spent");

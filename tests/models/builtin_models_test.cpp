@@ -60,6 +60,13 @@ TEST(BuiltinModelsTest, BuiltinsLoadInEvalModeLikeAnExportedModel) {
   EXPECT_FALSE(build_builtin("resnet18").is_training());
 }
 
+TEST(BuiltinModelsTest, ParametersRequireGradSoAutogradRecordsByDefault) {
+  auto m = build_builtin("mlp");
+  for (const auto& p : m.parameters()) EXPECT_TRUE(p.requires_grad());
+  const auto out = m.forward(make_inputs(find_builtin("mlp").default_inputs, 1, 0)).toTensor();
+  EXPECT_TRUE(out.requires_grad());
+}
+
 TEST(BuiltinModelsTest, EveryListedBuiltinCarriesItsInputs) {
   for (const auto& info : builtin_models()) {
     EXPECT_FALSE(info.default_inputs.tensors.empty()) << info.name;

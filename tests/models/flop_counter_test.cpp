@@ -1,5 +1,6 @@
 #include "torchperf/models/flop_counter.h"
 
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -31,10 +32,11 @@ TEST(FlopCounterTest, ResNet18MatchesItsPublishedCost) {
   EXPECT_NEAR(static_cast<double>(count.flops) / 1e9, 3.63, 0.04);
 }
 
-TEST(FlopCounterTest, CountsNothingOutsideTheWork) {
+TEST(FlopCounterTest, LeavesNoObserverBehind) {
+  ASSERT_FALSE(at::hasThreadLocalCallbacks());
   const auto a = torch::randn({8, 8});
-  count_flops([] {});
-  torch::mm(a, a);
+  EXPECT_EQ(count_flops([&] { torch::mm(a, a); }).flops, 2u * 8 * 8 * 8);
+  EXPECT_FALSE(at::hasThreadLocalCallbacks());
   EXPECT_EQ(count_flops([] {}).flops, 0u);
 }
 

@@ -51,6 +51,9 @@ TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
   EXPECT_NE(message("").find("empty"), std::string::npos);
   EXPECT_NE(message("3;;4").find("empty"), std::string::npos);
   EXPECT_NE(message("int64:").find("expected dimensions"), std::string::npos);
+  EXPECT_NE(message("uint8:4@0..300").find("whole numbers within [0, 256]"), std::string::npos);
+  EXPECT_NE(message("bool:4@0..5").find("bool range"), std::string::npos);
+  EXPECT_NE(message("int64:4@0.2..0.7").find("whole numbers"), std::string::npos);
   EXPECT_NE(message("@0..5").find("expected dimensions"), std::string::npos);
 }
 
