@@ -11,6 +11,13 @@ import subprocess
 import sys
 
 
+def interval(ci, decimals):
+    """An interval, or why there is none (fewer than 6 samples)."""
+    if ci[0] is None:
+        return "(no CI: < 6 samples)"
+    return f"({ci[0]:.{decimals}f}–{ci[1]:.{decimals}f})"
+
+
 def bench(tp, model, args):
     run = subprocess.run([tp, "bench", model, *args, "--json", "--quiet"], capture_output=True, text=True)
     if run.returncode not in (0, 3):
@@ -48,9 +55,10 @@ def main():
         c = result["comparison"]
         a, b, s = c["a"], c["b"], c["speedup"]
         cos = a["quality"]["cosine"]
-        print(f"| {name}={value} | {a['throughput_samples_per_s']:.2f} ({a['throughput_ci'][0]:.2f}–{a['throughput_ci'][1]:.2f})"
-              f" | {b['throughput_samples_per_s']:.2f} | {s['median']:.3f} ({s['ci'][0]:.3f}–{s['ci'][1]:.3f})"
-              f" | {c['verdict']} | {'n/a' if cos is None else f'{cos:.5f}'} |", flush=True)
+        print(f"| {name}={value} | {a['throughput_samples_per_s']:.2f} {interval(a['throughput_ci'], 2)}"
+              f" | {b['throughput_samples_per_s']:.2f} | {s['median']:.3f} {interval(s['ci'], 3)}"
+              f" | {c['verdict']} ({s['rounds']} rounds) | {'n/a' if cos is None else f'{cos:.5f}'} |",
+              flush=True)
 
 
 if __name__ == "__main__":
