@@ -60,7 +60,10 @@ TEST(EnvironmentTest, WarnsAboutFrequencyScalingAndABusyMachine) {
   EXPECT_NE(warnings[1].find("busy"), std::string::npos);
   env.cpu_governor = "performance";
   env.load_average_1m = 0.5;
-  EXPECT_TRUE(environment_warnings(env).empty());
+  for (const auto& w : environment_warnings(env)) {  // a sanitizer build adds its own warning
+    EXPECT_EQ(w.find("governor"), std::string::npos) << w;
+    EXPECT_EQ(w.find("busy"), std::string::npos) << w;
+  }
 }
 
 TEST(EnvironmentTest, NamesTheCommitThatWasBuilt) {
