@@ -42,10 +42,4 @@ class RuntimeFailure : public Error {
   using Error::Error;
 };
 
-// Adds context on the way up ("while loading model.pt: …") and keeps the original kind.
-template <typename E>
-[[noreturn]] void rethrow_with_context(const E& error, const std::string& context) {
-  throw E(context + ": " + error.what());
-}
-
 }  // namespace torchperf

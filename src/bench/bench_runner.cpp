@@ -132,7 +132,7 @@ c10::IValue forward_in_scope(const ResolvedConfiguration& config, Workload& w) {
   return w.model->forward(w.inputs);
 }
 
-std::vector<at::Tensor> to_cpu_float(const std::vector<at::Tensor>& tensors) {
+std::vector<at::Tensor> to_cpu_copy(const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> out;
   for (const auto& t : tensors) out.push_back(t.detach().to(at::kCPU).clone());
   return out;
@@ -152,7 +152,7 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   prepare_workload(config, w);
   Reference ref;
   try {
-    ref.outputs = to_cpu_float(flatten_output(forward_in_scope(config, w)));
+    ref.outputs = to_cpu_copy(flatten_output(forward_in_scope(config, w)));
   } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
     const std::string message = compat::concise_error_message(e.what());
     if (is_out_of_memory(message))
