@@ -11,6 +11,7 @@ namespace torchperf::cli {
 using Runner = std::function<int()>;
 
 Runner add_bench_command(CLI::App& app);
+Runner add_tune_command(CLI::App& app);
 Runner add_knobs_command(CLI::App& app);
 Runner add_env_command(CLI::App& app);
 

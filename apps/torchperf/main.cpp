@@ -2,12 +2,16 @@
 // only place that catches errors.
 #include <c10/util/Exception.h>
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
+#include "torchperf/sweep/worker.h"
+#include "torchperf/sweep/worker_process.h"
 
 namespace {
 
@@ -20,11 +24,14 @@ int fail(int code, const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace torchperf;
+  // The hidden worker mode of tune: one job read from stdin, answered on fd 3 (errors included).
+  if (argc == 2 && std::string(argv[1]) == "__worker")
+    return run_worker(STDIN_FILENO, kWorkerResponseFd);
   CLI::App app{
       "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TORCHPERF_VERSION);
-  const std::vector<cli::Runner> runners = {cli::add_bench_command(app),
+  const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
                                             cli::add_knobs_command(app), cli::add_env_command(app)};
   try {
     app.parse(argc, argv);
@@ -51,6 +58,8 @@ int main(int argc, char** argv) {
     return fail(cli::kModelError, e.what());
   } catch (const WorkloadError& e) {
     return fail(cli::kWorkloadError, e.what());
+  } catch (const Interrupted& e) {
+    return fail(cli::kInterrupted, e.what());
   } catch (const RuntimeFailure& e) {
     return fail(cli::kRuntimeFailure, e.what());
   } catch (const c10::Error& e) {

@@ -12,6 +12,8 @@ class ProgressBar {
   ~ProgressBar();
   // fraction in [0, 1] of the phase; expected_s is the phase's expected length, for the ETA.
   void update(const std::string& phase, double fraction, double expected_s);
+  // A bar followed by free text and an ETA in seconds (long runs: minutes shown).
+  void show(double fraction, const std::string& text, double eta_s);
   void finish();
 
  private:

@@ -42,4 +42,10 @@ class RuntimeFailure : public Error {
   using Error::Error;
 };
 
+// The user stopped a long run (Ctrl-C); what finished before is kept.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace torchperf

@@ -2,7 +2,11 @@
 
 #include "torchperf/bench/timed_run.h"
 
+#include <torch/csrc/jit/serialization/pickle.h>
+
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 
 #include "torchperf/compat/torch_compat.h"
@@ -177,6 +181,23 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   return ref;
 }
 
+Reference load_reference(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    throw RuntimeFailure("reference file '" + path + "' could not be read");
+  Reference ref;
+  try {
+    const auto tuple = torch::jit::pickle_load(bytes).toTuple();
+    for (const auto& t : tuple->elements().at(0).toTensorList()) ref.outputs.push_back(t);
+    ref.flops_per_sample = static_cast<std::uint64_t>(tuple->elements().at(1).toInt());
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("reference file '" + path + "' is not a torchperf reference (" +
+                         compat::concise_error_message(e.what()) + ")");
+  }
+  return ref;
+}
+
 struct Prepared {
   Workload workload;
   WorkloadTraits traits;
@@ -329,6 +350,38 @@ BenchOptions with_shared_batch(BenchOptions options) {
 
 }  // namespace
 
+WorkloadDescription describe(const BenchOptions& options) {
+  validate(options);
+  const Session session = open_session(options);
+  Workload w = load_workload(session);
+  WorkloadDescription d;
+  d.model = session.source->name();
+  d.inputs = describe_inputs(w.inputs);
+  d.input_source = session.input_source;
+  d.traits = describe_workload(w, session.spec == std::nullopt);
+  return d;
+}
+
+std::string reference_batch(const BenchOptions& options, const Configuration& config) {
+  if (!options.inputs_file.empty()) return "n/a";
+  return config.get("batch").value_or("1");
+}
+
+void save_reference(const BenchOptions& options, const std::string& batch,
+                    const std::string& path) {
+  validate(options);
+  const Session session = open_session(options);
+  const Reference ref = compute_reference(session, batch, options.count_flops);
+  c10::List<at::Tensor> outputs;
+  for (const auto& t : ref.outputs) outputs.push_back(t);
+  const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(
+      {c10::IValue(outputs), c10::IValue(static_cast<std::int64_t>(ref.flops_per_sample))}));
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw RuntimeFailure("could not write the reference file '" + path + "'");
+}
+
 bool BenchResult::valid() const {
   if (measurement && !measurement->valid) return false;
   if (comparison && (!comparison->a.valid || !comparison->b.valid)) return false;
@@ -355,8 +408,14 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
     const std::string batch = batch_value(c);
     auto it = references.find(batch);
     if (it == references.end()) {
-      if (progress) progress("reference", 0);
-      it = references.emplace(batch, compute_reference(session, batch, options.count_flops)).first;
+      const auto file = options.reference_files.find(batch);
+      if (file != options.reference_files.end()) {
+        it = references.emplace(batch, load_reference(file->second)).first;
+      } else {
+        if (progress) progress("reference", 0);
+        it = references.emplace(batch, compute_reference(session, batch, options.count_flops))
+                 .first;
+      }
     }
     return it->second;
   };

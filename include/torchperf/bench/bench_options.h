@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,9 @@ struct BenchOptions {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::uint64_t seed = 0;
   bool count_flops = true;
+  // Batch ("1", "8" … or "n/a" for an inputs file) -> a file written by save_reference: the
+  // reference is read from it instead of computed (tune computes it once for all its workers).
+  std::map<std::string, std::string> reference_files;
 };
 
 // Throws UsageError for contradictory or out-of-range options (a time budget <= 0, both an input

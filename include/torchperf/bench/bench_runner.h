@@ -9,6 +9,7 @@
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
 
@@ -17,5 +18,22 @@ using BenchProgress = std::function<void(const std::string& phase, double fracti
 
 BenchResult run_bench(const BenchOptions& options, TimeSource& time,
                       const BenchProgress& progress = nullptr);
+
+// The workload as tune sees it before building a space: names and the traits knobs depend on.
+struct WorkloadDescription {
+  std::string model;
+  std::string inputs;        // at batch 1 (or the file's batch)
+  std::string input_source;  // the spec, or "file:PATH"
+  WorkloadTraits traits;
+};
+WorkloadDescription describe(const BenchOptions& options);
+
+// The batch a configuration runs at, as the key of BenchOptions::reference_files.
+std::string reference_batch(const BenchOptions& options, const Configuration& config);
+
+// Computes the fp32 eval/no_grad reference at one batch and writes it (outputs and FLOPs per
+// sample) to path, for run_bench in other processes.
+void save_reference(const BenchOptions& options, const std::string& batch,
+                    const std::string& path);
 
 }  // namespace torchperf

@@ -1,0 +1,230 @@
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "progress_bar.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/report/tune_summary.h"
+#include "torchperf/sweep/tune_runner.h"
+
+namespace torchperf::cli {
+namespace {
+
+std::atomic<bool> interrupted{false};
+extern "C" void on_interrupt(int) { interrupted = true; }
+
+struct TuneFlags {
+  TuneOptions options;
+  std::vector<std::string> inputs;
+  std::string space, objective = "throughput", accuracy, budget = "30m", point_timeout,
+                     memory_cap, resume;
+  std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
+  std::string worker_exe;
+  bool json = false, quiet = false;
+  std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
+  CLI::Option* model_opt = nullptr;
+};
+
+std::vector<std::string> split_values(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string default_out_dir(const std::string& model) {
+  std::string stem = model.rfind("builtin:", 0) == 0 ? model.substr(8)
+                                                     : std::filesystem::path(model).stem().string();
+  for (auto& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  char stamp[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&t));
+  return "torchperf-runs/" + stem + "-" + stamp;
+}
+
+// The experiment as the flags describe it (defaults where a flag is absent).
+TuneOptions options_from_flags(const TuneFlags& f) {
+  TuneOptions o = f.options;
+  std::string joined;
+  for (const auto& i : f.inputs) joined += (joined.empty() ? "" : ";") + i;
+  o.workload.input_spec = joined;
+  o.space = parse_space(f.space);
+  for (const auto& [knob, values] : f.knob_values) {
+    if (o.space.count(knob))
+      throw UsageError("knob '" + knob + "' is given both by --space and by its own flag");
+    o.space[knob] = split_values(values);
+  }
+  o.objective = Objective::parse(f.objective);
+  if (!f.accuracy.empty()) o.guard = AccuracyGuard::parse(f.accuracy);
+  return o;
+}
+
+int run(TuneFlags& f) {
+  TuneOptions o = options_from_flags(f);
+  o.budget_s = parse_duration(f.budget, "--budget");
+  if (!f.point_timeout.empty()) o.point_timeout_s = parse_duration(f.point_timeout, "--point-timeout");
+  if (!f.memory_cap.empty()) o.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
+  if (!f.resume.empty()) {
+    // The journal knows the experiment; flags given now must agree with it (checked by tune).
+    TuneOptions from_journal = o;
+    apply_experiment_json(journal_experiment(f.resume), from_journal);
+    const TuneOptions given = o;
+    o = from_journal;
+    if (f.model_opt->count()) o.workload.model = given.workload.model;
+    for (const auto& [name, copy] :
+         std::vector<std::pair<std::string, std::function<void()>>>{
+             {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
+             {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
+             {"--device", [&] { o.workload.device = given.workload.device; }},
+             {"--seed", [&] { o.workload.seed = given.workload.seed; }},
+             {"--time", [&] { o.workload.time_s = given.workload.time_s; }},
+             {"--objective", [&] { o.objective = given.objective; }},
+             {"--accuracy", [&] { o.guard = given.guard; }},
+             {"--order-seed", [&] { o.order_seed = given.order_seed; }},
+             {"--leaders", [&] { o.leaders = given.leaders; }}})
+      for (auto* opt : f.experiment_flags)
+        if (opt->get_name() == name && opt->count()) copy();
+    bool space_given = false;
+    for (auto* opt : f.experiment_flags)
+      if (opt->count() && (opt->get_name() == "--space" || opt->get_name().rfind("--knob", 0) == 0))
+        space_given = true;
+    if (space_given || !f.knob_values.empty()) o.space = given.space;
+    o.out_dir = f.resume;
+    o.resume = true;
+  } else {
+    if (!f.model_opt->count()) throw UsageError("tune: expected a model (or --resume DIR)");
+    if (o.out_dir.empty()) o.out_dir = default_out_dir(o.workload.model);
+  }
+  o.worker_executable =
+      f.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : f.worker_exe;
+
+  interrupted = false;
+  struct sigaction action {};
+  action.sa_handler = on_interrupt;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous {};
+  sigaction(SIGINT, &action, &previous);
+
+  const bool bar_enabled = !f.quiet && isatty(STDERR_FILENO);
+  ProgressBar bar(bar_enabled);
+  if (!f.quiet) std::cerr << "tune: results go to " << o.out_dir << "/results.jsonl\n";
+  SteadyTimeSource clock;
+  TuneResult result;
+  try {
+    result = run_tune(
+        o, clock,
+        [&](const TuneStatus& s) {
+          std::string text =
+              s.phase == "sweeping" || s.phase == "confirming"
+                  ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned, s.failed,
+                                s.best.empty() ? "" : ", best " + s.best,
+                                s.phase == "confirming" ? ", confirming" : "")
+                  : s.phase;
+          bar.show(s.fraction, text, s.eta_s);
+        },
+        [] { return interrupted.load(); });
+  } catch (...) {
+    bar.finish();
+    sigaction(SIGINT, &previous, nullptr);
+    throw;
+  }
+  bar.finish();
+  sigaction(SIGINT, &previous, nullptr);
+  if (f.json)
+    std::cout << to_json(result).dump(2) << "\n";
+  else
+    std::cout << format_tune(result);
+  return result.winner ? kSuccess : kInvalidResult;
+}
+
+}  // namespace
+
+Runner add_tune_command(CLI::App& app) {
+  auto f = std::make_shared<TuneFlags>();
+  f->options.workload.time_s = 2;
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Sweep the space of configurations, each in its own worker, and confirm a winner");
+  f->model_opt = cmd->add_option("model", f->options.workload.model,
+                                 "TorchScript file, or builtin:NAME");
+  const auto experiment = [&](CLI::Option* opt) {
+    f->experiment_flags.push_back(opt);
+    return opt;
+  };
+  experiment(cmd->add_option("--input", f->inputs,
+                             "Input spec per forward argument, batch excluded (as for bench)"));
+  experiment(cmd->add_option("--inputs-file", f->options.workload.inputs_file,
+                             "Tensors saved with torch.save, instead of a spec"));
+  experiment(cmd->add_option("--device", f->options.workload.device, "auto, cpu, cuda or cuda:N")
+                 ->default_val("auto"));
+  experiment(cmd->add_option("--seed", f->options.workload.seed, "Seed for generated inputs")
+                 ->default_val(0));
+  experiment(cmd->add_option("--space", f->space,
+                             "Values to sweep, e.g. 'precision=fp32,bf16-autocast;graph=eager,"
+                             "frozen-opt'; knobs not named sweep every applicable value"));
+  experiment(cmd->add_option("--objective", f->objective,
+                             "throughput (samples/s, default), latency (p50) or latency-p99"));
+  experiment(cmd->add_option("--accuracy", f->accuracy,
+                             "Guard against the fp32 reference, e.g. 'cosine>=0.999,top1>=99%' "
+                             "(default), 'max_abs<=1e-3', or 'none'"));
+  experiment(cmd->add_option("--time", f->options.workload.time_s,
+                             "Measurement budget per point in seconds (warm-up capped at the same)")
+                 ->default_val(2.0));
+  experiment(cmd->add_option("--order-seed", f->options.order_seed, "Seed of the random order")
+                 ->default_val(0));
+  experiment(cmd->add_option("--leaders", f->options.leaders,
+                             "How many leaders are re-measured head to head")
+                 ->default_val(3));
+  cmd->add_option("--budget", f->budget,
+                  "Wall-time cap for the sweep and the confirmation: 90s, 20m, 1h; 0: none")
+      ->default_val("30m");
+  cmd->add_option("--point-timeout", f->point_timeout,
+                  "Kill a point's worker after this long (default: max(120 s, 10x --time))");
+  cmd->add_option("--memory-cap", f->memory_cap,
+                  "Kill a point's worker above this resident memory: 4G, 512M (default: 75% of RAM)");
+  cmd->add_option("--out", f->options.out_dir,
+                  "Directory for results.jsonl, references and worker logs "
+                  "(default: torchperf-runs/MODEL-TIME)");
+  cmd->add_option("--resume", f->resume,
+                  "Continue the experiment journaled in DIR: finished points are kept, the rest run");
+  cmd->add_flag("--json", f->json, "Print the result as JSON");
+  cmd->add_flag("--quiet", f->quiet, "No progress bar");
+  cmd->add_option("--worker-exe", f->worker_exe)->group("");  // tests: a fault-injecting worker
+  for (const auto& knob : knob_registry()) {
+    std::string flag = knob.name;
+    for (auto& c : flag)
+      if (c == '_') c = '-';
+    std::string values;
+    if (knob.integer_valued) {
+      values = "positive integers";
+    } else {
+      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
+    }
+    auto* opt = cmd->add_option_function<std::string>(
+        "--" + flag, [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
+        "Values to sweep, comma-separated: " + knob.description + " [" + values + "]");
+    (void)opt;
+  }
+  return [cmd, f]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run(*f);
+  };
+}
+
+}  // namespace torchperf::cli

@@ -1,0 +1,52 @@
+// The cube of configurations tune sweeps: every applicable knob's values (or the user's), their
+// cartesian product resolved against the workload, contradictions dropped and duplicates merged,
+// and the order points run in (most informative first, then seeded random).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "torchperf/config/configuration.h"
+#include "torchperf/models/workload_traits.h"
+
+namespace torchperf {
+
+struct SpaceAxis {
+  std::string knob;
+  std::vector<std::string> values;
+  std::string baseline;
+};
+
+struct SpacePoint {
+  std::string key;  // the resolved configuration string: the point's identity in the journal
+  Configuration config;
+  int changes = 0;  // knobs that differ from the space's origin (0 = the origin itself)
+};
+
+struct Space {
+  std::vector<SpaceAxis> axes;  // registry order; a knob with one value is still an axis
+  std::vector<SpacePoint> points;
+  // Where single-knob changes are counted from: each knob at its baseline where the space holds
+  // it, else at the first value asked for (a space pinned to batch=8 starts from batch=8).
+  Configuration origin;
+  std::size_t combinations = 0;  // the raw product, before contradictions and duplicates
+  std::vector<std::string> dropped;  // e.g. "72 with mode=train and graph=frozen: …"
+};
+
+// Throws ConfigError for an unknown knob, a value it does not take, or one forced where it does
+// not apply; UsageError for an empty space.
+Space build_space(const WorkloadTraits& traits,
+                  const std::map<std::string, std::vector<std::string>>& requested);
+
+// The baseline (every knob at its baseline value) and careful (eval + no_grad) configurations at
+// a given batch ("" keeps the baseline batch).
+Configuration baseline_at(const std::string& batch);
+Configuration careful_at(const WorkloadTraits& traits, const std::string& batch);
+
+// Indices into space.points: the baseline, then every single-knob change (shuffled), then the
+// rest (shuffled), all with this seed: under a budget the main effects are measured first.
+std::vector<std::size_t> informative_order(const Space& space, std::uint64_t seed);
+
+}  // namespace torchperf

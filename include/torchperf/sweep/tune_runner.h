@@ -1,0 +1,101 @@
+// The supervisor of a sweep: describes the workload and computes the references in workers, runs
+// every point of the space in its own worker in an informative-then-random order within the
+// budget, journals each as it finishes, then re-measures the leaders head to head and names a
+// winner only when its lead is significant.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "torchperf/bench/bench_runner.h"
+#include "torchperf/measure/clock.h"
+#include "torchperf/sweep/objective.h"
+#include "torchperf/sweep/tune_options.h"
+
+namespace torchperf {
+
+struct PointResult {
+  std::string key;
+  std::string status;  // "ok", "guarded" (failed the accuracy guard) or "failed"
+  std::string reason;  // why guarded or failed
+  std::string failure_kind;  // crashed | timed-out | out-of-memory | runtime | config | workload
+  int changes = 0;
+  PointMetrics metrics;
+  double score = 0;  // higher is better
+  double wall_s = 0;
+  double overhead_s = 0;  // wall time not spent warming up or measuring
+  bool resumed = false;   // read from the journal, not run in this session
+};
+
+// An interleaved A-vs-B re-measurement; ratio > 1 means A is better on the objective.
+struct HeadToHead {
+  std::string a, b;
+  double ratio = 0, low = 0, high = 0;
+  std::size_t rounds = 0;
+  std::string verdict;  // A is "faster", "slower", "indistinguishable" or "undetermined"
+  std::string failure;  // non-empty when the comparison itself failed
+};
+
+struct SingleChange {  // a one-knob change from the baseline, from the sweep (not paired)
+  std::string knob, value, key;
+  double ratio = 0, low = 0, high = 0;  // score ratio to the baseline, conservative interval
+};
+
+struct TuneResult {
+  std::string journal_path;
+  WorkloadDescription workload;
+  Objective objective;
+  AccuracyGuard guard;
+  std::size_t space_points = 0, space_combinations = 0;
+  std::vector<std::string> space_dropped;
+  std::string origin;  // where one-knob changes are counted from (resolved)
+  std::vector<std::string> axes;  // "knob=v1,v2"
+  std::vector<PointResult> points;  // every finished point, journal order
+  std::size_t not_run = 0;          // left out by the budget or an interruption
+  bool budget_exhausted = false;
+  double estimated_full_s = 0;  // the up-front estimate for the whole space
+  double wall_s = 0;            // this session
+  double overhead_median_s = 0;
+  std::size_t resumed_points = 0, truncated_lines = 0;
+
+  std::vector<std::string> leaders;
+  std::vector<HeadToHead> confirmation;
+  std::optional<std::string> winner;
+  bool tie = false;
+  std::vector<std::string> tied;
+  std::string winner_note;
+  std::optional<HeadToHead> vs_baseline, vs_careful;
+  std::vector<SingleChange> single_changes;
+  std::vector<std::string> notes;
+};
+
+struct TuneStatus {
+  std::string phase;  // "preparing", "sweeping", "confirming"
+  std::size_t done = 0, failed = 0, planned = 0;
+  double fraction = 0, eta_s = 0;
+  std::string best;  // the best point so far with its value
+  std::string current;
+};
+
+using TuneProgress = std::function<void(const TuneStatus&)>;
+// Polled while a worker runs; true stops the sweep (the journal keeps every finished point).
+using TuneInterrupt = std::function<bool()>;
+
+// Throws UsageError/ConfigError for a bad space or journal, ModelError/WorkloadError when the
+// workload itself is unusable, Interrupted when interrupt() fired.
+TuneResult run_tune(const TuneOptions& options, TimeSource& time,
+                    const TuneProgress& progress = nullptr,
+                    const TuneInterrupt& interrupt = nullptr);
+
+// The header a journal starts with for these options (what --resume checks).
+nlohmann::json journal_header(const TuneOptions& options);
+// The experiment options a journal was written for (for --resume with no other flags).
+nlohmann::json journal_experiment(const std::string& out_dir);
+
+nlohmann::json to_json(const TuneResult& result);
+
+}  // namespace torchperf

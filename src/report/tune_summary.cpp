@@ -1,0 +1,143 @@
+#include "torchperf/report/tune_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "torchperf/report/table_writer.h"
+
+namespace torchperf {
+namespace {
+
+std::string ratio_text(double ratio, double low, double high) {
+  if (!std::isfinite(ratio)) return "n/a";
+  if (!std::isfinite(low) || !std::isfinite(high)) return fmt::format("{:.3f}x (CI n/a)", ratio);
+  return fmt::format("{:.3f}x ({:.3f}-{:.3f})", ratio, low, high);
+}
+
+std::string head_to_head_text(const HeadToHead& h) {
+  if (!h.failure.empty()) return "comparison failed: " + h.failure;
+  return fmt::format("{}, 95% CI over {} interleaved rounds: {}", ratio_text(h.ratio, h.low, h.high),
+                     h.rounds, h.verdict);
+}
+
+std::string value_text(const TuneResult& r, const PointResult& p) {
+  const double v = objective_value(r.objective, p.metrics);
+  if (r.objective.kind == ObjectiveKind::kThroughput)
+    return fmt::format("{:9.2f} ({:.2f}-{:.2f})", v, p.metrics.throughput_low,
+                       p.metrics.throughput_high);
+  if (r.objective.kind == ObjectiveKind::kLatencyP50)
+    return fmt::format("{:9.3f} ({:.3f}-{:.3f})", v, p.metrics.latency_p50_low_ms,
+                       p.metrics.latency_p50_high_ms);
+  return fmt::format("{:9.3f}", v);
+}
+
+std::string quality_text(const PointMetrics& m) {
+  std::string q = fmt::format("cos {:.6f}", m.cosine);
+  if (m.top1) q += fmt::format(" top1 {:.1f}%", *m.top1 * 100);
+  return q;
+}
+
+}  // namespace
+
+std::string format_tune(const TuneResult& r) {
+  std::string out;
+  out += fmt::format("tune {}  inputs {}  objective {} ({})  guard {}\n", r.workload.model,
+                     r.workload.inputs, r.objective.to_string(), r.objective.unit(),
+                     r.guard.to_string());
+  std::string axes;
+  for (const auto& a : r.axes) axes += (axes.empty() ? "" : " x ") + a;
+  out += fmt::format("space  {} points from {} combinations: {}\n", r.space_points,
+                     r.space_combinations, axes);
+  for (const auto& d : r.space_dropped) out += "       " + d + "\n";
+  for (const auto& n : r.notes) out += "note   " + n + "\n";
+
+  std::size_t ok = 0, guarded = 0, failed = 0;
+  for (const auto& p : r.points)
+    (p.status == "ok" ? ok : p.status == "guarded" ? guarded : failed) += 1;
+  out += fmt::format(
+      "ran    {} points ({} from the journal, {} this session): {} passed, {} guarded out, {} "
+      "failed; {} not run{}\n",
+      r.points.size(), r.resumed_points, r.points.size() - r.resumed_points, ok, guarded, failed,
+      r.not_run, r.budget_exhausted ? " (budget)" : "");
+  if (r.truncated_lines)
+    out += fmt::format("       the journal's last line was cut short: ignored, its point re-run\n");
+  out += fmt::format(
+      "time   {:.1f} min this session; per-point overhead (worker start, model load, setup, "
+      "accuracy check) median {:.2f} s\n\n",
+      r.wall_s / 60, r.overhead_median_s);
+
+  const auto find = [&](const std::string& key) -> const PointResult* {
+    for (const auto& p : r.points)
+      if (p.key == key) return &p;
+    return nullptr;
+  };
+  if (r.winner) {
+    const PointResult* w = find(*r.winner);
+    out += fmt::format("WINNER {}\n", *r.winner);
+    if (w)
+      out += fmt::format("       {} {}  {}  peak {}\n", value_text(r, *w), r.objective.unit(),
+                         quality_text(w->metrics), format_bytes(w->metrics.peak_memory_bytes));
+    out += "       " + r.winner_note + "\n";
+    if (r.tie) {
+      out += "       tied:";
+      for (const auto& t : r.tied) out += "\n         " + t;
+      out += "\n";
+    }
+    for (const auto& h : r.confirmation)
+      out += fmt::format("       vs {}: {}\n", h.b, head_to_head_text(h));
+    const std::string batch = w ? std::to_string(w->metrics.batch) : "?";
+    if (r.vs_baseline)
+      out += fmt::format("  speedup over the baseline (batch {}):        {}\n", batch,
+                         head_to_head_text(*r.vs_baseline));
+    else
+      out += "  the winner is the baseline itself\n";
+    if (r.vs_careful)
+      out += fmt::format("  speedup over careful eval+no_grad (batch {}): {}\n", batch,
+                         head_to_head_text(*r.vs_careful));
+    else
+      out += "  the winner is the careful eval+no_grad configuration itself\n";
+  } else {
+    out += "NO WINNER: " + r.winner_note + "\n";
+  }
+
+  std::vector<const PointResult*> ranked;
+  for (const auto& p : r.points)
+    if (p.status == "ok") ranked.push_back(&p);
+  std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->score > b->score; });
+  if (!ranked.empty()) {
+    out += fmt::format("\ntop {} ({} with its 95% CI, from the sweep)\n",
+                       std::min<std::size_t>(10, ranked.size()), r.objective.unit());
+    for (std::size_t i = 0; i < ranked.size() && i < 10; ++i)
+      out += fmt::format("  {:2}. {}  {}  {}\n", i + 1, value_text(r, *ranked[i]),
+                         quality_text(ranked[i]->metrics), ranked[i]->key);
+  }
+  std::string helped, hurt, nothing;
+  for (const auto& c : r.single_changes) {
+    const std::string line =
+        fmt::format("  {}={}: {}\n", c.knob, c.value, ratio_text(c.ratio, c.low, c.high));
+    if (std::isfinite(c.low) && c.low > 1) helped += line;
+    else if (std::isfinite(c.high) && c.high < 1) hurt += line;
+    else nothing += line;
+  }
+  if (!r.single_changes.empty())
+    out += "\none-knob changes from " + r.origin +
+           "\n(ratio on the objective; interval from the two points' CIs, not paired)\n";
+  if (!helped.empty()) out += " helped\n" + helped;
+  if (!hurt.empty()) out += " hurt\n" + hurt;
+  if (!nothing.empty()) out += " no clear effect\n" + nothing;
+
+  std::string guarded_list, failed_list;
+  for (const auto& p : r.points) {
+    if (p.status == "guarded") guarded_list += fmt::format("  {}\n    {}\n", p.key, p.reason);
+    if (p.status == "failed")
+      failed_list += fmt::format("  {}\n    {}: {}\n", p.key, p.failure_kind, p.reason);
+  }
+  if (!guarded_list.empty()) out += "\nguarded out (faster or not, their output is off)\n" + guarded_list;
+  if (!failed_list.empty()) out += "\nfailed\n" + failed_list;
+  out += "\nresults: " + r.journal_path + "\n";
+  return out;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,134 @@
+#include "torchperf/sweep/objective.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+double parse_threshold(const std::string& text, const std::string& bound) {
+  std::string t = trim(text);
+  bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v))
+    throw UsageError("--accuracy: expected a number after the operator in '" + bound + "', got '" +
+                     text + "'");
+  return percent ? v / 100 : v;
+}
+
+}  // namespace
+
+Objective Objective::parse(const std::string& text) {
+  if (text == "throughput") return {ObjectiveKind::kThroughput};
+  if (text == "latency" || text == "latency-p50") return {ObjectiveKind::kLatencyP50};
+  if (text == "latency-p99") return {ObjectiveKind::kLatencyP99};
+  throw UsageError("--objective: expected throughput, latency, latency-p50 or latency-p99, got '" +
+                   text + "'");
+}
+
+std::string Objective::to_string() const {
+  switch (kind) {
+    case ObjectiveKind::kThroughput:
+      return "throughput";
+    case ObjectiveKind::kLatencyP50:
+      return "latency-p50";
+    case ObjectiveKind::kLatencyP99:
+      return "latency-p99";
+  }
+  return "throughput";
+}
+
+std::string Objective::unit() const { return higher_is_better() ? "samples/s" : "ms"; }
+
+double objective_value(const Objective& objective, const PointMetrics& m) {
+  switch (objective.kind) {
+    case ObjectiveKind::kThroughput:
+      return m.throughput;
+    case ObjectiveKind::kLatencyP50:
+      return m.latency_p50_ms;
+    case ObjectiveKind::kLatencyP99:
+      return m.latency_p99_ms;
+  }
+  return 0;
+}
+
+double objective_score(const Objective& objective, const PointMetrics& m) {
+  const double v = objective_value(objective, m);
+  if (objective.higher_is_better()) return v;
+  return v > 0 ? 1.0 / v : 0;
+}
+
+AccuracyGuard AccuracyGuard::parse(const std::string& text) {
+  AccuracyGuard guard;
+  if (trim(text) == "none") return guard;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string bound =
+        trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (bound.empty()) continue;
+    const auto op = bound.find_first_of("<>");
+    if (op == std::string::npos || op + 1 >= bound.size() || bound[op + 1] != '=')
+      throw UsageError("--accuracy: expected METRIC>=X or METRIC<=X (cosine, top1, max_abs, "
+                       "max_rel), got '" + bound + "'");
+    AccuracyBound b;
+    b.metric = trim(bound.substr(0, op));
+    b.at_least = bound[op] == '>';
+    b.threshold = parse_threshold(bound.substr(op + 2), bound);
+    if (b.metric != "cosine" && b.metric != "top1" && b.metric != "max_abs" &&
+        b.metric != "max_rel")
+      throw UsageError("--accuracy: unknown metric '" + b.metric +
+                       "' (expected cosine, top1, max_abs or max_rel)");
+    guard.bounds.push_back(b);
+  }
+  if (guard.bounds.empty())
+    throw UsageError("--accuracy: expected bounds such as 'cosine>=0.999,top1>=99%' or 'none'");
+  return guard;
+}
+
+AccuracyGuard AccuracyGuard::default_guard() {
+  return {{{"cosine", true, 0.999}, {"top1", true, 0.99}}};
+}
+
+std::string AccuracyGuard::to_string() const {
+  if (bounds.empty()) return "none";
+  std::string out;
+  for (const auto& b : bounds)
+    out += (out.empty() ? "" : ",") + b.metric + (b.at_least ? ">=" : "<=") +
+           fmt::format("{:g}", b.threshold);
+  return out;
+}
+
+std::optional<std::string> AccuracyGuard::check(const PointMetrics& m) const {
+  if (!m.valid) return m.invalid_reason.empty() ? "invalid result" : m.invalid_reason;
+  if (bounds.empty()) return std::nullopt;
+  if (!m.comparable) return std::string("output not comparable with the fp32 reference");
+  for (const auto& b : bounds) {
+    std::optional<double> v;
+    if (b.metric == "cosine") v = m.cosine;
+    if (b.metric == "top1") v = m.top1;  // absent for outputs that are not logits: not checked
+    if (b.metric == "max_abs") v = m.max_abs_error;
+    if (b.metric == "max_rel") v = m.max_rel_error;
+    if (!v) continue;
+    const bool pass = b.at_least ? *v >= b.threshold : *v <= b.threshold;
+    if (!pass)
+      return fmt::format("accuracy guard: {} {:.6g} {} {:g}", b.metric, *v,
+                         b.at_least ? "<" : ">", b.threshold);
+  }
+  return std::nullopt;
+}
+
+}  // namespace torchperf

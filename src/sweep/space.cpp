@@ -1,0 +1,136 @@
+#include "torchperf/sweep/space.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
+                                 const std::map<std::string, std::vector<std::string>>& requested) {
+  for (const auto& [name, values] : requested) find_knob(name);  // ConfigError naming the knobs
+  std::vector<SpaceAxis> axes;
+  for (const auto& knob : knob_registry()) {
+    SpaceAxis axis{knob.name, {}, knob.baseline(traits)};
+    const auto asked = requested.find(knob.name);
+    if (asked != requested.end()) {
+      // The user's values are checked by resolve() below: an inapplicable one is an error there.
+      axis.values = asked->second;
+    } else {
+      for (const auto& v : knob.values(traits))
+        if (knob.applies(traits, v).applies) axis.values.push_back(v);
+      if (axis.values.empty()) continue;  // the knob does not apply to this workload
+      if (std::find(axis.values.begin(), axis.values.end(), axis.baseline) == axis.values.end() &&
+          knob.applies(traits, axis.baseline).applies)
+        axis.values.insert(axis.values.begin(), axis.baseline);
+    }
+    axes.push_back(axis);
+  }
+  return axes;
+}
+
+// Short description of why a combination was dropped, from resolve()'s message.
+std::string first_clause(const std::string& message) {
+  const auto cut = message.find(':');
+  return cut == std::string::npos ? message : message.substr(0, cut);
+}
+
+}  // namespace
+
+Space build_space(const WorkloadTraits& traits,
+                  const std::map<std::string, std::vector<std::string>>& requested) {
+  Space space;
+  space.axes = make_axes(traits, requested);
+  // A requested value is checked once, alone, so its error names it rather than a combination.
+  for (const auto& axis : space.axes)
+    if (requested.count(axis.knob))
+      for (const auto& v : axis.values) {
+        Configuration one;
+        one.set(axis.knob, v);  // unknown values: ConfigError
+        const Knob& knob = find_knob(axis.knob);
+        const Applicability a = knob.applies(traits, v);
+        if (!a.applies)
+          throw ConfigError("--space " + axis.knob + "=" + v + " does not apply to this workload: " +
+                            a.reason);
+      }
+
+  std::map<std::string, std::size_t> dropped;  // reason -> count
+  std::set<std::string> seen;
+  std::vector<std::size_t> index(space.axes.size(), 0);
+  for (const auto& axis : space.axes) {
+    const bool has_baseline = std::find(axis.values.begin(), axis.values.end(), axis.baseline) !=
+                              axis.values.end();
+    space.origin.set(axis.knob, has_baseline ? axis.baseline : axis.values.front());
+  }
+  ResolvedConfiguration baseline;
+  try {
+    baseline = resolve(space.origin, traits);
+  } catch (const ConfigError&) {
+    baseline = resolve(Configuration{}, traits);
+  }
+  while (true) {
+    ++space.combinations;
+    Configuration c;
+    for (std::size_t i = 0; i < space.axes.size(); ++i)
+      c.set(space.axes[i].knob, space.axes[i].values[index[i]]);
+    try {
+      const ResolvedConfiguration r = resolve(c, traits);
+      const std::string key = r.to_string();
+      if (seen.insert(key).second) {
+        SpacePoint p{key, c, 0};
+        for (const auto& k : r.knobs)
+          if (k.applicable && k.value != baseline.value(k.name)) ++p.changes;
+        space.points.push_back(std::move(p));
+      } else {
+        ++dropped["the same as another combination once resolved"];
+      }
+    } catch (const ConfigError& e) {
+      ++dropped[first_clause(e.what())];
+    }
+    std::size_t i = 0;
+    for (; i < index.size(); ++i) {
+      if (++index[i] < space.axes[i].values.size()) break;
+      index[i] = 0;
+    }
+    if (i == index.size()) break;
+  }
+  for (const auto& [reason, count] : dropped)
+    space.dropped.push_back(std::to_string(count) + " dropped: " + reason);
+  if (space.points.empty()) throw UsageError("the space to sweep is empty");
+  return space;
+}
+
+Configuration baseline_at(const std::string& batch) {
+  Configuration c;
+  if (!batch.empty() && batch != "n/a") c.set("batch", batch);
+  return c;
+}
+
+Configuration careful_at(const WorkloadTraits& traits, const std::string& batch) {
+  Configuration c = baseline_at(batch);
+  if (traits.can_train_mode) c.set("mode", "eval");
+  c.set("grad", "no_grad");
+  return c;
+}
+
+std::vector<std::size_t> informative_order(const Space& space, std::uint64_t seed) {
+  std::vector<std::size_t> baseline, singles, rest;
+  for (std::size_t i = 0; i < space.points.size(); ++i) {
+    const int changes = space.points[i].changes;
+    (changes == 0 ? baseline : changes == 1 ? singles : rest).push_back(i);
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(singles.begin(), singles.end(), rng);
+  std::shuffle(rest.begin(), rest.end(), rng);
+  std::vector<std::size_t> order = baseline;
+  order.insert(order.end(), singles.begin(), singles.end());
+  order.insert(order.end(), rest.begin(), rest.end());
+  return order;
+}
+
+}  // namespace torchperf

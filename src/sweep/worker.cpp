@@ -1,0 +1,168 @@
+#include "torchperf/sweep/worker.h"
+
+#include <unistd.h>
+
+#include <string>
+
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/error.h"
+#include "torchperf/measure/clock.h"
+
+namespace torchperf {
+namespace {
+
+using nlohmann::json;
+
+json error_response(const std::string& kind, const std::string& message) {
+  return {{"ok", false}, {"error", {{"kind", kind}, {"message", message}}}};
+}
+
+bool looks_out_of_memory(const std::string& message) {
+  for (const char* sign : {"out of memory", "can't allocate memory", "Cannot allocate memory",
+                           "not enough memory", "std::bad_alloc"})
+    if (message.find(sign) != std::string::npos) return true;
+  return false;
+}
+
+BenchOptions job_options(const json& request) {
+  BenchOptions o = bench_options_from_json(request.at("workload"));
+  if (request.contains("references"))
+    o.reference_files = request.at("references").get<std::map<std::string, std::string>>();
+  return o;
+}
+
+json serve(const json& request, const FaultHook& fault) {
+  const std::string job = request.at("job").get<std::string>();
+  SteadyTimeSource clock;
+  if (job == "describe") {
+    const WorkloadDescription d = describe(job_options(request));
+    return {{"ok", true},
+            {"description",
+             {{"model", d.model},
+              {"inputs", d.inputs},
+              {"input_source", d.input_source},
+              {"traits", to_json(d.traits)}}}};
+  }
+  if (job == "reference") {
+    save_reference(job_options(request), request.at("batch").get<std::string>(),
+                   request.at("path").get<std::string>());
+    return {{"ok", true}};
+  }
+  if (job == "measure" || job == "compare") {
+    BenchOptions o = job_options(request);
+    o.config = Configuration::parse(request.at("configuration").get<std::string>());
+    if (job == "compare") o.vs = Configuration::parse(request.at("vs").get<std::string>());
+    if (fault) fault(o.config.to_string());
+    const BenchResult result = run_bench(o, clock);
+    return {{"ok", true}, {"result", to_json(result)}};
+  }
+  throw UsageError("unknown worker job '" + job + "'");
+}
+
+}  // namespace
+
+json serve_job(const json& request, const FaultHook& fault) {
+  try {
+    return serve(request, fault);
+  } catch (const json::exception& e) {
+    return error_response("protocol", std::string("malformed worker request: ") + e.what());
+  } catch (const UsageError& e) {
+    return error_response("usage", e.what());
+  } catch (const ConfigError& e) {
+    return error_response("config", e.what());
+  } catch (const ModelError& e) {
+    return error_response("model", e.what());
+  } catch (const WorkloadError& e) {
+    return error_response("workload", e.what());
+  } catch (const std::bad_alloc&) {
+    return error_response("out-of-memory", "out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    return error_response(looks_out_of_memory(message) ? "out-of-memory" : "runtime", message);
+  }
+}
+
+int run_worker(int in_fd, int out_fd, const FaultHook& fault) {
+  std::string line;
+  char buf[4096];
+  while (line.find('\n') == std::string::npos) {
+    const ssize_t n = ::read(in_fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    line.append(buf, static_cast<std::size_t>(n));
+  }
+  json response;
+  try {
+    response = serve_job(json::parse(line.substr(0, line.find('\n'))), fault);
+  } catch (const json::exception& e) {
+    response = error_response("protocol", std::string("malformed worker request: ") + e.what());
+  }
+  const std::string out = response.dump() + "\n";
+  std::size_t written = 0;
+  while (written < out.size()) {
+    const ssize_t n = ::write(out_fd, out.data() + written, out.size() - written);
+    if (n <= 0) return 1;
+    written += static_cast<std::size_t>(n);
+  }
+  return response.value("ok", false) ? 0 : 1;
+}
+
+json to_json(const BenchOptions& o) {
+  return {{"model", o.model},
+          {"input_spec", o.input_spec},
+          {"inputs_file", o.inputs_file},
+          {"time_s", o.time_s},
+          {"target_relative_ci", o.target_relative_ci},
+          {"device", o.device},
+          {"seed", o.seed},
+          {"count_flops", o.count_flops}};
+}
+
+BenchOptions bench_options_from_json(const json& j) {
+  BenchOptions o;
+  o.model = j.at("model").get<std::string>();
+  o.input_spec = j.at("input_spec").get<std::string>();
+  o.inputs_file = j.at("inputs_file").get<std::string>();
+  o.time_s = j.at("time_s").get<double>();
+  o.target_relative_ci = j.at("target_relative_ci").get<double>();
+  o.device = j.at("device").get<std::string>();
+  o.seed = j.at("seed").get<std::uint64_t>();
+  o.count_flops = j.at("count_flops").get<bool>();
+  return o;
+}
+
+json to_json(const WorkloadTraits& t) {
+  return {{"torchscript", t.torchscript},         {"convolutional", t.convolutional},
+          {"image_input", t.image_input},         {"floating_input", t.floating_input},
+          {"cuda", t.cuda},                       {"cpu_fuser", t.cpu_fuser},
+          {"inputs_from_file", t.inputs_from_file}, {"saved_training", t.saved_training},
+          {"can_train_mode", t.can_train_mode},   {"usable_cores", t.usable_cores},
+          {"default_threads", t.default_threads}, {"default_batch", t.default_batch}};
+}
+
+WorkloadTraits workload_traits_from_json(const json& j) {
+  WorkloadTraits t;
+  t.torchscript = j.at("torchscript").get<bool>();
+  t.convolutional = j.at("convolutional").get<bool>();
+  t.image_input = j.at("image_input").get<bool>();
+  t.floating_input = j.at("floating_input").get<bool>();
+  t.cuda = j.at("cuda").get<bool>();
+  t.cpu_fuser = j.at("cpu_fuser").get<bool>();
+  t.inputs_from_file = j.at("inputs_from_file").get<bool>();
+  t.saved_training = j.at("saved_training").get<bool>();
+  t.can_train_mode = j.at("can_train_mode").get<bool>();
+  t.usable_cores = j.at("usable_cores").get<int>();
+  t.default_threads = j.at("default_threads").get<int>();
+  t.default_batch = j.at("default_batch").get<long long>();
+  return t;
+}
+
+WorkloadDescription workload_description_from_json(const json& j) {
+  WorkloadDescription d;
+  d.model = j.at("model").get<std::string>();
+  d.inputs = j.at("inputs").get<std::string>();
+  d.input_source = j.at("input_source").get<std::string>();
+  d.traits = workload_traits_from_json(j.at("traits"));
+  return d;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,130 @@
+// `torchperf tune` run as a user would: the summary, JSON, the kill -9 and resume cycle, and one
+// clear line with its own exit code for each bad input.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "support/test_support.h"
+#include "test_paths.h"
+
+namespace torchperf {
+namespace {
+
+using testing::CliRun;
+using testing::run_cli;
+
+const char* kSpace = "batch=2;mode=eval;graph=eager;threads=1;grad=on,no_grad,inference;precision=fp32";
+
+class TuneCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("torchperf-tunecli-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string out() const { return (dir_ / "run").string(); }
+  std::map<std::string, int> point_counts() const {
+    std::map<std::string, int> counts;
+    std::ifstream in(out() + "/results.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        const auto j = nlohmann::json::parse(line);
+        if (j.value("record", "") == "point") ++counts[j["key"].get<std::string>()];
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+    return counts;
+  }
+  std::filesystem::path dir_;
+};
+
+void expect_one_line_error(const CliRun& run, int code, const std::string& piece) {
+  EXPECT_EQ(run.exit_code, code) << run.err;
+  EXPECT_EQ(run.err.rfind("torchperf: error: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find(piece), std::string::npos) << piece << " in " << run.err;
+}
+
+}  // namespace
+
+TEST_F(TuneCommandTest, PrintsTheWinnerItsEvidenceAndWhereTheResultsAre) {
+  const CliRun run = run_cli({"tune", "builtin:mlp", "--space", kSpace, "--time", "0.1", "--out",
+                              out(), "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The winner may be careful eval+no_grad itself (then it says so instead of a speedup).
+  for (const char* text : {"WINNER", "speedup over the baseline", "careful eval+no_grad", "top 3",
+                           "per-point overhead", "results: "})
+    EXPECT_NE(run.out.find(text), std::string::npos) << text << "\n" << run.out;
+  EXPECT_EQ(point_counts().size(), 3u);
+}
+
+TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJournalOnce) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execl(TORCHPERF_TEST_CLI, TORCHPERF_TEST_CLI, "tune", "builtin:mlp", "--space", kSpace,
+          "--time", "0.3", "--out", out().c_str(), "--quiet", "--budget", "0", nullptr);
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (point_counts().size() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+  const std::size_t before = point_counts().size();
+  ASSERT_GE(before, 1u);
+  ASSERT_LT(before, 3u);
+
+  const CliRun run = run_cli({"tune", "--resume", out(), "--quiet", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["resumed_points"].get<std::size_t>(), before);
+  EXPECT_EQ(j["points"].size(), 3u);
+  const auto counts = point_counts();
+  EXPECT_EQ(counts.size(), 3u);
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
+}
+
+TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
+  expect_one_line_error(
+      run_cli({"tune", "builtin:mlp", "--space", "speed=max", "--out", out(), "--quiet"}), 2,
+      "unknown knob 'speed'");
+  expect_one_line_error(
+      run_cli({"tune", "builtin:mlp", "--budget", "soon", "--out", out(), "--quiet"}), 2,
+      "--budget");
+  expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 2, "no journal");
+  expect_one_line_error(run_cli({"tune", "--quiet"}), 2, "expected a model");
+  expect_one_line_error(
+      run_cli({"tune", testing::fixture("truncated.pt"), "--input", "3x224x224", "--out", out(),
+               "--quiet"}),
+      4, "truncated.pt");
+}
+
+TEST_F(TuneCommandTest, AForeignJournalIsRefusedWhenResuming) {
+  ASSERT_EQ(run_cli({"tune", "builtin:mlp", "--space",
+                     "batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
+                     "--time", "0.1", "--leaders", "1", "--out", out(), "--quiet"})
+                .exit_code,
+            0);
+  expect_one_line_error(run_cli({"tune", "builtin:convbn", "--resume", out(), "--quiet"}), 2,
+                        "another experiment");
+  expect_one_line_error(run_cli({"tune", "builtin:mlp", "--out", out(), "--quiet"}), 2,
+                        "already holds a journal");
+}
+
+}  // namespace torchperf

@@ -1,0 +1,86 @@
+#include "torchperf/sweep/space.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+WorkloadTraits image_model() {
+  WorkloadTraits t;
+  t.convolutional = true;
+  t.image_input = true;
+  t.floating_input = true;
+  t.cpu_fuser = false;
+  t.usable_cores = 2;
+  return t;
+}
+
+}  // namespace
+
+TEST(SpaceTest, EveryApplicableKnobIsAnAxisAndTheProductIsResolved) {
+  const Space s = build_space(image_model(), {});
+  std::set<std::string> knobs;
+  for (const auto& a : s.axes) knobs.insert(a.knob);
+  EXPECT_TRUE(knobs.count("threads") && knobs.count("format") && knobs.count("graph"));
+  EXPECT_FALSE(knobs.count("cudnn_benchmark")) << "CUDA-only knobs are not axes on CPU";
+  std::set<std::string> keys;
+  for (const auto& p : s.points) keys.insert(p.key);
+  EXPECT_EQ(keys.size(), s.points.size()) << "points are unique once resolved";
+  EXPECT_LT(s.points.size(), s.combinations) << "train with a frozen graph is dropped";
+  ASSERT_FALSE(s.dropped.empty());
+  EXPECT_NE(s.dropped.front().find("needs mode=eval"), std::string::npos) << s.dropped.front();
+}
+
+TEST(SpaceTest, RestrictionsNarrowTheAxesAndTheProduct) {
+  const Space s = build_space(
+      image_model(), {{"precision", {"fp32", "bf16"}}, {"graph", {"eager"}}, {"threads", {"1"}},
+                      {"batch", {"8"}}, {"mode", {"eval"}}, {"grad", {"no_grad"}},
+                      {"format", {"contiguous", "channels_last"}}});
+  EXPECT_EQ(s.points.size(), 4u);
+  EXPECT_EQ(s.combinations, 4u);
+  EXPECT_EQ(s.origin.get("batch").value_or(""), "8") << "a pinned knob starts where it is pinned";
+  int origins = 0;
+  for (const auto& p : s.points) origins += p.changes == 0;
+  EXPECT_EQ(origins, 1);
+}
+
+TEST(SpaceTest, UnknownKnobsAndValuesAndInapplicableOnesAreRefused) {
+  EXPECT_THROW(build_space(image_model(), {{"speed", {"max"}}}), ConfigError);
+  EXPECT_THROW(build_space(image_model(), {{"precision", {"fp64"}}}), ConfigError);
+  try {
+    build_space(image_model(), {{"graph", {"fused"}}});
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("graph=fused does not apply"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SpaceTest, InformativeOrderPutsTheOriginThenSingleChangesFirstAndIsSeeded) {
+  const Space s = build_space(image_model(), {{"batch", {"1"}}, {"threads", {"1", "2"}}});
+  const auto order = informative_order(s, 1);
+  ASSERT_EQ(order.size(), s.points.size());
+  EXPECT_EQ(s.points[order[0]].changes, 0);
+  bool past_singles = false;
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (s.points[order[i]].changes > 1) past_singles = true;
+    if (past_singles) {
+      EXPECT_GT(s.points[order[i]].changes, 1) << i;
+    }
+  }
+  EXPECT_EQ(order, informative_order(s, 1));
+  EXPECT_NE(order, informative_order(s, 2));
+  EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), order.size());
+}
+
+TEST(SpaceTest, BaselineAndCarefulAreNamedAtABatch) {
+  EXPECT_EQ(baseline_at("8").to_string(), "batch=8");
+  EXPECT_TRUE(baseline_at("n/a").empty());
+  EXPECT_EQ(careful_at(image_model(), "8").to_string(), "batch=8,mode=eval,grad=no_grad");
+}
+
+}  // namespace torchperf

@@ -1,0 +1,184 @@
+// A real sweep on a built-in model, each point in a real worker process (the fault-injecting test
+// build): crashes, hangs, memory blow-ups and guard failures cost their points only; the journal
+// holds each point once across resumes; a foreign journal is refused.
+#include "torchperf/sweep/tune_runner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "support/test_support.h"
+#include "test_paths.h"
+#include "torchperf/error.h"
+#include "torchperf/sweep/journal.h"
+
+namespace torchperf {
+namespace {
+
+class TuneRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("torchperf-tune-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ::setenv("TORCHPERF_TEST_FAULT",
+             "crash@threads=2+grad=no_grad+precision=fp32;"
+             "hang@threads=2+grad=inference+precision=fp32;"
+             "oom@threads=2+grad=no_grad+precision=bf16",
+             1);
+  }
+  void TearDown() override {
+    ::unsetenv("TORCHPERF_TEST_FAULT");
+    std::filesystem::remove_all(dir_);
+  }
+
+  TuneOptions options() const {
+    TuneOptions o;
+    o.workload.model = "builtin:mlp";
+    o.workload.time_s = 0.1;
+    o.space = parse_space(
+        "batch=4;mode=eval;graph=eager;threads=1,2;grad=no_grad,inference;precision=fp32,bf16");
+    o.guard = AccuracyGuard::parse("max_abs<=1e-4");  // bf16 cannot pass it
+    o.point_timeout_s = 4;
+    o.memory_cap_bytes = 1536LL << 20;
+    o.budget_s = 0;
+    o.out_dir = dir_.string();
+    o.worker_executable = TORCHPERF_TEST_FAULTY_WORKER;
+    return o;
+  }
+
+  std::map<std::string, int> journal_point_counts() const {
+    std::map<std::string, int> counts;
+    for (const auto& r : Journal::read((dir_ / "results.jsonl").string()))
+      if (r.value("record", "") == "point") ++counts[r["key"].get<std::string>()];
+    return counts;
+  }
+
+  std::filesystem::path dir_;
+};
+
+const PointResult* with_status(const TuneResult& r, const std::string& kind) {
+  for (const auto& p : r.points)
+    if (p.failure_kind == kind) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
+  SteadyTimeSource clock;
+  const TuneResult r = run_tune(options(), clock);
+  ASSERT_EQ(r.points.size(), 8u);
+  std::map<std::string, int> statuses;
+  for (const auto& p : r.points) ++statuses[p.status];
+  EXPECT_EQ(statuses["ok"], 2);
+  EXPECT_EQ(statuses["guarded"], 3);
+  EXPECT_EQ(statuses["failed"], 3);
+  ASSERT_TRUE(with_status(r, "crashed"));
+  EXPECT_NE(with_status(r, "crashed")->reason.find("SIGABRT"), std::string::npos);
+  ASSERT_TRUE(with_status(r, "timed-out"));
+  EXPECT_NE(with_status(r, "timed-out")->key.find("threads=2"), std::string::npos);
+  ASSERT_TRUE(with_status(r, "out-of-memory"));
+  for (const auto& p : r.points)
+    if (p.status == "guarded") {
+      EXPECT_NE(p.reason.find("max_abs"), std::string::npos) << p.reason;
+    }
+
+  ASSERT_TRUE(r.winner);
+  EXPECT_NE(r.winner->find("threads=1"), std::string::npos) << *r.winner;
+  EXPECT_NE(r.winner->find("precision=fp32"), std::string::npos) << "guarded points never win";
+  ASSERT_EQ(r.confirmation.size(), 1u);
+  EXPECT_TRUE(r.confirmation[0].failure.empty()) << r.confirmation[0].failure;
+  EXPECT_GT(r.confirmation[0].rounds, 0u);
+  ASSERT_TRUE(r.vs_baseline);
+  EXPECT_NE(r.vs_baseline->b.find("grad=on"), std::string::npos) << r.vs_baseline->b;
+  EXPECT_GT(r.vs_baseline->ratio, 0);
+  EXPECT_GT(r.overhead_median_s, 0);
+
+  const auto counts = journal_point_counts();
+  EXPECT_EQ(counts.size(), 8u);
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
+}
+
+TEST_F(TuneRunnerTest, ResumingSkipsFinishedPointsAndRerunsACutShortOne) {
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad,inference;precision=fp32");
+  o.guard = AccuracyGuard::default_guard();
+  run_tune(o, clock);
+  const std::string path = (dir_ / "results.jsonl").string();
+  // Keep the records up to the first point, and half of the second point's line.
+  std::ifstream in(path);
+  std::string line, kept;
+  int points = 0;
+  while (std::getline(in, line)) {
+    if (line.find("\"record\":\"point\"") != std::string::npos && ++points == 2) {
+      kept += line.substr(0, line.size() / 2);
+      break;
+    }
+    kept += line + "\n";
+  }
+  in.close();
+  std::ofstream(path, std::ios::trunc) << kept;
+
+  o.resume = true;
+  const TuneResult r = run_tune(o, clock);
+  EXPECT_EQ(r.truncated_lines, 1u);
+  EXPECT_EQ(r.resumed_points, 1u);
+  EXPECT_EQ(r.points.size(), 2u);
+  for (const auto& [key, n] : journal_point_counts()) EXPECT_EQ(n, 1) << key;
+  EXPECT_EQ(journal_point_counts().size(), 2u);
+
+  // Everything finished: a further resume runs no point again.
+  const TuneResult again = run_tune(o, clock);
+  EXPECT_EQ(again.resumed_points, 2u);
+  EXPECT_EQ(journal_point_counts().size(), 2u);
+  for (const auto& [key, n] : journal_point_counts()) EXPECT_EQ(n, 1) << key;
+}
+
+TEST_F(TuneRunnerTest, AJournalFromAnotherExperimentIsRefused) {
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32");
+  o.leaders = 1;
+  run_tune(o, clock);
+  o.resume = true;
+  o.workload.model = "builtin:convbn";
+  try {
+    run_tune(o, clock);
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("another experiment"), std::string::npos) << m;
+    EXPECT_NE(m.find("builtin:mlp"), std::string::npos) << m;
+  }
+  o.resume = false;
+  EXPECT_THROW(run_tune(o, clock), UsageError) << "a second run over a journal needs --resume";
+}
+
+TEST_F(TuneRunnerTest, ABudgetTooSmallSaysSoAndRunsNothing) {
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.budget_s = 1;
+  const TuneResult r = run_tune(o, clock);
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_EQ(r.not_run, 8u);
+  EXPECT_FALSE(r.winner);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("single-knob changes run first"), std::string::npos) << r.notes[0];
+}
+
+TEST_F(TuneRunnerTest, AnUnusableModelIsTheUsersErrorNotAPointFailure) {
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.workload.model = testing::fixture("not_a_model.txt");
+  o.workload.input_spec = "784";
+  EXPECT_THROW(run_tune(o, clock), ModelError);
+}
+
+}  // namespace torchperf
