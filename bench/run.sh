@@ -3,7 +3,9 @@
 #   1. harness overhead: the same forward in a bare loop and through torchperf's timed iteration;
 #   2. torchperf vs PyTorch's torch.utils.benchmark on one TorchScript file and configuration
 #      (they should agree within 5%), alternated A B A B so drift hits both;
-#   3. repeatability: bench five times on one configuration, the CV of the reported medians.
+#   3. repeatability: bench five times on one configuration, the CV of the reported medians;
+#   4. the winner of `torchperf tune` vs the best a hand-written Python search finds over the same
+#      settings on the same file (bench/tune_by_hand.py), each winner re-measured alternately.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,3 +78,36 @@ PY
 }
 repeat builtin:mlp --batch 64 --threads "$threads" --grad inference --time "$seconds"
 repeat builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt --time "$seconds"
+
+echo "== 4. torchperf tune's winner vs a hand-written Python search over the same space"
+space=${BENCH_SPACE:-"batch=$batch;mode=eval;threads=1,2;grad=no_grad,inference;precision=fp32,bf16-autocast;format=contiguous,channels_last;graph=eager,frozen-opt"}
+echo "   $model, space $space"
+tune_out="$build/bench-tune"
+rm -rf "$tune_out"
+start=$(date +%s)
+"$tp" tune "$model" --input 3x224x224 --space "$space" --time 1 --budget 0 --out "$tune_out" --quiet --json \
+  > "$build/bench-tune.json" || true
+tune_s=$(( $(date +%s) - start ))
+winner=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["winner"] or "")' "$build/bench-tune.json")
+[ -n "$winner" ] || { echo "  tune named no winner: see $build/bench-tune.json"; exit 1; }
+start=$(date +%s)
+"$python" "$here/tune_by_hand.py" search "$model" 3x224x224 "$space" 1 > "$build/bench-by-hand.json" 2>/dev/null
+hand_s=$(( $(date +%s) - start ))
+best=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["best"]["config"])' "$build/bench-by-hand.json")
+echo "  tune winner        $winner   (sweep took ${tune_s} s, every point in its own process)"
+echo "  Python best        $best   (search took ${hand_s} s)"
+tp_runs=(); py_runs=()
+for r in $(seq "$rounds"); do
+  tp_runs+=("$("$tp" bench "$model" --input 3x224x224 --config "$winner" --time "$seconds" --quiet --json \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
+  py_runs+=("$("$python" "$here/tune_by_hand.py" measure "$model" 3x224x224 "$best" "$seconds" 2>/dev/null \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+done
+"$python" - "${tp_runs[*]}" "${py_runs[*]}" <<'PY'
+import statistics, sys
+tp = [float(v) for v in sys.argv[1].split()]
+py = [float(v) for v in sys.argv[2].split()]
+for i, (a, b) in enumerate(zip(tp, py), 1):
+    print(f"  round {i}: tune winner (torchperf bench) {a:8.2f} samples/s   Python best (timed in Python) {b:8.2f} samples/s   ratio {a / b:.3f}")
+print(f"  median ratio tune winner / Python best = {statistics.median(tp) / statistics.median(py):.3f}")
+PY

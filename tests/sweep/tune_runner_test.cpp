@@ -44,8 +44,8 @@ class TuneRunnerTest : public ::testing::Test {
     o.space = parse_space(
         "batch=4;mode=eval;graph=eager;threads=1,2;grad=no_grad,inference;precision=fp32,bf16");
     o.guard = AccuracyGuard::parse("max_abs<=1e-4");  // bf16 cannot pass it
-    o.point_timeout_s = 4;
-    o.memory_cap_bytes = 1536LL << 20;
+    o.point_timeout_s = 10;  // the hang costs this; a sanitizer build starts workers slowly
+    o.memory_cap_bytes = 2048LL << 20;
     o.budget_s = 0;
     o.out_dir = dir_.string();
     o.worker_executable = TORCHPERF_TEST_FAULTY_WORKER;

@@ -63,11 +63,11 @@ TEST_F(WorkerProcessTest, AHangIsKilledAtTheTimeLimit) {
 }
 
 TEST_F(WorkerProcessTest, AMemoryBlowUpIsKilledAtTheCap) {
-  const std::int64_t cap = 1536LL << 20;
+  const std::int64_t cap = 2048LL << 20;
   const WorkerOutcome out =
       run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=no_grad"), {60, cap}, log());
   EXPECT_EQ(out.exit, WorkerExit::kOutOfMemory);
-  EXPECT_NE(out.message.find("memory cap of 1536 MiB"), std::string::npos) << out.message;
+  EXPECT_NE(out.message.find("memory cap of 2048 MiB"), std::string::npos) << out.message;
   EXPECT_GT(out.peak_rss_bytes, cap);
 }
 
