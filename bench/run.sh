@@ -24,7 +24,11 @@ rounds=${BENCH_ROUNDS:-5}
 # Tools are compared under equal, pinned allocator settings (docs/methodology.md).
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
+# BENCH_ONLY=4 (or "1 3", …) runs only those sections.
+only=" ${BENCH_ONLY:-1 2 3 4} "
+section() { [[ "$only" == *" $1 "* ]]; }
 
+if section 1; then
 echo "== 1. harness overhead per iteration (builtin:mlp, batch 1, grad=no_grad)"
 "$build/bench/harness_overhead" --benchmark_format=json --benchmark_repetitions=5 \
   --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
@@ -40,7 +44,9 @@ print(f"  torchperf timed run     {timed:10.0f} ns/iteration (CV {cv['BM_TimedRu
 print(f"  difference              {timed - bare:10.0f} ns/iteration ({(timed - bare) / bare * 100:+.2f}%)")
 print(f"  empty harness iteration {empty:10.0f} ns (knob scopes entered and undone, no model)")
 PY
+fi
 
+if section 2; then
 echo "== 2. torchperf vs torch.utils.benchmark: $model, batch $batch, $threads thread(s), eval+no_grad,"
 echo "      alternated over $rounds rounds, both with MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_"
 tp_runs=(); py_runs=()
@@ -60,6 +66,7 @@ for i, (a, b) in enumerate(zip(tp, py), 1):
 ratio = statistics.median(tp) / statistics.median(py)
 print(f"  median ratio torchperf / torch.utils.benchmark = {ratio:.3f} ({'within' if abs(ratio - 1) <= 0.05 else 'OUTSIDE'} 5%)")
 PY
+fi
 
 repeat() {
   echo "== 3. repeatability: bench $*, five runs"
@@ -76,9 +83,12 @@ print("  medians (ms/call): " + ", ".join(f"{v:.3f}" for v in m))
 print(f"  CV of the medians = {cv * 100:.2f}% (target <= 1%)")
 PY
 }
+if section 3; then
 repeat builtin:mlp --batch 64 --threads "$threads" --grad inference --time "$seconds"
 repeat builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt --time "$seconds"
+fi
 
+section 4 || exit 0
 echo "== 4. torchperf tune's winner vs a hand-written Python search over the same space"
 space=${BENCH_SPACE:-"batch=$batch;mode=eval;threads=1,2;grad=no_grad,inference;precision=fp32,bf16-autocast;format=contiguous,channels_last;graph=eager,frozen-opt"}
 echo "   $model, space $space"

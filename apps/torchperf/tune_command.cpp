@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <ctime>
@@ -69,7 +70,9 @@ TuneOptions options_from_flags(const TuneFlags& f) {
   for (const auto& [knob, values] : f.knob_values) {
     if (o.space.count(knob))
       throw UsageError("knob '" + knob + "' is given both by --space and by its own flag");
-    o.space[knob] = split_values(values);
+    for (auto& v : split_values(values))
+      if (std::find(o.space[knob].begin(), o.space[knob].end(), v) == o.space[knob].end())
+        o.space[knob].push_back(v);
   }
   o.objective = Objective::parse(f.objective);
   if (!f.accuracy.empty()) o.guard = AccuracyGuard::parse(f.accuracy);
@@ -83,6 +86,10 @@ int run(TuneFlags& f) {
   if (!f.memory_cap.empty()) o.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
   if (!f.resume.empty()) {
     // The journal knows the experiment; flags given now must agree with it (checked by tune).
+    if (!o.out_dir.empty() &&
+        std::filesystem::absolute(o.out_dir) != std::filesystem::absolute(f.resume))
+      throw UsageError("--out " + o.out_dir + " and --resume " + f.resume +
+                       " differ: a resumed sweep writes to the journal it continues");
     TuneOptions from_journal = o;
     apply_experiment_json(journal_experiment(f.resume), from_journal);
     const TuneOptions given = o;
@@ -101,17 +108,17 @@ int run(TuneFlags& f) {
              {"--leaders", [&] { o.leaders = given.leaders; }}})
       for (auto* opt : f.experiment_flags)
         if (opt->get_name() == name && opt->count()) copy();
-    bool space_given = false;
+    bool space_given = !f.knob_values.empty();
     for (auto* opt : f.experiment_flags)
-      if (opt->count() && (opt->get_name() == "--space" || opt->get_name().rfind("--knob", 0) == 0))
-        space_given = true;
-    if (space_given || !f.knob_values.empty()) o.space = given.space;
+      if (opt->count() && opt->get_name() == "--space") space_given = true;
+    if (space_given) o.space = given.space;
     o.out_dir = f.resume;
     o.resume = true;
   } else {
     if (!f.model_opt->count()) throw UsageError("tune: expected a model (or --resume DIR)");
     if (o.out_dir.empty()) o.out_dir = default_out_dir(o.workload.model);
   }
+  o.out_dir = std::filesystem::absolute(o.out_dir).lexically_normal().string();
   o.worker_executable =
       f.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : f.worker_exe;
 
@@ -131,6 +138,11 @@ int run(TuneFlags& f) {
     result = run_tune(
         o, clock,
         [&](const TuneStatus& s) {
+          if (s.phase == "plan") {
+            bar.finish();
+            if (!f.quiet) std::cerr << "tune: " << s.message << "\n";
+            return;
+          }
           std::string text =
               s.phase == "sweeping" || s.phase == "confirming"
                   ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned, s.failed,

@@ -24,12 +24,15 @@ std::string head_to_head_text(const HeadToHead& h) {
 
 std::string value_text(const TuneResult& r, const PointResult& p) {
   const double v = objective_value(r.objective, p.metrics);
+  const auto with_ci = [&](double low, double high, int digits) {
+    if (!std::isfinite(low) || !std::isfinite(high))
+      return fmt::format("{:9.{}f} (CI n/a: too few samples)", v, digits);
+    return fmt::format("{:9.{}f} ({:.{}f}-{:.{}f})", v, digits, low, digits, high, digits);
+  };
   if (r.objective.kind == ObjectiveKind::kThroughput)
-    return fmt::format("{:9.2f} ({:.2f}-{:.2f})", v, p.metrics.throughput_low,
-                       p.metrics.throughput_high);
+    return with_ci(p.metrics.throughput_low, p.metrics.throughput_high, 2);
   if (r.objective.kind == ObjectiveKind::kLatencyP50)
-    return fmt::format("{:9.3f} ({:.3f}-{:.3f})", v, p.metrics.latency_p50_low_ms,
-                       p.metrics.latency_p50_high_ms);
+    return with_ci(p.metrics.latency_p50_low_ms, p.metrics.latency_p50_high_ms, 3);
   return fmt::format("{:9.3f}", v);
 }
 
@@ -62,7 +65,7 @@ std::string format_tune(const TuneResult& r) {
       r.points.size(), r.resumed_points, r.points.size() - r.resumed_points, ok, guarded, failed,
       r.not_run, r.budget_exhausted ? " (budget)" : "");
   if (r.truncated_lines)
-    out += fmt::format("       the journal's last line was cut short: ignored, its point re-run\n");
+    out += fmt::format("       the journal's last line was cut short: ignored (a point there runs again)\n");
   out += fmt::format(
       "time   {:.1f} min this session; per-point overhead (worker start, model load, setup, "
       "accuracy check) median {:.2f} s\n\n",
@@ -128,14 +131,22 @@ std::string format_tune(const TuneResult& r) {
   if (!hurt.empty()) out += " hurt\n" + hurt;
   if (!nothing.empty()) out += " no clear effect\n" + nothing;
 
+  // Long lists are cut: the journal has every point and its reason.
+  constexpr std::size_t kListed = 10;
   std::string guarded_list, failed_list;
+  std::size_t guarded_n = 0, failed_n = 0;
   for (const auto& p : r.points) {
-    if (p.status == "guarded") guarded_list += fmt::format("  {}\n    {}\n", p.key, p.reason);
-    if (p.status == "failed")
+    if (p.status == "guarded" && guarded_n++ < kListed)
+      guarded_list += fmt::format("  {}\n    {}\n", p.key, p.reason);
+    if (p.status == "failed" && failed_n++ < kListed)
       failed_list += fmt::format("  {}\n    {}: {}\n", p.key, p.failure_kind, p.reason);
   }
-  if (!guarded_list.empty()) out += "\nguarded out (faster or not, their output is off)\n" + guarded_list;
-  if (!failed_list.empty()) out += "\nfailed\n" + failed_list;
+  if (guarded_n > kListed)
+    guarded_list += fmt::format("  … and {} more (in the journal)\n", guarded_n - kListed);
+  if (failed_n > kListed)
+    failed_list += fmt::format("  … and {} more (in the journal)\n", failed_n - kListed);
+  if (!guarded_list.empty()) out += fmt::format("\nguarded out: {} (faster or not, their output is off)\n", guarded_n) + guarded_list;
+  if (!failed_list.empty()) out += fmt::format("\nfailed: {}\n", failed_n) + failed_list;
   out += "\nresults: " + r.journal_path + "\n";
   return out;
 }

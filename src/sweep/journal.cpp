@@ -1,6 +1,10 @@
 #include "torchperf/sweep/journal.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -64,8 +68,11 @@ void write_line(std::FILE* file, const nlohmann::json& record, const std::string
   const std::string line = record.dump() + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file) != line.size() || std::fflush(file) != 0)
     throw RuntimeFailure("could not write to the journal '" + path + "'");
-  // A reboot must not lose a finished point: sync each record to the disk.
-  ::fdatasync(fileno(file));
+  // A reboot must not lose a finished point: sync each record to the disk. (File systems that
+  // cannot sync, EINVAL, have nothing to lose it to.)
+  if (::fdatasync(fileno(file)) != 0 && errno != EINVAL && errno != EROFS)
+    throw RuntimeFailure("could not sync the journal '" + path + "' to disk: " +
+                         std::strerror(errno));
 }
 
 }  // namespace
@@ -97,6 +104,13 @@ Journal Journal::create(const std::string& path, const nlohmann::json& header) {
   if (!file) throw UsageError("cannot create the journal '" + path + "'");
   Journal j(path, file, {header}, 0);
   write_line(file, header, path);
+  // The new file's name must survive a reboot too: sync its directory once.
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
   return j;
 }
 

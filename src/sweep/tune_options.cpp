@@ -36,7 +36,7 @@ void validate(const TuneOptions& o) {
   validate(o.workload);
   if (o.workload.vs) throw UsageError("tune: --vs is for bench; tune compares for you");
   if (o.budget_s < 0) throw UsageError("--budget: expected a duration >= 0 (0: no limit)");
-  if (o.point_timeout_s < 0) throw UsageError("--point-timeout: expected a duration > 0");
+  if (o.point_timeout_s < 0) throw UsageError("--point-timeout: expected a duration >= 0 (0: the default)");
   if (o.memory_cap_bytes < 0) throw UsageError("--memory-cap: expected a size > 0");
   if (o.leaders < 1 || o.leaders > 10) throw UsageError("--leaders: expected 1 to 10");
   if (o.out_dir.empty()) throw UsageError("tune: expected an output directory (--out DIR)");

@@ -206,6 +206,7 @@ class Supervisor {
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
   std::vector<double> session_walls_;
   std::string current_;
+  std::string phase_ = "preparing";
   bool interrupted_ = false;
 };
 
@@ -214,12 +215,10 @@ WorkerOutcome Supervisor::launch(const json& request, const std::string& log_nam
   fs::create_directories(o_.out_dir + "/workers");
   WorkerLimits limits = limits_;
   limits.timeout_s = timeout_s;
-  const double started = elapsed();
   return run_worker_process(
       o_.worker_executable, request, limits, o_.out_dir + "/workers/" + log_name + ".log",
       [&](double t) {
-        report(current_.empty() ? "preparing" : "sweeping", t);
-        (void)started;
+        report(phase_, t);
         if (interrupt_ && interrupt_()) {
           interrupted_ = true;
           return false;
@@ -251,8 +250,9 @@ double Supervisor::point_estimate_s() const {
 double Supervisor::confirmation_reserve_s() const {
   // Leaders head to head, then the winner against baseline and careful: interleaved pairs, each
   // with twice the point time, plus start-up.
+  // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
   const double pairs = static_cast<double>(o_.leaders - 1) + 2;
-  return pairs * (4 * o_.workload.time_s + 3.0);
+  return pairs * std::max(4 * o_.workload.time_s + 3.0, 2 * point_estimate_s());
 }
 
 void Supervisor::report(const std::string& phase, double within_point) {
@@ -286,17 +286,20 @@ void Supervisor::prepare_references() {
   fs::create_directories(o_.out_dir + "/reference");
   for (const auto& batch : batches) {
     if (references_.count(batch)) continue;
-    const std::string path = o_.out_dir + "/reference/batch-" + batch + ".pt";
+    const std::string label = batch == "n/a" ? "file" : batch;  // inputs from a file: one batch
+    const std::string path =
+        fs::absolute(o_.out_dir + "/reference/batch-" + label + ".pt").lexically_normal().string();
     json request = {{"job", "reference"},
                     {"workload", to_json(o_.workload)},
                     {"batch", batch},
                     {"path", path}};
     report("preparing");
-    const WorkerOutcome out = launch(request, "reference-batch-" + batch, limits_.timeout_s);
+    const WorkerOutcome out = launch(request, "reference-batch-" + label, limits_.timeout_s);
     if (interrupted_) throw Interrupted("interrupted while computing the references");
     if (out.exit == WorkerExit::kAnswered && out.response.value("ok", false)) {
       references_[batch] = path;
-      journal_->append({{"record", "reference"}, {"batch", batch}, {"path", path}});
+      journal_->append(
+          {{"record", "reference"}, {"session", session_}, {"batch", batch}, {"path", path}});
       continue;
     }
     // The user's own mistakes stop the run; a batch too big for the machine only costs its points.
@@ -348,6 +351,7 @@ PointResult Supervisor::run_point(const SpacePoint& point) {
     return r;
   }
   const json& m = out.response.at("result").at("measurement");
+  r.measurement = m;
   r.metrics = metrics_from(m);
   r.score = objective_score(o_.objective, r.metrics);
   const double timed_s = number_or(m, "measured_s", 0) + number_or(m.at("warmup"), "total_ms", 0) / 1e3;
@@ -430,45 +434,26 @@ void Supervisor::confirm() {
   };
   for (std::size_t i = 0; i < std::min(o_.leaders, ok.size()); ++i)
     result_.leaders.push_back(ok[i]->key);
-  const std::string leader = result_.leaders.front();
-  std::string winner = leader;
-  if (result_.leaders.size() == 1) {
-    result_.winner_note = "only one configuration passed: not confirmed head to head";
-  } else {
-    std::vector<std::string> tied = {leader};
-    const HeadToHead* reversal = nullptr;
-    for (std::size_t i = 1; i < result_.leaders.size(); ++i) {
-      result_.confirmation.push_back(compare(config_of(leader), config_of(result_.leaders[i]),
+  if (result_.leaders.size() > 1)
+    for (std::size_t i = 1; i < result_.leaders.size(); ++i)
+      result_.confirmation.push_back(compare(config_of(result_.leaders.front()),
+                                             config_of(result_.leaders[i]),
                                              "confirming leader " + std::to_string(i + 1)));
-      const HeadToHead& h = result_.confirmation.back();
-      if (!h.failure.empty()) continue;
-      if (h.verdict == "slower" && (!reversal || h.ratio < reversal->ratio)) reversal = &h;
-      if (h.verdict == "indistinguishable" || h.verdict == "undetermined")
-        tied.push_back(result_.leaders[i]);
-    }
-    if (reversal) {
-      winner = reversal->b;
-      result_.winner_note = fmt::format(
-          "head to head, {} beat the sweep's leader ({:.3f}x): the sweep's order was noise",
-          reversal->b, 1 / reversal->ratio);
-      // The resolved key is what the journal knows the point by.
-      for (const auto& l : result_.leaders)
-        if (resolve(Configuration::parse(config_of(l)), desc_.traits).to_string() == winner)
-          winner = l;
-    } else if (tied.size() > 1) {
-      result_.tie = true;
-      result_.tied = tied;
-      // The simplest configuration (fewest changes from the baseline) among the tied wins.
-      winner = *std::min_element(tied.begin(), tied.end(), [&](const auto& x, const auto& y) {
-        return by_key_.at(x)->changes < by_key_.at(y)->changes;
+  std::map<std::string, const PointResult*> point_of;
+  for (const auto* p : ok) point_of[p->key] = p;
+  const WinnerDecision d = decide_winner(
+      result_.leaders, result_.confirmation,
+      [&](const std::string& key) { return by_key_.count(key) ? by_key_.at(key)->changes : 1 << 20; },
+      [&](const std::string& key) {
+        const auto it = point_of.find(key);
+        return it == point_of.end() ? 0.0 : it->second->metrics.cosine;
       });
-      result_.winner_note =
-          fmt::format("{} leaders are indistinguishable head to head; the simplest is named",
-                      tied.size());
-    } else {
-      result_.winner_note = "its lead over the runners-up is significant head to head";
-    }
-  }
+  std::string winner = d.winner;
+  result_.tie = d.tie;
+  result_.tied = d.tied;
+  result_.winner_note = result_.leaders.size() == 1 && ok.size() > 1
+                            ? "--leaders 1: not confirmed head to head"
+                            : d.note;
   result_.winner = winner;
   const std::string batch = reference_batch(o_.workload, by_key_.at(winner)->config);
   const std::string b = batch == "n/a" ? "" : batch;
@@ -490,8 +475,7 @@ TuneResult Supervisor::run() {
   result_.guard = o_.guard;
   const json header = journal_header(o_);
   if (o_.resume) {
-    journal_.emplace(Journal::reopen(path));
-    const json& theirs = journal_->header().at("experiment");
+    const json theirs = Journal::read(path).front().at("experiment");
     const json ours = header.at("experiment");
     if (theirs != ours) {
       std::string diff;
@@ -504,6 +488,7 @@ TuneResult Supervisor::run() {
                        "' is from another experiment (" + diff +
                        "): refusing to mix results; use another --out");
     }
+    journal_.emplace(Journal::reopen(path));
     result_.truncated_lines = journal_->truncated_lines();
     for (const auto& r : journal_->records())
       if (r.value("record", "") == "session") session_ = std::max(session_, r.value("session", 0) + 1);
@@ -520,7 +505,15 @@ TuneResult Supervisor::run() {
                              "describe", "loading model '" + o_.workload.model + "'");
   desc_ = workload_description_from_json(described.at("description"));
   result_.workload = desc_;
-  space_ = build_space(desc_.traits, o_.space);
+  // Latency is judged per call at batch 1 unless the user names the batch sizes.
+  auto requested = o_.space;
+  if (!o_.objective.higher_is_better() && !requested.count("batch") &&
+      !desc_.traits.inputs_from_file) {
+    requested["batch"] = {"1"};
+    result_.notes.push_back("objective " + o_.objective.to_string() +
+                            ": batch pinned to 1 (name batch sizes with --batch to sweep them)");
+  }
+  space_ = build_space(desc_.traits, requested);
   for (const auto& p : space_.points) by_key_[p.key] = &p;
   result_.space_points = space_.points.size();
   result_.space_combinations = space_.combinations;
@@ -564,12 +557,18 @@ TuneResult Supervisor::run() {
 
   prepare_references();
 
+  phase_ = "sweeping";
   std::vector<const SpacePoint*> pending;
   for (std::size_t i : informative_order(space_, o_.order_seed))
     if (!finished_.count(space_.points[i].key)) pending.push_back(&space_.points[i]);
   const double estimate = static_cast<double>(pending.size()) * point_estimate_s();
   result_.estimated_full_s = estimate + confirmation_reserve_s();
   planned_ = pending.size();
+  std::string plan = fmt::format(
+      "{} point(s) to run ({} of {} already in the journal), about {:.1f} min at ~{:.1f} s a "
+      "point, then the leaders head to head",
+      pending.size(), finished_.size(), space_.points.size(), result_.estimated_full_s / 60,
+      point_estimate_s());
   if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
     const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
     planned_ = std::min(pending.size(),
@@ -580,6 +579,14 @@ TuneResult Supervisor::run() {
         "single-knob changes run first, then the rest in random order",
         pending.size(), result_.estimated_full_s / 60, point_estimate_s(),
         confirmation_reserve_s(), o_.budget_s / 60, planned_));
+    plan = result_.notes.back();
+  }
+  if (progress_) {
+    TuneStatus s;
+    s.phase = "plan";
+    s.message = plan;
+    s.planned = planned_;
+    progress_(s);
   }
 
   for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -599,13 +606,15 @@ TuneResult Supervisor::run() {
     record["record"] = "point";
     record["session"] = session_;
     record["configuration"] = pending[i]->config.to_string();
+    record["measurement"] = p.measurement;
+    p.measurement = nullptr;  // kept in the journal, not twice in memory
     journal_->append(record);
     ++done_;
     if (p.status != "ok") ++failed_;
     planned_ = std::max(planned_, done_);
     finished_[p.key] = p;
     result_.points.push_back(p);
-    report("sweeping");
+    report(phase_);
   }
   if (interrupted_)
     throw Interrupted(fmt::format("interrupted: {} point(s) of {} are in the journal '{}'; "
@@ -621,7 +630,8 @@ TuneResult Supervisor::run() {
     result_.overhead_median_s = overheads[overheads.size() / 2];
   }
 
-  report("confirming");
+  phase_ = "confirming";
+  report(phase_);
   confirm();
 
   // One-knob changes from the baseline, as the sweep measured them (not paired).
@@ -651,6 +661,11 @@ TuneResult Supervisor::run() {
               [](const auto& x, const auto& y) { return x.ratio > y.ratio; });
   }
   result_.wall_s = elapsed();
+  if (o_.budget_s > 0 && result_.wall_s > o_.budget_s)
+    result_.notes.push_back(fmt::format(
+        "the run took {:.1f} min, over the {:.0f} min budget: points and comparisons are not cut "
+        "short once started",
+        result_.wall_s / 60, o_.budget_s / 60));
   json summary = to_json(result_);
   summary["record"] = "summary";
   summary["session"] = session_;
@@ -660,6 +675,55 @@ TuneResult Supervisor::run() {
 }
 
 }  // namespace
+
+WinnerDecision decide_winner(const std::vector<std::string>& leaders,
+                             const std::vector<HeadToHead>& confirmation,
+                             const std::function<int(const std::string&)>& changes,
+                             const std::function<double(const std::string&)>& cosine) {
+  WinnerDecision d;
+  if (leaders.empty()) {
+    d.note = "no configuration finished and passed the accuracy guard";
+    return d;
+  }
+  d.winner = leaders.front();
+  if (leaders.size() == 1) {
+    d.note = "only one configuration passed: not confirmed head to head";
+    return d;
+  }
+  std::vector<std::string> tied = {leaders.front()};
+  const HeadToHead* reversal = nullptr;
+  std::size_t answered = 0;
+  for (const auto& h : confirmation) {
+    if (!h.failure.empty()) continue;
+    ++answered;
+    if (h.verdict == "slower" && (!reversal || h.ratio < reversal->ratio)) reversal = &h;
+    if (h.verdict == "indistinguishable" || h.verdict == "undetermined") tied.push_back(h.b);
+  }
+  if (answered == 0) {
+    d.note = "the head-to-head re-measurements failed: the sweep's leader is named, unconfirmed";
+  } else if (reversal) {
+    d.winner = reversal->b;
+    d.note = fmt::format(
+        "head to head, it beat the sweep's leader {} ({:.3f}x): the sweep's order was noise",
+        leaders.front(), 1 / reversal->ratio);
+  } else if (tied.size() > 1) {
+    d.tie = true;
+    d.tied = tied;
+    // Among the tied, the simplest (fewest changes from the origin), then the closest to the
+    // reference output, then the sweep's order.
+    d.winner = *std::min_element(tied.begin(), tied.end(), [&](const auto& x, const auto& y) {
+      if (changes(x) != changes(y)) return changes(x) < changes(y);
+      return cosine(x) > cosine(y);
+    });
+    d.note = fmt::format(
+        "{} leaders are indistinguishable head to head; the simplest is named (fewest changes, "
+        "then closest to the fp32 output)",
+        tied.size());
+  } else {
+    d.note = "its lead over the runners-up is significant head to head";
+  }
+  return d;
+}
 
 json journal_header(const TuneOptions& options) {
   const json experiment = experiment_json(options);

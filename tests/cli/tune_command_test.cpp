@@ -100,6 +100,20 @@ TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJour
   for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
 }
 
+TEST_F(TuneCommandTest, InputsFromAFileAreSweptAtTheFilesBatchAndThePlanIsSaidUpFront) {
+  const CliRun run = run_cli(
+      {"tune", testing::fixture("resnet18_scripted.pt"), "--inputs-file",
+       testing::fixture("inputs_image.pt"), "--space",
+       "mode=eval;grad=no_grad,inference;threads=1;precision=fp32;format=contiguous;graph=eager",
+       "--time", "0.1", "--leaders", "1", "--out", out()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("tune: 2 point(s) to run (0 of 2 already in the journal)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.out.find("WINNER"), std::string::npos) << run.out;
+  EXPECT_TRUE(std::filesystem::exists(out() + "/reference/batch-file.pt"));
+}
+
 TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
   expect_one_line_error(
       run_cli({"tune", "builtin:mlp", "--space", "speed=max", "--out", out(), "--quiet"}), 2,
@@ -109,6 +123,8 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
       "--budget");
   expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 2, "no journal");
   expect_one_line_error(run_cli({"tune", "--quiet"}), 2, "expected a model");
+  expect_one_line_error(run_cli({"tune", "--resume", out(), "--out", "/tmp/elsewhere", "--quiet"}),
+                        2, "differ");
   expect_one_line_error(
       run_cli({"tune", testing::fixture("truncated.pt"), "--input", "3x224x224", "--out", out(),
                "--quiet"}),

@@ -70,6 +70,49 @@ const PointResult* with_status(const TuneResult& r, const std::string& kind) {
 
 }  // namespace
 
+TEST(DecideWinnerTest, TheLeaderWinsWhenItBeatsEveryRunnerUpSignificantly) {
+  const auto d = decide_winner({"a", "b", "c"},
+                               {{"a", "b", 1.2, 1.1, 1.3, 20, "faster", ""},
+                                {"a", "c", 1.5, 1.4, 1.6, 20, "faster", ""}},
+                               [](const std::string&) { return 1; },
+                               [](const std::string&) { return 1.0; });
+  EXPECT_EQ(d.winner, "a");
+  EXPECT_FALSE(d.tie);
+  EXPECT_NE(d.note.find("significant"), std::string::npos);
+}
+
+TEST(DecideWinnerTest, ARunnerUpThatBeatsTheLeaderHeadToHeadWins) {
+  const auto d = decide_winner({"a", "b", "c"},
+                               {{"a", "b", 0.95, 0.93, 0.97, 20, "slower", ""},
+                                {"a", "c", 0.90, 0.88, 0.92, 20, "slower", ""}},
+                               [](const std::string&) { return 1; },
+                               [](const std::string&) { return 1.0; });
+  EXPECT_EQ(d.winner, "c") << "the larger margin";
+  EXPECT_NE(d.note.find("beat the sweep's leader a"), std::string::npos) << d.note;
+}
+
+TEST(DecideWinnerTest, ATieNamesTheSimplestThenTheMostAccurate) {
+  const std::map<std::string, int> changes = {{"a", 3}, {"b", 2}, {"c", 2}};
+  const std::map<std::string, double> cosine = {{"a", 1.0}, {"b", 0.9995}, {"c", 1.0}};
+  const auto d = decide_winner({"a", "b", "c"},
+                               {{"a", "b", 1.01, 0.99, 1.03, 20, "indistinguishable", ""},
+                                {"a", "c", 1.0, 0.0, 0.0, 3, "undetermined", ""}},
+                               [&](const std::string& k) { return changes.at(k); },
+                               [&](const std::string& k) { return cosine.at(k); });
+  EXPECT_TRUE(d.tie);
+  EXPECT_EQ(d.tied.size(), 3u);
+  EXPECT_EQ(d.winner, "c");
+}
+
+TEST(DecideWinnerTest, FailedComparisonsLeaveTheLeaderUnconfirmed) {
+  const auto d = decide_winner({"a", "b"}, {{"a", "b", 0, 0, 0, 0, "", "worker crashed"}},
+                               [](const std::string&) { return 1; },
+                               [](const std::string&) { return 1.0; });
+  EXPECT_EQ(d.winner, "a");
+  EXPECT_NE(d.note.find("unconfirmed"), std::string::npos);
+  EXPECT_TRUE(decide_winner({}, {}, nullptr, nullptr).winner.empty());
+}
+
 TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
   SteadyTimeSource clock;
   const TuneResult r = run_tune(options(), clock);

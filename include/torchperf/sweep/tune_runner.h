@@ -22,13 +22,17 @@ struct PointResult {
   std::string key;
   std::string status;  // "ok", "guarded" (failed the accuracy guard) or "failed"
   std::string reason;  // why guarded or failed
-  std::string failure_kind;  // crashed | timed-out | out-of-memory | runtime | config | workload
+  // crashed | timed-out | out-of-memory (the worker's end), reference (its batch's reference
+  // failed), or the kind of error the worker answered: runtime, config, workload, model, usage,
+  // protocol
+  std::string failure_kind;
   int changes = 0;
   PointMetrics metrics;
   double score = 0;  // higher is better
   double wall_s = 0;
   double overhead_s = 0;  // wall time not spent warming up or measuring
   bool resumed = false;   // read from the journal, not run in this session
+  nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
 // An interleaved A-vs-B re-measurement; ratio > 1 means A is better on the objective.
@@ -55,9 +59,10 @@ struct TuneResult {
   std::string origin;  // where one-knob changes are counted from (resolved)
   std::vector<std::string> axes;  // "knob=v1,v2"
   std::vector<PointResult> points;  // every finished point, journal order
-  std::size_t not_run = 0;          // left out by the budget or an interruption
+  std::size_t not_run = 0;          // left out by the budget
   bool budget_exhausted = false;
-  double estimated_full_s = 0;  // the up-front estimate for the whole space
+  double estimated_full_s = 0;  // the up-front estimate for the points still to run, confirmation
+                                // included
   double wall_s = 0;            // this session
   double overhead_median_s = 0;
   std::size_t resumed_points = 0, truncated_lines = 0;
@@ -74,7 +79,8 @@ struct TuneResult {
 };
 
 struct TuneStatus {
-  std::string phase;  // "preparing", "sweeping", "confirming"
+  std::string phase;    // "preparing", "plan", "sweeping", "confirming"
+  std::string message;  // phase "plan": what will run and why, for the user before it starts
   std::size_t done = 0, failed = 0, planned = 0;
   double fraction = 0, eta_s = 0;
   std::string best;  // the best point so far with its value
@@ -90,6 +96,21 @@ using TuneInterrupt = std::function<bool()>;
 TuneResult run_tune(const TuneOptions& options, TimeSource& time,
                     const TuneProgress& progress = nullptr,
                     const TuneInterrupt& interrupt = nullptr);
+
+// Names the winner from the leaders (best first, as keys) and the leader's head-to-head
+// comparisons with the others (b = the runner-up's key): the leader when it beats them all
+// significantly; a runner-up that beat it (the largest margin); or, when some are
+// indistinguishable, the simplest of the tied (fewest changes, then highest cosine).
+struct WinnerDecision {
+  std::string winner;  // empty when there are no leaders
+  bool tie = false;
+  std::vector<std::string> tied;
+  std::string note;
+};
+WinnerDecision decide_winner(const std::vector<std::string>& leaders,
+                             const std::vector<HeadToHead>& confirmation,
+                             const std::function<int(const std::string&)>& changes,
+                             const std::function<double(const std::string&)>& cosine);
 
 // The header a journal starts with for these options (what --resume checks).
 nlohmann::json journal_header(const TuneOptions& options);
