@@ -366,12 +366,13 @@ PointResult Supervisor::run_point(const SpacePoint& point) {
 }
 
 HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const std::string& why) {
-  const std::string id = a + " | " + b;
-  if (auto it = compared_.find(id); it != compared_.end()) return it->second;
   Configuration ca = Configuration::parse(a), cb = Configuration::parse(b);
   HeadToHead h;
   h.a = resolve(ca, desc_.traits).to_string();
   h.b = resolve(cb, desc_.traits).to_string();
+  // Keyed by the resolved pair: "the runner-up" and "the baseline" may be the same configuration.
+  const std::string id = h.a + " | " + h.b;
+  if (auto it = compared_.find(id); it != compared_.end()) return it->second;
   std::map<std::string, std::string> refs;
   for (const auto* c : {&ca, &cb}) {
     const std::string batch = reference_batch(o_.workload, *c);
