@@ -200,6 +200,14 @@ TEST_F(TuneRunnerTest, AJournalFromAnotherExperimentIsRefused) {
     EXPECT_NE(m.find("another experiment"), std::string::npos) << m;
     EXPECT_NE(m.find("builtin:mlp"), std::string::npos) << m;
   }
+  o.workload.model = "builtin:mlp";
+  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=inference;precision=fp32");
+  try {
+    run_tune(o, clock);
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("space"), std::string::npos) << e.what();
+  }
   o.resume = false;
   EXPECT_THROW(run_tune(o, clock), UsageError) << "a second run over a journal needs --resume";
 }
