@@ -116,12 +116,13 @@ std::string format_tune(const TuneResult& r) {
       out += fmt::format("  {:2}. {}  {}  {}\n", i + 1, value_text(r, *ranked[i]),
                          quality_text(ranked[i]->metrics), ranked[i]->key);
   }
-  std::string helped, hurt, nothing;
+  std::string helped, hurt, nothing, unsure;
   for (const auto& c : r.single_changes) {
     const std::string line =
         fmt::format("  {}={}: {}\n", c.knob, c.value, ratio_text(c.ratio, c.low, c.high));
-    if (std::isfinite(c.low) && c.low > 1) helped += line;
-    else if (std::isfinite(c.high) && c.high < 1) hurt += line;
+    if (!std::isfinite(c.low) || !std::isfinite(c.high)) unsure += line;
+    else if (c.low > 1) helped += line;
+    else if (c.high < 1) hurt += line;
     else nothing += line;
   }
   if (!r.single_changes.empty())
@@ -130,6 +131,7 @@ std::string format_tune(const TuneResult& r) {
   if (!helped.empty()) out += " helped\n" + helped;
   if (!hurt.empty()) out += " hurt\n" + hurt;
   if (!nothing.empty()) out += " no clear effect\n" + nothing;
+  if (!unsure.empty()) out += " too few samples for an interval (raise --time)\n" + unsure;
 
   // Long lists are cut: the journal has every point and its reason.
   constexpr std::size_t kListed = 10;
