@@ -433,8 +433,23 @@ void Supervisor::confirm() {
   const auto config_of = [&](const std::string& key) {
     return by_key_.at(key)->config.to_string();
   };
-  for (std::size_t i = 0; i < std::min(o_.leaders, ok.size()); ++i)
-    result_.leaders.push_back(ok[i]->key);
+  // The leaders: the best, the runner-up (its lead is always checked head to head), and the
+  // next ones whose sweep interval still reaches the best's: the top within their CIs.
+  const auto interval = [&](const PointResult& p) -> std::pair<double, double> {
+    const PointMetrics& m = p.metrics;
+    if (o_.objective.kind == ObjectiveKind::kThroughput)
+      return {m.throughput_low, m.throughput_high};
+    if (o_.objective.kind == ObjectiveKind::kLatencyP50)
+      return {1 / m.latency_p50_high_ms, 1 / m.latency_p50_low_ms};
+    return {NAN, NAN};
+  };
+  const double best_low = interval(*ok.front()).first;
+  result_.leaders.push_back(ok.front()->key);
+  for (std::size_t i = 1; i < ok.size() && result_.leaders.size() < o_.leaders; ++i) {
+    const double high = interval(*ok[i]).second;
+    const bool overlaps = !std::isfinite(high) || !std::isfinite(best_low) || high >= best_low;
+    if (i == 1 || overlaps) result_.leaders.push_back(ok[i]->key);
+  }
   if (result_.leaders.size() > 1)
     for (std::size_t i = 1; i < result_.leaders.size(); ++i)
       result_.confirmation.push_back(compare(config_of(result_.leaders.front()),
