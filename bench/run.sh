@@ -28,6 +28,25 @@ export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 only=" ${BENCH_ONLY:-1 2 3 4} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
+# print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
+# each round's ratio, then the ratio of the medians (and whether it is within TOLERANCE of 1).
+print_rounds() {
+  "$python" - "$@" <<'PY'
+import statistics, sys
+label_a, label_b = sys.argv[1], sys.argv[2]
+a_runs = [float(v) for v in sys.argv[3].split()]
+b_runs = [float(v) for v in sys.argv[4].split()]
+for i, (a, b) in enumerate(zip(a_runs, b_runs), 1):
+    print(f"  round {i}: {label_a} {a:8.2f} samples/s   {label_b} {b:8.2f} samples/s   ratio {a / b:.3f}")
+ratio = statistics.median(a_runs) / statistics.median(b_runs)
+verdict = ""
+if len(sys.argv) > 5:
+    tolerance = float(sys.argv[5])
+    verdict = f" ({'within' if abs(ratio - 1) <= tolerance else 'OUTSIDE'} {tolerance:.0%})"
+print(f"  median ratio {label_a} / {label_b} = {ratio:.3f}{verdict}")
+PY
+}
+
 if section 1; then
 echo "== 1. harness overhead per iteration (builtin:mlp, batch 1, grad=no_grad)"
 "$build/bench/harness_overhead" --benchmark_format=json --benchmark_repetitions=5 \
@@ -57,15 +76,7 @@ for r in $(seq "$rounds"); do
   py_runs+=("$("$python" "$here/compare_python.py" "$model" 3x224x224 "$batch" "$threads" "$seconds" 2>/dev/null \
       | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
 done
-"$python" - "${tp_runs[*]}" "${py_runs[*]}" <<'PY'
-import statistics, sys
-tp = [float(v) for v in sys.argv[1].split()]
-py = [float(v) for v in sys.argv[2].split()]
-for i, (a, b) in enumerate(zip(tp, py), 1):
-    print(f"  round {i}: torchperf {a:8.2f} samples/s   torch.utils.benchmark {b:8.2f} samples/s   ratio {a / b:.3f}")
-ratio = statistics.median(tp) / statistics.median(py)
-print(f"  median ratio torchperf / torch.utils.benchmark = {ratio:.3f} ({'within' if abs(ratio - 1) <= 0.05 else 'OUTSIDE'} 5%)")
-PY
+print_rounds "torchperf" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" 0.05
 fi
 
 repeat() {
@@ -114,11 +125,4 @@ for r in $(seq "$rounds"); do
   py_runs+=("$("$python" "$here/tune_by_hand.py" measure "$model" 3x224x224 "$best" "$seconds" 2>/dev/null \
       | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
 done
-"$python" - "${tp_runs[*]}" "${py_runs[*]}" <<'PY'
-import statistics, sys
-tp = [float(v) for v in sys.argv[1].split()]
-py = [float(v) for v in sys.argv[2].split()]
-for i, (a, b) in enumerate(zip(tp, py), 1):
-    print(f"  round {i}: tune winner (torchperf bench) {a:8.2f} samples/s   Python best (timed in Python) {b:8.2f} samples/s   ratio {a / b:.3f}")
-print(f"  median ratio tune winner / Python best = {statistics.median(tp) / statistics.median(py):.3f}")
-PY
+print_rounds "tune winner (torchperf bench)" "Python best (timed in Python)" "${tp_runs[*]}" "${py_runs[*]}"

@@ -18,6 +18,7 @@
 #include "torchperf/error.h"
 #include "torchperf/report/tune_summary.h"
 #include "torchperf/sweep/tune_runner.h"
+#include "torchperf/text.h"
 
 namespace torchperf::cli {
 namespace {
@@ -28,26 +29,14 @@ extern "C" void on_interrupt(int) { interrupted = true; }
 struct TuneFlags {
   TuneOptions options;
   std::vector<std::string> inputs;
-  std::string space, objective = "throughput", accuracy, budget = "30m", point_timeout,
-                     memory_cap, resume;
+  std::string space, objective = "throughput", accuracy, budget = "30m", point_timeout, memory_cap,
+                     resume;
   std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
   std::string worker_exe;
   bool json = false, quiet = false;
   std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
   CLI::Option* model_opt = nullptr;
 };
-
-std::vector<std::string> split_values(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = text.find(',', start);
-    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::string default_out_dir(const std::string& model) {
   std::string stem = model.rfind("builtin:", 0) == 0 ? model.substr(8)
@@ -70,8 +59,9 @@ TuneOptions options_from_flags(const TuneFlags& f) {
   for (const auto& [knob, values] : f.knob_values) {
     if (o.space.count(knob))
       throw UsageError("knob '" + knob + "' is given both by --space and by its own flag");
-    for (auto& v : split_values(values))
-      if (std::find(o.space[knob].begin(), o.space[knob].end(), v) == o.space[knob].end())
+    for (auto& v : split(values, ','))
+      if (!v.empty() &&
+          std::find(o.space[knob].begin(), o.space[knob].end(), v) == o.space[knob].end())
         o.space[knob].push_back(v);
   }
   o.objective = Objective::parse(f.objective);
@@ -82,7 +72,8 @@ TuneOptions options_from_flags(const TuneFlags& f) {
 int run(TuneFlags& f) {
   TuneOptions o = options_from_flags(f);
   o.budget_s = parse_duration(f.budget, "--budget");
-  if (!f.point_timeout.empty()) o.point_timeout_s = parse_duration(f.point_timeout, "--point-timeout");
+  if (!f.point_timeout.empty())
+    o.point_timeout_s = parse_duration(f.point_timeout, "--point-timeout");
   if (!f.memory_cap.empty()) o.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
   if (!f.resume.empty()) {
     // The journal knows the experiment; flags given now must agree with it (checked by tune).
@@ -95,8 +86,7 @@ int run(TuneFlags& f) {
     const TuneOptions given = o;
     o = from_journal;
     if (f.model_opt->count()) o.workload.model = given.workload.model;
-    for (const auto& [name, copy] :
-         std::vector<std::pair<std::string, std::function<void()>>>{
+    for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
              {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
              {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
              {"--device", [&] { o.workload.device = given.workload.device; }},
@@ -119,8 +109,9 @@ int run(TuneFlags& f) {
     if (o.out_dir.empty()) o.out_dir = default_out_dir(o.workload.model);
   }
   o.out_dir = std::filesystem::absolute(o.out_dir).lexically_normal().string();
-  o.worker_executable =
-      f.worker_exe.empty() ? std::filesystem::read_symlink("/proc/self/exe").string() : f.worker_exe;
+  o.worker_executable = f.worker_exe.empty()
+                            ? std::filesystem::read_symlink("/proc/self/exe").string()
+                            : f.worker_exe;
 
   interrupted = false;
   struct sigaction action {};
@@ -143,12 +134,11 @@ int run(TuneFlags& f) {
             if (!f.quiet) std::cerr << "tune: " << s.message << "\n";
             return;
           }
-          std::string text =
-              s.phase == "sweeping" || s.phase == "confirming"
-                  ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned, s.failed,
-                                s.best.empty() ? "" : ", best " + s.best,
-                                s.phase == "confirming" ? ", confirming" : "")
-                  : s.phase;
+          std::string text = s.phase == "sweeping" || s.phase == "confirming"
+                                 ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned,
+                                               s.failed, s.best.empty() ? "" : ", best " + s.best,
+                                               s.phase == "confirming" ? ", confirming" : "")
+                                 : s.phase;
           bar.show(s.fraction, text, s.eta_s);
         },
         [] { return interrupted.load(); });
@@ -173,8 +163,8 @@ Runner add_tune_command(CLI::App& app) {
   f->options.workload.time_s = 2;
   CLI::App* cmd = app.add_subcommand(
       "tune", "Sweep the space of configurations, each in its own worker, and confirm a winner");
-  f->model_opt = cmd->add_option("model", f->options.workload.model,
-                                 "TorchScript file, or builtin:NAME");
+  f->model_opt =
+      cmd->add_option("model", f->options.workload.model, "TorchScript file, or builtin:NAME");
   const auto experiment = [&](CLI::Option* opt) {
     f->experiment_flags.push_back(opt);
     return opt;
@@ -208,13 +198,15 @@ Runner add_tune_command(CLI::App& app) {
       ->default_val("30m");
   cmd->add_option("--point-timeout", f->point_timeout,
                   "Kill a point's worker after this long (default: max(120 s, 10x --time))");
-  cmd->add_option("--memory-cap", f->memory_cap,
-                  "Kill a point's worker above this resident memory: 4G, 512M (default: 75% of RAM)");
+  cmd->add_option(
+      "--memory-cap", f->memory_cap,
+      "Kill a point's worker above this resident memory: 4G, 512M (default: 75% of RAM)");
   cmd->add_option("--out", f->options.out_dir,
                   "Directory for results.jsonl, references and worker logs "
                   "(default: torchperf-runs/MODEL-TIME)");
-  cmd->add_option("--resume", f->resume,
-                  "Continue the experiment journaled in DIR: finished points are kept, the rest run");
+  cmd->add_option(
+      "--resume", f->resume,
+      "Continue the experiment journaled in DIR: finished points are kept, the rest run");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress bar");
   cmd->add_option("--worker-exe", f->worker_exe)->group("");  // tests: a fault-injecting worker
@@ -228,10 +220,9 @@ Runner add_tune_command(CLI::App& app) {
     } else {
       for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
     }
-    auto* opt = cmd->add_option_function<std::string>(
+    cmd->add_option_function<std::string>(
         "--" + flag, [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
         "Values to sweep, comma-separated: " + knob.description + " [" + values + "]");
-    (void)opt;
   }
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;

@@ -110,13 +110,6 @@ void check_input_count(const Model& model, const std::vector<c10::IValue>& input
                       std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
 }
 
-bool is_out_of_memory(const std::string& message) {
-  for (const char* sign :
-       {"out of memory", "can't allocate memory", "Cannot allocate memory", "not enough memory"})
-    if (message.find(sign) != std::string::npos) return true;
-  return false;
-}
-
 Workload load_workload(const Session& s) {
   Workload w;
   w.model = s.source->load();
@@ -159,7 +152,7 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
     ref.outputs = to_cpu_copy(flatten_output(forward_in_scope(config, w)));
   } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
     const std::string message = compat::concise_error_message(e.what());
-    if (is_out_of_memory(message))
+    if (compat::is_out_of_memory_message(message))
       throw RuntimeFailure("model '" + s.source->name() + "' ran out of memory at inputs " +
                            describe_inputs(w.inputs) + ": " + message);
     throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " +
@@ -398,14 +391,10 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
   const SamplingOptions sampling = sampling_options(options);
   Sampler sampler(time, sampling);
 
-  // The batch each side uses decides its reference; resolve it cheaply from the requested values.
-  const auto batch_value = [&](const Configuration& c) -> std::string {
-    if (!session.spec) return "n/a";
-    return c.get("batch").value_or("1");
-  };
   std::map<std::string, Reference> references;
   const auto reference_for = [&](const Configuration& c) -> const Reference& {
-    const std::string batch = batch_value(c);
+    // The batch each side uses decides its reference.
+    const std::string batch = reference_batch(options, c);
     auto it = references.find(batch);
     if (it == references.end()) {
       const auto file = options.reference_files.find(batch);
@@ -413,8 +402,8 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
         it = references.emplace(batch, load_reference(file->second)).first;
       } else {
         if (progress) progress("reference", 0);
-        it = references.emplace(batch, compute_reference(session, batch, options.count_flops))
-                 .first;
+        it =
+            references.emplace(batch, compute_reference(session, batch, options.count_flops)).first;
       }
     }
     return it->second;

@@ -24,4 +24,11 @@ std::string concise_error_message(const std::string& what) {
   return what;
 }
 
+bool is_out_of_memory_message(const std::string& message) {
+  for (const char* sign : {"out of memory", "can't allocate memory", "Cannot allocate memory",
+                           "not enough memory", "std::bad_alloc"})
+    if (message.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace torchperf::compat

@@ -5,6 +5,7 @@
 
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/text.h"
 
 namespace torchperf {
 namespace {
@@ -27,12 +28,6 @@ void check_value(const Knob& knob, const std::string& value) {
     throw ConfigError("knob '" + knob.name + "' has no value '" + value + "'; expected one of " +
                       list);
   }
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "torchperf/error.h"
+#include "torchperf/text.h"
 
 namespace torchperf {
 namespace {
@@ -14,12 +15,6 @@ const std::vector<std::pair<DType, std::string>>& dtype_names() {
       {DType::kFloat64, "float64"}, {DType::kInt64, "int64"},     {DType::kInt32, "int32"},
       {DType::kUInt8, "uint8"},     {DType::kBool, "bool"}};
   return names;
-}
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
 double parse_number(const std::string& text, const std::string& whole) {

@@ -54,7 +54,8 @@ Parsed parse_file(const std::string& path) {
   if (p.records.empty())
     throw UsageError("journal '" + path + "' is empty: expected a torchperf tune results file");
   const auto& h = p.records.front();
-  if (!h.is_object() || h.value("record", "") != "header" || h.value("tool", "") != "torchperf tune")
+  if (!h.is_object() || h.value("record", "") != "header" ||
+      h.value("tool", "") != "torchperf tune")
     throw UsageError("journal '" + path +
                      "' does not start with a torchperf tune header: not a results file");
   if (h.value("schema_version", 0) != kJournalSchemaVersion)
@@ -71,8 +72,8 @@ void write_line(std::FILE* file, const nlohmann::json& record, const std::string
   // A reboot must not lose a finished point: sync each record to the disk. (File systems that
   // cannot sync, EINVAL, have nothing to lose it to.)
   if (::fdatasync(fileno(file)) != 0 && errno != EINVAL && errno != EROFS)
-    throw RuntimeFailure("could not sync the journal '" + path + "' to disk: " +
-                         std::strerror(errno));
+    throw RuntimeFailure("could not sync the journal '" + path +
+                         "' to disk: " + std::strerror(errno));
 }
 
 }  // namespace
@@ -93,12 +94,17 @@ Journal::~Journal() {
   if (file_) std::fclose(file_);
 }
 
-Journal Journal::create(const std::string& path, const nlohmann::json& header) {
+void Journal::refuse_existing(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0)
     throw UsageError("'" + path +
                      "' already holds a journal: continue it with --resume, or choose another "
                      "--out");
+}
+
+Journal Journal::create(const std::string& path, const nlohmann::json& header) {
+  refuse_existing(path);
+  std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) throw UsageError("cannot create the journal '" + path + "'");
@@ -120,8 +126,10 @@ std::vector<nlohmann::json> Journal::read(const std::string& path, std::size_t* 
   return std::move(p.records);
 }
 
-Journal Journal::reopen(const std::string& path) {
+Journal Journal::reopen(const std::string& path,
+                        const std::function<void(const nlohmann::json&)>& check) {
   Parsed p = parse_file(path);
+  if (check) check(p.records.front());
   if (p.truncated) std::filesystem::resize_file(path, p.good_bytes);  // drop the cut-short record
   std::FILE* file = std::fopen(path.c_str(), "a");
   if (!file) throw UsageError("cannot append to the journal '" + path + "'");

@@ -6,15 +6,10 @@
 #include <cstdlib>
 
 #include "torchperf/error.h"
+#include "torchperf/text.h"
 
 namespace torchperf {
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 double parse_threshold(const std::string& text, const std::string& bound) {
   std::string t = trim(text);
@@ -73,17 +68,14 @@ double objective_score(const Objective& objective, const PointMetrics& m) {
 AccuracyGuard AccuracyGuard::parse(const std::string& text) {
   AccuracyGuard guard;
   if (trim(text) == "none") return guard;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    const std::string bound =
-        trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+  for (const std::string& bound : split(text, ',')) {
     if (bound.empty()) continue;
     const auto op = bound.find_first_of("<>");
     if (op == std::string::npos || op + 1 >= bound.size() || bound[op + 1] != '=')
-      throw UsageError("--accuracy: expected METRIC>=X or METRIC<=X (cosine, top1, max_abs, "
-                       "max_rel), got '" + bound + "'");
+      throw UsageError(
+          "--accuracy: expected METRIC>=X or METRIC<=X (cosine, top1, max_abs, "
+          "max_rel), got '" +
+          bound + "'");
     AccuracyBound b;
     b.metric = trim(bound.substr(0, op));
     b.at_least = bound[op] == '>';
@@ -125,8 +117,8 @@ std::optional<std::string> AccuracyGuard::check(const PointMetrics& m) const {
     if (!v) continue;
     const bool pass = b.at_least ? *v >= b.threshold : *v <= b.threshold;
     if (!pass)
-      return fmt::format("accuracy guard: {} {:.6g} {} {:g}", b.metric, *v,
-                         b.at_least ? "<" : ">", b.threshold);
+      return fmt::format("accuracy guard: {} {:.6g} {} {:g}", b.metric, *v, b.at_least ? "<" : ">",
+                         b.threshold);
   }
   return std::nullopt;
 }

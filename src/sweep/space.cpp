@@ -55,16 +55,16 @@ Space build_space(const WorkloadTraits& traits,
         const Knob& knob = find_knob(axis.knob);
         const Applicability a = knob.applies(traits, v);
         if (!a.applies)
-          throw ConfigError("--space " + axis.knob + "=" + v + " does not apply to this workload: " +
-                            a.reason);
+          throw ConfigError("--space " + axis.knob + "=" + v +
+                            " does not apply to this workload: " + a.reason);
       }
 
   std::map<std::string, std::size_t> dropped;  // reason -> count
   std::set<std::string> seen;
   std::vector<std::size_t> index(space.axes.size(), 0);
   for (const auto& axis : space.axes) {
-    const bool has_baseline = std::find(axis.values.begin(), axis.values.end(), axis.baseline) !=
-                              axis.values.end();
+    const bool has_baseline =
+        std::find(axis.values.begin(), axis.values.end(), axis.baseline) != axis.values.end();
     space.origin.set(axis.knob, has_baseline ? axis.baseline : axis.values.front());
   }
   ResolvedConfiguration baseline;

@@ -8,35 +8,15 @@
 #include <cstdlib>
 
 #include "torchperf/error.h"
+#include "torchperf/text.h"
 
 namespace torchperf {
-namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto at = text.find(sep, start);
-    out.push_back(trim(text.substr(start, at == std::string::npos ? std::string::npos : at - start)));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
 void validate(const TuneOptions& o) {
   validate(o.workload);
   if (o.workload.vs) throw UsageError("tune: --vs is for bench; tune compares for you");
   if (o.budget_s < 0) throw UsageError("--budget: expected a duration >= 0 (0: no limit)");
-  if (o.point_timeout_s < 0) throw UsageError("--point-timeout: expected a duration >= 0 (0: the default)");
+  if (o.point_timeout_s < 0)
+    throw UsageError("--point-timeout: expected a duration >= 0 (0: the default)");
   if (o.memory_cap_bytes < 0) throw UsageError("--memory-cap: expected a size > 0");
   if (o.leaders < 1 || o.leaders > 10) throw UsageError("--leaders: expected 1 to 10");
   if (o.out_dir.empty()) throw UsageError("tune: expected an output directory (--out DIR)");
@@ -84,10 +64,14 @@ double parse_duration(const std::string& text, const std::string& what) {
     double unit = 1;
     if (i + used < t.size()) {
       const char u = t[i + used];
-      if (u == 's') unit = 1;
-      else if (u == 'm') unit = 60;
-      else if (u == 'h') unit = 3600;
-      else break;
+      if (u == 's')
+        unit = 1;
+      else if (u == 'm')
+        unit = 60;
+      else if (u == 'h')
+        unit = 3600;
+      else
+        break;
       i += used + 1;
     } else if (any) {
       break;  // "1h30" is ambiguous
@@ -112,10 +96,14 @@ std::int64_t parse_size(const std::string& text, const std::string& what) {
   if (!unit.empty() && unit.back() == 'B') unit.pop_back();
   if (!unit.empty() && unit.back() == 'I') unit.pop_back();
   double scale = 1;
-  if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty()) scale = -1;
+  if (unit == "K")
+    scale = 1024.0;
+  else if (unit == "M")
+    scale = 1024.0 * 1024;
+  else if (unit == "G")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty())
+    scale = -1;
   if (t.empty() || end == t.c_str() || scale < 0 || !std::isfinite(v) || v <= 0)
     throw UsageError(what + ": expected a size such as 4G, 512M or a byte count, got '" + text +
                      "'");

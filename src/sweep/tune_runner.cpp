@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/error.h"
@@ -40,6 +40,10 @@ std::string now_iso8601() {
   return buf;
 }
 
+// JSON has no NaN: writers put null for a missing or non-finite number, readers get NaN back.
+double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
+json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
 double number_or(const json& j, const char* key, double fallback) {
   return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : fallback;
 }
@@ -48,13 +52,13 @@ PointMetrics metrics_from(const json& m) {
   PointMetrics p;
   p.throughput = number_or(m, "throughput_samples_per_s", 0);
   const json& tci = m.at("throughput_ci");
-  p.throughput_low = tci.at(0).is_number() ? tci.at(0).get<double>() : NAN;
-  p.throughput_high = tci.at(1).is_number() ? tci.at(1).get<double>() : NAN;
+  p.throughput_low = number(tci.at(0));
+  p.throughput_high = number(tci.at(1));
   p.latency_p50_ms = number_or(m.at("latency_ms"), "p50", 0);
   p.latency_p99_ms = number_or(m.at("latency_ms"), "p99", 0);
   const json& mci = m.at("iteration_ns").at("median_ci");
-  p.latency_p50_low_ms = mci.at(0).is_number() ? mci.at(0).get<double>() * 1e-6 : NAN;
-  p.latency_p50_high_ms = mci.at(1).is_number() ? mci.at(1).get<double>() * 1e-6 : NAN;
+  p.latency_p50_low_ms = number(mci.at(0)) * 1e-6;
+  p.latency_p50_high_ms = number(mci.at(1)) * 1e-6;
   p.batch = m.at("batch").get<std::int64_t>();
   p.peak_memory_bytes = m.at("memory").at("peak_bytes").get<std::int64_t>();
   const json& q = m.at("quality");
@@ -69,18 +73,17 @@ PointMetrics metrics_from(const json& m) {
 }
 
 json to_json(const PointMetrics& p) {
-  const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  return {{"throughput_samples_per_s", num(p.throughput)},
-          {"throughput_ci", {num(p.throughput_low), num(p.throughput_high)}},
-          {"latency_p50_ms", num(p.latency_p50_ms)},
-          {"latency_p50_ci_ms", {num(p.latency_p50_low_ms), num(p.latency_p50_high_ms)}},
-          {"latency_p99_ms", num(p.latency_p99_ms)},
+  return {{"throughput_samples_per_s", nullable(p.throughput)},
+          {"throughput_ci", {nullable(p.throughput_low), nullable(p.throughput_high)}},
+          {"latency_p50_ms", nullable(p.latency_p50_ms)},
+          {"latency_p50_ci_ms", {nullable(p.latency_p50_low_ms), nullable(p.latency_p50_high_ms)}},
+          {"latency_p99_ms", nullable(p.latency_p99_ms)},
           {"batch", p.batch},
           {"peak_memory_bytes", p.peak_memory_bytes},
           {"comparable", p.comparable},
-          {"cosine", num(p.cosine)},
-          {"max_abs_error", num(p.max_abs_error)},
-          {"max_rel_error", num(p.max_rel_error)},
+          {"cosine", nullable(p.cosine)},
+          {"max_abs_error", nullable(p.max_abs_error)},
+          {"max_rel_error", nullable(p.max_rel_error)},
           {"top1_agreement", p.top1 ? json(*p.top1) : json(nullptr)},
           {"valid", p.valid},
           {"invalid_reason", p.invalid_reason}};
@@ -88,15 +91,15 @@ json to_json(const PointMetrics& p) {
 
 PointMetrics metrics_from_journal(const json& j) {
   PointMetrics p;
-  const auto get = [&](const char* k) { return j.at(k).is_number() ? j.at(k).get<double>() : NAN; };
+  const auto get = [&](const char* k) { return number(j.at(k)); };
   p.throughput = get("throughput_samples_per_s");
   const json& tci = j.at("throughput_ci");
-  p.throughput_low = tci.at(0).is_number() ? tci.at(0).get<double>() : NAN;
-  p.throughput_high = tci.at(1).is_number() ? tci.at(1).get<double>() : NAN;
+  p.throughput_low = number(tci.at(0));
+  p.throughput_high = number(tci.at(1));
   p.latency_p50_ms = get("latency_p50_ms");
   const json& lci = j.at("latency_p50_ci_ms");
-  p.latency_p50_low_ms = lci.at(0).is_number() ? lci.at(0).get<double>() : NAN;
-  p.latency_p50_high_ms = lci.at(1).is_number() ? lci.at(1).get<double>() : NAN;
+  p.latency_p50_low_ms = number(lci.at(0));
+  p.latency_p50_high_ms = number(lci.at(1));
   p.latency_p99_ms = get("latency_p99_ms");
   p.batch = j.at("batch").get<std::int64_t>();
   p.peak_memory_bytes = j.at("peak_memory_bytes").get<std::int64_t>();
@@ -111,9 +114,14 @@ PointMetrics metrics_from_journal(const json& j) {
 }
 
 json to_json(const PointResult& p) {
-  return {{"key", p.key},         {"status", p.status},         {"reason", p.reason},
-          {"failure_kind", p.failure_kind}, {"changes", p.changes}, {"score", p.score},
-          {"wall_s", p.wall_s},   {"overhead_s", p.overhead_s},
+  return {{"key", p.key},
+          {"status", p.status},
+          {"reason", p.reason},
+          {"failure_kind", p.failure_kind},
+          {"changes", p.changes},
+          {"score", p.score},
+          {"wall_s", p.wall_s},
+          {"overhead_s", p.overhead_s},
           {"metrics", p.status == "failed" ? json(nullptr) : to_json(p.metrics)}};
 }
 
@@ -134,19 +142,22 @@ PointResult point_from_journal(const json& r) {
 }
 
 json to_json(const HeadToHead& h) {
-  const auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  return {{"a", h.a},         {"b", h.b},
-          {"ratio", num(h.ratio)}, {"ci", {num(h.low), num(h.high)}},
-          {"rounds", h.rounds}, {"verdict", h.verdict}, {"failure", h.failure}};
+  return {{"a", h.a},
+          {"b", h.b},
+          {"ratio", nullable(h.ratio)},
+          {"ci", {nullable(h.low), nullable(h.high)}},
+          {"rounds", h.rounds},
+          {"verdict", h.verdict},
+          {"failure", h.failure}};
 }
 
 HeadToHead head_to_head_from_journal(const json& r) {
   HeadToHead h;
   h.a = r.at("a").get<std::string>();
   h.b = r.at("b").get<std::string>();
-  h.ratio = r.at("ratio").is_number() ? r.at("ratio").get<double>() : NAN;
-  h.low = r.at("ci").at(0).is_number() ? r.at("ci").at(0).get<double>() : NAN;
-  h.high = r.at("ci").at(1).is_number() ? r.at("ci").at(1).get<double>() : NAN;
+  h.ratio = number(r.at("ratio"));
+  h.low = number(r.at("ci").at(0));
+  h.high = number(r.at("ci").at(1));
   h.rounds = r.at("rounds").get<std::size_t>();
   h.verdict = r.at("verdict").get<std::string>();
   h.failure = r.value("failure", "");
@@ -197,7 +208,7 @@ class Supervisor {
   int session_ = 1;
   Space space_;
   WorkloadDescription desc_;
-  std::map<std::string, std::string> references_;         // batch -> file
+  std::map<std::string, std::string> references_;          // batch -> file
   std::map<std::string, std::string> reference_failures_;  // batch -> why
   std::map<std::string, PointResult> finished_;
   std::map<std::string, HeadToHead> compared_;
@@ -215,16 +226,15 @@ WorkerOutcome Supervisor::launch(const json& request, const std::string& log_nam
   fs::create_directories(o_.out_dir + "/workers");
   WorkerLimits limits = limits_;
   limits.timeout_s = timeout_s;
-  return run_worker_process(
-      o_.worker_executable, request, limits, o_.out_dir + "/workers/" + log_name + ".log",
-      [&](double t) {
-        report(phase_, t);
-        if (interrupt_ && interrupt_()) {
-          interrupted_ = true;
-          return false;
-        }
-        return true;
-      });
+  return run_worker_process(o_.worker_executable, request, limits,
+                            o_.out_dir + "/workers/" + log_name + ".log", [&](double t) {
+                              report(phase_, t);
+                              if (interrupt_ && interrupt_()) {
+                                interrupted_ = true;
+                                return false;
+                              }
+                              return true;
+                            });
 }
 
 // Runs a job whose failure is the run's failure (describe, reference).
@@ -271,8 +281,8 @@ void Supervisor::report(const std::string& phase, double within_point) {
   for (const auto& [key, p] : finished_)
     if (p.status == "ok" && (!best || p.score > best->score)) best = &p;
   if (best)
-    s.best = fmt::format("{:.4g} {}", objective_value(o_.objective, best->metrics),
-                         o_.objective.unit());
+    s.best =
+        fmt::format("{:.4g} {}", objective_value(o_.objective, best->metrics), o_.objective.unit());
   s.current = current_;
   progress_(s);
 }
@@ -289,10 +299,8 @@ void Supervisor::prepare_references() {
     const std::string label = batch == "n/a" ? "file" : batch;  // inputs from a file: one batch
     const std::string path =
         fs::absolute(o_.out_dir + "/reference/batch-" + label + ".pt").lexically_normal().string();
-    json request = {{"job", "reference"},
-                    {"workload", to_json(o_.workload)},
-                    {"batch", batch},
-                    {"path", path}};
+    json request = {
+        {"job", "reference"}, {"workload", to_json(o_.workload)}, {"batch", batch}, {"path", path}};
     report("preparing");
     const WorkerOutcome out = launch(request, "reference-batch-" + label, limits_.timeout_s);
     if (interrupted_) throw Interrupted("interrupted while computing the references");
@@ -308,8 +316,8 @@ void Supervisor::prepare_references() {
       const std::string kind = e.value("kind", "runtime");
       if (kind != "runtime" && kind != "out-of-memory")
         throw_worker_error(e, "the fp32 reference at batch " + batch);
-      reference_failures_[batch] = "the fp32 reference at batch " + batch + " failed: " +
-                                   e.value("message", "");
+      reference_failures_[batch] =
+          "the fp32 reference at batch " + batch + " failed: " + e.value("message", "");
     } else {
       reference_failures_[batch] = "the fp32 reference at batch " + batch + " " + out.message;
     }
@@ -354,7 +362,8 @@ PointResult Supervisor::run_point(const SpacePoint& point) {
   r.measurement = m;
   r.metrics = metrics_from(m);
   r.score = objective_score(o_.objective, r.metrics);
-  const double timed_s = number_or(m, "measured_s", 0) + number_or(m.at("warmup"), "total_ms", 0) / 1e3;
+  const double timed_s =
+      number_or(m, "measured_s", 0) + number_or(m.at("warmup"), "total_ms", 0) / 1e3;
   r.overhead_s = std::max(0.0, out.wall_s - timed_s);
   if (auto why = o_.guard.check(r.metrics)) {
     r.status = "guarded";
@@ -380,8 +389,11 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   }
   BenchOptions w = o_.workload;
   w.time_s = 2 * o_.workload.time_s;  // the pair shares one budget: twice a point's
-  json request = {{"job", "compare"},   {"workload", to_json(w)}, {"configuration", a},
-                  {"vs", b},            {"references", refs}};
+  json request = {{"job", "compare"},
+                  {"workload", to_json(w)},
+                  {"configuration", a},
+                  {"vs", b},
+                  {"references", refs}};
   current_ = why;
   const WorkerOutcome out =
       launch(request, "compare-" + fnv1a(id).substr(0, 10), limits_.timeout_s + 2 * w.time_s);
@@ -393,9 +405,9 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   } else {
     const json& c = out.response.at("result").at("comparison");
     const json& s = c.at("speedup");
-    h.ratio = s.at("median").is_number() ? s.at("median").get<double>() : NAN;
-    h.low = s.at("ci").at(0).is_number() ? s.at("ci").at(0).get<double>() : NAN;
-    h.high = s.at("ci").at(1).is_number() ? s.at("ci").at(1).get<double>() : NAN;
+    h.ratio = number(s.at("median"));
+    h.low = number(s.at("ci").at(0));
+    h.high = number(s.at("ci").at(1));
     h.rounds = s.at("rounds").get<std::size_t>();
     h.verdict = c.at("verdict").get<std::string>();
     // bench's ratio is in samples/s; for latency, compare per-call time at each side's batch.
@@ -406,9 +418,9 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
       h.low *= scale;
       h.high *= scale;
       h.verdict = std::isnan(h.low) ? "undetermined"
-                  : h.low > 1      ? "faster"
-                  : h.high < 1     ? "slower"
-                                   : "indistinguishable";
+                  : h.low > 1       ? "faster"
+                  : h.high < 1      ? "slower"
+                                    : "indistinguishable";
     }
   }
   json record = to_json(h);
@@ -459,7 +471,9 @@ void Supervisor::confirm() {
   for (const auto* p : ok) point_of[p->key] = p;
   const WinnerDecision d = decide_winner(
       result_.leaders, result_.confirmation,
-      [&](const std::string& key) { return by_key_.count(key) ? by_key_.at(key)->changes : 1 << 20; },
+      [&](const std::string& key) {
+        return by_key_.count(key) ? by_key_.at(key)->changes : 1 << 20;
+      },
       [&](const std::string& key) {
         const auto it = point_of.find(key);
         return it == point_of.end() ? 0.0 : it->second->metrics.cosine;
@@ -473,8 +487,8 @@ void Supervisor::confirm() {
   result_.winner = winner;
   const std::string batch = reference_batch(o_.workload, by_key_.at(winner)->config);
   const std::string b = batch == "n/a" ? "" : batch;
-  const auto against = [&](const Configuration& other, const std::string& name)
-      -> std::optional<HeadToHead> {
+  const auto against = [&](const Configuration& other,
+                           const std::string& name) -> std::optional<HeadToHead> {
     if (resolve(other, desc_.traits).to_string() == winner) return std::nullopt;
     return compare(config_of(winner), other.to_string(), "winner vs " + name);
   };
@@ -491,34 +505,31 @@ TuneResult Supervisor::run() {
   result_.guard = o_.guard;
   const json header = journal_header(o_);
   if (o_.resume) {
-    const json theirs = Journal::read(path).front().at("experiment");
-    const json ours = header.at("experiment");
-    if (theirs != ours) {
+    // Refused before the file is touched (a cut-short line is trimmed only in our own journal).
+    journal_.emplace(Journal::reopen(path, [&](const json& their_header) {
+      const json& theirs = their_header.at("experiment");
+      const json& ours = header.at("experiment");
+      if (theirs == ours) return;
       std::string diff;
       for (const auto& [k, v] : ours.items())
         if (!theirs.contains(k) || theirs.at(k) != v)
           diff += (diff.empty() ? "" : "; ") + k + " " +
                   (theirs.contains(k) ? theirs.at(k).dump() : "absent") + " there, " + v.dump() +
                   " here";
-      throw UsageError("--resume: the journal '" + path +
-                       "' is from another experiment (" + diff +
+      throw UsageError("--resume: the journal '" + path + "' is from another experiment (" + diff +
                        "): refusing to mix results; use another --out");
-    }
-    journal_.emplace(Journal::reopen(path));
+    }));
     result_.truncated_lines = journal_->truncated_lines();
     for (const auto& r : journal_->records())
-      if (r.value("record", "") == "session") session_ = std::max(session_, r.value("session", 0) + 1);
+      if (r.value("record", "") == "session")
+        session_ = std::max(session_, r.value("session", 0) + 1);
   } else {
-    std::error_code ec;
-    if (fs::exists(path, ec) && fs::file_size(path, ec) > 0)
-      throw UsageError("'" + path +
-                       "' already holds a journal: continue it with --resume, or choose another "
-                       "--out");
+    Journal::refuse_existing(path);  // before the model is loaded
   }
 
   report("preparing");
-  const json described = ask({{"job", "describe"}, {"workload", to_json(o_.workload)}},
-                             "describe", "loading model '" + o_.workload.model + "'");
+  const json described = ask({{"job", "describe"}, {"workload", to_json(o_.workload)}}, "describe",
+                             "loading model '" + o_.workload.model + "'");
   desc_ = workload_description_from_json(described.at("description"));
   result_.workload = desc_;
   // Latency is judged per call at batch 1 unless the user names the batch sizes.
@@ -550,13 +561,15 @@ TuneResult Supervisor::run() {
                     {"started", now_iso8601()},
                     {"environment", to_json(capture_environment())},
                     {"workload", described.at("description")},
-                    {"space", {{"axes", result_.axes},
-                               {"points", space_.points.size()},
-                               {"combinations", space_.combinations},
-                               {"dropped", space_.dropped}}},
-                    {"limits", {{"budget_s", o_.budget_s},
-                                {"point_timeout_s", limits_.timeout_s},
-                                {"memory_cap_bytes", limits_.memory_cap_bytes}}}});
+                    {"space",
+                     {{"axes", result_.axes},
+                      {"points", space_.points.size()},
+                      {"combinations", space_.combinations},
+                      {"dropped", space_.dropped}}},
+                    {"limits",
+                     {{"budget_s", o_.budget_s},
+                      {"point_timeout_s", limits_.timeout_s},
+                      {"memory_cap_bytes", limits_.memory_cap_bytes}}}});
 
   // What earlier sessions finished is kept and not run again (a key appears once).
   for (const auto& r : journal_->records()) {
@@ -587,14 +600,14 @@ TuneResult Supervisor::run() {
       point_estimate_s());
   if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
     const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
-    planned_ = std::min(pending.size(),
-                        static_cast<std::size_t>(std::floor(room / point_estimate_s())));
+    planned_ =
+        std::min(pending.size(), static_cast<std::size_t>(std::floor(room / point_estimate_s())));
     result_.notes.push_back(fmt::format(
         "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
         "confirm the winner); the budget of {:.0f} min fits about {}: the baseline and the "
         "single-knob changes run first, then the rest in random order",
-        pending.size(), result_.estimated_full_s / 60, point_estimate_s(),
-        confirmation_reserve_s(), o_.budget_s / 60, planned_));
+        pending.size(), result_.estimated_full_s / 60, point_estimate_s(), confirmation_reserve_s(),
+        o_.budget_s / 60, planned_));
     plan = result_.notes.back();
   }
   if (progress_) {
@@ -633,9 +646,10 @@ TuneResult Supervisor::run() {
     report(phase_);
   }
   if (interrupted_)
-    throw Interrupted(fmt::format("interrupted: {} point(s) of {} are in the journal '{}'; "
-                                  "continue with --resume {}",
-                                  finished_.size(), space_.points.size(), path, o_.out_dir));
+    throw Interrupted(
+        fmt::format("interrupted: {} point(s) of {} are in the journal '{}'; "
+                    "continue with --resume {}",
+                    finished_.size(), space_.points.size(), path, o_.out_dir));
   current_.clear();
 
   std::vector<double> overheads;
@@ -773,8 +787,7 @@ json to_json(const TuneResult& r) {
                        {"value", c.value},
                        {"key", c.key},
                        {"ratio", c.ratio},
-                       {"ci", {std::isfinite(c.low) ? json(c.low) : json(nullptr),
-                               std::isfinite(c.high) ? json(c.high) : json(nullptr)}}});
+                       {"ci", {nullable(c.low), nullable(c.high)}}});
   return {{"schema_version", kJournalSchemaVersion},
           {"kind", "tune"},
           {"journal", r.journal_path},
@@ -782,11 +795,12 @@ json to_json(const TuneResult& r) {
           {"inputs", r.workload.inputs},
           {"objective", r.objective.to_string()},
           {"accuracy", r.guard.to_string()},
-          {"space", {{"axes", r.axes},
-                     {"origin", r.origin},
-                     {"points", r.space_points},
-                     {"combinations", r.space_combinations},
-                     {"dropped", r.space_dropped}}},
+          {"space",
+           {{"axes", r.axes},
+            {"origin", r.origin},
+            {"points", r.space_points},
+            {"combinations", r.space_combinations},
+            {"dropped", r.space_dropped}}},
           {"points", points},
           {"not_run", r.not_run},
           {"budget_exhausted", r.budget_exhausted},

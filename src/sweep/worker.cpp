@@ -5,6 +5,7 @@
 #include <string>
 
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/clock.h"
 
@@ -15,13 +16,6 @@ using nlohmann::json;
 
 json error_response(const std::string& kind, const std::string& message) {
   return {{"ok", false}, {"error", {{"kind", kind}, {"message", message}}}};
-}
-
-bool looks_out_of_memory(const std::string& message) {
-  for (const char* sign : {"out of memory", "can't allocate memory", "Cannot allocate memory",
-                           "not enough memory", "std::bad_alloc"})
-    if (message.find(sign) != std::string::npos) return true;
-  return false;
 }
 
 BenchOptions job_options(const json& request) {
@@ -78,7 +72,8 @@ json serve_job(const json& request, const FaultHook& fault) {
     return error_response("out-of-memory", "out of memory (std::bad_alloc)");
   } catch (const std::exception& e) {
     const std::string message = e.what();
-    return error_response(looks_out_of_memory(message) ? "out-of-memory" : "runtime", message);
+    return error_response(compat::is_out_of_memory_message(message) ? "out-of-memory" : "runtime",
+                          message);
   }
 }
 
@@ -131,12 +126,18 @@ BenchOptions bench_options_from_json(const json& j) {
 }
 
 json to_json(const WorkloadTraits& t) {
-  return {{"torchscript", t.torchscript},         {"convolutional", t.convolutional},
-          {"image_input", t.image_input},         {"floating_input", t.floating_input},
-          {"cuda", t.cuda},                       {"cpu_fuser", t.cpu_fuser},
-          {"inputs_from_file", t.inputs_from_file}, {"saved_training", t.saved_training},
-          {"can_train_mode", t.can_train_mode},   {"usable_cores", t.usable_cores},
-          {"default_threads", t.default_threads}, {"default_batch", t.default_batch}};
+  return {{"torchscript", t.torchscript},
+          {"convolutional", t.convolutional},
+          {"image_input", t.image_input},
+          {"floating_input", t.floating_input},
+          {"cuda", t.cuda},
+          {"cpu_fuser", t.cpu_fuser},
+          {"inputs_from_file", t.inputs_from_file},
+          {"saved_training", t.saved_training},
+          {"can_train_mode", t.can_train_mode},
+          {"usable_cores", t.usable_cores},
+          {"default_threads", t.default_threads},
+          {"default_batch", t.default_batch}};
 }
 
 WorkloadTraits workload_traits_from_json(const json& j) {

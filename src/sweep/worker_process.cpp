@@ -60,7 +60,8 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
   // A worker that dies while we write its request must not kill the supervisor with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0) throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
+  if (::pipe2(to_child, O_CLOEXEC) != 0)
+    throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
   if (::pipe2(from_child, O_CLOEXEC) != 0) {
     ::close(to_child[0]);
     ::close(to_child[1]);
@@ -156,7 +157,8 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
         killed = true;
         outcome.exit = WorkerExit::kTimedOut;
         char buf[160];
-        std::snprintf(buf, sizeof(buf), "still running after the %.0f s point timeout and was killed",
+        std::snprintf(buf, sizeof(buf),
+                      "still running after the %.0f s point timeout and was killed",
                       limits.timeout_s);
         outcome.message = buf;
       } else if (tick && !tick(t)) {

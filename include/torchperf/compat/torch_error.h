@@ -9,4 +9,8 @@ namespace torchperf::compat {
 // The innermost error message of a c10::Error's what(), without traceback or backtrace.
 std::string concise_error_message(const std::string& what);
 
+// Whether an error message is an allocation failure (LibTorch's CPU and CUDA allocators,
+// std::bad_alloc), which is the machine's limit rather than the user's mistake.
+bool is_out_of_memory_message(const std::string& message);
+
 }  // namespace torchperf::compat

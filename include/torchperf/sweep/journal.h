@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,16 @@ class Journal {
  public:
   // Starts a journal with its header record; refuses (UsageError) when one is already there.
   static Journal create(const std::string& path, const nlohmann::json& header);
+  // The refusal alone, so that a run can fail before its expensive start.
+  static void refuse_existing(const std::string& path);
   // Reopens a journal for appending. A truncated last line (a write cut short) is dropped from
   // the file and counted; a malformed line elsewhere or a missing header is a UsageError.
-  static Journal reopen(const std::string& path);
+  // check(header) runs first and may refuse the journal: the file is then left untouched.
+  static Journal reopen(const std::string& path,
+                        const std::function<void(const nlohmann::json&)>& check = nullptr);
   // Reads without opening for append (report).
-  static std::vector<nlohmann::json> read(const std::string& path, std::size_t* truncated = nullptr);
+  static std::vector<nlohmann::json> read(const std::string& path,
+                                          std::size_t* truncated = nullptr);
 
   Journal(Journal&& other) noexcept;
   Journal& operator=(Journal&&) = delete;

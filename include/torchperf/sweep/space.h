@@ -31,7 +31,7 @@ struct Space {
   // Where single-knob changes are counted from: each knob at its baseline where the space holds
   // it, else at the first value asked for (a space pinned to batch=8 starts from batch=8).
   Configuration origin;
-  std::size_t combinations = 0;  // the raw product, before contradictions and duplicates
+  std::size_t combinations = 0;      // the raw product, before contradictions and duplicates
   std::vector<std::string> dropped;  // e.g. "72 with mode=train and graph=frozen: …"
 };
 

@@ -25,8 +25,8 @@ struct TuneOptions {
   std::size_t leaders = 3;       // re-measured head to head at the end
 
   // Limits: not part of the fingerprint, a resumed sweep may change them.
-  double budget_s = 30 * 60;        // wall time for the sweep and confirmation; 0: none
-  double point_timeout_s = 0;       // 0: derived from time_s
+  double budget_s = 30 * 60;          // wall time for the sweep and confirmation; 0: none
+  double point_timeout_s = 0;         // 0: derived from time_s
   std::int64_t memory_cap_bytes = 0;  // per worker RSS; 0: 75% of physical memory
   std::string out_dir;
   bool resume = false;
@@ -40,7 +40,8 @@ void validate(const TuneOptions& options);
 std::map<std::string, std::vector<std::string>> parse_space(const std::string& text);
 std::string space_to_string(const std::map<std::string, std::vector<std::string>>& space);
 
-// Durations "90", "90s", "20m", "1h", "1h30m" in seconds; sizes "4G", "512M", "1073741824" in bytes.
+// Durations "90", "90s", "20m", "1h", "1h30m" in seconds; sizes "4G", "512M", "1073741824" in
+// bytes.
 double parse_duration(const std::string& text, const std::string& what);
 std::int64_t parse_size(const std::string& text, const std::string& what);
 

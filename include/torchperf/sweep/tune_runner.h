@@ -30,8 +30,8 @@ struct PointResult {
   PointMetrics metrics;
   double score = 0;  // higher is better
   double wall_s = 0;
-  double overhead_s = 0;  // wall time not spent warming up or measuring
-  bool resumed = false;   // read from the journal, not run in this session
+  double overhead_s = 0;       // wall time not spent warming up or measuring
+  bool resumed = false;        // read from the journal, not run in this session
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
@@ -56,8 +56,8 @@ struct TuneResult {
   AccuracyGuard guard;
   std::size_t space_points = 0, space_combinations = 0;
   std::vector<std::string> space_dropped;
-  std::string origin;  // where one-knob changes are counted from (resolved)
-  std::vector<std::string> axes;  // "knob=v1,v2"
+  std::string origin;               // where one-knob changes are counted from (resolved)
+  std::vector<std::string> axes;    // "knob=v1,v2"
   std::vector<PointResult> points;  // every finished point, journal order
   std::size_t not_run = 0;          // left out by the budget
   bool budget_exhausted = false;
