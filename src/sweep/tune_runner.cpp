@@ -262,7 +262,7 @@ double Supervisor::confirmation_reserve_s() const {
   // with twice the point time, plus start-up.
   // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
   const double pairs = static_cast<double>(o_.leaders - 1) + 2;
-  return pairs * std::max(4 * o_.workload.time_s + 3.0, 2 * point_estimate_s());
+  return pairs * std::max(8 * o_.workload.time_s + 3.0, 2 * point_estimate_s());
 }
 
 void Supervisor::report(const std::string& phase, double within_point) {
@@ -388,7 +388,8 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
     if (references_.count(batch)) refs[batch] = references_.at(batch);
   }
   BenchOptions w = o_.workload;
-  w.time_s = 2 * o_.workload.time_s;  // the pair shares one budget: twice a point's
+  // The pair shares one budget; a slow side (the baseline) needs room for enough rounds.
+  w.time_s = 4 * o_.workload.time_s;
   json request = {{"job", "compare"},
                   {"workload", to_json(w)},
                   {"configuration", a},
