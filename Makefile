@@ -34,6 +34,7 @@ demo: cli
 	  --space 'threads=1,2;grad=on,no_grad,inference;format=contiguous,channels_last;graph=eager,frozen-opt' \
 	  --time 2 --budget 6m --out $(DEMO_OUT)
 	@echo "the journal's schema: docs/results-schema.md"
+	@echo "the report (open it in a browser; it works offline): $(DEMO_OUT)/report.html"
 
 # Speed checks that print ratios measured side by side in one run (never part of `make test`).
 bench: build

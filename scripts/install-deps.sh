@@ -14,12 +14,16 @@ packages=(
   libgtest-dev libgmock-dev googletest  # unit and CLI tests
   libbenchmark-dev        # harness-overhead benchmark in bench/
   python3 python3-torch python3-torchvision  # test fixtures and the Python comparison benchmark only
+  chromium                # the HTML report's browser test (headless)
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm fetch the report's plotting libraries at build time (package-lock.json). A machine
+# may already have them from another source (NodeSource's nodejs bundles npm): keep those.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

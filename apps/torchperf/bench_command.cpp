@@ -9,6 +9,7 @@
 #include "progress_bar.h"
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/configuration_file.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/table_writer.h"
@@ -42,7 +43,20 @@ std::string join_inputs(const std::vector<std::string>& inputs) {
 int run(BenchFlags& flags) {
   BenchOptions options = flags.options;
   options.input_spec = join_inputs(flags.inputs);
-  options.config = Configuration::parse(flags.config);
+  if (names_configuration_file(flags.config)) {
+    // A file from `report --config` (or tune's winner.json): its knobs, and its model and inputs
+    // where the command line gives none.
+    const ConfigurationFile file = read_configuration_file(flags.config);
+    options.config = file.configuration;
+    if (options.model.empty()) options.model = file.model;
+    if (options.input_spec.empty() && options.inputs_file.empty())
+      options.input_spec = file.input_spec;
+    if (options.device == "auto" && !file.device.empty()) options.device = file.device;
+  } else {
+    options.config = Configuration::parse(flags.config);
+  }
+  if (options.model.empty())
+    throw UsageError("bench: expected a model (a TorchScript file or builtin:NAME)");
   for (const auto& [knob, value] : flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
 
@@ -66,15 +80,16 @@ Runner add_bench_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("bench", "Measure one model under one configuration (or two, with --vs)");
   cmd->add_option("model", flags->options.model,
-                  "TorchScript file, or builtin:NAME (see 'torchperf knobs')")
-      ->required();
+                  "TorchScript file, or builtin:NAME (see 'torchperf knobs'); may come from a "
+                  "--config file");
   cmd->add_option("--input", flags->inputs,
                   "Input spec per forward argument, batch dimension excluded: 3x224x224, "
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");
   cmd->add_option("--inputs-file", flags->options.inputs_file,
                   "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
   cmd->add_option("--config", flags->config,
-                  "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt");
+                  "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt, or a "
+                  "FILE.json written by report (its model and inputs apply when not given)");
   cmd->add_option(
       "--vs", flags->vs,
       "Measure interleaved against this configuration ('baseline', 'careful' = eval+no_grad, "

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", TORCHPERF_VERSION);
   const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
+                                            cli::add_report_command(app),
                                             cli::add_knobs_command(app), cli::add_env_command(app)};
   try {
     app.parse(argc, argv);
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
       if (code >= 0) return code;
     }
     return fail(cli::kUsageError, "expected a subcommand");
+  } catch (const ResultsError& e) {
+    return fail(cli::kResultsError, e.what());
   } catch (const UsageError& e) {
     return fail(cli::kUsageError, e.what());
   } catch (const ConfigError& e) {

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "report_files.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/tune_summary.h"
@@ -153,6 +154,15 @@ int run(TuneFlags& f) {
     std::cout << to_json(result).dump(2) << "\n";
   else
     std::cout << format_tune(result);
+  // The report is written from the journal, as `torchperf report OUT` would write it. A failure
+  // here does not undo the sweep: its result stands, and the report can be written again.
+  try {
+    const std::string page = write_run_report(o.out_dir);
+    std::cerr << "tune: report written to " << page << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "tune: ***WARNING*** the report could not be written (" << e.what()
+              << "); the results are in the journal: torchperf report " << o.out_dir << "\n";
+  }
   return result.winner ? kSuccess : kInvalidResult;
 }
 

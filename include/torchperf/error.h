@@ -18,6 +18,12 @@ class UsageError : public Error {
   using Error::Error;
 };
 
+// A results file (tune's journal) is missing, empty, damaged, foreign or of another schema.
+class ResultsError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
 // A knob, knob value or configuration that is unknown or does not apply to the workload.
 class ConfigError : public Error {
  public:

@@ -74,6 +74,13 @@ Knob threads_knob() {
     at::set_num_threads(std::stoi(value));
     return [previous] { at::set_num_threads(previous); };
   };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    c.cpp_includes = {"<ATen/Parallel.h>"};
+    c.cpp_setup = {"at::set_num_threads(" + value + ");"};
+    c.python_setup = {"torch.set_num_threads(" + value + ")"};
+    return c;
+  };
   return k;
 }
 
@@ -111,6 +118,12 @@ Knob mode_knob() {
   k.prepare = [](const std::string& value, Workload& w) {
     w.model->set_training(value == "train");
   };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    c.cpp_setup = {value == "train" ? "module.train();" : "module.eval();"};
+    c.python_setup = {value == "train" ? "model.train()" : "model.eval()"};
+    return c;
+  };
   return k;
 }
 
@@ -125,6 +138,18 @@ Knob grad_knob() {
     if (value == "no_grad") return hold<torch::NoGradGuard>();
     if (value == "inference") return hold<c10::InferenceMode>();
     return hold<torch::AutoGradMode>(true);  // "on" is explicit: the caller's mode must not leak in
+  };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    if (value == "no_grad") {
+      c.cpp_guard = "torch::NoGradGuard no_grad;";
+      c.python_with = "torch.no_grad()";
+    } else if (value == "inference") {
+      c.cpp_includes = {"<c10/core/InferenceMode.h>"};
+      c.cpp_guard = "c10::InferenceMode inference_mode;";
+      c.python_with = "torch.inference_mode()";
+    }
+    return c;
   };
   return k;
 }
@@ -161,6 +186,35 @@ Knob precision_knob() {
       compat::clear_autocast_cache();
     };
   };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    const bool bf16 = value.rfind("bf16", 0) == 0;
+    const std::string cpp_type = bf16 ? "at::kBFloat16" : "at::kHalf";
+    const std::string py_type = bf16 ? "torch.bfloat16" : "torch.float16";
+    if (value == "bf16" || value == "fp16") {
+      c.cpp_setup = {"module.to(" + cpp_type + ");"};
+      c.python_setup = {"model = model.to(" + py_type + ")"};
+      c.cpp_tensor = ".to(" + cpp_type + ")";
+      c.python_tensor = ".to(" + py_type + ")";
+    } else if (value != "fp32") {
+      // bf16 autocast runs on CPU here; fp16 autocast is CUDA's. Autocast is thread-local state:
+      // set once, it covers every later call on this thread, as the `with` block does in Python.
+      const std::string dev = bf16 ? "CPU" : "CUDA";
+      c.cpp_includes = {"<ATen/autocast_mode.h>", "<torch/version.h>"};
+      c.cpp_setup = {
+          "#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)",
+          "at::autocast::set_autocast_enabled(at::k" + dev + ", true);",
+          "at::autocast::set_autocast_dtype(at::k" + dev + ", " + cpp_type + ");",
+          "#else",
+          bf16 ? "at::autocast::set_cpu_enabled(true);" : "at::autocast::set_enabled(true);",
+          (bf16 ? "at::autocast::set_autocast_cpu_dtype(" : "at::autocast::set_autocast_gpu_dtype(") +
+              cpp_type + ");",
+          "#endif"};
+      c.python_with = std::string("torch.autocast(\"") + (bf16 ? "cpu" : "cuda") +
+                      "\", dtype=" + py_type + ")";
+    }
+    return c;
+  };
   return k;
 }
 
@@ -182,6 +236,19 @@ Knob format_knob() {
     for (auto& v : w.inputs)
       if (v.isTensor() && v.toTensor().dim() == 4)
         v = v.toTensor().contiguous(at::MemoryFormat::ChannelsLast);
+  };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    if (value != "channels_last") return c;
+    c.cpp_setup = {"for (const auto& p : module.parameters())",
+                   "  if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));",
+                   "for (const auto& b : module.buffers())",
+                   "  if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));"};
+    c.python_setup = {"model = model.to(memory_format=torch.channels_last)"};
+    c.cpp_tensor = ".contiguous(at::MemoryFormat::ChannelsLast)";
+    c.python_tensor = ".contiguous(memory_format=torch.channels_last)";
+    c.only_4d = true;
+    return c;
   };
   return k;
 }
@@ -217,6 +284,25 @@ Knob graph_knob() {
     compat::set_fuser_state({true, true});
     return [previous] { compat::set_fuser_state(previous); };
   };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    if (value == "frozen" || value == "frozen-opt") {
+      c.cpp_setup = {"module = torch::jit::freeze(module);"};
+      // optimize_for_inference takes the module by non-const reference: not a temporary.
+      if (value == "frozen-opt") c.cpp_setup.push_back("module = torch::jit::optimize_for_inference(module);");
+      c.python_setup = {value == "frozen"
+                            ? "model = torch.jit.freeze(model)"
+                            : "model = torch.jit.optimize_for_inference(torch.jit.freeze(model))"};
+    } else if (value == "fused") {
+      c.cpp_includes = {"<torch/csrc/jit/codegen/fuser/interface.h>",
+                        "<torch/csrc/jit/passes/tensorexpr_fuser.h>"};
+      c.cpp_setup = {"torch::jit::overrideCanFuseOnCPU(true);",
+                     "torch::jit::setTensorExprFuserEnabled(true);"};
+      c.python_setup = {"torch._C._jit_override_can_fuse_on_cpu(True)",
+                        "torch._C._jit_set_texpr_fuser_enabled(True)"};
+    }
+    return c;
+  };
   return k;
 }
 
@@ -237,6 +323,15 @@ Knob cudnn_benchmark_knob() {
     const bool previous = ctx.benchmarkCuDNN();
     ctx.setBenchmarkCuDNN(value == "on");
     return [previous] { at::globalContext().setBenchmarkCuDNN(previous); };
+  };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    c.cpp_includes = {"<ATen/Context.h>"};
+    c.cpp_setup = {std::string("at::globalContext().setBenchmarkCuDNN(") +
+                   (value == "on" ? "true" : "false") + ");"};
+    c.python_setup = {std::string("torch.backends.cudnn.benchmark = ") +
+                      (value == "on" ? "True" : "False")};
+    return c;
   };
   return k;
 }
@@ -261,6 +356,18 @@ Knob tf32_knob() {
       at::globalContext().setAllowTF32CuBLAS(cublas);
       at::globalContext().setAllowTF32CuDNN(cudnn);
     };
+  };
+  k.code = [](const std::string& value) {
+    KnobCode c;
+    if (value == "default") return c;
+    const std::string on = value == "on" ? "true" : "false";
+    const std::string py = value == "on" ? "True" : "False";
+    c.cpp_includes = {"<ATen/Context.h>"};
+    c.cpp_setup = {"at::globalContext().setAllowTF32CuBLAS(" + on + ");",
+                   "at::globalContext().setAllowTF32CuDNN(" + on + ");"};
+    c.python_setup = {"torch.backends.cuda.matmul.allow_tf32 = " + py,
+                      "torch.backends.cudnn.allow_tf32 = " + py};
+    return c;
   };
   return k;
 }

@@ -50,6 +50,20 @@ double normal_two_sided_quantile(double confidence) {
   return normal_quantile(0.5 + confidence / 2);
 }
 
+double student_t_two_sided_quantile(double confidence, double df) {
+  if (!(df > 0)) throw std::invalid_argument("degrees of freedom must be positive");
+  if (!(confidence > 0 && confidence < 1))
+    throw std::invalid_argument("confidence must be in (0,1)");
+  const double p = 0.5 + confidence / 2;
+  if (df == 1) return std::tan(M_PI * (p - 0.5));
+  if (df == 2) return (2 * p - 1) / std::sqrt(2 * p * (1 - p));
+  const double z = normal_quantile(p);
+  const double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z, z9 = z7 * z * z;
+  return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df) +
+         (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df * df * df) +
+         (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * df * df * df * df);
+}
+
 double quantile_sorted(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
   const double pos = q * static_cast<double>(sorted.size() - 1);

@@ -23,9 +23,9 @@ struct Parsed {
 
 Parsed parse_file(const std::string& path) {
   if (!std::filesystem::exists(path))
-    throw UsageError("no journal at '" + path + "' (expected the results of an earlier tune)");
+    throw ResultsError("no journal at '" + path + "' (expected the results of an earlier tune)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("journal '" + path + "' cannot be read");
+  if (!in) throw ResultsError("journal '" + path + "' cannot be read");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
@@ -44,22 +44,25 @@ Parsed parse_file(const std::string& path) {
       // Only the last line can be a write cut short by a crash; anything else is damage.
       const bool last = !complete || nl + 1 >= text.size();
       if (!last)
-        throw UsageError("journal '" + path + "' line " + std::to_string(line_no) +
+        throw ResultsError("journal '" + path + "' line " + std::to_string(line_no) +
                          " is not a JSON record: the file is damaged (expected one JSON object "
                          "per line)");
       ++p.truncated;
     }
     start = complete ? nl + 1 : text.size();
   }
+  if (p.records.empty() && p.truncated)
+    throw ResultsError("journal '" + path +
+                       "' holds only a cut-short line: the run stopped while writing its header");
   if (p.records.empty())
-    throw UsageError("journal '" + path + "' is empty: expected a torchperf tune results file");
+    throw ResultsError("journal '" + path + "' is empty: expected a torchperf tune results file");
   const auto& h = p.records.front();
   if (!h.is_object() || h.value("record", "") != "header" ||
       h.value("tool", "") != "torchperf tune")
-    throw UsageError("journal '" + path +
+    throw ResultsError("journal '" + path +
                      "' does not start with a torchperf tune header: not a results file");
   if (h.value("schema_version", 0) != kJournalSchemaVersion)
-    throw UsageError("journal '" + path + "' has schema version " +
+    throw ResultsError("journal '" + path + "' has schema version " +
                      std::to_string(h.value("schema_version", 0)) + "; this torchperf reads " +
                      std::to_string(kJournalSchemaVersion));
   return p;

@@ -72,6 +72,8 @@ PointMetrics metrics_from(const json& m) {
   return p;
 }
 
+}  // namespace
+
 json to_json(const PointMetrics& p) {
   return {{"throughput_samples_per_s", nullable(p.throughput)},
           {"throughput_ci", {nullable(p.throughput_low), nullable(p.throughput_high)}},
@@ -89,7 +91,7 @@ json to_json(const PointMetrics& p) {
           {"invalid_reason", p.invalid_reason}};
 }
 
-PointMetrics metrics_from_journal(const json& j) {
+PointMetrics point_metrics_from_journal(const json& j) {
   PointMetrics p;
   const auto get = [&](const char* k) { return number(j.at(k)); };
   p.throughput = get("throughput_samples_per_s");
@@ -136,7 +138,7 @@ PointResult point_from_journal(const json& r) {
   p.wall_s = r.value("wall_s", 0.0);
   p.overhead_s = r.value("overhead_s", 0.0);
   if (r.contains("metrics") && r.at("metrics").is_object())
-    p.metrics = metrics_from_journal(r.at("metrics"));
+    p.metrics = point_metrics_from_journal(r.at("metrics"));
   p.resumed = true;
   return p;
 }
@@ -163,6 +165,8 @@ HeadToHead head_to_head_from_journal(const json& r) {
   h.failure = r.value("failure", "");
   return h;
 }
+
+namespace {
 
 [[noreturn]] void throw_worker_error(const json& error, const std::string& what) {
   const std::string kind = error.value("kind", "runtime");

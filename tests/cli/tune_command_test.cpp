@@ -70,6 +70,11 @@ TEST_F(TuneCommandTest, PrintsTheWinnerItsEvidenceAndWhereTheResultsAre) {
        {"WINNER", "careful eval+no_grad", "top 3", "per-point overhead", "results: "})
     EXPECT_NE(run.out.find(text), std::string::npos) << text << "\n" << run.out;
   EXPECT_EQ(point_counts().size(), 3u);
+  // The sweep ends by writing its report and the winner's configuration file.
+  EXPECT_NE(run.err.find("tune: report written to " + out() + "/report.html"), std::string::npos)
+      << run.err;
+  EXPECT_TRUE(std::filesystem::exists(out() + "/report.html"));
+  EXPECT_TRUE(std::filesystem::exists(out() + "/winner.json"));
 }
 
 TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJournalOnce) {
@@ -124,7 +129,7 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
   expect_one_line_error(
       run_cli({"tune", "builtin:mlp", "--budget", "soon", "--out", out(), "--quiet"}), 2,
       "--budget");
-  expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 2, "no journal");
+  expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 6, "no journal");
   expect_one_line_error(run_cli({"tune", "--quiet"}), 2, "expected a model");
   expect_one_line_error(run_cli({"tune", "--resume", out(), "--out", "/tmp/elsewhere", "--quiet"}),
                         2, "differ");

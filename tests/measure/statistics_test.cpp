@@ -69,3 +69,12 @@ TEST(StatisticsTest, SummaryReportsSpreadAndRelativeInterval) {
 TEST(StatisticsTest, EmptyInputGivesAnEmptySummary) { EXPECT_EQ(summarize({}).count, 0u); }
 
 }  // namespace torchperf
+
+TEST(StatisticsTest, StudentTQuantileMatchesTheTableAtEveryDegreeOfFreedom) {
+  // Textbook 97.5% quantiles of Student's t.
+  const std::vector<std::pair<double, double>> table = {
+      {1, 12.706}, {2, 4.303}, {3, 3.182}, {5, 2.571}, {10, 2.228}, {30, 2.042}, {120, 1.980}};
+  for (const auto& [df, t] : table)
+    EXPECT_NEAR(torchperf::student_t_two_sided_quantile(0.95, df), t, 0.01 * t) << "df " << df;
+  EXPECT_THROW(torchperf::student_t_two_sided_quantile(0.95, 0), std::invalid_argument);
+}

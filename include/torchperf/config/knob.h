@@ -27,6 +27,17 @@ enum class KnobScope { kCall, kProcess };
 
 using Undo = std::function<void()>;
 
+// How a user applies one knob value in their own program, for the snippets `report` writes.
+// Statements name the model `module` (C++, a torch::jit::Module) and `model` (Python); tensor
+// suffixes apply to each floating input (and only 4-D ones with only_4d).
+struct KnobCode {
+  std::vector<std::string> cpp_includes;
+  std::vector<std::string> cpp_setup, python_setup;  // once, after loading, in registry order
+  std::string cpp_tensor, python_tensor;             // e.g. ".to(torch::kBFloat16)"
+  bool only_4d = false;
+  std::string cpp_guard, python_with;  // around each call: an RAII statement, a `with` item
+};
+
 struct Knob {
   std::string name;
   std::string description;
@@ -43,6 +54,10 @@ struct Knob {
   // Set the state for a call or a block and return what restores it.
   std::function<Undo(const std::string& value, const Workload&)> enter =
       [](const std::string&, const Workload&) { return Undo([] {}); };
+  // The same in user code (C++ and Python); the baseline value needs nothing.
+  std::function<KnobCode(const std::string& value)> code = [](const std::string&) {
+    return KnobCode{};
+  };
 };
 
 // All knobs, in the order they are applied (mode before graph, precision before format …).

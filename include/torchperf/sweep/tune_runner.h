@@ -119,4 +119,13 @@ nlohmann::json journal_experiment(const std::string& out_dir);
 
 nlohmann::json to_json(const TuneResult& result);
 
+// The journal's forms of a point, its metrics and a comparison (docs/results-schema.md); the
+// readers throw nlohmann::json's exceptions on a record of another shape.
+nlohmann::json to_json(const PointMetrics& metrics);
+PointMetrics point_metrics_from_journal(const nlohmann::json& j);
+nlohmann::json to_json(const PointResult& point);
+PointResult point_from_journal(const nlohmann::json& record);
+nlohmann::json to_json(const HeadToHead& comparison);
+HeadToHead head_to_head_from_journal(const nlohmann::json& record);
+
 }  // namespace torchperf

@@ -1,0 +1,36 @@
+#include "report_files.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "torchperf/analysis/run_analysis.h"
+#include "torchperf/error.h"
+#include "torchperf/report/apply_snippets.h"
+#include "torchperf/report/html_report.h"
+
+namespace torchperf::cli {
+
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw RuntimeFailure("cannot write '" + path + "'");
+    out << text;
+    if (!out.flush()) throw RuntimeFailure("cannot write '" + path + "'");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) throw RuntimeFailure("cannot write '" + path + "': " + ec.message());
+}
+
+std::string write_run_report(const std::string& out_dir) {
+  const RunAnalysis analysis = analyze(load_run(out_dir));
+  const std::string page = out_dir + "/report.html";
+  write_text_file(page, render_html({analysis}));
+  if (analysis.winner)
+    write_text_file(out_dir + "/winner.json", make_apply_snippets(analysis).config_json + "\n");
+  return page;
+}
+
+}  // namespace torchperf::cli

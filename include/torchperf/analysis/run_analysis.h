@@ -1,0 +1,57 @@
+// What a tune run says, worked out from its points: main effects and interactions (effects.h),
+// Pareto fronts, recommendations in words each with its evidence, the knobs that did nothing,
+// and the failed and guarded points. The report part renders it; it does no I/O itself.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "torchperf/analysis/effects.h"
+#include "torchperf/analysis/run_results.h"
+
+namespace torchperf {
+
+struct ParetoFront {
+  std::string name;     // "throughput-p99", "throughput-memory", "throughput-accuracy"
+  std::string x_label;  // what is minimised along x
+  std::vector<std::string> keys;  // the points on the front, by increasing x
+};
+
+struct Recommendation {
+  // "winner", "use", "conditional", "depends", "guarded", "avoid", "no-effect", "unclear"
+  std::string kind;
+  std::string text;      // the advice, in words
+  std::string evidence;  // the numbers behind it
+};
+
+// An effect within this factor of 1 either way, with its whole interval inside, did nothing.
+inline constexpr double kNegligibleRatio = 1.03;
+
+struct RunAnalysis {
+  RunResults run;
+  Design design;
+  std::vector<KnobEffects> effects;        // ranked, strongest first
+  std::vector<Interaction> interactions;   // significant first
+  std::vector<ParetoFront> fronts;
+  std::vector<Recommendation> recommendations;
+  std::vector<std::string> inert_knobs;    // every value's effect within kNegligibleRatio
+  std::optional<std::string> winner;       // the run's confirmed winner (its summary)
+  std::string winner_evidence;
+  std::vector<std::size_t> measured, guarded, failed;  // indices into run.points
+};
+
+// Needs no summary (an interrupted sweep is analysed too; it then has no confirmed winner).
+RunAnalysis analyze(RunResults run);
+
+// "1.171x (1.096-1.257, 16 pairs)"; "1.171x (1 pair, no interval)".
+std::string describe_ratio(const RatioEstimate& e, const std::string& unit = "pair");
+// "format=channels_last helps 1.30x with precision=bf16-autocast but 1.02x with fp32 (…)".
+std::string describe_interaction(const Interaction& i);
+
+nlohmann::json to_json(const RatioEstimate& e);
+nlohmann::json to_json(const RunAnalysis& a);
+
+}  // namespace torchperf

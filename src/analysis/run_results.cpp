@@ -1,0 +1,153 @@
+#include "torchperf/analysis/run_results.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "torchperf/error.h"
+#include "torchperf/sweep/journal.h"
+#include "torchperf/text.h"
+
+namespace torchperf {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string resolve_journal(const std::string& path) {
+  if (!fs::exists(path))
+    throw ResultsError("no results at '" + path +
+                       "': expected a tune output directory or its results.jsonl");
+  if (fs::is_directory(path)) {
+    const fs::path file = fs::path(path) / "results.jsonl";
+    if (!fs::exists(file))
+      throw ResultsError("'" + path +
+                         "' holds no results.jsonl: expected the --out directory of a tune run");
+    return file.string();
+  }
+  return path;
+}
+
+// Names what a file is when it is not a journal, before the journal reader's generic refusal.
+void refuse_foreign(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  if (trim(first).empty() && in.peek() == std::char_traits<char>::eof())
+    throw ResultsError("results file '" + file + "' is empty: expected the journal of a tune run");
+  if (trim(first) == "{") {  // an indented JSON document: bench --json or tune --json output
+    in.seekg(0);
+    const json doc = json::parse(in, nullptr, false);
+    const std::string kind = doc.is_object() ? doc.value("kind", "") : "";
+    if (kind == "bench" || kind == "tune")
+      throw ResultsError("'" + file + "' is the output of torchperf " + kind +
+                         " --json, not a tune journal: report reads OUT/results.jsonl");
+    throw ResultsError("'" + file +
+                       "' is a JSON document, not a tune journal (one JSON record per line)");
+  }
+  const json line = json::parse(first, nullptr, false);
+  if (line.is_discarded() && in.peek() != std::char_traits<char>::eof())
+    throw ResultsError("'" + file +
+                       "' is not a tune journal: its first line is not JSON (expected "
+                       "OUT/results.jsonl of torchperf tune)");
+  if (!line.is_discarded() && (!line.is_object() || line.value("record", "") != "header"))
+    throw ResultsError("'" + file + "' is not a tune journal: its first line is not a header " +
+                       "record (expected OUT/results.jsonl of torchperf tune)");
+}
+
+std::string string_at(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> key_knobs(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> knobs;
+  if (key.empty()) return knobs;
+  for (const auto& piece : split(key, ',')) {
+    const auto eq = piece.find('=');
+    if (eq == std::string::npos) continue;
+    knobs.emplace_back(piece.substr(0, eq), piece.substr(eq + 1));
+  }
+  return knobs;
+}
+
+std::string knob_value(const std::string& key, const std::string& knob) {
+  for (const auto& [k, v] : key_knobs(key))
+    if (k == knob) return v;
+  return "n/a";
+}
+
+RunResults load_run(const std::string& path) {
+  RunResults run;
+  run.journal = resolve_journal(path);
+  refuse_foreign(run.journal);
+  std::size_t truncated = 0;
+  std::vector<json> records;
+  records = Journal::read(run.journal, &truncated);
+  const fs::path parent = fs::absolute(run.journal).parent_path();
+  run.label = parent.filename().string();
+  run.experiment = records.front().value("experiment", json::object());
+  run.model = string_at(run.experiment, "model");
+  run.objective = string_at(run.experiment, "objective");
+  run.accuracy = string_at(run.experiment, "accuracy");
+  if (truncated)
+    run.warnings.push_back("the journal's last line was cut short (a write interrupted) and is "
+                           "ignored");
+  std::set<std::string> seen;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const json& r = records[i];
+    const std::string kind = r.is_object() ? r.value("record", "") : "";
+    try {
+      if (kind == "session") {
+        ++run.sessions;
+        run.environment = r.at("environment");
+        const json& workload = r.at("workload");
+        run.model = workload.at("model").get<std::string>();
+        run.inputs = workload.at("inputs").get<std::string>();
+        run.input_source = workload.value("input_source", "");
+        run.axes.clear();
+        for (const auto& axis : r.at("space").at("axes")) {
+          const std::string text = axis.get<std::string>();
+          const auto eq = text.find('=');
+          if (eq == std::string::npos) throw std::invalid_argument("axis without '='");
+          run.axes.emplace_back(text.substr(0, eq), split(text.substr(eq + 1), ','));
+        }
+      } else if (kind == "point") {
+        if (r.at("status") != "failed" && !r.at("metrics").is_object())
+          throw std::invalid_argument("a measured point without its metrics object");
+        PointResult p = point_from_journal(r);
+        p.resumed = false;
+        if (seen.insert(p.key).second) run.points.push_back(std::move(p));
+      } else if (kind == "head_to_head") {
+        run.comparisons.push_back(head_to_head_from_journal(r));
+      } else if (kind == "summary") {
+        run.summary = r;
+        run.origin = r.at("space").value("origin", "");
+      }
+    } catch (const json::exception& e) {
+      throw ResultsError("results file '" + run.journal + "' line " + std::to_string(i + 1) +
+                         ": a " + kind + " record not of schema version " +
+                         std::to_string(kJournalSchemaVersion) + " (" + e.what() + ")");
+    } catch (const std::invalid_argument& e) {
+      throw ResultsError("results file '" + run.journal + "' line " + std::to_string(i + 1) +
+                         ": a " + kind + " record not of schema version " +
+                         std::to_string(kJournalSchemaVersion) + " (" + e.what() + ")");
+    }
+  }
+  if (run.sessions == 0)
+    throw ResultsError("results file '" + run.journal +
+                       "' has a header but no session: the run stopped before it began");
+  if (!run.summary)
+    run.warnings.push_back(
+        "the sweep did not complete (no summary record): no winner was confirmed head to head");
+  if (run.origin.empty())
+    for (const auto& p : run.points)
+      if (p.changes == 0) {
+        run.origin = p.key;
+        break;
+      }
+  return run;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,209 @@
+#include "torchperf/report/apply_snippets.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/models/input_spec.h"
+#include "torchperf/text.h"
+
+namespace torchperf {
+namespace {
+
+struct TensorExample {
+  TensorSpec spec;
+  std::int64_t batch = 1;
+};
+
+const char* cpp_dtype(DType d) {
+  switch (d) {
+    case DType::kFloat32: return "torch::kFloat";
+    case DType::kFloat16: return "torch::kHalf";
+    case DType::kBFloat16: return "torch::kBFloat16";
+    case DType::kFloat64: return "torch::kDouble";
+    case DType::kInt64: return "torch::kLong";
+    case DType::kInt32: return "torch::kInt";
+    case DType::kUInt8: return "torch::kByte";
+    case DType::kBool: return "torch::kBool";
+  }
+  return "torch::kFloat";
+}
+
+const char* python_dtype(DType d) {
+  switch (d) {
+    case DType::kFloat32: return "torch.float32";
+    case DType::kFloat16: return "torch.float16";
+    case DType::kBFloat16: return "torch.bfloat16";
+    case DType::kFloat64: return "torch.float64";
+    case DType::kInt64: return "torch.int64";
+    case DType::kInt32: return "torch.int32";
+    case DType::kUInt8: return "torch.uint8";
+    case DType::kBool: return "torch.bool";
+  }
+  return "torch.float32";
+}
+
+std::string dims(const TensorExample& t, const char* open, const char* close) {
+  std::string s = open + std::to_string(t.batch);
+  for (auto d : t.spec.shape) s += ", " + std::to_string(d);
+  return s + close;
+}
+
+std::string cpp_tensor(const TensorExample& t) {
+  const std::string shape = dims(t, "{", "}");
+  if (is_floating(t.spec.dtype)) {
+    if (t.spec.has_range)
+      return fmt::format("(torch::rand({}, {}) * {} + {})", shape, cpp_dtype(t.spec.dtype),
+                         t.spec.high - t.spec.low, t.spec.low);
+    return fmt::format("torch::randn({}, {})", shape, cpp_dtype(t.spec.dtype));
+  }
+  const auto low = static_cast<long long>(t.spec.has_range ? t.spec.low : 0);
+  const auto high = static_cast<long long>(t.spec.has_range ? t.spec.high : 2);
+  return fmt::format("torch::randint({}, {}, {}, {})", low, high, shape, cpp_dtype(t.spec.dtype));
+}
+
+std::string python_tensor(const TensorExample& t) {
+  const std::string shape = dims(t, "(", ")");
+  if (is_floating(t.spec.dtype)) {
+    if (t.spec.has_range)
+      return fmt::format("(torch.rand({}, dtype={}) * {} + {})", shape, python_dtype(t.spec.dtype),
+                         t.spec.high - t.spec.low, t.spec.low);
+    return fmt::format("torch.randn({}, dtype={})", shape, python_dtype(t.spec.dtype));
+  }
+  const auto low = static_cast<long long>(t.spec.has_range ? t.spec.low : 0);
+  const auto high = static_cast<long long>(t.spec.has_range ? t.spec.high : 2);
+  return fmt::format("torch.randint({}, {}, {}, dtype={})", low, high, shape,
+                     python_dtype(t.spec.dtype));
+}
+
+// "Float[1,3,224,224]; Long[1,32]": the inputs as described when no spec was given (a file).
+InputSpec spec_from_description(const std::string& description) {
+  InputSpec spec;
+  for (const auto& piece : split(description, ';')) {
+    const auto open = piece.find('['), close = piece.find(']');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    TensorSpec t;
+    const std::string type = piece.substr(0, open);
+    t.dtype = type == "Long" ? DType::kInt64 : type == "Int" ? DType::kInt32
+            : type == "Double" ? DType::kFloat64 : type == "Half" ? DType::kFloat16
+            : type == "BFloat16" ? DType::kBFloat16 : type == "Byte" ? DType::kUInt8
+            : type == "Bool" ? DType::kBool : DType::kFloat32;
+    const auto d = split(piece.substr(open + 1, close - open - 1), ',');
+    for (std::size_t i = 1; i < d.size(); ++i) t.shape.push_back(std::stoll(d[i]));
+    spec.tensors.push_back(t);
+  }
+  return spec;
+}
+
+std::string model_file(const RunResults& r) {
+  const std::string model = r.experiment.value("model", "");
+  return model.rfind("builtin:", 0) == 0 || model.empty() ? "model.pt" : model;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+ApplySnippets make_apply_snippets(const RunAnalysis& a) {
+  if (!a.winner) throw UsageError("run '" + a.run.label + "' has no winner to apply");
+  const RunResults& r = a.run;
+  const std::string& key = *a.winner;
+  ApplySnippets s;
+  s.config.configuration = Configuration::parse(key);
+  s.config.model = r.experiment.value("model", "");
+  const std::string spec_text = r.experiment.value("input_spec", "");
+  s.config.input_spec = spec_text;
+  const std::string device = r.experiment.value("device", "auto");
+  s.config.device = device;
+  s.config.source = r.journal;
+  s.config.evidence = a.winner_evidence;
+  s.config_json = to_json(s.config).dump(2);
+
+  std::int64_t batch = 1;
+  std::vector<KnobCode> codes;
+  for (const auto& [knob, value] : key_knobs(key)) {
+    if (knob == "batch") batch = std::stoll(value);
+    codes.push_back(find_knob(knob).code(value));
+  }
+  InputSpec spec;
+  const std::string source = r.input_source;
+  if (!source.empty() && source.rfind("file:", 0) != 0)
+    spec = parse_input_spec(source);
+  else
+    spec = spec_from_description(r.inputs);
+  std::vector<TensorExample> tensors;
+  for (const auto& t : spec.tensors) tensors.push_back({t, batch});
+
+  const std::string why = fmt::format(
+      "Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}", r.label, r.journal,
+      key, a.winner_evidence);
+  // C++
+  std::set<std::string> includes = {"<torch/script.h>", "<iostream>"};
+  for (const auto& c : codes) includes.insert(c.cpp_includes.begin(), c.cpp_includes.end());
+  std::string cpp = "// " + why + "\n";
+  cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
+         "${TORCH_LIBRARIES}).\n";
+  for (const auto& inc : includes) cpp += "#include " + inc + "\n";
+  cpp += "\nint main(int argc, char** argv) {\n";
+  cpp += "  torch::jit::Module module = torch::jit::load(argc > 1 ? argv[1] : " +
+         quote(model_file(r)) + ");\n";
+  for (const auto& c : codes)
+    for (const auto& l : c.cpp_setup) cpp += (l.rfind("#", 0) == 0 ? "" : "  ") + l + "\n";
+  cpp += fmt::format("  // Example inputs, batch {}: replace them with yours.\n", batch);
+  cpp += "  std::vector<torch::jit::IValue> inputs;\n";
+  for (const auto& t : tensors) {
+    std::string expr = cpp_tensor(t);
+    for (const auto& c : codes)
+      if (!c.cpp_tensor.empty() && is_floating(t.spec.dtype) &&
+          (!c.only_4d || t.spec.shape.size() == 3))
+        expr += c.cpp_tensor;
+    cpp += "  inputs.push_back(" + expr + ");\n";
+  }
+  cpp += "  {\n";
+  for (const auto& c : codes)
+    if (!c.cpp_guard.empty()) cpp += "    " + c.cpp_guard + "\n";
+  cpp += "    torch::jit::IValue output = module.forward(inputs);\n";
+  cpp += "    if (output.isTensor()) std::cout << \"output \" << output.toTensor().sizes() << \"\\n\";\n";
+  cpp += "  }\n  return 0;\n}\n";
+  s.cpp = cpp;
+
+  // Python
+  std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " +
+                   a.winner_evidence + "\nimport sys\n\nimport torch\n\n";
+  py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(model_file(r)) +
+        ")\n";
+  for (const auto& c : codes)
+    for (const auto& l : c.python_setup) py += l + "\n";
+  py += fmt::format("# Example inputs, batch {}: replace them with yours.\ninputs = [\n", batch);
+  for (const auto& t : tensors) {
+    std::string expr = python_tensor(t);
+    for (const auto& c : codes)
+      if (!c.python_tensor.empty() && is_floating(t.spec.dtype) &&
+          (!c.only_4d || t.spec.shape.size() == 3))
+        expr += c.python_tensor;
+    py += "    " + expr + ",\n";
+  }
+  py += "]\n";
+  std::string with;
+  for (const auto& c : codes)
+    if (!c.python_with.empty()) with += (with.empty() ? "" : ", ") + c.python_with;
+  if (with.empty()) {
+    py += "output = model(*inputs)\n";
+  } else {
+    py += "with " + with + ":\n    output = model(*inputs)\n";
+  }
+  py += "if isinstance(output, torch.Tensor):\n    print(\"output\", tuple(output.shape))\n";
+  s.python = py;
+  return s;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,151 @@
+#include "torchperf/report/apply_snippets.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "support/synthetic_run.h"
+#include "support/test_support.h"
+#include "test_paths.h"
+#include "torchperf/config/configuration_file.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ApplySnippetsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("torchperf-snippets-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  RunAnalysis winner_run(const std::string& winner, const std::string& model,
+                         const std::string& input_source, const std::string& inputs) {
+    testing::SyntheticRun run;
+    run.model = model;
+    run.input_source = input_source;
+    run.inputs = inputs;
+    for (const auto& [k, v] : key_knobs(winner)) run.axes.push_back({k, {v}});
+    run.points = testing::full_factorial(run.axes, [](const auto&) { return 10.0; });
+    run.winner = winner;
+    testing::write_synthetic_run(dir_.string(), run);
+    return analyze(load_run(dir_.string()));
+  }
+
+  static std::string run_python(const std::string& script, const std::string& model) {
+    const std::string path = (fs::temp_directory_path() / ("snippet-" + std::to_string(::getpid()) + ".py")).string();
+    std::ofstream(path) << script;
+    const std::string out = path + ".out";
+    const int rc = std::system(("/usr/bin/python3 " + path + " " + model + " > " + out + " 2>&1").c_str());
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove(path);
+    fs::remove(out);
+    return std::to_string(rc) + ":" + text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ApplySnippetsTest, EveryKnobOfTheWinnerAppearsInBothLanguages) {
+  const auto a = winner_run(
+      "threads=2,batch=8,mode=eval,grad=inference,precision=bf16-autocast,format=channels_last,"
+      "graph=frozen-opt",
+      "builtin:resnet18", "3x224x224", "Float[1,3,224,224]");
+  const ApplySnippets s = make_apply_snippets(a);
+  for (const char* piece :
+       {"at::set_num_threads(2);", "module.eval();", "c10::InferenceMode inference_mode;",
+        "at::autocast::set_autocast_cpu_dtype(at::kBFloat16);",
+        "p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast))",
+        "module = torch::jit::freeze(module);\n  module = torch::jit::optimize_for_inference(module);",
+        "torch::randn({8, 3, 224, 224}, torch::kFloat).contiguous(at::MemoryFormat::ChannelsLast)"})
+    EXPECT_NE(s.cpp.find(piece), std::string::npos) << piece << "\n" << s.cpp;
+  for (const char* piece :
+       {"torch.set_num_threads(2)", "model.eval()",
+        "with torch.inference_mode(), torch.autocast(\"cpu\", dtype=torch.bfloat16):",
+        "model = model.to(memory_format=torch.channels_last)",
+        "torch.jit.optimize_for_inference(torch.jit.freeze(model))",
+        "torch.randn((8, 3, 224, 224), dtype=torch.float32).contiguous(memory_format=torch.channels_last)"})
+    EXPECT_NE(s.python.find(piece), std::string::npos) << piece << "\n" << s.python;
+  // Mode comes before the graph is frozen (freezing needs eval), as in the registry.
+  EXPECT_LT(s.cpp.find("module.eval();"), s.cpp.find("torch::jit::freeze"));
+}
+
+TEST_F(ApplySnippetsTest, TheConfigurationFileReadsBackAsTheWinner) {
+  const std::string winner = "threads=1,batch=4,mode=eval,grad=no_grad,precision=fp32,graph=frozen";
+  const auto a = winner_run(winner, "builtin:mlp", "784", "Float[1,784]");
+  const ApplySnippets s = make_apply_snippets(a);
+  const std::string path = (dir_ / "winner.json").string();
+  std::ofstream(path) << s.config_json;
+  const ConfigurationFile back = read_configuration_file(path);
+  EXPECT_EQ(back.configuration.to_string(), Configuration::parse(winner).to_string());
+  EXPECT_EQ(back.model, "builtin:mlp");
+  EXPECT_EQ(back.input_spec, "784");
+  EXPECT_NE(back.evidence.find("over the baseline"), std::string::npos);
+}
+
+TEST_F(ApplySnippetsTest, ThePythonSnippetRunsATorchvisionModelAsTheWinner) {
+  const std::string model = testing::fixture("resnet18_scripted.pt");
+  const auto a = winner_run(
+      "threads=1,batch=2,mode=eval,grad=inference,precision=fp32,format=channels_last,graph=frozen-opt",
+      model, "3x64x64", "Float[1,3,64,64]");
+  const ApplySnippets s = make_apply_snippets(a);
+  const std::string result = run_python(s.python, model);
+  EXPECT_EQ(result.rfind("0:", 0), 0u) << s.python << "\n" << result;
+  EXPECT_NE(result.find("output (2, 1000)"), std::string::npos) << result;
+}
+
+TEST_F(ApplySnippetsTest, TheCppSnippetBuildsWithCMakeAgainstLibTorchAndRunsTheModel) {
+  const std::string model = testing::fixture("resnet18_scripted.pt");
+  const auto a = winner_run(
+      "threads=1,batch=2,mode=eval,grad=inference,precision=bf16-autocast,format=channels_last,"
+      "graph=frozen-opt",
+      model, "3x64x64", "Float[1,3,64,64]");
+  const ApplySnippets s = make_apply_snippets(a);
+  const fs::path project = dir_ / "cpp";
+  fs::create_directories(project);
+  std::ofstream(project / "main.cpp") << s.cpp;
+  // As the snippet's first lines tell a user to build it.
+  std::ofstream(project / "CMakeLists.txt")
+      << "cmake_minimum_required(VERSION 3.18)\nproject(apply CXX)\n"
+         "find_package(Torch REQUIRED)\nadd_executable(apply main.cpp)\n"
+         "set_property(TARGET apply PROPERTY CXX_STANDARD 17)\n"
+         "target_link_libraries(apply ${TORCH_LIBRARIES})\n";
+  const std::string log = (dir_ / "build.log").string();
+  const std::string build = (project / "build").string();
+  const std::string commands =
+      "cmake -S " + project.string() + " -B " + build + " -DTorch_DIR=" TORCHPERF_TEST_TORCH_DIR
+      " -DCMAKE_CXX_COMPILER=" TORCHPERF_TEST_CXX_COMPILER " -DCMAKE_BUILD_TYPE=Release > " + log +
+      " 2>&1 && cmake --build " + build + " >> " + log + " 2>&1 && " + build + "/apply " + model +
+      " >> " + log + " 2>&1";
+  const int rc = std::system(commands.c_str());
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(rc, 0) << s.cpp << "\n" << output;
+  EXPECT_NE(output.find("output [2, 1000]"), std::string::npos) << output;
+}
+
+TEST_F(ApplySnippetsTest, ThePythonSnippetFeedsTokenInputsWithTheirRanges) {
+  const std::string model = testing::fixture("two_inputs.pt");
+  const auto a = winner_run("threads=1,batch=3,mode=eval,grad=no_grad,precision=fp32,graph=eager",
+                            model, "int64:16@0..100;int64:16@0..2", "Long[1,16]; Long[1,16]");
+  const ApplySnippets s = make_apply_snippets(a);
+  EXPECT_NE(s.python.find("torch.randint(0, 100, (3, 16), dtype=torch.int64)"), std::string::npos)
+      << s.python;
+  EXPECT_NE(s.cpp.find("torch::randint(0, 100, {3, 16}, torch::kLong)"), std::string::npos) << s.cpp;
+}
+
+TEST_F(ApplySnippetsTest, ARunWithoutAWinnerHasNothingToApply) {
+  auto a = winner_run("threads=1", "builtin:mlp", "784", "Float[1,784]");
+  a.winner.reset();
+  EXPECT_THROW(make_apply_snippets(a), UsageError);
+}
+
+}  // namespace
+}  // namespace torchperf

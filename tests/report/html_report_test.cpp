@@ -1,0 +1,112 @@
+// The HTML report opened in a real browser (Debian's chromium, headless): every panel must draw
+// as many marks as it has points, with no error, and a screenshot is kept as a test artefact.
+#include "torchperf/report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/known_runs.h"
+#include "torchperf/report/vega_specs.h"
+
+namespace torchperf {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class HtmlReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("torchperf-html-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    testing::write_synthetic_run((dir_ / "laptop").string(), testing::known_run());
+    auto other = testing::known_run();
+    other.model = "builtin:encoder";
+    testing::write_synthetic_run((dir_ / "server").string(), other);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Loads the page headless and returns what its driver wrote into #torchperf-status.
+  nlohmann::json render_in_chromium(const fs::path& page, const fs::path& screenshot) {
+    const char* browser = "/usr/bin/chromium";
+    if (!fs::exists(browser)) {
+      ADD_FAILURE() << "Debian's chromium is needed (scripts/install-deps.sh installs it)";
+      return nullptr;
+    }
+    const std::string flags =
+        "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+        "--disable-extensions --virtual-time-budget=30000 --window-size=1400,5200 "
+        "--user-data-dir=" + (dir_ / "profile").string();
+    const fs::path dom = dir_ / "dom.html";
+    const std::string url = "file://" + fs::absolute(page).string();
+    EXPECT_EQ(std::system((std::string(browser) + " " + flags + " --dump-dom " + url + " > " +
+                           dom.string() + " 2> " + (dir_ / "chromium.log").string())
+                              .c_str()),
+              0)
+        << read(dir_ / "chromium.log");
+    std::system((std::string(browser) + " " + flags + " --screenshot=" + screenshot.string() + " " +
+                 url + " > /dev/null 2>&1")
+                    .c_str());
+    const std::string text = read(dom);
+    const std::string marker = "id=\"torchperf-status\">";
+    const auto at = text.find(marker);
+    if (at == std::string::npos) return nullptr;
+    const auto end = text.find("</p>", at);
+    const std::string status = text.substr(at + marker.size(), end - at - marker.size());
+    auto j = nlohmann::json::parse(status, nullptr, false);
+    if (j.is_discarded()) ADD_FAILURE() << "status is not JSON: " << status;
+    return j;
+  }
+  fs::path dir_;
+};
+
+TEST_F(HtmlReportTest, ThePageIsSelfContained) {
+  const std::string html = render_html({analyze(load_run((dir_ / "laptop").string()))});
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("https://cdn"), std::string::npos);
+  EXPECT_NE(html.find("vegaEmbed"), std::string::npos);
+  EXPECT_GT(html.size(), 500'000u);  // the three libraries are inline
+  // Every number of the text report is on the page too.
+  EXPECT_NE(html.find("use format=channels_last only together with precision=bf16-autocast"),
+            std::string::npos);
+  EXPECT_NE(html.find("worker died on signal SIGSEGV"), std::string::npos);
+  EXPECT_NE(html.find("torch::jit::load"), std::string::npos);
+}
+
+TEST_F(HtmlReportTest, EveryPlotDrawsEveryPointInHeadlessChromiumWithoutErrors) {
+  const std::vector<RunAnalysis> runs = {analyze(load_run((dir_ / "laptop").string())),
+                                         analyze(load_run((dir_ / "server").string()))};
+  for (const bool several : {false, true}) {
+    const std::vector<RunAnalysis> shown =
+        several ? runs : std::vector<RunAnalysis>{runs.front()};
+    const fs::path page = dir_ / (several ? "two.html" : "one.html");
+    std::ofstream(page) << render_html(shown);
+    fs::create_directories("test-artifacts");
+    const fs::path shot = fs::absolute(fs::path("test-artifacts") /
+                                       (several ? "report-two-runs.png" : "report.png"));
+    const nlohmann::json status = render_in_chromium(page, shot);
+    ASSERT_TRUE(status.is_object()) << "the page never finished drawing";
+    EXPECT_TRUE(status.at("done").get<bool>());
+    EXPECT_TRUE(status.at("errors").empty()) << status.at("errors").dump();
+    const auto panels = report_panels(shown);
+    for (const auto& p : panels) {
+      ASSERT_TRUE(status.at("marks").contains(p.id)) << p.id << " was not drawn";
+      for (const auto& [type, count] : p.expected_marks)
+        EXPECT_EQ(status.at("marks").at(p.id).value(type, -1), count)
+            << p.id << " " << type << ": " << status.at("marks").at(p.id).dump();
+    }
+    EXPECT_TRUE(fs::exists(shot) && fs::file_size(shot) > 10'000) << shot;
+  }
+}
+
+}  // namespace
+}  // namespace torchperf
