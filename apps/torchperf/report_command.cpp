@@ -27,6 +27,12 @@ struct ReportFlags {
 std::string destination(const CLI::Option* opt, const std::string& value,
                         const RunAnalysis& first, const std::string& default_name) {
   if (!opt->count()) return "";
+  // The FILE is optional, so `--html runs/a runs/b` would take the first run for it.
+  if (!value.empty() && value != "-" &&
+      (std::filesystem::is_directory(value) ||
+       std::filesystem::path(value).filename() == "results.jsonl"))
+    throw UsageError(opt->get_name() + " takes a FILE to write, got the run '" + value +
+                     "': put the runs before " + opt->get_name() + " or give it a file name");
   if (!value.empty()) return value;
   return (std::filesystem::path(first.run.journal).parent_path() / default_name).string();
 }
@@ -71,7 +77,9 @@ int run(const ReportFlags& f) {
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& a : analyses) out.push_back(to_json(a));
-    std::cout << (analyses.size() == 1 ? out.at(0) : out).dump(2) << "\n";
+    std::cout << (analyses.size() == 1 ? out.at(0) : out)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else if (!printed) {
     std::cout << format_report(analyses, TextFormat::kTerminal);
   }

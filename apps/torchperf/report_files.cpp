@@ -13,15 +13,19 @@ namespace torchperf::cli {
 
 void write_text_file(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";
+  std::error_code ec;
+  const auto fail = [&](const std::string& why) {
+    std::filesystem::remove(temporary, ec);  // leave nothing half-written behind
+    throw RuntimeFailure("cannot write '" + path + "'" + why);
+  };
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw RuntimeFailure("cannot write '" + path + "'");
+    if (!out) fail("");
     out << text;
-    if (!out.flush()) throw RuntimeFailure("cannot write '" + path + "'");
+    if (!out.flush()) fail("");
   }
-  std::error_code ec;
   std::filesystem::rename(temporary, path, ec);
-  if (ec) throw RuntimeFailure("cannot write '" + path + "': " + ec.message());
+  if (ec) fail(": " + ec.message());
 }
 
 std::string write_run_report(const std::string& out_dir) {

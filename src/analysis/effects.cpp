@@ -59,8 +59,10 @@ RatioEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios) 
   e.ratio = std::exp(mean);
   double ss = 0;
   for (const auto& r : log_ratios) ss += (r.value - mean) * (r.value - mean);
-  // Identical ratios (ss = 0) carry no spread either: a zero-width interval would claim too much.
-  if (log_ratios.size() < 3 || ss == 0) {
+  // Identical ratios carry no spread either (rounding leaves ss a hair above 0): a zero-width
+  // interval would claim too much.
+  const bool no_spread = ss <= 1e-20 * n * std::max(1.0, mean * mean);
+  if (log_ratios.size() < 3 || no_spread) {
     // The span of the pairs, each with its measurement noise: covers both pairs when they
     // disagree, rather than averaging a disagreement into "nothing".
     double low = INFINITY, high = -INFINITY;

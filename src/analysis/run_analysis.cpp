@@ -125,7 +125,15 @@ void recommend(RunAnalysis& a) {
                          : "no configuration finished and passed the accuracy guard"});
   }
   for (const auto& knob : a.effects) {
-    const MainEffect& best = knob.effects.front();
+    // The value to recommend is the best one that helps significantly, not merely the largest
+    // ratio (which may rest on one pair without an interval).
+    const MainEffect* best_helping = nullptr;
+    for (const auto& e : knob.effects)
+      if (helps(e.estimate)) {
+        best_helping = &e;
+        break;
+      }
+    const MainEffect& best = best_helping ? *best_helping : knob.effects.front();
     const bool all_negligible =
         std::all_of(knob.effects.begin(), knob.effects.end(),
                     [](const MainEffect& e) { return negligible(e.estimate); });
@@ -191,6 +199,29 @@ void recommend(RunAnalysis& a) {
       } else {
         recs.push_back({"avoid", "avoid " + value,
                         describe_ratio(e.estimate) + " against " + knob.knob + "=" + e.reference});
+      }
+    }
+    if (!said) {
+      // No average effect stands out, but one may hold on one side of another knob only.
+      for (const auto& e : knob.effects) {
+        for (const auto& c : conditionals_of(a.interactions, knob.knob, e.value)) {
+          const std::string value = knob.knob + "=" + e.value;
+          const std::string other = c.other + "=" + c.other_value;
+          std::string text;
+          if (helps(c.at_value) && !helps(c.at_reference))
+            text = "use " + value + " only together with " + other;
+          else if (helps(c.at_reference) && !helps(c.at_value))
+            text = "use " + value + ", but not with " + other;
+          else if (hurts(c.at_value) && !hurts(c.at_reference))
+            text = "avoid " + value + " together with " + other;
+          else if (hurts(c.at_reference) && !hurts(c.at_value))
+            text = "avoid " + value + ", except with " + other;
+          if (text.empty()) continue;
+          recs.push_back({"conditional", text, describe_conditional(c)});
+          said = true;
+          break;
+        }
+        if (said) break;
       }
     }
     if (!said) {

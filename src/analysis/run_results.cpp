@@ -28,17 +28,23 @@ std::string resolve_journal(const std::string& path) {
   return path;
 }
 
+// A string field, or "" when it is missing or not a string (a foreign file's fields may be anything).
+std::string string_at(const json& j, const char* key) {
+  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
+}
+
 // Names what a file is when it is not a journal, before the journal reader's generic refusal.
 void refuse_foreign(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   std::string first;
   std::getline(in, first);
+  const bool first_complete = !in.eof();  // the first line ended with a newline
   if (trim(first).empty() && in.peek() == std::char_traits<char>::eof())
     throw ResultsError("results file '" + file + "' is empty: expected the journal of a tune run");
   if (trim(first) == "{") {  // an indented JSON document: bench --json or tune --json output
     in.seekg(0);
     const json doc = json::parse(in, nullptr, false);
-    const std::string kind = doc.is_object() ? doc.value("kind", "") : "";
+    const std::string kind = doc.is_object() ? string_at(doc, "kind") : "";
     if (kind == "bench" || kind == "tune")
       throw ResultsError("'" + file + "' is the output of torchperf " + kind +
                          " --json, not a tune journal: report reads OUT/results.jsonl");
@@ -46,18 +52,16 @@ void refuse_foreign(const std::string& file) {
                        "' is a JSON document, not a tune journal (one JSON record per line)");
   }
   const json line = json::parse(first, nullptr, false);
-  if (line.is_discarded() && in.peek() != std::char_traits<char>::eof())
+  // A first line that is complete but not JSON is foreign; one cut short may be a killed write.
+  if (line.is_discarded() && (first_complete || in.peek() != std::char_traits<char>::eof()))
     throw ResultsError("'" + file +
                        "' is not a tune journal: its first line is not JSON (expected "
                        "OUT/results.jsonl of torchperf tune)");
-  if (!line.is_discarded() && (!line.is_object() || line.value("record", "") != "header"))
+  if (!line.is_discarded() && (!line.is_object() || string_at(line, "record") != "header"))
     throw ResultsError("'" + file + "' is not a tune journal: its first line is not a header " +
                        "record (expected OUT/results.jsonl of torchperf tune)");
 }
 
-std::string string_at(const json& j, const char* key) {
-  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
-}
 
 }  // namespace
 
@@ -87,7 +91,9 @@ RunResults load_run(const std::string& path) {
   records = Journal::read(run.journal, &truncated);
   const fs::path parent = fs::absolute(run.journal).parent_path();
   run.label = parent.filename().string();
-  run.experiment = records.front().value("experiment", json::object());
+  run.experiment = records.front().contains("experiment") && records.front().at("experiment").is_object()
+                       ? records.front().at("experiment")
+                       : json::object();
   run.model = string_at(run.experiment, "model");
   run.objective = string_at(run.experiment, "objective");
   run.accuracy = string_at(run.experiment, "accuracy");
@@ -97,7 +103,7 @@ RunResults load_run(const std::string& path) {
   std::set<std::string> seen;
   for (std::size_t i = 1; i < records.size(); ++i) {
     const json& r = records[i];
-    const std::string kind = r.is_object() ? r.value("record", "") : "";
+    const std::string kind = r.is_object() ? string_at(r, "record") : "";
     try {
       if (kind == "session") {
         ++run.sessions;

@@ -74,7 +74,7 @@ Knob threads_knob() {
     at::set_num_threads(std::stoi(value));
     return [previous] { at::set_num_threads(previous); };
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     c.cpp_includes = {"<ATen/Parallel.h>"};
     c.cpp_setup = {"at::set_num_threads(" + value + ");"};
@@ -118,7 +118,7 @@ Knob mode_knob() {
   k.prepare = [](const std::string& value, Workload& w) {
     w.model->set_training(value == "train");
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     c.cpp_setup = {value == "train" ? "module.train();" : "module.eval();"};
     c.python_setup = {value == "train" ? "model.train()" : "model.eval()"};
@@ -139,10 +139,11 @@ Knob grad_knob() {
     if (value == "inference") return hold<c10::InferenceMode>();
     return hold<torch::AutoGradMode>(true);  // "on" is explicit: the caller's mode must not leak in
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     if (value == "no_grad") {
-      c.cpp_guard = "torch::NoGradGuard no_grad;";
+      c.cpp_includes = {"<c10/core/GradMode.h>"};  // <torch/script.h> does not reach torch::NoGradGuard
+      c.cpp_guard = "c10::NoGradGuard no_grad;";
       c.python_with = "torch.no_grad()";
     } else if (value == "inference") {
       c.cpp_includes = {"<c10/core/InferenceMode.h>"};
@@ -186,7 +187,7 @@ Knob precision_knob() {
       compat::clear_autocast_cache();
     };
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool cuda) {
     KnobCode c;
     const bool bf16 = value.rfind("bf16", 0) == 0;
     const std::string cpp_type = bf16 ? "at::kBFloat16" : "at::kHalf";
@@ -197,20 +198,20 @@ Knob precision_knob() {
       c.cpp_tensor = ".to(" + cpp_type + ")";
       c.python_tensor = ".to(" + py_type + ")";
     } else if (value != "fp32") {
-      // bf16 autocast runs on CPU here; fp16 autocast is CUDA's. Autocast is thread-local state:
-      // set once, it covers every later call on this thread, as the `with` block does in Python.
-      const std::string dev = bf16 ? "CPU" : "CUDA";
+      // Autocast acts on the device the model runs on. It is thread-local state: set once, it
+      // covers every later call on this thread, as the `with` block does in Python.
+      const std::string dev = cuda ? "CUDA" : "CPU";
       c.cpp_includes = {"<ATen/autocast_mode.h>", "<torch/version.h>"};
       c.cpp_setup = {
           "#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)",
           "at::autocast::set_autocast_enabled(at::k" + dev + ", true);",
           "at::autocast::set_autocast_dtype(at::k" + dev + ", " + cpp_type + ");",
           "#else",
-          bf16 ? "at::autocast::set_cpu_enabled(true);" : "at::autocast::set_enabled(true);",
-          (bf16 ? "at::autocast::set_autocast_cpu_dtype(" : "at::autocast::set_autocast_gpu_dtype(") +
+          cuda ? "at::autocast::set_enabled(true);" : "at::autocast::set_cpu_enabled(true);",
+          (cuda ? "at::autocast::set_autocast_gpu_dtype(" : "at::autocast::set_autocast_cpu_dtype(") +
               cpp_type + ");",
           "#endif"};
-      c.python_with = std::string("torch.autocast(\"") + (bf16 ? "cpu" : "cuda") +
+      c.python_with = std::string("torch.autocast(\"") + (cuda ? "cuda" : "cpu") +
                       "\", dtype=" + py_type + ")";
     }
     return c;
@@ -237,7 +238,7 @@ Knob format_knob() {
       if (v.isTensor() && v.toTensor().dim() == 4)
         v = v.toTensor().contiguous(at::MemoryFormat::ChannelsLast);
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     if (value != "channels_last") return c;
     c.cpp_setup = {"for (const auto& p : module.parameters())",
@@ -284,7 +285,7 @@ Knob graph_knob() {
     compat::set_fuser_state({true, true});
     return [previous] { compat::set_fuser_state(previous); };
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     if (value == "frozen" || value == "frozen-opt") {
       c.cpp_setup = {"module = torch::jit::freeze(module);"};
@@ -294,8 +295,15 @@ Knob graph_knob() {
                             ? "model = torch.jit.freeze(model)"
                             : "model = torch.jit.optimize_for_inference(torch.jit.freeze(model))"};
     } else if (value == "fused") {
-      c.cpp_includes = {"<torch/csrc/jit/codegen/fuser/interface.h>",
-                        "<torch/csrc/jit/passes/tensorexpr_fuser.h>"};
+      // Some LibTorch builds (Debian's 1.13) do not ship the fuser interface header, though the
+      // library has the function: declare it then, as src/compat does.
+      c.cpp_includes = {"<torch/csrc/jit/passes/tensorexpr_fuser.h>"};
+      c.cpp_declarations = {
+          "#if __has_include(<torch/csrc/jit/codegen/fuser/interface.h>)",
+          "#include <torch/csrc/jit/codegen/fuser/interface.h>",
+          "#else",
+          "namespace torch::jit { TORCH_API void overrideCanFuseOnCPU(bool value); }",
+          "#endif"};
       c.cpp_setup = {"torch::jit::overrideCanFuseOnCPU(true);",
                      "torch::jit::setTensorExprFuserEnabled(true);"};
       c.python_setup = {"torch._C._jit_override_can_fuse_on_cpu(True)",
@@ -324,7 +332,7 @@ Knob cudnn_benchmark_knob() {
     ctx.setBenchmarkCuDNN(value == "on");
     return [previous] { at::globalContext().setBenchmarkCuDNN(previous); };
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     c.cpp_includes = {"<ATen/Context.h>"};
     c.cpp_setup = {std::string("at::globalContext().setBenchmarkCuDNN(") +
@@ -357,7 +365,7 @@ Knob tf32_knob() {
       at::globalContext().setAllowTF32CuDNN(cudnn);
     };
   };
-  k.code = [](const std::string& value) {
+  k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
     if (value == "default") return c;
     const std::string on = value == "on" ? "true" : "false";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -145,7 +146,14 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
              s.config_json + "\n```\n";
     } else {
       out += "  configuration  " + *a.winner + "\n";
-      out += "  measure again  torchperf bench " + s.config.model + " --config '" + *a.winner + "'\n";
+      // The configuration file carries the model, inputs and device too: a file model needs them.
+      const std::string file =
+          (std::filesystem::path(r.journal).parent_path() / "winner.json").string();
+      if (std::filesystem::exists(file))
+        out += "  measure again  torchperf bench --config " + file + "\n";
+      else
+        out += "  measure again  torchperf report " + r.label +
+               " --config winner.json, then torchperf bench --config winner.json\n";
       out += "  code           C++ and Python snippets and a config file: --md, --html, --config FILE\n";
     }
   }
@@ -186,6 +194,13 @@ void side_by_side(std::string& out, const std::vector<RunAnalysis>& runs, TextFo
 
 }  // namespace
 
+std::string verdict(const RatioEstimate& e) {
+  if (e.has_interval() && e.low >= 1 / kNegligibleRatio && e.high <= kNegligibleRatio)
+    return "negligible (within 3%)";
+  if (e.significant()) return e.ratio > 1 ? "helps" : "hurts";
+  return e.has_interval() ? "no clear effect" : "too few pairs";
+}
+
 TextTable main_effects_table(const RunAnalysis& a, const std::string& times) {
   TextTable t{{"rank", "knob", "value", "against", "ratio", "95% CI", "pairs", "verdict"}, {}};
   int rank = 0;
@@ -196,8 +211,7 @@ TextTable main_effects_table(const RunAnalysis& a, const std::string& times) {
           {std::to_string(rank), k.knob, e.value, e.reference,
            fmt::format("{:.3f}{}", e.estimate.ratio, times), ci_text(e.estimate),
            std::to_string(e.estimate.pairs),
-           e.estimate.significant() ? (e.estimate.ratio > 1 ? "helps" : "hurts")
-                                    : (e.estimate.has_interval() ? "no clear effect" : "too few pairs")});
+           verdict(e.estimate)});
   }
   return t;
 }

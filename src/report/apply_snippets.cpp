@@ -1,5 +1,6 @@
 #include "torchperf/report/apply_snippets.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -97,8 +98,34 @@ InputSpec spec_from_description(const std::string& description) {
   return spec;
 }
 
+// The first dimension of the first tensor in a description: the inputs file's batch.
+std::int64_t description_batch(const std::string& description) {
+  const auto open = description.find('['), comma = description.find_first_of(",]", open);
+  if (open == std::string::npos || comma == std::string::npos) return 1;
+  try {
+    return std::max<std::int64_t>(1, std::stoll(description.substr(open + 1, comma - open - 1)));
+  } catch (const std::exception&) {
+    return 1;
+  }
+}
+
+std::string text_at(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
+  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
+                                                                   : fallback;
+}
+
+// The run's device: the one asked for, or CUDA when "auto" found a GPU.
+std::string run_device(const RunResults& r) {
+  const std::string device = text_at(r.experiment, "device", "auto");
+  if (device != "auto") return device;
+  const bool gpu = r.environment.is_object() && r.environment.contains("cuda_available") &&
+                   r.environment.at("cuda_available").is_boolean() &&
+                   r.environment.at("cuda_available").get<bool>();
+  return gpu ? "cuda:0" : "cpu";
+}
+
 std::string model_file(const RunResults& r) {
-  const std::string model = r.experiment.value("model", "");
+  const std::string model = text_at(r.experiment, "model");
   return model.rfind("builtin:", 0) == 0 || model.empty() ? "model.pt" : model;
 }
 
@@ -117,29 +144,35 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   if (!a.winner) throw UsageError("run '" + a.run.label + "' has no winner to apply");
   const RunResults& r = a.run;
   const std::string& key = *a.winner;
+  const std::string device = run_device(r);
+  const bool cuda = device.rfind("cuda", 0) == 0;
   ApplySnippets s;
-  s.config.configuration = Configuration::parse(key);
-  s.config.model = r.experiment.value("model", "");
-  const std::string spec_text = r.experiment.value("input_spec", "");
-  s.config.input_spec = spec_text;
-  const std::string device = r.experiment.value("device", "auto");
-  s.config.device = device;
+  std::int64_t batch = 0;  // 0: the batch knob did not apply (inputs from a file)
+  std::vector<KnobCode> codes;
+  try {
+    s.config.configuration = Configuration::parse(key);
+    for (const auto& [knob, value] : key_knobs(key)) {
+      if (knob == "batch") batch = std::stoll(value);
+      codes.push_back(find_knob(knob).code(value, cuda));
+    }
+  } catch (const std::exception& e) {
+    throw ResultsError("results file '" + r.journal + "': the winner '" + key +
+                       "' is not a configuration this torchperf knows (" + e.what() + ")");
+  }
+  s.config.model = text_at(r.experiment, "model");
+  s.config.input_spec = text_at(r.experiment, "input_spec");
+  s.config.device = text_at(r.experiment, "device", "auto");
   s.config.source = r.journal;
   s.config.evidence = a.winner_evidence;
-  s.config_json = to_json(s.config).dump(2);
+  s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 
-  std::int64_t batch = 1;
-  std::vector<KnobCode> codes;
-  for (const auto& [knob, value] : key_knobs(key)) {
-    if (knob == "batch") batch = std::stoll(value);
-    codes.push_back(find_knob(knob).code(value));
-  }
   InputSpec spec;
   const std::string source = r.input_source;
   if (!source.empty() && source.rfind("file:", 0) != 0)
     spec = parse_input_spec(source);
   else
     spec = spec_from_description(r.inputs);
+  if (batch == 0) batch = description_batch(r.inputs);
   std::vector<TensorExample> tensors;
   for (const auto& t : spec.tensors) tensors.push_back({t, batch});
 
@@ -153,15 +186,18 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
          "${TORCH_LIBRARIES}).\n";
   for (const auto& inc : includes) cpp += "#include " + inc + "\n";
+  for (const auto& c : codes)
+    for (const auto& l : c.cpp_declarations) cpp += l + "\n";
   cpp += "\nint main(int argc, char** argv) {\n";
   cpp += "  torch::jit::Module module = torch::jit::load(argc > 1 ? argv[1] : " +
          quote(model_file(r)) + ");\n";
+  if (cuda) cpp += "  const torch::Device device(" + quote(device) + ");\n  module.to(device);\n";
   for (const auto& c : codes)
     for (const auto& l : c.cpp_setup) cpp += (l.rfind("#", 0) == 0 ? "" : "  ") + l + "\n";
   cpp += fmt::format("  // Example inputs, batch {}: replace them with yours.\n", batch);
   cpp += "  std::vector<torch::jit::IValue> inputs;\n";
   for (const auto& t : tensors) {
-    std::string expr = cpp_tensor(t);
+    std::string expr = cpp_tensor(t) + (cuda ? ".to(device)" : "");
     for (const auto& c : codes)
       if (!c.cpp_tensor.empty() && is_floating(t.spec.dtype) &&
           (!c.only_4d || t.spec.shape.size() == 3))
@@ -181,11 +217,12 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
                    a.winner_evidence + "\nimport sys\n\nimport torch\n\n";
   py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(model_file(r)) +
         ")\n";
+  if (cuda) py += "device = torch.device(" + quote(device) + ")\nmodel = model.to(device)\n";
   for (const auto& c : codes)
     for (const auto& l : c.python_setup) py += l + "\n";
   py += fmt::format("# Example inputs, batch {}: replace them with yours.\ninputs = [\n", batch);
   for (const auto& t : tensors) {
-    std::string expr = python_tensor(t);
+    std::string expr = python_tensor(t) + (cuda ? ".to(device)" : "");
     for (const auto& c : codes)
       if (!c.python_tensor.empty() && is_floating(t.spec.dtype) &&
           (!c.only_4d || t.spec.shape.size() == 3))

@@ -27,13 +27,18 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-// JSON inside <script>: "</" would end the element early.
+// JSON inside <script>: every '<', '>' and '&' as a \u escape (still the same JSON), so that no
+// string from a journal can end the element or open an HTML comment; bytes that are not UTF-8
+// (a directory name, say) are replaced rather than refused.
 std::string script_json(const nlohmann::json& j) {
-  std::string text = j.dump();
+  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == '<' && i + 1 < text.size() && text[i + 1] == '/') out += "\\";
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else out += c;
   }
   return out;
 }

@@ -41,11 +41,13 @@ std::string points_csv(const std::vector<RunAnalysis>& runs) {
       }
       const bool has = p.status != "failed";
       const PointMetrics& m = p.metrics;
-      row += "," + p.status + "," + field(p.failure_kind) + "," + field(p.reason) + "," +
+      row += "," + field(p.status) + "," + field(p.failure_kind) + "," + field(p.reason) + "," +
              std::to_string(p.changes) + "," + number(p.score);
       for (double v : {m.throughput, m.throughput_low, m.throughput_high, m.latency_p50_ms,
-                       m.latency_p99_ms, static_cast<double>(m.peak_memory_bytes), m.cosine,
-                       m.max_abs_error, m.top1 ? *m.top1 : NAN})
+                       m.latency_p99_ms})
+        row += "," + (has ? number(v) : std::string());
+      row += "," + (has ? std::to_string(m.peak_memory_bytes) : std::string());  // exact bytes
+      for (double v : {m.cosine, m.max_abs_error, m.top1 ? *m.top1 : NAN})
         row += "," + (has ? number(v) : std::string());
       out += row + "\n";
     }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "torchperf/report/analysis_text.h"
+
 namespace torchperf {
 namespace {
 
@@ -125,9 +127,7 @@ Panel effects_panel(const std::vector<RunAnalysis>& runs) {
                         {"low", nullable(e.estimate.low)},
                         {"high", nullable(e.estimate.high)},
                         {"pairs", e.estimate.pairs},
-                        {"verdict", e.estimate.significant()
-                                        ? (e.estimate.ratio > 1 ? "helps" : "hurts")
-                                        : "no clear effect"}});
+                        {"verdict", verdict(e.estimate)}});
   const json y = {{"field", "effect"}, {"type", "nominal"}, {"title", nullptr},
                   {"sort", {{"field", "ratio"}, {"order", "descending"}}}};
   const json x_scale = {{"type", "log"}, {"nice", false}, {"padding", 12}};
@@ -139,8 +139,10 @@ Panel effects_panel(const std::vector<RunAnalysis>& runs) {
                             {"title", "ratio against the origin's value (log)"}}},
                      {"x2", {{"datum", 1}}},
                      {"color", {{"field", "verdict"}, {"type", "nominal"},
-                                {"scale", {{"domain", {"helps", "hurts", "no clear effect"}},
-                                           {"range", {"#2e7d32", "#c62828", "#9e9e9e"}}}}}},
+                                {"scale", {{"domain", {"helps", "hurts", "negligible (within 3%)",
+                                                       "no clear effect", "too few pairs"}},
+                                           {"range", {"#2e7d32", "#c62828", "#bdbdbd", "#9e9e9e",
+                                                      "#e0e0e0"}}}}}},
                      {"tooltip", json::array({{{"field", "effect"}}, {{"field", "against"}},
                                               {{"field", "ratio"}, {"format", ".3f"}},
                                               {{"field", "low"}, {"format", ".3f"}},

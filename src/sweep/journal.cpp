@@ -57,14 +57,20 @@ Parsed parse_file(const std::string& path) {
   if (p.records.empty())
     throw ResultsError("journal '" + path + "' is empty: expected a torchperf tune results file");
   const auto& h = p.records.front();
-  if (!h.is_object() || h.value("record", "") != "header" ||
-      h.value("tool", "") != "torchperf tune")
+  // A foreign file's fields may have any type: look before reading.
+  const auto is = [&](const char* key, const char* value) {
+    return h.is_object() && h.contains(key) && h.at(key).is_string() &&
+           h.at(key).get<std::string>() == value;
+  };
+  if (!is("record", "header") || !is("tool", "torchperf tune"))
     throw ResultsError("journal '" + path +
                      "' does not start with a torchperf tune header: not a results file");
-  if (h.value("schema_version", 0) != kJournalSchemaVersion)
-    throw ResultsError("journal '" + path + "' has schema version " +
-                     std::to_string(h.value("schema_version", 0)) + "; this torchperf reads " +
-                     std::to_string(kJournalSchemaVersion));
+  const int version = h.contains("schema_version") && h.at("schema_version").is_number_integer()
+                          ? h.at("schema_version").get<int>()
+                          : 0;
+  if (version != kJournalSchemaVersion)
+    throw ResultsError("journal '" + path + "' has schema version " + std::to_string(version) +
+                       "; this torchperf reads " + std::to_string(kJournalSchemaVersion));
   return p;
 }
 

@@ -102,6 +102,8 @@ TEST_F(ReportCommandTest, BadResultsFilesGetOneLineAndExitCodeSix) {
                         "holds only a cut-short line");
   expect_one_line_error(run_cli({"report", write("foreign.csv", "a,b\n1,2\n")}), 6,
                         "not a tune journal");
+  expect_one_line_error(run_cli({"report", write("one-line.txt", "hello\n")}), 6,
+                        "not a tune journal");
   std::string v2 = text;
   v2.replace(v2.find("\"schema_version\":1"), 18, "\"schema_version\":2");
   fs::create_directories(run_dir("v2"));
@@ -110,6 +112,9 @@ TEST_F(ReportCommandTest, BadResultsFilesGetOneLineAndExitCodeSix) {
   expect_one_line_error(run_cli({"report", run_dir("r18"), run_dir("v2")}), 6, "schema version 2");
   expect_one_line_error(run_cli({"report", run_dir("r18"), "--md", "-", "--csv", "-"}), 2,
                         "only one output");
+  // --html's FILE is optional: a run after it is not taken for the file to write.
+  expect_one_line_error(run_cli({"report", run_dir("r18"), "--html", run_dir("r18")}), 2,
+                        "--html takes a FILE to write");
   expect_one_line_error(run_cli({"bench", "--config", write("bad.json", "{\"kind\":\"x\"}")}), 2,
                         "not a torchperf configuration file");
 }

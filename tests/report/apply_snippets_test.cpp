@@ -101,23 +101,19 @@ TEST_F(ApplySnippetsTest, ThePythonSnippetRunsATorchvisionModelAsTheWinner) {
   EXPECT_NE(result.find("output (2, 1000)"), std::string::npos) << result;
 }
 
-TEST_F(ApplySnippetsTest, TheCppSnippetBuildsWithCMakeAgainstLibTorchAndRunsTheModel) {
-  const std::string model = testing::fixture("resnet18_scripted.pt");
-  const auto a = winner_run(
-      "threads=1,batch=2,mode=eval,grad=inference,precision=bf16-autocast,format=channels_last,"
-      "graph=frozen-opt",
-      model, "3x64x64", "Float[1,3,64,64]");
-  const ApplySnippets s = make_apply_snippets(a);
-  const fs::path project = dir_ / "cpp";
+// Builds the C++ snippet with CMake (find_package(Torch), as its first lines tell a user) against
+// this machine's LibTorch, runs it on the torchvision fixture and returns what it printed.
+std::string build_and_run_cpp(const fs::path& dir, const std::string& cpp, const std::string& model) {
+  const fs::path project = dir / "cpp";
+  fs::remove_all(project);
   fs::create_directories(project);
-  std::ofstream(project / "main.cpp") << s.cpp;
-  // As the snippet's first lines tell a user to build it.
+  std::ofstream(project / "main.cpp") << cpp;
   std::ofstream(project / "CMakeLists.txt")
       << "cmake_minimum_required(VERSION 3.18)\nproject(apply CXX)\n"
          "find_package(Torch REQUIRED)\nadd_executable(apply main.cpp)\n"
          "set_property(TARGET apply PROPERTY CXX_STANDARD 17)\n"
          "target_link_libraries(apply ${TORCH_LIBRARIES})\n";
-  const std::string log = (dir_ / "build.log").string();
+  const std::string log = (dir / "build.log").string();
   const std::string build = (project / "build").string();
   const std::string commands =
       "cmake -S " + project.string() + " -B " + build + " -DTorch_DIR=" TORCHPERF_TEST_TORCH_DIR
@@ -127,8 +123,59 @@ TEST_F(ApplySnippetsTest, TheCppSnippetBuildsWithCMakeAgainstLibTorchAndRunsTheM
   const int rc = std::system(commands.c_str());
   std::ifstream in(log);
   const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_EQ(rc, 0) << s.cpp << "\n" << output;
-  EXPECT_NE(output.find("output [2, 1000]"), std::string::npos) << output;
+  return std::to_string(rc) + ":" + output;
+}
+
+TEST_F(ApplySnippetsTest, TheCppSnippetBuildsWithCMakeAgainstLibTorchAndRunsTheModel) {
+  const std::string model = testing::fixture("resnet18_scripted.pt");
+  const auto a = winner_run(
+      "threads=1,batch=2,mode=eval,grad=inference,precision=bf16-autocast,format=channels_last,"
+      "graph=frozen-opt",
+      model, "3x64x64", "Float[1,3,64,64]");
+  const ApplySnippets s = make_apply_snippets(a);
+  const std::string result = build_and_run_cpp(dir_, s.cpp, model);
+  ASSERT_EQ(result.rfind("0:", 0), 0u) << s.cpp << "\n" << result;
+  EXPECT_NE(result.find("output [2, 1000]"), std::string::npos) << result;
+}
+
+TEST_F(ApplySnippetsTest, TheOtherKnobValuesBuildAndRunToo) {
+  // no_grad, weights converted to bf16, and the fuser (whose header Debian's LibTorch lacks).
+  const std::string model = testing::fixture("resnet18_scripted.pt");
+  const auto a = winner_run("threads=2,batch=1,mode=eval,grad=no_grad,precision=bf16,graph=fused",
+                            model, "3x32x32", "Float[1,3,32,32]");
+  const ApplySnippets s = make_apply_snippets(a);
+  EXPECT_NE(s.cpp.find("c10::NoGradGuard no_grad;"), std::string::npos) << s.cpp;
+  EXPECT_NE(s.cpp.find("module.to(at::kBFloat16);"), std::string::npos) << s.cpp;
+  const std::string result = build_and_run_cpp(dir_, s.cpp, model);
+  ASSERT_EQ(result.rfind("0:", 0), 0u) << s.cpp << "\n" << result;
+  EXPECT_NE(result.find("output [1, 1000]"), std::string::npos) << result;
+  const std::string python = run_python(s.python, model);
+  EXPECT_EQ(python.rfind("0:", 0), 0u) << s.python << "\n" << python;
+}
+
+TEST_F(ApplySnippetsTest, ACudaRunMovesModelAndInputsAndAutocastsOnCuda) {
+  testing::SyntheticRun run;
+  run.model = "model.pt";
+  run.input_source = "3x224x224";
+  run.inputs = "Float[1,3,224,224]";
+  run.device = "cuda:0";
+  const std::string winner = "threads=1,batch=8,mode=eval,precision=bf16-autocast,cudnn_benchmark=on,tf32=on";
+  for (const auto& [k, v] : key_knobs(winner)) run.axes.push_back({k, {v}});
+  run.points = testing::full_factorial(run.axes, [](const auto&) { return 10.0; });
+  run.winner = winner;
+  testing::write_synthetic_run(dir_.string(), run);
+  const ApplySnippets s = make_apply_snippets(analyze(load_run(dir_.string())));
+  for (const char* piece : {"const torch::Device device(\"cuda:0\");", "module.to(device);",
+                            "torch::randn({8, 3, 224, 224}, torch::kFloat).to(device)",
+                            "at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);",
+                            "at::autocast::set_autocast_gpu_dtype(at::kBFloat16);",
+                            "at::globalContext().setBenchmarkCuDNN(true);",
+                            "at::globalContext().setAllowTF32CuBLAS(true);"})
+    EXPECT_NE(s.cpp.find(piece), std::string::npos) << piece << "\n" << s.cpp;
+  for (const char* piece : {"model = model.to(device)", "torch.autocast(\"cuda\", dtype=torch.bfloat16)",
+                            "torch.backends.cudnn.benchmark = True",
+                            "torch.backends.cuda.matmul.allow_tf32 = True"})
+    EXPECT_NE(s.python.find(piece), std::string::npos) << piece << "\n" << s.python;
 }
 
 TEST_F(ApplySnippetsTest, ThePythonSnippetFeedsTokenInputsWithTheirRanges) {

@@ -23,6 +23,8 @@ std::string read(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+constexpr const char* kHostileLabel = "server<!--<script>x&amp;";  // no '/': a directory name
+
 class HtmlReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +33,8 @@ class HtmlReportTest : public ::testing::Test {
     testing::write_synthetic_run((dir_ / "laptop").string(), testing::known_run());
     auto other = testing::known_run();
     other.model = "builtin:encoder";
-    testing::write_synthetic_run((dir_ / "server").string(), other);
+    // A run label is a directory name: anything, markup included. It must not break the page.
+    testing::write_synthetic_run((dir_ / kHostileLabel).string(), other);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -82,9 +85,17 @@ TEST_F(HtmlReportTest, ThePageIsSelfContained) {
   EXPECT_NE(html.find("torch::jit::load"), std::string::npos);
 }
 
+TEST_F(HtmlReportTest, StringsFromTheJournalAreEscapedInTextAndInScripts) {
+  const std::string html = render_html({analyze(load_run((dir_ / kHostileLabel).string()))});
+  EXPECT_EQ(html.find(kHostileLabel), std::string::npos);
+  EXPECT_NE(html.find("server&lt;!--&lt;script&gt;x&amp;amp;"), std::string::npos);
+  EXPECT_NE(html.find("server\\u003c!--\\u003cscript\\u003ex\\u0026amp;"),
+            std::string::npos);
+}
+
 TEST_F(HtmlReportTest, EveryPlotDrawsEveryPointInHeadlessChromiumWithoutErrors) {
   const std::vector<RunAnalysis> runs = {analyze(load_run((dir_ / "laptop").string())),
-                                         analyze(load_run((dir_ / "server").string()))};
+                                         analyze(load_run((dir_ / kHostileLabel).string()))};
   for (const bool several : {false, true}) {
     const std::vector<RunAnalysis> shown =
         several ? runs : std::vector<RunAnalysis>{runs.front()};

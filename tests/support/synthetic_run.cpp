@@ -1,5 +1,6 @@
 #include "support/synthetic_run.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -55,7 +56,7 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
   out << json{{"record", "header"}, {"tool", "torchperf tune"}, {"schema_version", 1},
               {"created", "2026-01-01T00:00:00Z"}, {"fingerprint", "0000000000000000"},
               {"experiment", {{"model", run.model}, {"input_spec", run.input_source},
-                              {"inputs_file", ""}, {"device", "cpu"}, {"seed", 0},
+                              {"inputs_file", ""}, {"device", run.device}, {"seed", 0},
                               {"time_s", 1.0}, {"target_relative_ci", 0.01}, {"space", space},
                               {"objective", "throughput"}, {"accuracy", "cosine>=0.999"},
                               {"order_seed", 0}, {"leaders", 3}}}}
@@ -84,8 +85,8 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
     for (const auto& [knob, values] : run.axes)
       if (sp.knobs.count(knob) && sp.knobs.at(knob) != values.front()) ++p.changes;
     p.metrics.throughput = sp.throughput;
-    p.metrics.throughput_low = sp.throughput * 0.98;
-    p.metrics.throughput_high = sp.throughput * 1.02;
+    p.metrics.throughput_low = sp.has_ci ? sp.throughput * 0.98 : NAN;
+    p.metrics.throughput_high = sp.has_ci ? sp.throughput * 1.02 : NAN;
     p.metrics.batch = sp.knobs.count("batch") ? std::stoll(sp.knobs.at("batch")) : 1;
     p.metrics.latency_p50_ms = 1000.0 * static_cast<double>(p.metrics.batch) / sp.throughput;
     p.metrics.latency_p99_ms = p.metrics.latency_p50_ms * 1.2;

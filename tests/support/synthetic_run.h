@@ -17,12 +17,14 @@ struct SyntheticPoint {
   std::string status = "ok";  // ok | guarded | failed
   double cosine = 0.99999;
   std::string reason;
+  bool has_ci = true;  // false: too few samples for an interval (written as null)
 };
 
 struct SyntheticRun {
   std::string model = "builtin:mlp";
   std::string input_source = "784";
   std::string inputs = "Float[1,784]";
+  std::string device = "cpu";
   // Knob -> values, in registry order; the first value is the origin's.
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<SyntheticPoint> points;

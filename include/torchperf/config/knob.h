@@ -32,6 +32,7 @@ using Undo = std::function<void()>;
 // suffixes apply to each floating input (and only 4-D ones with only_4d).
 struct KnobCode {
   std::vector<std::string> cpp_includes;
+  std::vector<std::string> cpp_declarations;         // file scope, after the includes
   std::vector<std::string> cpp_setup, python_setup;  // once, after loading, in registry order
   std::string cpp_tensor, python_tensor;             // e.g. ".to(torch::kBFloat16)"
   bool only_4d = false;
@@ -54,8 +55,10 @@ struct Knob {
   // Set the state for a call or a block and return what restores it.
   std::function<Undo(const std::string& value, const Workload&)> enter =
       [](const std::string&, const Workload&) { return Undo([] {}); };
-  // The same in user code (C++ and Python); the baseline value needs nothing.
-  std::function<KnobCode(const std::string& value)> code = [](const std::string&) {
+  // The same in user code (C++ and Python), on a CUDA device or on the CPU; the baseline value
+  // needs nothing.
+  std::function<KnobCode(const std::string& value, bool cuda)> code = [](const std::string&,
+                                                                         bool) {
     return KnobCode{};
   };
 };

@@ -22,6 +22,9 @@ struct TextTable {
   std::string render(TextFormat format, const std::string& indent = "  ") const;
 };
 
+// "helps", "hurts", "negligible (within 3%)", "no clear effect" or "too few pairs".
+std::string verdict(const RatioEstimate& estimate);
+
 // The tables the terminal, Markdown and HTML reports share; `times` is the ratio suffix.
 TextTable main_effects_table(const RunAnalysis& analysis, const std::string& times);
 TextTable interactions_table(const RunAnalysis& analysis, std::size_t rows, const std::string& times);
