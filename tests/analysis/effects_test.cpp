@@ -94,7 +94,8 @@ TEST(EffectsTest, AnUnbalancedDesignUsesTheCompletePairsThatRemain) {
   EXPECT_EQ(a1.estimate.pairs, 4u);
   // The remaining pairs hold one context with B=b0 and three with B=b1, and are weighted so.
   EXPECT_NEAR(a1.estimate.ratio, 1.5 * std::pow(1.25, 0.75), 0.04);
-  const Interaction& ab = interaction(interactions(d), "a1", "b1");
+  const auto all = interactions(d);  // kept: `ab` refers into it
+  const Interaction& ab = interaction(all, "a1", "b1");
   EXPECT_EQ(ab.estimate.pairs, 1u);  // only C=c0 keeps all four corners
   EXPECT_NEAR(ab.estimate.ratio, 1.25, 0.05);
   EXPECT_FALSE(ab.estimate.has_interval());  // one quadruple has no spread
