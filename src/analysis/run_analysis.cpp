@@ -2,19 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "torchperf/analysis/pareto.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
 
 using json = nlohmann::json;
-
-json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 bool measured(const PointResult& p) {
   return p.status != "failed" && p.metrics.valid && p.score > 0 && std::isfinite(p.score);
@@ -277,13 +274,10 @@ std::string winner_evidence(const RunResults& run, const std::string& winner) {
     if (!s.contains(key) || !s.at(key).is_object()) return;
     const json& h = s.at(key);
     if (!h.contains("ratio") || !h.at("ratio").is_number()) return;
-    if (h.contains("failure") && h.at("failure").is_string() &&
-        !h.at("failure").get<std::string>().empty())
-      return;
+    if (!string_field(h, "failure").empty()) return;
     const json ci = h.contains("ci") && h.at("ci").is_array() && h.at("ci").size() == 2
                         ? h.at("ci") : json::array({nullptr, nullptr});
-    const int rounds = h.contains("rounds") && h.at("rounds").is_number_integer()
-                           ? h.at("rounds").get<int>() : 0;
+    const int rounds = integer_field(h, "rounds");
     evidence += (evidence.empty() ? "" : "; ") +
                 (ci.at(0).is_number() && ci.at(1).is_number()
                      ? fmt::format("{:.3f}x ({:.3f}-{:.3f}) over {}, head to head, {} rounds",
@@ -298,8 +292,7 @@ std::string winner_evidence(const RunResults& run, const std::string& winner) {
     if (p.key == winner && std::isfinite(p.metrics.cosine))
       evidence += fmt::format("{}cosine {:.5f} against fp32", evidence.empty() ? "" : "; ",
                               p.metrics.cosine);
-  const std::string note =
-      s.contains("winner_note") && s.at("winner_note").is_string() ? s.at("winner_note").get<std::string>() : "";
+  const std::string note = string_field(s, "winner_note");
   if (!note.empty()) evidence += (evidence.empty() ? "" : "; ") + note;
   return evidence;
 }

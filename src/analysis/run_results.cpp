@@ -7,6 +7,7 @@
 #include "torchperf/error.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/text.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
@@ -28,10 +29,6 @@ std::string resolve_journal(const std::string& path) {
   return path;
 }
 
-// A string field, or "" when it is missing or not a string (a foreign file's fields may be anything).
-std::string string_at(const json& j, const char* key) {
-  return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : "";
-}
 
 // Names what a file is when it is not a journal, before the journal reader's generic refusal.
 void refuse_foreign(const std::string& file) {
@@ -44,7 +41,7 @@ void refuse_foreign(const std::string& file) {
   if (trim(first) == "{") {  // an indented JSON document: bench --json or tune --json output
     in.seekg(0);
     const json doc = json::parse(in, nullptr, false);
-    const std::string kind = doc.is_object() ? string_at(doc, "kind") : "";
+    const std::string kind = doc.is_object() ? string_field(doc, "kind") : "";
     if (kind == "bench" || kind == "tune")
       throw ResultsError("'" + file + "' is the output of torchperf " + kind +
                          " --json, not a tune journal: report reads OUT/results.jsonl");
@@ -57,7 +54,7 @@ void refuse_foreign(const std::string& file) {
     throw ResultsError("'" + file +
                        "' is not a tune journal: its first line is not JSON (expected "
                        "OUT/results.jsonl of torchperf tune)");
-  if (!line.is_discarded() && (!line.is_object() || string_at(line, "record") != "header"))
+  if (!line.is_discarded() && (!line.is_object() || string_field(line, "record") != "header"))
     throw ResultsError("'" + file + "' is not a tune journal: its first line is not a header " +
                        "record (expected OUT/results.jsonl of torchperf tune)");
 }
@@ -94,16 +91,16 @@ RunResults load_run(const std::string& path) {
   run.experiment = records.front().contains("experiment") && records.front().at("experiment").is_object()
                        ? records.front().at("experiment")
                        : json::object();
-  run.model = string_at(run.experiment, "model");
-  run.objective = string_at(run.experiment, "objective");
-  run.accuracy = string_at(run.experiment, "accuracy");
+  run.model = string_field(run.experiment, "model");
+  run.objective = string_field(run.experiment, "objective");
+  run.accuracy = string_field(run.experiment, "accuracy");
   if (truncated)
     run.warnings.push_back("the journal's last line was cut short (a write interrupted) and is "
                            "ignored");
   std::set<std::string> seen;
   for (std::size_t i = 1; i < records.size(); ++i) {
     const json& r = records[i];
-    const std::string kind = r.is_object() ? string_at(r, "record") : "";
+    const std::string kind = r.is_object() ? string_field(r, "record") : "";
     try {
       if (kind == "session") {
         ++run.sessions;

@@ -2,26 +2,25 @@
 
 #include <cmath>
 
+#include "torchperf/json_fields.h"
+
 namespace torchperf {
 namespace {
 
 using nlohmann::json;
 
-// JSON has no NaN: a non-finite number is written as null.
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
 json to_json(const Summary& s) {
   return {{"count", s.count},
-          {"mean", number(s.mean)},
-          {"stddev", number(s.stddev)},
-          {"cv", number(s.cv)},
-          {"min", number(s.min)},
-          {"max", number(s.max)},
-          {"median", number(s.median)},
-          {"p90", number(s.p90)},
-          {"p99", number(s.p99)},
-          {"median_ci", {number(s.median_ci.low), number(s.median_ci.high)}},
-          {"median_ci_relative", number(s.median_ci_relative)}};
+          {"mean", nullable(s.mean)},
+          {"stddev", nullable(s.stddev)},
+          {"cv", nullable(s.cv)},
+          {"min", nullable(s.min)},
+          {"max", nullable(s.max)},
+          {"median", nullable(s.median)},
+          {"p90", nullable(s.p90)},
+          {"p99", nullable(s.p99)},
+          {"median_ci", {nullable(s.median_ci.low), nullable(s.median_ci.high)}},
+          {"median_ci_relative", nullable(s.median_ci_relative)}};
 }
 
 json to_json(const Warmup& w) {
@@ -73,9 +72,9 @@ json to_json(const ResolvedConfiguration& config) {
 
 json to_json(const Measurement& m) {
   json quality = {{"comparable", m.quality.comparable},
-                  {"max_abs_error", number(m.quality.max_abs_error)},
-                  {"max_rel_error", number(m.quality.max_rel_error)},
-                  {"cosine", number(m.quality.cosine)},
+                  {"max_abs_error", nullable(m.quality.max_abs_error)},
+                  {"max_rel_error", nullable(m.quality.max_rel_error)},
+                  {"cosine", nullable(m.quality.cosine)},
                   {"top1_agreement",
                    m.quality.top1_agreement ? json(*m.quality.top1_agreement) : json(nullptr)},
                   {"nonfinite_values", m.quality.nonfinite_values}};
@@ -87,12 +86,12 @@ json to_json(const Measurement& m) {
       {"device", m.device},
       {"batch", m.batch},
       {"configuration", to_json(m.configuration)},
-      {"throughput_samples_per_s", number(m.throughput_samples_per_s)},
-      {"throughput_ci", {number(m.throughput_ci.low), number(m.throughput_ci.high)}},
+      {"throughput_samples_per_s", nullable(m.throughput_samples_per_s)},
+      {"throughput_ci", {nullable(m.throughput_ci.low), nullable(m.throughput_ci.high)}},
       {"latency_ms",
-       {{"p50", number(m.latency_p50_ms)},
-        {"p90", number(m.latency_p90_ms)},
-        {"p99", number(m.latency_p99_ms)}}},
+       {{"p50", nullable(m.latency_p50_ms)},
+        {"p90", nullable(m.latency_p90_ms)},
+        {"p99", nullable(m.latency_p99_ms)}}},
       {"iteration_ns", to_json(m.samples.summary)},
       {"block_iterations", m.samples.block_iterations},
       {"stop_reason", to_string(m.samples.stop)},
@@ -109,7 +108,7 @@ json to_json(const Measurement& m) {
         {"minor_page_faults_per_iteration", m.page_faults_per_iteration}}},
       {"quality", quality},
       {"flops_per_sample", m.flops_per_sample},
-      {"achieved_gflops", number(m.achieved_gflops)},
+      {"achieved_gflops", nullable(m.achieved_gflops)},
       {"samples_ns", m.samples.iteration_ns},
       {"warnings", m.warnings},
       {"valid", m.valid},
@@ -121,8 +120,8 @@ json to_json(const Comparison& c) {
   return {{"a", to_json(c.a)},
           {"b", to_json(c.b)},
           {"speedup",
-           {{"median", number(c.speedup.median)},
-            {"ci", {number(c.speedup.median_ci.low), number(c.speedup.median_ci.high)}},
+           {{"median", nullable(c.speedup.median)},
+            {"ci", {nullable(c.speedup.median_ci.low), nullable(c.speedup.median_ci.high)}},
             {"rounds", c.speedup.count}}},
           {"stop_reason", to_string(c.stop)},
           {"verdict", c.verdict}};

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "torchperf/error.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 
@@ -34,16 +35,11 @@ ConfigurationFile read_configuration_file(const std::string& path) {
   };
   if (j.is_discarded() || !j.is_object())
     throw ConfigError("configuration file '" + path + "' is not a JSON object");
-  const auto is = [&](const char* key, const char* value) {
-    return j.contains(key) && j.at(key).is_string() && j.at(key).get<std::string>() == value;
-  };
-  if (!is("kind", "configuration") || !j.contains("configuration"))
+  if (string_field(j, "kind") != "configuration" || !j.contains("configuration"))
     throw ConfigError("'" + path +
                       "' is not a torchperf configuration file (expected \"kind\": "
                       "\"configuration\" and a \"configuration\" string)");
-  const int version = j.contains("schema_version") && j.at("schema_version").is_number_integer()
-                          ? j.at("schema_version").get<int>()
-                          : 0;
+  const int version = integer_field(j, "schema_version");
   if (version != kConfigurationFileSchemaVersion)
     throw ConfigError("configuration file '" + path + "' has schema version " +
                       std::to_string(version) + "; this torchperf reads " +

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "torchperf/json_fields.h"
 #include "torchperf/report/apply_snippets.h"
 #include "torchperf/report/table_writer.h"
 
@@ -35,14 +36,15 @@ std::string ci_text(const RatioEstimate& e) {
 
 std::string machine(const nlohmann::json& env) {
   if (!env.is_object()) return "unknown machine";
-  std::string blas = env.contains("blas") && env.at("blas").is_object()
-                         ? env.at("blas").value("kind", "") : "";
-  std::string text = fmt::format("{}, {} usable cores, LibTorch {}", env.value("cpu_model", "?"),
-                                 env.value("usable_cores", 0), env.value("torch_version", "?"));
+  const std::string blas = env.contains("blas") ? string_field(env.at("blas"), "kind") : "";
+  std::string text = fmt::format("{}, {} usable cores, LibTorch {}",
+                                 string_field(env, "cpu_model", "?"),
+                                 integer_field(env, "usable_cores"),
+                                 string_field(env, "torch_version", "?"));
   if (!blas.empty()) text += ", BLAS " + blas;
-  if (env.value("cuda_available", false) && env.contains("gpu_names") &&
-      env.at("gpu_names").is_array() && !env.at("gpu_names").empty())
-    text += ", " + env.at("gpu_names").at(0).get<std::string>();
+  const nlohmann::json gpus = env.contains("gpu_names") ? env.at("gpu_names") : nlohmann::json();
+  if (gpus.is_array() && !gpus.empty() && gpus.at(0).is_string())
+    text += ", " + gpus.at(0).get<std::string>();
   return text;
 }
 

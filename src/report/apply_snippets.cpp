@@ -9,6 +9,7 @@
 #include "torchperf/error.h"
 #include "torchperf/models/input_spec.h"
 #include "torchperf/text.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
@@ -18,33 +19,27 @@ struct TensorExample {
   std::int64_t batch = 1;
 };
 
-const char* cpp_dtype(DType d) {
+struct DTypeNames {
+  const char* cpp;
+  const char* python;
+};
+
+DTypeNames names_of(DType d) {
   switch (d) {
-    case DType::kFloat32: return "torch::kFloat";
-    case DType::kFloat16: return "torch::kHalf";
-    case DType::kBFloat16: return "torch::kBFloat16";
-    case DType::kFloat64: return "torch::kDouble";
-    case DType::kInt64: return "torch::kLong";
-    case DType::kInt32: return "torch::kInt";
-    case DType::kUInt8: return "torch::kByte";
-    case DType::kBool: return "torch::kBool";
+    case DType::kFloat32: return {"torch::kFloat", "torch.float32"};
+    case DType::kFloat16: return {"torch::kHalf", "torch.float16"};
+    case DType::kBFloat16: return {"torch::kBFloat16", "torch.bfloat16"};
+    case DType::kFloat64: return {"torch::kDouble", "torch.float64"};
+    case DType::kInt64: return {"torch::kLong", "torch.int64"};
+    case DType::kInt32: return {"torch::kInt", "torch.int32"};
+    case DType::kUInt8: return {"torch::kByte", "torch.uint8"};
+    case DType::kBool: return {"torch::kBool", "torch.bool"};
   }
-  return "torch::kFloat";
+  return {"torch::kFloat", "torch.float32"};
 }
 
-const char* python_dtype(DType d) {
-  switch (d) {
-    case DType::kFloat32: return "torch.float32";
-    case DType::kFloat16: return "torch.float16";
-    case DType::kBFloat16: return "torch.bfloat16";
-    case DType::kFloat64: return "torch.float64";
-    case DType::kInt64: return "torch.int64";
-    case DType::kInt32: return "torch.int32";
-    case DType::kUInt8: return "torch.uint8";
-    case DType::kBool: return "torch.bool";
-  }
-  return "torch.float32";
-}
+const char* cpp_dtype(DType d) { return names_of(d).cpp; }
+const char* python_dtype(DType d) { return names_of(d).python; }
 
 std::string dims(const TensorExample& t, const char* open, const char* close) {
   std::string s = open + std::to_string(t.batch);
@@ -109,14 +104,9 @@ std::int64_t description_batch(const std::string& description) {
   }
 }
 
-std::string text_at(const nlohmann::json& j, const char* key, const std::string& fallback = "") {
-  return j.is_object() && j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>()
-                                                                   : fallback;
-}
-
 // The run's device: the one asked for, or CUDA when "auto" found a GPU.
 std::string run_device(const RunResults& r) {
-  const std::string device = text_at(r.experiment, "device", "auto");
+  const std::string device = string_field(r.experiment, "device", "auto");
   if (device != "auto") return device;
   const bool gpu = r.environment.is_object() && r.environment.contains("cuda_available") &&
                    r.environment.at("cuda_available").is_boolean() &&
@@ -125,7 +115,7 @@ std::string run_device(const RunResults& r) {
 }
 
 std::string model_file(const RunResults& r) {
-  const std::string model = text_at(r.experiment, "model");
+  const std::string model = string_field(r.experiment, "model");
   return model.rfind("builtin:", 0) == 0 || model.empty() ? "model.pt" : model;
 }
 
@@ -159,9 +149,9 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
     throw ResultsError("results file '" + r.journal + "': the winner '" + key +
                        "' is not a configuration this torchperf knows (" + e.what() + ")");
   }
-  s.config.model = text_at(r.experiment, "model");
-  s.config.input_spec = text_at(r.experiment, "input_spec");
-  s.config.device = text_at(r.experiment, "device", "auto");
+  s.config.model = string_field(r.experiment, "model");
+  s.config.input_spec = string_field(r.experiment, "input_spec");
+  s.config.device = string_field(r.experiment, "device", "auto");
   s.config.source = r.journal;
   s.config.evidence = a.winner_evidence;
   s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "torchperf/report/analysis_text.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
@@ -15,8 +16,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
-
-json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 
 // One row per measured point of every run: what the scatter and Pareto panels plot.

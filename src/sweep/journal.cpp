@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "torchperf/error.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
@@ -58,16 +59,10 @@ Parsed parse_file(const std::string& path) {
     throw ResultsError("journal '" + path + "' is empty: expected a torchperf tune results file");
   const auto& h = p.records.front();
   // A foreign file's fields may have any type: look before reading.
-  const auto is = [&](const char* key, const char* value) {
-    return h.is_object() && h.contains(key) && h.at(key).is_string() &&
-           h.at(key).get<std::string>() == value;
-  };
-  if (!is("record", "header") || !is("tool", "torchperf tune"))
+  if (string_field(h, "record") != "header" || string_field(h, "tool") != "torchperf tune")
     throw ResultsError("journal '" + path +
                      "' does not start with a torchperf tune header: not a results file");
-  const int version = h.contains("schema_version") && h.at("schema_version").is_number_integer()
-                          ? h.at("schema_version").get<int>()
-                          : 0;
+  const int version = integer_field(h, "schema_version");
   if (version != kJournalSchemaVersion)
     throw ResultsError("journal '" + path + "' has schema version " + std::to_string(version) +
                        "; this torchperf reads " + std::to_string(kJournalSchemaVersion));

@@ -18,6 +18,7 @@
 #include "torchperf/sweep/space.h"
 #include "torchperf/sweep/worker.h"
 #include "torchperf/sweep/worker_process.h"
+#include "torchperf/json_fields.h"
 
 namespace torchperf {
 namespace {
@@ -40,10 +41,6 @@ std::string now_iso8601() {
   return buf;
 }
 
-// JSON has no NaN: writers put null for a missing or non-finite number, readers get NaN back.
-double number(const json& v) { return v.is_number() ? v.get<double>() : NAN; }
-json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
 double number_or(const json& j, const char* key, double fallback) {
   return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : fallback;
 }
@@ -52,13 +49,13 @@ PointMetrics metrics_from(const json& m) {
   PointMetrics p;
   p.throughput = number_or(m, "throughput_samples_per_s", 0);
   const json& tci = m.at("throughput_ci");
-  p.throughput_low = number(tci.at(0));
-  p.throughput_high = number(tci.at(1));
+  p.throughput_low = number_or_nan(tci.at(0));
+  p.throughput_high = number_or_nan(tci.at(1));
   p.latency_p50_ms = number_or(m.at("latency_ms"), "p50", 0);
   p.latency_p99_ms = number_or(m.at("latency_ms"), "p99", 0);
   const json& mci = m.at("iteration_ns").at("median_ci");
-  p.latency_p50_low_ms = number(mci.at(0)) * 1e-6;
-  p.latency_p50_high_ms = number(mci.at(1)) * 1e-6;
+  p.latency_p50_low_ms = number_or_nan(mci.at(0)) * 1e-6;
+  p.latency_p50_high_ms = number_or_nan(mci.at(1)) * 1e-6;
   p.batch = m.at("batch").get<std::int64_t>();
   p.peak_memory_bytes = m.at("memory").at("peak_bytes").get<std::int64_t>();
   const json& q = m.at("quality");
@@ -93,15 +90,15 @@ json to_json(const PointMetrics& p) {
 
 PointMetrics point_metrics_from_journal(const json& j) {
   PointMetrics p;
-  const auto get = [&](const char* k) { return number(j.at(k)); };
+  const auto get = [&](const char* k) { return number_or_nan(j.at(k)); };
   p.throughput = get("throughput_samples_per_s");
   const json& tci = j.at("throughput_ci");
-  p.throughput_low = number(tci.at(0));
-  p.throughput_high = number(tci.at(1));
+  p.throughput_low = number_or_nan(tci.at(0));
+  p.throughput_high = number_or_nan(tci.at(1));
   p.latency_p50_ms = get("latency_p50_ms");
   const json& lci = j.at("latency_p50_ci_ms");
-  p.latency_p50_low_ms = number(lci.at(0));
-  p.latency_p50_high_ms = number(lci.at(1));
+  p.latency_p50_low_ms = number_or_nan(lci.at(0));
+  p.latency_p50_high_ms = number_or_nan(lci.at(1));
   p.latency_p99_ms = get("latency_p99_ms");
   p.batch = j.at("batch").get<std::int64_t>();
   p.peak_memory_bytes = j.at("peak_memory_bytes").get<std::int64_t>();
@@ -157,9 +154,9 @@ HeadToHead head_to_head_from_journal(const json& r) {
   HeadToHead h;
   h.a = r.at("a").get<std::string>();
   h.b = r.at("b").get<std::string>();
-  h.ratio = number(r.at("ratio"));
-  h.low = number(r.at("ci").at(0));
-  h.high = number(r.at("ci").at(1));
+  h.ratio = number_or_nan(r.at("ratio"));
+  h.low = number_or_nan(r.at("ci").at(0));
+  h.high = number_or_nan(r.at("ci").at(1));
   h.rounds = r.at("rounds").get<std::size_t>();
   h.verdict = r.at("verdict").get<std::string>();
   h.failure = r.value("failure", "");
@@ -410,9 +407,9 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   } else {
     const json& c = out.response.at("result").at("comparison");
     const json& s = c.at("speedup");
-    h.ratio = number(s.at("median"));
-    h.low = number(s.at("ci").at(0));
-    h.high = number(s.at("ci").at(1));
+    h.ratio = number_or_nan(s.at("median"));
+    h.low = number_or_nan(s.at("ci").at(0));
+    h.high = number_or_nan(s.at("ci").at(1));
     h.rounds = s.at("rounds").get<std::size_t>();
     h.verdict = c.at("verdict").get<std::string>();
     // bench's ratio is in samples/s; for latency, compare per-call time at each side's batch.

@@ -176,10 +176,10 @@ TEST(RunAnalysisRules, AnEffectOnOneSideOfAnotherKnobIsSaidEvenWhenTheAverageIsN
     return k.at("grad") == "no_grad" && k.at("batch") == "8" ? 130.0 : 100.0;
   });
   const RunAnalysis a = analyze_synthetic(run, "conditional");
-  for (const auto& k : a.effects)
-    if (k.knob == "grad") {
-      EXPECT_FALSE(k.effects[0].estimate.significant());
-    }
+  const auto grad = std::find_if(a.effects.begin(), a.effects.end(),
+                                 [](const KnobEffects& k) { return k.knob == "grad"; });
+  ASSERT_NE(grad, a.effects.end());
+  EXPECT_FALSE(grad->effects[0].estimate.significant());
   std::string all;
   for (const auto& r : a.recommendations) all += r.kind + ": " + r.text + "\n";
   EXPECT_NE(all.find("conditional: use grad=no_grad only together with batch=8"), std::string::npos)
