@@ -5,7 +5,9 @@
 #      (they should agree within 5%), alternated A B A B so drift hits both;
 #   3. repeatability: bench five times on one configuration, the CV of the reported medians;
 #   4. the winner of `torchperf tune` vs the best a hand-written Python search finds over the same
-#      settings on the same file (bench/tune_by_hand.py), each winner re-measured alternately.
+#      settings on the same file (bench/tune_by_hand.py), each winner re-measured alternately;
+#   5. the training input pipeline alone: torchperf's BatchLoader vs PyTorch's DataLoader on the
+#      same synthetic images and transforms, at 0, 1 and 2 workers.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +27,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4} "
+only=" ${BENCH_ONLY:-1 2 3 4 5} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -99,7 +101,7 @@ repeat builtin:mlp --batch 64 --threads "$threads" --grad inference --time "$sec
 repeat builtin:resnet18 --batch 8 --threads "$threads" --grad inference --graph frozen-opt --time "$seconds"
 fi
 
-section 4 || exit 0
+if section 4; then
 echo "== 4. torchperf tune's winner vs a hand-written Python search over the same space"
 # bf16 is left out by default: emulated on CPUs without it, each bf16 point takes ~20 s here.
 space=${BENCH_SPACE:-"batch=$batch;mode=eval;precision=fp32;threads=1,2;grad=no_grad,inference;format=contiguous,channels_last;graph=eager,frozen-opt"}
@@ -126,3 +128,36 @@ for r in $(seq "$rounds"); do
       | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
 done
 print_rounds "tune winner (torchperf bench)" "Python best (timed in Python)" "${tp_runs[*]}" "${py_runs[*]}"
+fi
+
+if section 5; then
+loader_batches=${BENCH_LOADER_BATCHES:-30}
+echo "== 5. training input pipeline: torchperf BatchLoader vs PyTorch DataLoader (synthetic-cifar,"
+echo "      batch 32 resized to 224x224, $loader_batches batches timed after 5 untimed), median of 3 alternated runs"
+loader_args=(--batch 32 --image-size 224 --batches "$loader_batches" --warmup 5)
+# images_per_s torchperf|python WORKERS: one run in a fresh process (workers start untimed).
+images_per_s() {
+  local cmd=("$build/bench/torchperf_bench_loader")
+  [ "$1" = torchperf ] || cmd=("$python" "$here/dataloader_python.py")
+  "${cmd[@]}" --workers "$2" "${loader_args[@]}" \
+    | "$python" -c 'import json,sys; print(json.load(sys.stdin)["images_per_s"])'
+}
+for workers in 0 1 2; do
+  tp_runs=(); py_runs=()
+  for r in 1 2 3; do
+    # Alternate who goes first, so drift (heat, the other build) does not favour one side.
+    if (( r % 2 )); then
+      tp_runs+=("$(images_per_s torchperf "$workers")"); py_runs+=("$(images_per_s python "$workers")")
+    else
+      py_runs+=("$(images_per_s python "$workers")"); tp_runs+=("$(images_per_s torchperf "$workers")")
+    fi
+  done
+  "$python" - "$workers" "${tp_runs[*]}" "${py_runs[*]}" <<'PY'
+import statistics, sys
+tp = statistics.median([float(v) for v in sys.argv[2].split()])
+py = statistics.median([float(v) for v in sys.argv[3].split()])
+print(f"  workers {sys.argv[1]}: torchperf {tp:8.1f} images/s   PyTorch DataLoader {py:8.1f} images/s"
+      f"   ratio torchperf / PyTorch {tp / py:.3f}")
+PY
+done
+fi

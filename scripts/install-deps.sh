@@ -11,6 +11,9 @@ packages=(
   libcli11-dev            # command-line parsing
   nlohmann-json3-dev      # JSON results and schema
   libfmt-dev              # formatting of tables and messages
+  libjpeg62-turbo-dev     # train: JPEG decoding of image folders (libjpeg-turbo)
+  libpng-dev              # train: PNG decoding of image folders
+  python3-pil python3-numpy  # test fixtures: the image folders train reads
   libgtest-dev libgmock-dev googletest  # unit and CLI tests
   libbenchmark-dev        # harness-overhead benchmark in bench/
   python3 python3-torch python3-torchvision  # test fixtures and the Python comparison benchmark only

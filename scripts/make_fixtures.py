@@ -3,6 +3,7 @@
 torch.nn (scripted and traced, one saved in training mode), inputs saved with torch.save, and
 files that are not TorchScript. Run by ctest as a fixture; never by torchperf itself."""
 import os
+import shutil
 import sys
 import zipfile
 
@@ -42,6 +43,7 @@ def main(out):
     save(torch.jit.script(TwoInputs()), "two_inputs.pt")
     save(torch.jit.script(StructuredOutput()), "structured_output.pt")
     save(torch.jit.script(MakesNaN()), "nan_output.pt")
+    make_training_fixtures(out, save)
 
     torch.save(torch.randn(2, 3, 224, 224), os.path.join(out, "inputs_image.pt"))
     torch.save((torch.randn(4, 8, 16), torch.randn(4, 8, 16)), os.path.join(out, "inputs_pair.pt"))
@@ -57,6 +59,77 @@ def main(out):
         data = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
         f.write(data[: len(data) // 2])
+
+
+def make_training_fixtures(out, save):
+    """Small models and data for `train`: a tiny CNN, one that diverges at its third call, image
+    folders (JPEG, PNG, and one corrupt JPEG), and a tensors file."""
+    import io
+    import numpy as np
+    from PIL import Image
+
+    torch.manual_seed(0)
+
+    class TinyCnn(torch.nn.Module):
+        def __init__(self, classes: int = 10):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.fc = torch.nn.Linear(8, classes)
+
+        def forward(self, x: torch.Tensor):
+            y = torch.relu(self.bn(self.conv(x)))
+            return self.fc(y.mean(dim=(2, 3)))
+
+    class DivergesAtThirdCall(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 10)
+            self.register_buffer("calls", torch.zeros(1))
+
+        def forward(self, x: torch.Tensor):
+            self.calls += 1
+            y = self.fc(x.mean(dim=(2, 3)))
+            if bool(self.calls >= 3):
+                y = y * float("inf")
+            return y
+
+    class Regressor(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 4)
+
+        def forward(self, x: torch.Tensor):
+            return self.fc(x)
+
+    save(torch.jit.script(TinyCnn().train()), "tiny_cnn.pt")
+    save(torch.jit.script(TinyCnn(3).train()), "tiny_cnn_3.pt")
+    save(torch.jit.script(DivergesAtThirdCall().train()), "diverges.pt")
+    save(torch.jit.script(Regressor().train()), "regressor.pt")
+    torch.save((torch.randn(64, 16), torch.randn(64, 4)), os.path.join(out, "regression.pt"))
+    torch.save((torch.randn(64, 16), torch.randn(64, 3)), os.path.join(out, "regression_3.pt"))
+
+    rng = np.random.default_rng(0)
+
+    def image(path, fmt, size=(20, 16)):
+        pixels = rng.integers(0, 256, size=(size[1], size[0], 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(path, fmt)
+
+    folder = os.path.join(out, "images")
+    for c, name in enumerate(["cat", "dog", "eel"]):
+        os.makedirs(os.path.join(folder, name), exist_ok=True)
+        for i in range(6):
+            fmt = "PNG" if i % 3 == 2 else "JPEG"
+            image(os.path.join(folder, name, f"{i}.{'png' if fmt == 'PNG' else 'jpg'}"), fmt)
+    # The same folder with one JPEG cut short: skipped and counted, or an error with --strict.
+    corrupt = os.path.join(out, "images_corrupt")
+    shutil.rmtree(corrupt, ignore_errors=True)
+    shutil.copytree(folder, corrupt)
+    buffer = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, size=(16, 20, 3), dtype=np.uint8)).save(buffer, "JPEG")
+    with open(os.path.join(corrupt, "dog", "broken.jpg"), "wb") as f:
+        f.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+    os.makedirs(os.path.join(out, "images_empty", "cat"), exist_ok=True)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", flags->json, "Print the result as JSON (docs/json-schema.md)");
   cmd->add_flag("--quiet", flags->quiet, "No progress bar");
   // One flag per knob, generated from the registry so that a new knob needs no CLI change.
-  for (const auto& knob : knob_registry()) {
+  for (const auto& knob : inference_knobs()) {
     std::string values;
     if (knob.integer_valued) {
       values = "a positive integer";

@@ -13,6 +13,7 @@ using Runner = std::function<int()>;
 Runner add_bench_command(CLI::App& app);
 Runner add_tune_command(CLI::App& app);
 Runner add_report_command(CLI::App& app);
+Runner add_train_command(CLI::App& app);
 Runner add_knobs_command(CLI::App& app);
 Runner add_env_command(CLI::App& app);
 

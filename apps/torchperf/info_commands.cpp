@@ -10,6 +10,17 @@
 #include "torchperf/report/table_writer.h"
 
 namespace torchperf::cli {
+namespace {
+
+std::vector<std::string> used_by(const Knob& k) {
+  std::vector<std::string> out;
+  if (k.inference) out = {"bench", "tune"};
+  if (k.training) out.push_back("train");
+  return out;
+}
+
+}  // namespace
+
 
 Runner add_knobs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("knobs", "List the knobs and built-in models");
@@ -26,7 +37,9 @@ Runner add_knobs_command(CLI::App& app) {
              {"description", k.description},
              {"integer_valued", k.integer_valued},
              {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
-             {"scope", k.scope == KnobScope::kCall ? "call" : "process"}});
+             {"scope", k.scope == KnobScope::kCall ? "call" : "process"},
+             {"commands", used_by(k)},
+             {"changes_training", k.changes_training}});
       for (const auto& m : builtin_models())
         out["builtin_models"].push_back({{"name", m.name},
                                          {"description", m.description},
@@ -38,10 +51,13 @@ Runner add_knobs_command(CLI::App& app) {
     for (const auto& k : knob_registry()) {
       std::string values;
       if (k.integer_valued)
-        values = "positive integer";
+        values = describe_integer(k);
       else
         for (const auto& v : all_values(k)) values += (values.empty() ? "" : " | ") + v;
-      std::cout << fmt::format("  {:<16} {}\n  {:<16} {}\n", k.name, values, "", k.description);
+      std::string commands;
+      for (const auto& c : used_by(k)) commands += (commands.empty() ? "" : ", ") + c;
+      std::cout << fmt::format("  {:<16} {}  [{}]\n  {:<16} {}\n", k.name, values, commands, "",
+                               k.description);
     }
     std::cout << "\nbuilt-in models (builtin:NAME)\n";
     for (const auto& m : builtin_models())

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", TORCHPERF_VERSION);
   const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
                                             cli::add_report_command(app),
+                                            cli::add_train_command(app),
                                             cli::add_knobs_command(app), cli::add_env_command(app)};
   try {
     app.parse(argc, argv);
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
     return fail(cli::kModelError, e.what());
   } catch (const WorkloadError& e) {
     return fail(cli::kWorkloadError, e.what());
+  } catch (const TrainingDiverged& e) {
+    return fail(cli::kDiverged, e.what());
   } catch (const Interrupted& e) {
     return fail(cli::kInterrupted, e.what());
   } catch (const RuntimeFailure& e) {

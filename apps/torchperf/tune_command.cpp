@@ -220,7 +220,7 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress bar");
   cmd->add_option("--worker-exe", f->worker_exe)->group("");  // tests: a fault-injecting worker
-  for (const auto& knob : knob_registry()) {
+  for (const auto& knob : inference_knobs()) {
     std::string flag = knob.name;
     for (auto& c : flag)
       if (c == '_') c = '-';

@@ -48,6 +48,13 @@ class RuntimeFailure : public Error {
   using Error::Error;
 };
 
+// Training produced a loss that is not finite (NaN or Inf) with no gradient scaler to skip the
+// step: the run is meaningless from there on.
+class TrainingDiverged : public Error {
+ public:
+  using Error::Error;
+};
+
 // The user stopped a long run (Ctrl-C); what finished before is kept.
 class Interrupted : public Error {
  public:

@@ -49,28 +49,6 @@ class ScopeExit {
   Undo undo_;
 };
 
-c10::Device resolve_device(const std::string& requested) {
-  if (requested == "auto")
-    return compat::cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
-  c10::Device device(c10::kCPU);
-  try {
-    device = c10::Device(requested);
-  } catch (const c10::Error&) {
-    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
-  }
-  if (device.is_cuda() && !compat::cuda_available())
-    throw UsageError(
-        "--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
-        (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
-  if (device.is_cuda() && !device.has_index()) device = c10::Device(c10::kCUDA, 0);
-  if (device.is_cuda() && device.index() >= compat::cuda_device_count())
-    throw UsageError("--device " + requested + ": there are " +
-                     std::to_string(compat::cuda_device_count()) +
-                     " CUDA device(s), numbered from 0");
-  if (!device.is_cpu() && !device.is_cuda())
-    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
-  return device;
-}
 
 Session open_session(const BenchOptions& options) {
   Session s;
@@ -465,6 +443,29 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
     c.verdict = "indistinguishable";
   result.comparison = std::move(c);
   return result;
+}
+
+c10::Device resolve_device(const std::string& requested) {
+  if (requested == "auto")
+    return compat::cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(requested);
+  } catch (const c10::Error&) {
+    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
+  }
+  if (device.is_cuda() && !compat::cuda_available())
+    throw UsageError(
+        "--device " + requested + ": no CUDA device is available (this LibTorch has CUDA " +
+        (compat::cuda_device_count() == 0 ? "off or no GPU" : "but no usable device") + ")");
+  if (device.is_cuda() && !device.has_index()) device = c10::Device(c10::kCUDA, 0);
+  if (device.is_cuda() && device.index() >= compat::cuda_device_count())
+    throw UsageError("--device " + requested + ": there are " +
+                     std::to_string(compat::cuda_device_count()) +
+                     " CUDA device(s), numbered from 0");
+  if (!device.is_cpu() && !device.is_cuda())
+    throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
+  return device;
 }
 
 }  // namespace torchperf

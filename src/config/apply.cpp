@@ -5,7 +5,7 @@
 namespace torchperf {
 
 void prepare_workload(const ResolvedConfiguration& config, Workload& workload) {
-  for (const auto& knob : knob_registry()) {
+  for (const auto& knob : inference_knobs()) {
     const auto& resolved = config.knob(knob.name);
     if (resolved.applicable) knob.prepare(resolved.value, workload);
   }
@@ -13,7 +13,7 @@ void prepare_workload(const ResolvedConfiguration& config, Workload& workload) {
 
 Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, KnobScope scope) {
   auto undos = std::make_shared<std::vector<Undo>>();
-  for (const auto& knob : knob_registry()) {
+  for (const auto& knob : inference_knobs()) {
     if (knob.scope != scope) continue;
     const auto& resolved = config.knob(knob.name);
     if (!resolved.applicable) continue;

@@ -10,15 +10,16 @@
 namespace torchperf {
 namespace {
 
-bool is_positive_integer(const std::string& s) {
+bool is_integer_at_least(const std::string& s, long long least) {
   return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), ::isdigit) &&
-         std::stol(s) > 0;
+         std::stoll(s) >= least;
 }
 
 void check_value(const Knob& knob, const std::string& value) {
   if (knob.integer_valued) {
-    if (!is_positive_integer(value))
-      throw ConfigError("knob '" + knob.name + "' expects a positive integer, got '" + value + "'");
+    if (!is_integer_at_least(value, knob.min_integer))
+      throw ConfigError("knob '" + knob.name + "' expects " + describe_integer(knob) + ", got '" +
+                        value + "'");
     return;
   }
   const auto values = all_values(knob);
@@ -81,29 +82,69 @@ std::string ResolvedConfiguration::to_string() const {
   return out;
 }
 
-ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits) {
-  ResolvedConfiguration resolved;
-  for (const auto& knob : knob_registry()) {
-    ResolvedKnob r;
-    r.name = knob.name;
-    if (auto value = requested.get(knob.name)) {
-      const Applicability a = knob.applies(traits, *value);
-      if (!a.applies)
-        throw ConfigError(knob.name + "=" + *value +
-                          " does not apply to this workload: " + a.reason);
-      r.value = *value;
-      r.requested = true;
-    } else {
-      r.value = knob.baseline(traits);
-      const Applicability a = knob.applies(traits, r.value);
-      if (!a.applies) {
-        r.applicable = false;
-        r.reason = a.reason;
-        r.value = "n/a";
-      }
+namespace {
+
+// Refuses knobs that the command does not read (a training knob given to bench, say).
+void check_used(const Configuration& requested, bool Knob::*use, const std::string& command,
+                const std::string& elsewhere) {
+  for (const auto& [name, value] : requested.values())
+    if (!(find_knob(name).*use))
+      throw ConfigError(name + "=" + value + " is not a knob of " + command + " (it belongs to " +
+                        elsewhere + ")");
+}
+
+ResolvedKnob resolve_knob(const Knob& knob, const Configuration& requested,
+                          const WorkloadTraits& traits) {
+  ResolvedKnob r;
+  r.name = knob.name;
+  if (auto value = requested.get(knob.name)) {
+    const Applicability a = knob.applies(traits, *value);
+    if (!a.applies)
+      throw ConfigError(knob.name + "=" + *value + " does not apply to this workload: " + a.reason);
+    r.value = *value;
+    r.requested = true;
+  } else {
+    r.value = knob.baseline(traits);
+    const Applicability a = knob.applies(traits, r.value);
+    if (!a.applies) {
+      r.applicable = false;
+      r.reason = a.reason;
+      r.value = "n/a";
     }
-    resolved.knobs.push_back(r);
   }
+  return r;
+}
+
+}  // namespace
+
+ResolvedConfiguration resolve_training(const Configuration& requested,
+                                       const WorkloadTraits& traits) {
+  check_used(requested, &Knob::training, "train", "bench and tune");
+  ResolvedConfiguration resolved;
+  for (const auto& knob : training_knobs())
+    resolved.knobs.push_back(resolve_knob(knob, requested, traits));
+  if (resolved.value("workers") == "0" && requested.get("prefetch"))
+    resolved.notes.push_back("prefetch has no effect with workers=0 (batches are made on demand)");
+  if (resolved.value("non_blocking") == "on" && resolved.value("pin_memory") != "on")
+    resolved.notes.push_back(
+        "non_blocking=on without pin_memory=on: a copy from pageable memory is still synchronous");
+  return resolved;
+}
+
+TrainingPlan plan_training(const ResolvedConfiguration& config) {
+  TrainingPlan plan;
+  for (const auto& knob : training_knobs()) {
+    const auto& resolved = config.knob(knob.name);
+    if (resolved.applicable) knob.plan(resolved.value, plan);
+  }
+  return plan;
+}
+
+ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits) {
+  check_used(requested, &Knob::inference, "bench or tune", "train");
+  ResolvedConfiguration resolved;
+  for (const auto& knob : inference_knobs())
+    resolved.knobs.push_back(resolve_knob(knob, requested, traits));
   // Freezing folds the training flag and batch-norm statistics into constants: it needs eval mode.
   const std::string graph = resolved.value("graph");
   if (graph == "frozen" || graph == "frozen-opt") {

@@ -53,7 +53,9 @@ Knob threads_knob() {
   k.description =
       "intra-op threads (at::set_num_threads); process-wide, set around each timed block";
   k.scope = KnobScope::kProcess;
+  k.training = true;
   k.integer_valued = true;
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.threads = std::stoi(value); };
   k.values = [](const WorkloadTraits& t) {
     std::vector<std::string> v;
     for (int n = 1; n <= std::max(1, t.usable_cores); n *= 2) v.push_back(std::to_string(n));
@@ -88,6 +90,9 @@ Knob batch_knob() {
   Knob k;
   k.name = "batch";
   k.description = "samples per forward call (the batch dimension prepended to the input spec)";
+  k.training = true;
+  k.changes_training = true;
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.batch = std::stoll(value); };
   k.integer_valued = true;
   k.values = [](const WorkloadTraits&) { return fixed({"1", "8", "32"}); };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_batch); };
@@ -223,6 +228,10 @@ Knob format_knob() {
   Knob k;
   k.name = "format";
   k.description = "memory format of 4-D weights and inputs, converted together (contiguous = NCHW)";
+  k.training = true;
+  k.plan = [](const std::string& value, TrainingPlan& p) {
+    p.channels_last = value == "channels_last";
+  };
   k.values = [](const WorkloadTraits&) { return fixed({"contiguous", "channels_last"}); };
   k.baseline = [](const WorkloadTraits&) { return "contiguous"; };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
@@ -318,6 +327,8 @@ Knob cudnn_benchmark_knob() {
   Knob k;
   k.name = "cudnn_benchmark";
   k.description = "cuDNN picks convolution algorithms by timing them on first use";
+  k.training = true;
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.cudnn_benchmark = value == "on"; };
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
   k.baseline = [](const WorkloadTraits&) { return "off"; };
@@ -380,6 +391,125 @@ Knob tf32_knob() {
   return k;
 }
 
+// The training knobs below are read only by `train`: their plan() sets up the loader and the step.
+Knob training_only(const std::string& name, const std::string& description) {
+  Knob k;
+  k.name = name;
+  k.description = description;
+  k.inference = false;
+  k.training = true;
+  return k;
+}
+
+Knob workers_knob() {
+  Knob k = training_only("workers",
+                         "loader threads that decode, resize and normalise batches ahead of the "
+                         "step; 0 = in the training thread (PyTorch's num_workers)");
+  k.integer_valued = true;
+  k.min_integer = 0;
+  k.values = [](const WorkloadTraits& t) {
+    std::vector<std::string> v;
+    for (int n = 0; n <= std::max(1, t.usable_cores); ++n) v.push_back(std::to_string(n));
+    return v;
+  };
+  k.baseline = [](const WorkloadTraits&) { return "0"; };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    const int cap = 4 * std::max(1, t.usable_cores);
+    return std::stol(value) <= cap
+               ? Applicability::yes()
+               : Applicability::no("more than " + std::to_string(cap) + " loader threads (4x the " +
+                                   std::to_string(t.usable_cores) + " usable cores)");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.workers = std::stoi(value); };
+  return k;
+}
+
+Knob prefetch_knob() {
+  Knob k = training_only("prefetch",
+                         "batches each loader thread prepares ahead (PyTorch's prefetch_factor); "
+                         "only with workers > 0");
+  k.integer_valued = true;
+  k.values = [](const WorkloadTraits&) { return fixed({"2", "4"}); };
+  k.baseline = [](const WorkloadTraits&) { return "2"; };
+  k.applies = [](const WorkloadTraits&, const std::string& value) {
+    return std::stol(value) <= 64 ? Applicability::yes()
+                                  : Applicability::no("more than 64 batches ahead per thread");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.prefetch = std::stoi(value); };
+  return k;
+}
+
+Knob pin_memory_knob() {
+  Knob k = training_only("pin_memory",
+                         "batches made in page-locked host memory, so the copy to the device is "
+                         "faster and can be asynchronous");
+  k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
+  k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return cuda_only(t, "pinned host memory for device copies");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.pin_memory = value == "on"; };
+  return k;
+}
+
+Knob non_blocking_knob() {
+  Knob k = training_only("non_blocking",
+                         "the host-to-device copy is queued, not waited for (from pinned memory "
+                         "it overlaps with compute)");
+  k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
+  k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return cuda_only(t, "asynchronous host-to-device copies");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.non_blocking = value == "on"; };
+  return k;
+}
+
+Knob transfer_knob() {
+  Knob k = training_only("transfer",
+                         "float32: images normalised to float on the host (4 bytes a value); "
+                         "uint8: copied as bytes, converted and normalised after the copy");
+  k.values = [](const WorkloadTraits&) { return fixed({"float32", "uint8"}); };
+  k.baseline = [](const WorkloadTraits&) { return "float32"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.uint8_data ? Applicability::yes()
+                        : Applicability::no("the data are not 8-bit images");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) {
+    p.transfer = value == "uint8" ? Transfer::kUint8 : Transfer::kFloat32;
+  };
+  return k;
+}
+
+Knob amp_knob() {
+  Knob k = training_only("amp",
+                         "automatic mixed precision: forward and loss under autocast; fp16 with "
+                         "a gradient scaler");
+  k.changes_training = true;
+  k.values = [](const WorkloadTraits&) { return fixed({"off", "bf16", "fp16"}); };
+  k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (value == "fp16" && !t.cuda)
+      return Applicability::no("fp16 autocast for training runs on CUDA devices (use bf16 on a CPU)");
+    return Applicability::yes();
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) {
+    p.amp = value == "bf16" ? Amp::kBf16 : value == "fp16" ? Amp::kFp16 : Amp::kOff;
+  };
+  return k;
+}
+
+Knob zero_grad_knob() {
+  Knob k = training_only("zero_grad",
+                         "how gradients are cleared each step: zero (fill with 0) or set_to_none "
+                         "(free them; the next backward writes instead of adding)");
+  k.values = [](const WorkloadTraits&) { return fixed({"zero", "set_to_none"}); };
+  k.baseline = [](const WorkloadTraits&) { return "zero"; };
+  k.applies = always;
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.set_to_none = value == "set_to_none"; };
+  return k;
+}
+
 }  // namespace
 
 const std::vector<Knob>& knob_registry() {
@@ -387,8 +517,40 @@ const std::vector<Knob>& knob_registry() {
   // graph transforms last so they see the converted weights.
   static const std::vector<Knob> registry = {threads_knob(), batch_knob(),           mode_knob(),
                                              grad_knob(),    precision_knob(),       format_knob(),
-                                             graph_knob(),   cudnn_benchmark_knob(), tf32_knob()};
+                                             graph_knob(),   cudnn_benchmark_knob(), tf32_knob(),
+                                             workers_knob(), prefetch_knob(),        pin_memory_knob(),
+                                             non_blocking_knob(), transfer_knob(),   amp_knob(),
+                                             zero_grad_knob()};
   return registry;
+}
+
+namespace {
+
+std::vector<Knob> knobs_where(bool Knob::*use) {
+  std::vector<Knob> out;
+  for (const auto& k : knob_registry())
+    if (k.*use) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Knob>& inference_knobs() {
+  static const std::vector<Knob> knobs = knobs_where(&Knob::inference);
+  return knobs;
+}
+
+const std::vector<Knob>& training_knobs() {
+  static const std::vector<Knob> knobs = knobs_where(&Knob::training);
+  return knobs;
+}
+
+std::string to_string(Transfer transfer) {
+  return transfer == Transfer::kUint8 ? "uint8" : "float32";
+}
+
+std::string to_string(Amp amp) {
+  return amp == Amp::kBf16 ? "bf16" : amp == Amp::kFp16 ? "fp16" : "off";
 }
 
 const Knob& find_knob(const std::string& name) {
@@ -405,6 +567,15 @@ std::vector<std::string> all_values(const Knob& knob) {
   everything.cuda = true;
   everything.usable_cores = 1;
   return knob.values(everything);
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+std::string describe_integer(const Knob& knob) {
+  return knob.min_integer == 1 ? "a positive integer"
+                               : "an integer >= " + std::to_string(knob.min_integer);
 }
 
 }  // namespace torchperf

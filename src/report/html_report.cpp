@@ -153,17 +153,16 @@ constexpr const char* kDriver = R"js(
 
 }  // namespace
 
-std::string render_html(const std::vector<RunAnalysis>& runs) {
-  std::string models;
-  for (const auto& a : runs) models += (models.empty() ? "" : ", ") + a.run.model;
+std::string html_escape(const std::string& s) { return escape(s); }
+std::string html_table(const TextTable& t) { return table(t); }
+
+std::string render_page(const HtmlPage& page) {
   char stamp[32];
   const std::time_t t = std::time(nullptr);
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  const std::vector<Panel> panels = report_panels(runs);
-
   std::string html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  html += "<title>torchperf report: " + escape(models) + "</title><style>" + kStyle + "</style>";
+  html += "<title>" + escape(page.title) + "</title><style>" + kStyle + "</style>";
   // Errors are collected before the libraries load, so that their own failures are counted.
   html += "<script>window.__torchperfErrors=[];window.addEventListener('error',function(e){"
           "window.__torchperfErrors.push(String(e.message));});(function(){var o=console.error;"
@@ -172,27 +171,38 @@ std::string render_html(const std::vector<RunAnalysis>& runs) {
   html += "<script>" + std::string(web::vega_js()) + "</script>";
   html += "<script>" + std::string(web::vega_lite_js()) + "</script>";
   html += "<script>" + std::string(web::vega_embed_js()) + "</script>";
-  html += "</head><body><header><h1>torchperf report: " + escape(models) + "</h1>";
-  for (const auto& a : runs)
-    html += "<p>" + escape(a.run.label) + ": " + escape(a.run.journal) + "</p>";
+  html += "</head><body><header><h1>" + escape(page.title) + "</h1>";
+  for (const auto& line : page.header_lines) html += "<p>" + escape(line) + "</p>";
   html += "<p>written " + std::string(stamp) + "; plots drawn with " +
           escape(std::string(web::versions())) + ", inlined (the page works offline)</p></header><main>";
-  for (const auto& a : runs) html += run_summary(a);
+  html += page.body_before_plots;
   html += "<section><h2>Plots</h2><p class=caption>Hover a mark for its configuration and "
           "numbers.</p><div class=grid>";
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& p : panels) {
+  for (const auto& p : page.panels) {
     nlohmann::json expected = p.expected_marks;
     html += "<div class=panel><div id=\"" + p.id + "\" data-expected='" + expected.dump() +
             "'></div><p class=caption>" + escape(p.caption) + "</p></div>";
     list.push_back({{"id", p.id}, {"spec", p.spec}});
   }
   html += "</div></section>";
-  for (const auto& a : runs) html += run_details(a);
+  html += page.body_after_plots;
   html += "<p id=\"torchperf-status\">rendering…</p></main>";
   html += "<script>const TORCHPERF_PANELS=" + script_json(list) + ";" + kDriver + "</script>";
   html += "</body></html>\n";
   return html;
+}
+
+std::string render_html(const std::vector<RunAnalysis>& runs) {
+  std::string models;
+  for (const auto& a : runs) models += (models.empty() ? "" : ", ") + a.run.model;
+  HtmlPage page;
+  page.title = "torchperf report: " + models;
+  for (const auto& a : runs) page.header_lines.push_back(a.run.label + ": " + a.run.journal);
+  for (const auto& a : runs) page.body_before_plots += run_summary(a);
+  page.panels = report_panels(runs);
+  for (const auto& a : runs) page.body_after_plots += run_details(a);
+  return render_page(page);
 }
 
 }  // namespace torchperf

@@ -15,7 +15,7 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
                                  const std::map<std::string, std::vector<std::string>>& requested) {
   for (const auto& [name, values] : requested) find_knob(name);  // ConfigError naming the knobs
   std::vector<SpaceAxis> axes;
-  for (const auto& knob : knob_registry()) {
+  for (const auto& knob : inference_knobs()) {
     SpaceAxis axis{knob.name, {}, knob.baseline(traits)};
     const auto asked = requested.find(knob.name);
     if (asked != requested.end()) {

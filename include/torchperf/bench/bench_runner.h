@@ -3,6 +3,8 @@
 // budget is spent, then accuracy against the reference, FLOPs, memory and page faults.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <functional>
 #include <string>
 
@@ -15,6 +17,9 @@ namespace torchperf {
 
 // phase: "reference", "warm-up and measuring"; fraction in [0, 1] within the timed phase.
 using BenchProgress = std::function<void(const std::string& phase, double fraction)>;
+
+// "auto" (the first CUDA device, else the CPU), "cpu", "cuda", "cuda:N"; UsageError otherwise.
+c10::Device resolve_device(const std::string& requested);
 
 BenchResult run_bench(const BenchOptions& options, TimeSource& time,
                       const BenchProgress& progress = nullptr);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "torchperf/config/training_plan.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -48,7 +49,13 @@ struct ResolvedConfiguration {
 
 // Fills in baselines, checks values, refuses a knob forced where it does not apply (ConfigError)
 // and settles dependencies between knobs (a frozen graph needs eval mode).
+// Over the inference knobs (bench, tune); a training-only knob is a ConfigError.
 ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits);
+// The same over the training knobs (train); an inference-only knob is a ConfigError.
+ResolvedConfiguration resolve_training(const Configuration& requested,
+                                       const WorkloadTraits& traits);
+// What the training knobs' values mean for the loop (each knob's plan(), registry order).
+TrainingPlan plan_training(const ResolvedConfiguration& config);
 
 // Named configurations: "baseline" (nothing changed) and "careful" (eval + no_grad, where a careful
 // user starts); anything else is parsed as a configuration string.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "torchperf/config/training_plan.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -43,8 +44,15 @@ struct Knob {
   std::string name;
   std::string description;
   KnobScope scope = KnobScope::kCall;
+  // Which commands read it: bench and tune (inference), train, or both.
+  bool inference = true;
+  bool training = false;
+  // A training knob that changes what is learned, not only how fast (batch size, precision): the
+  // ladder takes it only with --allow-semantic-changes.
+  bool changes_training = false;
   // Any positive integer is accepted (threads, batch); values() then lists what a sweep tries.
   bool integer_valued = false;
+  long long min_integer = 1;  // workers may be 0
   std::function<std::vector<std::string>(const WorkloadTraits&)> values;
   // The value a user gets by just calling forward after loading the model.
   std::function<std::string(const WorkloadTraits&)> baseline;
@@ -55,6 +63,9 @@ struct Knob {
   // Set the state for a call or a block and return what restores it.
   std::function<Undo(const std::string& value, const Workload&)> enter =
       [](const std::string&, const Workload&) { return Undo([] {}); };
+  // For training knobs: how the value sets up the training loop.
+  std::function<void(const std::string& value, TrainingPlan&)> plan = [](const std::string&,
+                                                                        TrainingPlan&) {};
   // The same in user code (C++ and Python), on a CUDA device or on the CPU; the baseline value
   // needs nothing.
   std::function<KnobCode(const std::string& value, bool cuda)> code = [](const std::string&,
@@ -65,10 +76,15 @@ struct Knob {
 
 // All knobs, in the order they are applied (mode before graph, precision before format …).
 const std::vector<Knob>& knob_registry();
+// The knobs bench and tune read, and those train reads, in registry order.
+const std::vector<Knob>& inference_knobs();
+const std::vector<Knob>& training_knobs();
 // Throws ConfigError naming the known knobs.
 const Knob& find_knob(const std::string& name);
 // The values a knob may take anywhere (CUDA included); for integer-valued knobs, only an example:
 // any positive integer is accepted.
 std::vector<std::string> all_values(const Knob& knob);
+// "a positive integer" or "an integer >= 0", for messages and help.
+std::string describe_integer(const Knob& knob);
 
 }  // namespace torchperf

@@ -13,6 +13,8 @@ std::int64_t peak_rss_bytes();
 // Resets the high-water mark (Linux /proc/self/clear_refs); false where the kernel does not allow
 // it.
 bool reset_peak_rss();
+// The memory this process may use: the cgroup limit where one is set, else MemTotal; -1 unknown.
+std::int64_t memory_capacity_bytes();
 // Minor (no I/O) page faults of the whole process so far.
 std::int64_t minor_page_faults();
 

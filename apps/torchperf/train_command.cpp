@@ -1,0 +1,202 @@
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "progress_bar.h"
+#include "report_files.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/train/chrome_trace.h"
+#include "torchperf/train/train_report.h"
+#include "torchperf/train/training_session.h"
+
+namespace torchperf::cli {
+namespace {
+
+struct TrainFlags {
+  TrainingSpec spec;
+  std::string data = "synthetic-cifar";
+  std::string config;
+  std::map<std::string, std::string> knob_values;
+  std::size_t steps = 20;
+  std::size_t warmup = 3;
+  bool ladder = false;
+  bool allow_semantic = false;
+  std::size_t max_rungs = 10;
+  std::size_t rounds = 4;
+  std::size_t block_steps = 3;
+  std::string trace;
+  std::string trace_schedule = "1,1,3";
+  std::string html;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::string flag_name(const std::string& knob) {
+  std::string flag = knob;
+  for (auto& c : flag)
+    if (c == '_') c = '-';
+  return "--" + flag;
+}
+
+TraceSchedule parse_schedule(const std::string& text) {
+  TraceSchedule s;
+  unsigned long w = 0, u = 0, a = 0;
+  char c1 = 0, c2 = 0;
+  std::istringstream in(text);
+  if (!(in >> w >> c1 >> u >> c2 >> a) || c1 != ',' || c2 != ',' || a == 0 || !in.eof())
+    throw UsageError("--trace-schedule '" + text +
+                     "': expected WAIT,WARMUP,ACTIVE step counts, e.g. 1,1,3 (ACTIVE >= 1)");
+  s.wait = w;
+  s.warmup = u;
+  s.active = a;
+  return s;
+}
+
+int run(TrainFlags& f) {
+  if (f.spec.model.empty()) throw UsageError("train: expected a model (a TorchScript file or builtin:NAME)");
+  if (f.steps < 1) throw UsageError("--steps: expected at least 1");
+  if (f.ladder && f.rounds < 3)
+    throw UsageError("--rounds: expected at least 3 (a confidence interval needs them)");
+  f.spec.data.source = f.data;
+  DataSpec::parse(f.data);
+  Configuration config = Configuration::parse(f.config);
+  for (const auto& [knob, value] : f.knob_values) config.set(knob, value);
+  const TraceSchedule schedule = parse_schedule(f.trace_schedule);
+
+  const TrainingContext context = TrainingContext::open(f.spec);
+  TrainReport report;
+  report.model = f.spec.model;
+  report.data = context.data->describe();
+  report.device = context.device;
+  report.loss = context.loss;
+  report.optimizer = f.spec.optimizer == "adam" ? "Adam" : "SGD (momentum 0.9)";
+
+  ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
+  std::unique_ptr<TrainingSession> last;
+  if (f.ladder) {
+    LadderOptions o;
+    o.allow_semantic_changes = f.allow_semantic;
+    o.max_rungs = f.max_rungs;
+    o.breakdown_steps = f.steps;
+    o.warmup_steps = f.warmup;
+    o.compare.rounds = f.rounds;
+    o.compare.steps = f.block_steps;
+    LadderEvents events;
+    events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
+    events.attempt = [&](const Attempt& a) {
+      if (f.quiet) return;
+      bar.finish();
+      std::cerr << "  tried " << a.change << ": " << fmt::format("{:.3f}x", a.speedup.ratio)
+                << (a.kept ? " (kept)" : " (not kept)") << "\n";
+    };
+    report.ladder = climb(context, config, o, events);
+    bar.finish();
+    report.configuration = report.ladder->rungs.back().configuration.to_string();
+    if (!f.trace.empty()) last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
+  } else {
+    last = std::make_unique<TrainingSession>(context, config);
+    report.configuration = last->configuration().to_string();
+    report.notes = last->configuration().notes;
+    const double total = static_cast<double>(f.warmup + f.steps);
+    report.breakdown = last->run(f.warmup, f.steps, [&](std::size_t done) {
+      bar.update("training steps", done / total, 0);
+    });
+    bar.finish();
+    AdviceContext a;
+    a.plan = last->plan();
+    a.cuda = context.traits.cuda;
+    a.convolutional = context.traits.convolutional;
+    a.uint8_data = context.traits.uint8_data;
+    a.usable_cores = context.traits.usable_cores;
+    a.reduced_precision_hardware = context.reduced_precision_hardware;
+    a.reduced_precision_evidence = context.reduced_precision_evidence;
+    report.advice = advise(report.breakdown, a);
+  }
+  if (!f.trace.empty()) {
+    const TraceSummary t = write_trace(*last, schedule, f.trace);
+    if (!f.quiet)
+      std::cerr << fmt::format("train: trace of {} steps ({} phase, {} operator events) written to {}\n",
+                               t.steps, t.phase_events, t.operator_events, f.trace);
+  }
+  if (!f.html.empty()) {
+    write_text_file(f.html, render_train_html(report));
+    if (!f.quiet) std::cerr << "train: HTML report written to " << f.html << "\n";
+  }
+  if (f.json)
+    std::cout << to_json(report).dump(2) << "\n";
+  else
+    std::cout << format_train_report(report);
+  return kSuccess;
+}
+
+}  // namespace
+
+Runner add_train_command(CLI::App& app) {
+  auto f = std::make_shared<TrainFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Profile a training step: where the time goes, advice, and (--ladder) the climb");
+  cmd->add_option("model", f->spec.model, "TorchScript file, or builtin:NAME");
+  cmd->add_option("--data", f->data,
+                  "synthetic-cifar (32x32 RGB bytes resized, 10 classes), images:DIR (one "
+                  "sub-folder of JPEG/PNG per class) or tensors:FILE (torch.save((inputs, targets)))")
+      ->default_val("synthetic-cifar");
+  cmd->add_option("--image-size", f->spec.data.image_size, "Images are resized to this square size")
+      ->default_val(224);
+  cmd->add_flag("--strict", f->spec.data.strict, "A corrupt image is an error (default: skipped and counted)");
+  cmd->add_option("--loss", f->spec.loss, "auto (cross-entropy for class targets, else mse), cross-entropy, mse")
+      ->default_val("auto");
+  cmd->add_option("--optimizer", f->spec.optimizer, "sgd (momentum 0.9) or adam")->default_val("sgd");
+  cmd->add_option("--lr", f->spec.learning_rate, "Learning rate")->default_val(0.01);
+  cmd->add_option("--grad-scaler", f->spec.grad_scaler,
+                  "auto (with --amp fp16), on, off: skip steps whose gradients are not finite")
+      ->default_val("auto");
+  cmd->add_option("--device", f->spec.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
+  cmd->add_option("--seed", f->spec.seed, "Seed for synthetic data")->default_val(0);
+  cmd->add_option("--config", f->config, "Training configuration string, e.g. workers=2,amp=bf16");
+  cmd->add_option("--steps", f->steps, "Measured steps (per ladder rung, for its breakdown)")
+      ->default_val(20);
+  cmd->add_option("--warmup", f->warmup, "Steps run before measuring (per new configuration)")
+      ->default_val(3);
+  cmd->add_flag("--ladder", f->ladder,
+                "Climb from the loop as given: try what the largest bottleneck calls for, keep it "
+                "if it wins head to head, repeat");
+  cmd->add_flag("--allow-semantic-changes", f->allow_semantic,
+                "Let the ladder change the batch size and the precision (they change training)");
+  cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")->default_val(10);
+  cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 3)")
+      ->default_val(4);
+  cmd->add_option("--block-steps", f->block_steps, "Ladder: timed steps per block of a round")
+      ->default_val(3);
+  cmd->add_option("--trace", f->trace, "Write a Chrome trace (Perfetto) of some steps to FILE.json");
+  cmd->add_option("--trace-schedule", f->trace_schedule, "WAIT,WARMUP,ACTIVE steps of the trace")
+      ->default_val("1,1,3");
+  cmd->add_option("--html", f->html, "Write the HTML report (stacked step-time bars) to FILE.html");
+  cmd->add_flag("--json", f->json, "Print the result as JSON");
+  cmd->add_flag("--quiet", f->quiet, "No progress output");
+  for (const auto& knob : training_knobs()) {
+    std::string values;
+    if (knob.integer_valued) {
+      values = describe_integer(knob);
+    } else {
+      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
+    }
+    cmd->add_option_function<std::string>(
+        flag_name(knob.name), [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
+        knob.description + " [" + values + "]" + (knob.changes_training ? " (changes training)" : ""));
+  }
+  return [cmd, f]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run(*f);
+  };
+}
+
+}  // namespace torchperf::cli

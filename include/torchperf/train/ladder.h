@@ -1,0 +1,83 @@
+// The ladder: start from the naive loop, read its breakdown, try the change the largest
+// bottleneck calls for, keep it only if it wins head to head (interleaved rounds, a confidence
+// interval on the throughput ratio), and climb until no change helps.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "torchperf/config/configuration.h"
+#include "torchperf/measure/statistics.h"
+#include "torchperf/train/advice.h"
+#include "torchperf/train/step_breakdown.h"
+
+namespace torchperf {
+
+struct TrainingContext;
+class TrainingSession;
+
+struct HeadToHeadOptions {
+  std::size_t rounds = 4;        // A then B, B then A, … (at least 3 for an interval)
+  std::size_t steps = 3;         // timed steps per block
+  std::size_t settle_steps = 1;  // untimed steps at each block start (drain the prefetch queue)
+  double confidence = 0.95;
+};
+
+struct Speedup {
+  double ratio = 1;    // B's samples/s over A's (geometric mean over rounds)
+  Interval interval;   // Student t on the log ratios
+  std::vector<double> rounds;
+  bool wins(double min_gain) const { return interval.low > 1.0 && ratio >= 1.0 + min_gain; }
+};
+
+// Interleaves the two sessions' steps (without the per-phase synchronisation) and compares
+// their throughput.
+Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& options,
+                     const std::function<void()>& after_block = nullptr);
+
+struct LadderOptions {
+  HeadToHeadOptions compare;
+  std::size_t warmup_steps = 2;     // per new session, before anything is measured
+  std::size_t breakdown_steps = 5;  // per rung
+  double min_gain = 0.02;           // a change must be at least 2% faster, CI above 1
+  bool allow_semantic_changes = false;
+  std::size_t max_rungs = 10;
+};
+
+struct Attempt {
+  std::string change;  // "workers=1"
+  std::string rule;
+  Speedup speedup;
+  bool kept = false;
+};
+
+struct Rung {
+  std::size_t step = 0;      // 0 is the naive loop
+  std::string change;        // "" for step 0
+  std::string rule;          // the advice that proposed it
+  bool changes_training = false;
+  Configuration configuration;
+  Breakdown breakdown;
+  Speedup speedup;           // over the previous rung (1 for step 0)
+  double cumulative = 1;     // over step 0: product of the kept speedups
+  std::vector<Advice> advice;  // what the breakdown of this rung calls for
+};
+
+struct LadderResult {
+  std::vector<Rung> rungs;
+  std::vector<Attempt> attempts;   // every change tried, kept or not, in order
+  std::vector<std::string> held_back;  // semantic changes advised but not allowed
+  std::string stop_reason;
+};
+
+struct LadderEvents {
+  std::function<void(const std::string& what)> status;  // what is being measured now
+  std::function<void(const Rung&)> rung;
+  std::function<void(const Attempt&)> attempt;
+};
+
+LadderResult climb(const TrainingContext& context, const Configuration& start,
+                   const LadderOptions& options, const LadderEvents& events = {});
+
+}  // namespace torchperf

@@ -1,0 +1,75 @@
+// One training loop under one configuration: a TorchScript model in train mode, a loss, an
+// optimizer from torch::optim, the input pipeline, autocast and the gradient scaler. step() runs
+// one step and says where its time went; several sessions over one TrainingContext share the data
+// and the model source, so that the ladder can interleave them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "torchperf/config/configuration.h"
+#include "torchperf/models/workload_traits.h"
+#include "torchperf/train/step_breakdown.h"
+#include "torchperf/train/training_data.h"
+
+namespace torchperf {
+
+class ModelSource;
+
+struct TrainingSpec {
+  std::string model;                  // builtin:NAME or a TorchScript file
+  DataSpec data;
+  std::string loss = "auto";          // auto (from the targets), cross-entropy, mse
+  std::string optimizer = "sgd";      // sgd (momentum 0.9), adam
+  double learning_rate = 0.01;
+  std::string device = "auto";        // auto, cpu, cuda, cuda:N
+  std::string grad_scaler = "auto";   // auto (with amp=fp16), on, off
+  std::uint64_t seed = 0;
+};
+
+// What every session of one run shares. Throws UsageError (flags, data), ModelError (model).
+struct TrainingContext {
+  TrainingSpec spec;
+  std::shared_ptr<const ModelSource> model;
+  std::shared_ptr<const TrainingData> data;
+  std::string device;       // "cpu", "cuda:0"
+  std::string loss;         // cross-entropy or mse
+  WorkloadTraits traits;    // what decides which training knobs apply
+  bool reduced_precision_hardware = false;  // bf16 (CPU AVX-512 BF16/AMX) or CUDA tensor cores
+  std::string reduced_precision_evidence;
+  static TrainingContext open(const TrainingSpec& spec);
+};
+
+class TrainingSession {
+ public:
+  // Resolves the configuration's training knobs (ConfigError for ones that do not apply).
+  TrainingSession(const TrainingContext& context, const Configuration& config);
+  ~TrainingSession();
+
+  // One step. With breakdown, the device is synchronised at every phase boundary so that the
+  // phases add up to the step; without, only at the end (true throughput, overlap kept).
+  StepTimes step(bool breakdown = true);
+  // Warm-up steps then measured steps with the breakdown; the memory peak is of the measured ones.
+  Breakdown run(std::size_t warmup, std::size_t steps,
+                const std::function<void(std::size_t done)>& progress = nullptr,
+                const std::function<void(std::size_t index, const StepTimes&)>& on_step = nullptr);
+  // Process-wide settings of this configuration (threads, cuDNN benchmark): set them around the
+  // steps, and restore them after (the ladder switches between sessions).
+  std::function<void()> enter() const;
+
+  const ResolvedConfiguration& configuration() const;
+  const TrainingPlan& plan() const;
+  std::size_t steps_done() const;
+  std::size_t skipped_examples() const;
+  std::int64_t skipped_steps() const;
+  bool uses_grad_scaler() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace torchperf

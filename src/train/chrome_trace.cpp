@@ -1,0 +1,109 @@
+#include "torchperf/train/chrome_trace.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "torchperf/error.h"
+#include "torchperf/train/training_session.h"
+
+namespace torchperf {
+namespace {
+
+namespace profiler = torch::autograd::profiler;
+namespace impl = torch::profiler::impl;
+
+// The phases in the order a step runs them (the loss read, `other`, sits before backward).
+constexpr Phase kRunOrder[] = {Phase::kDataWait, Phase::kCopy,     Phase::kForward,
+                               Phase::kOther,    Phase::kBackward, Phase::kOptimizer};
+
+}  // namespace
+
+TraceSummary write_trace(TrainingSession& session, const TraceSchedule& schedule,
+                         const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("--trace '" + path + "': cannot write the file");
+  const auto restore = session.enter();
+  TraceSummary summary;
+  nlohmann::json events = nlohmann::json::array();
+  try {
+    for (std::size_t i = 0; i < schedule.wait; ++i) session.step(true);
+    const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true,
+                                      /*profile_memory=*/false);
+    std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
+    if (session.configuration().value("cudnn_benchmark") != "n/a")
+      activities.insert(impl::ActivityType::CUDA);  // a CUDA session: kernels too
+    profiler::prepareProfiler(config, activities);
+    profiler::enableProfiler(config, activities);
+    std::unique_ptr<profiler::ProfilerResult> result;
+    std::vector<StepTimes> active;
+    std::int64_t active_start_us = 0;
+    try {
+      for (std::size_t i = 0; i < schedule.warmup; ++i) session.step(true);
+      for (std::size_t i = 0; i < schedule.active; ++i) {
+        active.push_back(session.step(true));
+        if (i == 0) active_start_us = active.back().start_us;
+      }
+    } catch (...) {
+      profiler::disableProfiler();
+      throw;
+    }
+    result = profiler::disableProfiler();
+    restore();
+
+    constexpr int kPid = 1;
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kPid},
+                      {"args", {{"name", "torchperf train"}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", 0},
+                      {"args", {{"name", "training step (phases)"}}}});
+    const std::size_t first = session.steps_done() - active.size() + 1;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+      const StepTimes& t = active[i];
+      events.push_back({{"ph", "X"}, {"name", "step " + std::to_string(first + i)},
+                        {"cat", "step"}, {"pid", kPid}, {"tid", 0}, {"ts", t.start_us},
+                        {"dur", t.total_ns / 1000.0},
+                        {"args", {{"samples", t.samples}, {"loss", t.loss}}}});
+      double at = static_cast<double>(t.start_us);
+      for (const Phase p : kRunOrder) {
+        const double dur = t.ns[static_cast<std::size_t>(p)] / 1000.0;
+        events.push_back({{"ph", "X"}, {"name", phase_name(p)}, {"cat", "phase"}, {"pid", kPid},
+                          {"tid", 0}, {"ts", at}, {"dur", dur}});
+        at += dur;
+        ++summary.phase_events;
+      }
+    }
+    std::map<std::uint64_t, int> threads;  // profiler thread ids as small rows after the phases
+    for (const auto& e : result->events()) {
+      if (static_cast<std::int64_t>(e.startUs()) < active_start_us) continue;  // warm-up
+      const auto [it, fresh] =
+          threads.emplace(e.startThreadId(), static_cast<int>(threads.size()) + 1);
+      if (fresh)
+        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kPid}, {"tid", it->second},
+                          {"args", {{"name", "operators, thread " + std::to_string(it->second)}}}});
+      nlohmann::json args = nlohmann::json::object();
+      if (e.hasShapes() && !e.shapes().empty()) args["input shapes"] = e.shapes().vec();
+      events.push_back({{"ph", "X"}, {"name", e.name()},
+                        {"cat", e.deviceType() == c10::DeviceType::CUDA ? "kernel" : "cpu_op"},
+                        {"pid", kPid}, {"tid", it->second},
+                        {"ts", static_cast<std::int64_t>(e.startUs())},
+                        {"dur", static_cast<std::int64_t>(e.durationUs())}, {"args", args}});
+      ++summary.operator_events;
+    }
+    summary.steps = active.size();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  out << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"},
+                        {"otherData", {{"producer", "torchperf train --trace"},
+                                       {"schedule", {{"wait", schedule.wait},
+                                                     {"warmup", schedule.warmup},
+                                                     {"active", schedule.active}}}}}}
+             .dump();
+  if (!out) throw UsageError("--trace '" + path + "': writing the file failed");
+  return summary;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,164 @@
+#include "torchperf/train/ladder.h"
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/train/training_session.h"
+
+namespace torchperf {
+namespace {
+
+double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
+  const auto restore = s.enter();
+  try {
+    for (std::size_t i = 0; i < o.settle_steps; ++i) s.step(false);
+    double ns = 0;
+    std::int64_t samples = 0;
+    for (std::size_t i = 0; i < o.steps; ++i) {
+      const StepTimes t = s.step(false);
+      ns += t.total_ns;
+      samples += t.samples;
+    }
+    restore();
+    return static_cast<double>(samples) / (ns * 1e-9);
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+AdviceContext advice_context(const TrainingContext& c, const TrainingPlan& plan) {
+  AdviceContext a;
+  a.plan = plan;
+  a.cuda = c.traits.cuda;
+  a.convolutional = c.traits.convolutional;
+  a.uint8_data = c.traits.uint8_data;
+  a.usable_cores = c.traits.usable_cores;
+  a.reduced_precision_hardware = c.reduced_precision_hardware;
+  a.reduced_precision_evidence = c.reduced_precision_evidence;
+  return a;
+}
+
+}  // namespace
+
+Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& o,
+                     const std::function<void()>& after_block) {
+  Speedup s;
+  double sum = 0, sum_sq = 0;
+  for (std::size_t r = 0; r < o.rounds; ++r) {
+    double ta = 0, tb = 0;
+    if (r % 2 == 0) {
+      ta = block_throughput(a, o);
+      if (after_block) after_block();
+      tb = block_throughput(b, o);
+    } else {
+      tb = block_throughput(b, o);
+      if (after_block) after_block();
+      ta = block_throughput(a, o);
+    }
+    if (after_block) after_block();
+    const double ratio = tb / ta;
+    s.rounds.push_back(ratio);
+    sum += std::log(ratio);
+    sum_sq += std::log(ratio) * std::log(ratio);
+  }
+  const double n = static_cast<double>(s.rounds.size());
+  const double mean = sum / n;
+  s.ratio = std::exp(mean);
+  if (n >= 2) {
+    const double var = std::max(0.0, (sum_sq - n * mean * mean) / (n - 1));
+    const double half = student_t_two_sided_quantile(o.confidence, n - 1) * std::sqrt(var / n);
+    s.interval = {std::exp(mean - half), std::exp(mean + half)};
+  } else {
+    s.interval = {NAN, NAN};
+  }
+  return s;
+}
+
+LadderResult climb(const TrainingContext& context, const Configuration& start,
+                   const LadderOptions& o, const LadderEvents& events) {
+  auto say = [&](const std::string& what) {
+    if (events.status) events.status(what);
+  };
+  LadderResult result;
+  Configuration current = start;
+  say("step 0: the loop as given (" + (start.empty() ? std::string("defaults") : start.to_string()) +
+      ")");
+  auto session = std::make_unique<TrainingSession>(context, current);
+  Rung rung;
+  rung.configuration = current;
+  rung.breakdown = session->run(o.warmup_steps, o.breakdown_steps);
+  rung.advice = advise(rung.breakdown, advice_context(context, session->plan()));
+  rung.speedup.interval = {1, 1};
+  result.rungs.push_back(rung);
+  if (events.rung) events.rung(rung);
+
+  std::set<std::string> tried;  // "knob=value" from the configuration it was tried on
+  while (result.rungs.size() <= o.max_rungs) {
+    const Rung& top = result.rungs.back();
+    bool kept = false;
+    for (const Advice& advice : top.advice) {
+      if (advice.knob.empty()) continue;
+      const std::string change = advice.knob + "=" + advice.value;
+      if (current.get(advice.knob) == advice.value) continue;
+      if (advice.changes_training && !o.allow_semantic_changes) {
+        const std::string held = change + " (" + advice.rule + ")";
+        if (std::find(result.held_back.begin(), result.held_back.end(), held) ==
+            result.held_back.end())
+          result.held_back.push_back(held);
+        continue;
+      }
+      if (!tried.insert(current.to_string() + "|" + change).second) continue;
+      Configuration candidate = current;
+      candidate.set(advice.knob, advice.value);
+      std::unique_ptr<TrainingSession> next;
+      try {
+        next = std::make_unique<TrainingSession>(context, candidate);
+      } catch (const ConfigError&) {
+        continue;  // does not apply here (the advice is generic; the registry decides)
+      }
+      say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head");
+      {
+        const auto restore = next->enter();
+        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+        restore();
+      }
+      Attempt attempt;
+      attempt.change = change;
+      attempt.rule = advice.rule;
+      attempt.speedup = head_to_head(*session, *next, o.compare);
+      attempt.kept = attempt.speedup.wins(o.min_gain);
+      result.attempts.push_back(attempt);
+      if (events.attempt) events.attempt(attempt);
+      if (!attempt.kept) continue;
+      Rung r;
+      r.step = result.rungs.size();
+      r.change = change;
+      r.rule = advice.rule;
+      r.changes_training = advice.changes_training;
+      r.configuration = candidate;
+      r.speedup = attempt.speedup;
+      r.cumulative = top.cumulative * attempt.speedup.ratio;
+      session = std::move(next);
+      current = candidate;
+      say("step " + std::to_string(r.step) + ": breakdown with " + change);
+      r.breakdown = session->run(0, o.breakdown_steps);
+      r.advice = advise(r.breakdown, advice_context(context, session->plan()));
+      result.rungs.push_back(r);
+      if (events.rung) events.rung(result.rungs.back());
+      kept = true;
+      break;
+    }
+    if (!kept) {
+      result.stop_reason = "no advised change won head to head";
+      break;
+    }
+  }
+  if (result.stop_reason.empty()) result.stop_reason = "reached --max-rungs";
+  return result;
+}
+
+}  // namespace torchperf

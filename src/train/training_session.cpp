@@ -1,0 +1,329 @@
+#include "torchperf/train/training_session.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+#include <torch/script.h>
+
+#include <sched.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "torchperf/bench/bench_runner.h"
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/measure/environment.h"
+#include "torchperf/measure/memory_probe.h"
+#include "torchperf/models/model.h"
+#include "torchperf/train/batch_loader.h"
+#include "torchperf/train/grad_scaler.h"
+
+namespace torchperf {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::string shape_of(const at::Tensor& t) {
+  std::string s = "[";
+  for (std::int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+std::int64_t wall_clock_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+std::string choose_loss(const std::string& asked, const TrainingData& data) {
+  if (asked == "auto") return data.classes() > 0 ? "cross-entropy" : "mse";
+  if (asked != "cross-entropy" && asked != "mse")
+    throw UsageError("--loss '" + asked + "': expected auto, cross-entropy or mse");
+  if (asked == "cross-entropy" && data.classes() == 0)
+    throw UsageError("--loss cross-entropy needs class targets, but the data's targets are "
+                     "floating point (use --loss mse)");
+  return asked;
+}
+
+}  // namespace
+
+TrainingContext TrainingContext::open(const TrainingSpec& spec) {
+  TrainingContext c;
+  c.spec = spec;
+  if (spec.optimizer != "sgd" && spec.optimizer != "adam")
+    throw UsageError("--optimizer '" + spec.optimizer + "': expected sgd or adam");
+  if (!(spec.learning_rate > 0) || !std::isfinite(spec.learning_rate))
+    throw UsageError("--lr: expected a positive learning rate");
+  if (spec.grad_scaler != "auto" && spec.grad_scaler != "on" && spec.grad_scaler != "off")
+    throw UsageError("--grad-scaler '" + spec.grad_scaler + "': expected auto, on or off");
+  const c10::Device device = resolve_device(spec.device);
+  c.device = device.str();
+  c.data = open_training_data(spec.data);
+  c.loss = choose_loss(spec.loss, *c.data);
+  c.model = open_model(spec.model);
+  const auto probe = c.model->load();
+  auto* script = probe->as_torchscript();
+  c.traits.torchscript = script != nullptr;
+  c.traits.convolutional = script && (script->uses_operator("aten::conv2d") ||
+                                      script->uses_operator("aten::_convolution"));
+  const Example first = c.data->get(0, Transfer::kFloat32);
+  c.traits.image_input = first.input.dim() == 3 && at::isFloatingType(first.input.scalar_type());
+  c.traits.floating_input = true;
+  c.traits.uint8_data = c.data->uint8_images();
+  c.traits.cuda = device.is_cuda();
+  c.traits.cpu_fuser = false;
+  c.traits.usable_cores = usable_cores();
+  c.traits.default_threads = at::get_num_threads();
+  c.traits.default_batch = 32;
+  if (device.is_cuda()) {
+    c.reduced_precision_hardware = true;
+    c.reduced_precision_evidence = "a CUDA device (fp16/bf16 tensor cores from Volta/Ampere on)";
+  } else {
+    for (const auto& isa : capture_environment().cpu_isa)
+      if (isa == "avx512_bf16" || isa == "amx_bf16") {
+        c.reduced_precision_hardware = true;
+        c.reduced_precision_evidence = "the CPU has " + isa;
+      }
+    if (!c.reduced_precision_hardware)
+      c.reduced_precision_evidence = "the CPU has no bf16 instructions (avx512_bf16, amx_bf16)";
+  }
+  return c;
+}
+
+struct TrainingSession::Impl {
+  const TrainingContext* context = nullptr;
+  ResolvedConfiguration config;
+  TrainingPlan plan;
+  c10::Device device{c10::kCPU};
+  std::unique_ptr<Model> model;
+  torch::jit::Module* module = nullptr;
+  std::vector<at::Tensor> parameters;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<BatchLoader> loader;
+  std::unique_ptr<GradScaler> scaler;
+  std::size_t steps = 0;
+  bool checked_output = false;
+
+  void sync() const {
+    compat::synchronize(device.is_cuda() ? compat::DeviceKind::kCuda : compat::DeviceKind::kCpu,
+                        device.is_cuda() ? device.index() : -1);
+  }
+
+  void check_output(const at::Tensor& out, const at::Tensor& targets) const {
+    const std::string& loss = context->loss;
+    if (loss == "cross-entropy") {
+      const std::int64_t classes = context->data->classes();
+      if (out.dim() != 2 || out.size(0) != targets.size(0) || out.size(1) < classes)
+        throw WorkloadError("the model's output " + shape_of(out) +
+                            " does not fit cross-entropy over " + std::to_string(classes) +
+                            " classes with targets " + shape_of(targets) + ": expected [" +
+                            std::to_string(targets.size(0)) + ", C] with C >= " +
+                            std::to_string(classes));
+    } else if (out.sizes() != targets.sizes()) {
+      throw WorkloadError("the model's output " + shape_of(out) + " does not fit mse with targets " +
+                          shape_of(targets) + ": expected the same shape");
+    }
+  }
+
+  at::Tensor forward_loss(const at::Tensor& inputs, const at::Tensor& targets) {
+    c10::IValue out = model->forward({inputs});
+    if (!out.isTensor())
+      throw WorkloadError("train expects the model to return one tensor, got " + out.tagKind());
+    at::Tensor logits = out.toTensor();
+    if (!checked_output) {
+      check_output(logits, targets);
+      checked_output = true;
+    }
+    if (context->loss == "cross-entropy") return at::cross_entropy_loss(logits.to(at::kFloat), targets);
+    return at::mse_loss(logits.to(at::kFloat), targets);
+  }
+
+  void zero_grad() {
+    // As optimizer.zero_grad(set_to_none) does it, in every LibTorch version (1.13 has no flag).
+    for (auto& p : parameters) {
+      at::Tensor& g = p.mutable_grad();
+      if (!g.defined()) continue;
+      if (plan.set_to_none) {
+        g.reset();
+      } else {
+        g = g.detach();
+        g.zero_();
+      }
+    }
+  }
+};
+
+TrainingSession::TrainingSession(const TrainingContext& context, const Configuration& config)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.context = &context;
+  s.config = resolve_training(config, context.traits);
+  s.plan = plan_training(s.config);
+  s.device = c10::Device(context.device);
+  s.model = context.model->load();
+  s.model->set_training(true);
+  s.model->to(s.device);
+  auto* script = s.model->as_torchscript();
+  if (script == nullptr) throw ModelError("train needs a TorchScript model");
+  s.module = &script->module();
+  for (const auto& p : s.module->parameters()) {
+    if (s.plan.channels_last && p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    if (p.requires_grad()) s.parameters.push_back(p);
+  }
+  if (s.parameters.empty()) throw ModelError(context.model->name() + ": no trainable parameters");
+  if (s.plan.channels_last)
+    for (const auto& b : s.module->buffers())
+      if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
+  const double lr = context.spec.learning_rate;
+  if (context.spec.optimizer == "adam")
+    s.optimizer = std::make_unique<torch::optim::Adam>(s.parameters, torch::optim::AdamOptions(lr));
+  else
+    s.optimizer = std::make_unique<torch::optim::SGD>(
+        s.parameters, torch::optim::SGDOptions(lr).momentum(0.9));
+  const std::string& scaler = context.spec.grad_scaler;
+  if (scaler == "on" || (scaler == "auto" && s.plan.amp == Amp::kFp16))
+    s.scaler = std::make_unique<GradScaler>();
+  s.loader = std::make_unique<BatchLoader>(context.data,
+                                           LoaderOptions::from(s.plan, context.spec.data.strict));
+}
+
+TrainingSession::~TrainingSession() = default;
+
+std::function<void()> TrainingSession::enter() const {
+  const int threads = at::get_num_threads();
+  const bool benchmark = at::globalContext().benchmarkCuDNN();
+  at::set_num_threads(impl_->plan.threads);
+  at::globalContext().setBenchmarkCuDNN(impl_->plan.cudnn_benchmark);
+  return [threads, benchmark] {
+    at::set_num_threads(threads);
+    at::globalContext().setBenchmarkCuDNN(benchmark);
+  };
+}
+
+StepTimes TrainingSession::step(bool breakdown) {
+  Impl& s = *impl_;
+  StepTimes t;
+  const auto device_kind = s.device.is_cuda() ? compat::DeviceKind::kCuda : compat::DeviceKind::kCpu;
+  auto mark = SteadyClock::now();
+  const auto begin = mark;
+  t.start_us = wall_clock_us();
+  auto lap = [&](Phase phase) {
+    if (breakdown) s.sync();
+    const auto now = SteadyClock::now();
+    t.ns[static_cast<std::size_t>(phase)] += std::chrono::duration<double, std::nano>(now - mark).count();
+    mark = now;
+  };
+
+  Batch batch = s.loader->next();
+  lap(Phase::kDataWait);
+
+  const bool async = s.plan.non_blocking;
+  at::Tensor inputs = batch.inputs.to(s.device, /*non_blocking=*/async);
+  at::Tensor targets = batch.targets.to(s.device, /*non_blocking=*/async);
+  if (inputs.scalar_type() == at::kByte) inputs = normalize_after_copy(inputs);
+  if (s.plan.channels_last && inputs.dim() == 4)
+    inputs = inputs.contiguous(at::MemoryFormat::ChannelsLast);
+  t.samples = inputs.size(0);
+  lap(Phase::kCopy);
+
+  at::Tensor loss;
+  if (s.plan.amp != Amp::kOff) {
+    compat::set_autocast(device_kind, true, s.plan.amp == Amp::kBf16 ? "bfloat16" : "float16");
+    try {
+      loss = s.forward_loss(inputs, targets);
+    } catch (...) {
+      compat::set_autocast(device_kind, false, "bfloat16");
+      compat::clear_autocast_cache();
+      throw;
+    }
+    compat::set_autocast(device_kind, false, "bfloat16");
+    compat::clear_autocast_cache();
+  } else {
+    loss = s.forward_loss(inputs, targets);
+  }
+  lap(Phase::kForward);
+
+  // The loss is read every step (a host sync, as a logging loop does) to catch divergence.
+  t.loss = loss.item<double>();
+  if (!std::isfinite(t.loss) && !s.scaler)
+    throw TrainingDiverged("the loss became " + std::string(std::isnan(t.loss) ? "NaN" : "Inf") +
+                           " at step " + std::to_string(s.steps + 1) +
+                           " (with amp=fp16, or --grad-scaler on, the scaler skips such steps)");
+  lap(Phase::kOther);
+
+  if (s.scaler)
+    s.scaler->scale(loss).backward();
+  else
+    loss.backward();
+  lap(Phase::kBackward);
+
+  if (s.scaler)
+    t.stepped = s.scaler->step(*s.optimizer, s.parameters);
+  else
+    s.optimizer->step();
+  s.zero_grad();
+  if (!breakdown) s.sync();
+  lap(Phase::kOptimizer);
+
+  t.total_ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - begin).count();
+  ++s.steps;
+  return t;
+}
+
+Breakdown TrainingSession::run(std::size_t warmup, std::size_t steps,
+                               const std::function<void(std::size_t)>& progress,
+                               const std::function<void(std::size_t, const StepTimes&)>& on_step) {
+  const auto restore = enter();
+  try {
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < warmup; ++i) {
+      step(true);
+      if (progress) progress(++done);
+    }
+    const bool cuda = impl_->device.is_cuda();
+    if (cuda) compat::reset_cuda_peak(impl_->device.index());
+    reset_peak_rss();
+    const std::size_t skipped_before = skipped_examples();
+    std::vector<StepTimes> times;
+    for (std::size_t i = 0; i < steps; ++i) {
+      times.push_back(step(true));
+      if (on_step) on_step(i, times.back());
+      if (progress) progress(++done);
+    }
+    Breakdown b = summarize_steps(times);
+    if (cuda) {
+      b.peak_memory_bytes = compat::cuda_peak_allocated_bytes(impl_->device.index());
+    } else {
+      b.peak_memory_bytes = peak_rss_bytes();
+      b.memory_capacity_bytes = memory_capacity_bytes();
+    }
+    b.skipped_examples = skipped_examples() - skipped_before;
+    restore();
+    return b;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+const ResolvedConfiguration& TrainingSession::configuration() const { return impl_->config; }
+const TrainingPlan& TrainingSession::plan() const { return impl_->plan; }
+std::size_t TrainingSession::steps_done() const { return impl_->steps; }
+std::size_t TrainingSession::skipped_examples() const { return impl_->loader->skipped(); }
+std::int64_t TrainingSession::skipped_steps() const {
+  return impl_->scaler ? impl_->scaler->skipped_steps() : 0;
+}
+bool TrainingSession::uses_grad_scaler() const { return impl_->scaler != nullptr; }
+
+}  // namespace torchperf

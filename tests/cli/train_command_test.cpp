@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "support/test_support.h"
+
+namespace torchperf {
+namespace {
+
+using testing::fixture;
+using testing::run_cli;
+
+std::vector<std::string> tiny(std::vector<std::string> more, const std::string& steps = "3") {
+  std::vector<std::string> args = {"train", fixture("tiny_cnn.pt"), "--image-size", "16",
+                                   "--batch", "4", "--steps", steps, "--warmup", "1", "--quiet"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST(TrainCommandTest, PrintsTheBreakdownAndAdvice) {
+  const auto r = run_cli(tiny({}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("step-time breakdown"), std::string::npos);
+  EXPECT_NE(r.out.find("data wait"), std::string::npos);
+  EXPECT_NE(r.out.find("samples/s"), std::string::npos);
+}
+
+TEST(TrainCommandTest, JsonHtmlAndTraceAreWritten) {
+  const auto dir = std::filesystem::temp_directory_path() / "torchperf_train_cli_test";
+  std::filesystem::create_directories(dir);
+  const auto r = run_cli(tiny({"--workers", "1", "--json", "--html", (dir / "r.html").string(),
+                               "--trace", (dir / "t.json").string(), "--trace-schedule", "0,1,1"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "torchperf.train/1");
+  EXPECT_EQ(j["breakdown"]["steps"], 3);
+  EXPECT_TRUE(std::filesystem::exists(dir / "r.html"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "t.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainCommandTest, ACorruptJpegIsSkippedAndCountedOrAnErrorWithStrict) {
+  const std::string data = "images:" + fixture("images_corrupt");
+  const auto skipped = run_cli(tiny({"--data", data}, "8"));
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("corrupt example(s) skipped"), std::string::npos);
+  const auto strict = run_cli(tiny({"--data", data, "--strict"}, "8"));
+  EXPECT_EQ(strict.exit_code, 5);
+  EXPECT_NE(strict.err.find("broken.jpg"), std::string::npos);
+}
+
+TEST(TrainCommandTest, AMissingOrEmptyImageFolderIsAUsageError) {
+  EXPECT_EQ(run_cli(tiny({"--data", "images:/no/such/folder"})).exit_code, 2);
+  const auto empty = run_cli(tiny({"--data", "images:" + fixture("images_empty")}));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("no .jpg"), std::string::npos);
+}
+
+TEST(TrainCommandTest, AnOutputThatDoesNotFitTheLossExitsFiveNamingShapes) {
+  const auto r = run_cli({"train", fixture("regressor.pt"), "--data",
+                          "tensors:" + fixture("regression_3.pt"), "--batch", "8", "--quiet"});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_NE(r.err.find("[8, 4]"), std::string::npos);
+  EXPECT_NE(r.err.find("[8, 3]"), std::string::npos);
+}
+
+TEST(TrainCommandTest, ANanLossExitsSevenNamingTheStepUnlessTheScalerSkipsIt) {
+  std::vector<std::string> args = {"train", fixture("diverges.pt"), "--image-size", "8", "--batch",
+                                   "4", "--steps", "4", "--warmup", "1", "--quiet"};
+  const auto diverged = run_cli(args);
+  EXPECT_EQ(diverged.exit_code, 7);
+  EXPECT_NE(diverged.err.find("NaN at step 3"), std::string::npos) << diverged.err;
+  args.insert(args.end(), {"--grad-scaler", "on"});
+  const auto scaled = run_cli(args);
+  ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
+  EXPECT_NE(scaled.out.find("skipped by the gradient scaler"), std::string::npos);
+}
+
+TEST(TrainCommandTest, KnobsThatDoNotApplyAndBadFlagsAreUsageErrors) {
+  EXPECT_EQ(run_cli(tiny({"--amp", "fp16"})).exit_code, 2);
+  EXPECT_EQ(run_cli(tiny({"--workers", "-1"})).exit_code, 2);
+  EXPECT_EQ(run_cli(tiny({"--config", "grad=no_grad"})).exit_code, 2);
+  EXPECT_EQ(run_cli(tiny({"--data", "cifar"})).exit_code, 2);
+  EXPECT_EQ(run_cli(tiny({"--ladder", "--rounds", "2"})).exit_code, 2);
+}
+
+TEST(TrainCommandTest, TheLadderPrintsItsTable) {
+  const auto r =
+      run_cli(tiny({"--ladder", "--rounds", "3", "--block-steps", "1", "--max-rungs", "1"}, "2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("naive loop"), std::string::npos);
+  EXPECT_NE(r.out.find("cumulative"), std::string::npos);
+  EXPECT_NE(r.out.find("stopped:"), std::string::npos);
+}
+
+TEST(TrainCommandTest, BenchRefusesATrainingKnob) {
+  const auto r = run_cli({"bench", "builtin:mlp", "--config", "workers=2", "--time", "0.1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("train"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace torchperf

@@ -1,0 +1,100 @@
+#include "torchperf/train/advice.h"
+
+#include <gtest/gtest.h>
+
+namespace torchperf {
+namespace {
+
+Breakdown with_shares(double wait, double copy, double compute, double memory = 0.1) {
+  Breakdown b;
+  b.share[static_cast<std::size_t>(Phase::kDataWait)] = wait;
+  b.share[static_cast<std::size_t>(Phase::kCopy)] = copy;
+  b.share[static_cast<std::size_t>(Phase::kForward)] = compute;
+  b.utilisation = compute;
+  b.step_ns = 100e6;
+  b.peak_memory_bytes = static_cast<std::int64_t>(memory * 1000);
+  b.memory_capacity_bytes = 1000;
+  return b;
+}
+
+const Advice* find(const std::vector<Advice>& advice, const std::string& knob) {
+  for (const auto& a : advice)
+    if (a.knob == knob) return &a;
+  return nullptr;
+}
+
+AdviceContext cpu(int cores = 2) {
+  AdviceContext c;
+  c.usable_cores = cores;
+  c.uint8_data = true;
+  c.plan.threads = cores;
+  return c;
+}
+
+TEST(AdviceTest, DataWaitAboveFivePercentAsksForAnotherLoaderThreadFirst) {
+  const auto advice = advise(with_shares(0.40, 0, 0.6), cpu());
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice.front().knob, "workers");
+  EXPECT_EQ(advice.front().value, "1");
+  EXPECT_NE(advice.front().evidence.find("40.0%"), std::string::npos);
+  EXPECT_NE(advice.front().evidence.find("threshold 5.0%"), std::string::npos);
+}
+
+TEST(AdviceTest, DataWaitBelowTheThresholdAsksForNothingAboutData) {
+  const auto advice = advise(with_shares(0.04, 0, 0.96), cpu());
+  EXPECT_EQ(find(advice, "workers"), nullptr);
+}
+
+TEST(AdviceTest, WithEveryCoreAlreadyLoadingItAsksForDeeperPrefetch) {
+  AdviceContext c = cpu();
+  c.plan.workers = 2;
+  EXPECT_EQ(find(advise(with_shares(0.3, 0, 0.7), c), "prefetch")->value, "4");
+}
+
+TEST(AdviceTest, ReducedPrecisionHardwareUnusedAsksForAmpAsASemanticChange) {
+  AdviceContext c = cpu();
+  c.reduced_precision_hardware = true;
+  c.reduced_precision_evidence = "the CPU has amx_bf16";
+  const Advice* amp = find(advise(with_shares(0, 0, 1), c), "amp");
+  ASSERT_NE(amp, nullptr);
+  EXPECT_EQ(amp->value, "bf16");
+  EXPECT_TRUE(amp->changes_training);
+  c.reduced_precision_hardware = false;
+  EXPECT_EQ(find(advise(with_shares(0, 0, 1), c), "amp"), nullptr);
+}
+
+TEST(AdviceTest, MemoryAboveNinetyPercentAsksForCheckpointingOrAmp) {
+  AdviceContext c = cpu();
+  bool found = false;
+  for (const auto& a : advise(with_shares(0, 0, 1, 0.95), c))
+    if (a.rule == "memory") {
+      found = true;
+      EXPECT_NE(a.message.find("checkpointing"), std::string::npos);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(AdviceTest, LowUtilisationWithRoomInMemoryAsksForABiggerBatch) {
+  const Advice* batch = find(advise(with_shares(0.02, 0.02, 0.5), cpu()), "batch");
+  ASSERT_NE(batch, nullptr);
+  EXPECT_EQ(batch->value, "64");
+  EXPECT_TRUE(batch->changes_training);
+}
+
+TEST(AdviceTest, OnCudaACopyBottleneckAsksForPinnedMemoryThenNonBlocking) {
+  AdviceContext c = cpu();
+  c.cuda = true;
+  EXPECT_NE(find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory"), nullptr);
+  c.plan.pin_memory = true;
+  EXPECT_NE(find(advise(with_shares(0, 0.3, 0.7), c), "non_blocking"), nullptr);
+  EXPECT_EQ(find(advise(with_shares(0, 0.3, 0.7), c), "transfer")->value, "uint8");
+}
+
+TEST(AdviceTest, AdviceComesLargestShareFirst) {
+  const auto advice = advise(with_shares(0.1, 0, 0.9), cpu());
+  for (std::size_t i = 1; i < advice.size(); ++i)
+    EXPECT_GE(advice[i - 1].weight, advice[i].weight);
+}
+
+}  // namespace
+}  // namespace torchperf

@@ -1,0 +1,51 @@
+#include "torchperf/train/chrome_trace.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
+#include "torchperf/error.h"
+#include "torchperf/train/training_session.h"
+
+namespace torchperf {
+namespace {
+
+TEST(ChromeTraceTest, WritesPhasesAndOperatorEventsOfTheActiveStepsOnly) {
+  TrainingSpec spec;
+  spec.model = testing::fixture("tiny_cnn.pt");
+  spec.data.image_size = 8;
+  const TrainingContext c = TrainingContext::open(spec);
+  TrainingSession s(c, Configuration::parse("batch=2"));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "torchperf_trace_test.json").string();
+  const TraceSummary summary = write_trace(s, TraceSchedule{1, 1, 2}, path);
+  EXPECT_EQ(summary.steps, 2u);
+  EXPECT_EQ(summary.phase_events, 2u * kPhaseCount);
+  EXPECT_GT(summary.operator_events, 0u);
+  EXPECT_EQ(s.steps_done(), 4u);
+  std::ifstream in(path);
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::size_t steps = 0, convolutions = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("cat", "") == "step") ++steps;
+    if (e.value("name", "").find("conv") != std::string::npos) ++convolutions;
+  }
+  EXPECT_EQ(steps, 2u);
+  EXPECT_GT(convolutions, 0u);
+  std::filesystem::remove(path);
+}
+
+TEST(ChromeTraceTest, AnUnwritablePathIsAUsageError) {
+  TrainingSpec spec;
+  spec.model = testing::fixture("tiny_cnn.pt");
+  spec.data.image_size = 8;
+  const TrainingContext c = TrainingContext::open(spec);
+  TrainingSession s(c, Configuration::parse("batch=2"));
+  EXPECT_THROW(write_trace(s, TraceSchedule{}, "/no/such/dir/trace.json"), UsageError);
+}
+
+}  // namespace
+}  // namespace torchperf
