@@ -67,6 +67,7 @@ int run(TrainFlags& f) {
   if (f.ladder && f.rounds < 3)
     throw UsageError("--rounds: expected at least 3 (a confidence interval needs them)");
   f.spec.data.source = f.data;
+  f.spec.data.seed = f.spec.seed;
   DataSpec::parse(f.data);
   Configuration config = Configuration::parse(f.config);
   for (const auto& [knob, value] : f.knob_values) config.set(knob, value);

@@ -2,6 +2,7 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,9 @@ constexpr Phase kRunOrder[] = {Phase::kDataWait, Phase::kCopy,     Phase::kForwa
 
 TraceSummary write_trace(TrainingSession& session, const TraceSchedule& schedule,
                          const std::string& path) {
+  std::error_code ec;
+  const auto folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder, ec);
   std::ofstream out(path);
   if (!out) throw UsageError("--trace '" + path + "': cannot write the file");
   const auto restore = session.enter();
@@ -33,8 +37,7 @@ TraceSummary write_trace(TrainingSession& session, const TraceSchedule& schedule
     const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true,
                                       /*profile_memory=*/false);
     std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
-    if (session.configuration().value("cudnn_benchmark") != "n/a")
-      activities.insert(impl::ActivityType::CUDA);  // a CUDA session: kernels too
+    if (session.on_cuda()) activities.insert(impl::ActivityType::CUDA);  // kernels too
     profiler::prepareProfiler(config, activities);
     profiler::enableProfiler(config, activities);
     std::unique_ptr<profiler::ProfilerResult> result;

@@ -15,6 +15,7 @@
 
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/compat/torch_compat.h"
+#include "torchperf/compat/torch_error.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/environment.h"
@@ -137,7 +138,19 @@ struct TrainingSession::Impl {
   }
 
   at::Tensor forward_loss(const at::Tensor& inputs, const at::Tensor& targets) {
-    c10::IValue out = model->forward({inputs});
+    c10::IValue out;
+    if (checked_output) {
+      out = model->forward({inputs});
+    } else {
+      // The first call tells whether the model accepts the data at all: its error is the
+      // user's input (exit 5, as in bench), not a runtime failure.
+      try {
+        out = model->forward({inputs});
+      } catch (const std::exception& e) {
+        throw WorkloadError("the model rejected a batch of shape " + shape_of(inputs) + ": " +
+                            compat::concise_error_message(e.what()));
+      }
+    }
     if (!out.isTensor())
       throw WorkloadError("train expects the model to return one tensor, got " + out.tagKind());
     at::Tensor logits = out.toTensor();
@@ -294,7 +307,6 @@ Breakdown TrainingSession::run(std::size_t warmup, std::size_t steps,
     const bool cuda = impl_->device.is_cuda();
     if (cuda) compat::reset_cuda_peak(impl_->device.index());
     reset_peak_rss();
-    const std::size_t skipped_before = skipped_examples();
     std::vector<StepTimes> times;
     for (std::size_t i = 0; i < steps; ++i) {
       times.push_back(step(true));
@@ -308,7 +320,7 @@ Breakdown TrainingSession::run(std::size_t warmup, std::size_t steps,
       b.peak_memory_bytes = peak_rss_bytes();
       b.memory_capacity_bytes = memory_capacity_bytes();
     }
-    b.skipped_examples = skipped_examples() - skipped_before;
+    b.skipped_examples = skipped_examples();  // warm-up included: every file read so far
     restore();
     return b;
   } catch (...) {
@@ -325,5 +337,6 @@ std::int64_t TrainingSession::skipped_steps() const {
   return impl_->scaler ? impl_->scaler->skipped_steps() : 0;
 }
 bool TrainingSession::uses_grad_scaler() const { return impl_->scaler != nullptr; }
+bool TrainingSession::on_cuda() const { return impl_->device.is_cuda(); }
 
 }  // namespace torchperf

@@ -66,6 +66,7 @@ class TrainingSession {
   std::size_t skipped_examples() const;
   std::int64_t skipped_steps() const;
   bool uses_grad_scaler() const;
+  bool on_cuda() const;
 
  private:
   struct Impl;
