@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "knob_flags.h"
 #include "progress_bar.h"
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement_json.h"
@@ -21,18 +22,13 @@ struct BenchFlags {
   BenchOptions options;
   std::string config;
   std::string vs;
-  std::map<std::string, std::string> knob_values;  // knob name -> value from its own flag
+  // knob name -> value from its own flag
+  std::shared_ptr<std::map<std::string, std::string>> knob_values =
+      std::make_shared<std::map<std::string, std::string>>();  // knob name -> value from its own flag
   std::vector<std::string> inputs;
   bool json = false;
   bool quiet = false;
 };
-
-std::string flag_name(const std::string& knob) {
-  std::string flag = knob;
-  for (auto& c : flag)
-    if (c == '_') c = '-';
-  return "--" + flag;
-}
 
 std::string join_inputs(const std::vector<std::string>& inputs) {
   std::string out;
@@ -57,7 +53,7 @@ int run(BenchFlags& flags) {
   }
   if (options.model.empty())
     throw UsageError("bench: expected a model (a TorchScript file or builtin:NAME)");
-  for (const auto& [knob, value] : flags.knob_values) options.config.set(knob, value);
+  for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
 
   ProgressBar bar(!flags.quiet && isatty(STDERR_FILENO));
@@ -106,19 +102,7 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--seed", flags->options.seed, "Seed for generated inputs")->default_val(0);
   cmd->add_flag("--json", flags->json, "Print the result as JSON (docs/json-schema.md)");
   cmd->add_flag("--quiet", flags->quiet, "No progress bar");
-  // One flag per knob, generated from the registry so that a new knob needs no CLI change.
-  for (const auto& knob : inference_knobs()) {
-    std::string values;
-    if (knob.integer_valued) {
-      values = "a positive integer";
-    } else {
-      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
-    }
-    cmd->add_option_function<std::string>(
-        flag_name(knob.name),
-        [flags, name = knob.name](const std::string& v) { flags->knob_values[name] = v; },
-        knob.description + " [" + values + "]");
-  }
+  add_knob_flags(*cmd, inference_knobs(), flags->knob_values);
   return [cmd, flags]() -> int {
     if (!cmd->parsed()) return -1;
     return run(*flags);

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "knob_flags.h"
 #include "progress_bar.h"
 #include "report_files.h"
 #include "torchperf/config/knob.h"
@@ -25,7 +26,9 @@ struct TrainFlags {
   TrainingSpec spec;
   std::string data = "synthetic-cifar";
   std::string config;
-  std::map<std::string, std::string> knob_values;
+  // knob name -> value from its own flag
+  std::shared_ptr<std::map<std::string, std::string>> knob_values =
+      std::make_shared<std::map<std::string, std::string>>();
   std::size_t steps = 20;
   std::size_t warmup = 3;
   bool ladder = false;
@@ -39,13 +42,6 @@ struct TrainFlags {
   bool json = false;
   bool quiet = false;
 };
-
-std::string flag_name(const std::string& knob) {
-  std::string flag = knob;
-  for (auto& c : flag)
-    if (c == '_') c = '-';
-  return "--" + flag;
-}
 
 TraceSchedule parse_schedule(const std::string& text) {
   TraceSchedule s;
@@ -70,7 +66,7 @@ int run(TrainFlags& f) {
   f.spec.data.seed = f.spec.seed;
   DataSpec::parse(f.data);
   Configuration config = Configuration::parse(f.config);
-  for (const auto& [knob, value] : f.knob_values) config.set(knob, value);
+  for (const auto& [knob, value] : *f.knob_values) config.set(knob, value);
   const TraceSchedule schedule = parse_schedule(f.trace_schedule);
 
   const TrainingContext context = TrainingContext::open(f.spec);
@@ -112,15 +108,7 @@ int run(TrainFlags& f) {
       bar.update("training steps", done / total, 0);
     });
     bar.finish();
-    AdviceContext a;
-    a.plan = last->plan();
-    a.cuda = context.traits.cuda;
-    a.convolutional = context.traits.convolutional;
-    a.uint8_data = context.traits.uint8_data;
-    a.usable_cores = context.traits.usable_cores;
-    a.reduced_precision_hardware = context.reduced_precision_hardware;
-    a.reduced_precision_evidence = context.reduced_precision_evidence;
-    report.advice = advise(report.breakdown, a);
+    report.advice = advise(report.breakdown, context.advice_context(last->plan()));
   }
   if (!f.trace.empty()) {
     const TraceSummary t = write_trace(*last, schedule, f.trace);
@@ -183,17 +171,7 @@ Runner add_train_command(CLI::App& app) {
   cmd->add_option("--html", f->html, "Write the HTML report (stacked step-time bars) to FILE.html");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress output");
-  for (const auto& knob : training_knobs()) {
-    std::string values;
-    if (knob.integer_valued) {
-      values = describe_integer(knob);
-    } else {
-      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
-    }
-    cmd->add_option_function<std::string>(
-        flag_name(knob.name), [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
-        knob.description + " [" + values + "]" + (knob.changes_training ? " (changes training)" : ""));
-  }
+  add_knob_flags(*cmd, training_knobs(), f->knob_values);
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;
     return run(*f);

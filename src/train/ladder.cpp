@@ -30,18 +30,6 @@ double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
   }
 }
 
-AdviceContext advice_context(const TrainingContext& c, const TrainingPlan& plan) {
-  AdviceContext a;
-  a.plan = plan;
-  a.cuda = c.traits.cuda;
-  a.convolutional = c.traits.convolutional;
-  a.uint8_data = c.traits.uint8_data;
-  a.usable_cores = c.traits.usable_cores;
-  a.reduced_precision_hardware = c.reduced_precision_hardware;
-  a.reduced_precision_evidence = c.reduced_precision_evidence;
-  return a;
-}
-
 }  // namespace
 
 Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& o,
@@ -91,7 +79,7 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
   Rung rung;
   rung.configuration = current;
   rung.breakdown = session->run(o.warmup_steps, o.breakdown_steps);
-  rung.advice = advise(rung.breakdown, advice_context(context, session->plan()));
+  rung.advice = advise(rung.breakdown, context.advice_context(session->plan()));
   rung.speedup.interval = {1, 1};
   result.rungs.push_back(rung);
   if (events.rung) events.rung(rung);
@@ -146,7 +134,7 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
       current = candidate;
       say("step " + std::to_string(r.step) + ": breakdown with " + change);
       r.breakdown = session->run(0, o.breakdown_steps);
-      r.advice = advise(r.breakdown, advice_context(context, session->plan()));
+      r.advice = advise(r.breakdown, context.advice_context(session->plan()));
       result.rungs.push_back(r);
       if (events.rung) events.rung(result.rungs.back());
       kept = true;

@@ -119,7 +119,9 @@ std::string format_train_report(const TrainReport& r) {
       out += "\nadvised but not tried (they change what is learned; --allow-semantic-changes):\n";
       for (const auto& h : l.held_back) out += "  " + h + "\n";
     }
-    breakdown_block("first step: " + l.rungs.front().configuration.to_string(), l.rungs.front().breakdown);
+    const std::string given = l.rungs.front().configuration.to_string();
+    breakdown_block("first step: the loop as given (" + (given.empty() ? "defaults" : given) + ")",
+                    l.rungs.front().breakdown);
     if (l.rungs.size() > 1)
       breakdown_block("last step: " + l.rungs.back().configuration.to_string(),
                       l.rungs.back().breakdown);

@@ -119,15 +119,15 @@ class SavedTensors final : public TrainingData {
     targets_ = values[1].toTensor();
     if (inputs_.dim() < 1 || targets_.dim() < 1 || inputs_.size(0) != targets_.size(0) ||
         inputs_.size(0) == 0)
-      throw UsageError("tensors:" + path + ": inputs " + shape(inputs_) + " and targets " +
-                       shape(targets_) + " must be non-empty with the same first dimension");
+      throw UsageError("tensors:" + path + ": inputs " + c10::str(inputs_.sizes()) + " and targets " +
+                       c10::str(targets_.sizes()) + " must be non-empty with the same first dimension");
     if (!at::isFloatingType(inputs_.scalar_type()))
       throw UsageError("tensors:" + path + ": inputs must be floating point, got " +
                        std::string(c10::toString(inputs_.scalar_type())));
     if (at::isIntegralType(targets_.scalar_type(), false)) {
       targets_ = targets_.to(at::kLong);
       if (targets_.dim() != 1)
-        throw UsageError("tensors:" + path + ": class targets must be 1-D, got " + shape(targets_));
+        throw UsageError("tensors:" + path + ": class targets must be 1-D, got " + c10::str(targets_.sizes()));
       classes_ = targets_.max().item<std::int64_t>() + 1;
     } else {
       targets_ = targets_.to(at::kFloat);
@@ -136,7 +136,7 @@ class SavedTensors final : public TrainingData {
   }
   std::size_t size() const override { return static_cast<std::size_t>(inputs_.size(0)); }
   std::string describe() const override {
-    return "tensors:" + path_ + ": inputs " + shape(inputs_) + ", targets " + shape(targets_) +
+    return "tensors:" + path_ + ": inputs " + c10::str(inputs_.sizes()) + ", targets " + c10::str(targets_.sizes()) +
            (classes_ ? " (" + std::to_string(classes_) + " classes)" : " (regression)");
   }
   std::int64_t classes() const override { return classes_; }
@@ -144,11 +144,6 @@ class SavedTensors final : public TrainingData {
   Example get(std::size_t index, Transfer) const override {
     const auto i = static_cast<std::int64_t>(index);
     return {inputs_[i], targets_[i]};
-  }
-  static std::string shape(const at::Tensor& t) {
-    std::string s = "[";
-    for (std::int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-    return s + "]";
   }
 
  private:

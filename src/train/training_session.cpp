@@ -29,12 +29,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-std::string shape_of(const at::Tensor& t) {
-  std::string s = "[";
-  for (std::int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "]";
-}
-
 std::int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -102,6 +96,18 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   return c;
 }
 
+AdviceContext TrainingContext::advice_context(const TrainingPlan& plan) const {
+  AdviceContext a;
+  a.plan = plan;
+  a.cuda = traits.cuda;
+  a.convolutional = traits.convolutional;
+  a.uint8_data = traits.uint8_data;
+  a.usable_cores = traits.usable_cores;
+  a.reduced_precision_hardware = reduced_precision_hardware;
+  a.reduced_precision_evidence = reduced_precision_evidence;
+  return a;
+}
+
 struct TrainingSession::Impl {
   const TrainingContext* context = nullptr;
   ResolvedConfiguration config;
@@ -126,14 +132,14 @@ struct TrainingSession::Impl {
     if (loss == "cross-entropy") {
       const std::int64_t classes = context->data->classes();
       if (out.dim() != 2 || out.size(0) != targets.size(0) || out.size(1) < classes)
-        throw WorkloadError("the model's output " + shape_of(out) +
+        throw WorkloadError("the model's output " + c10::str(out.sizes()) +
                             " does not fit cross-entropy over " + std::to_string(classes) +
-                            " classes with targets " + shape_of(targets) + ": expected [" +
+                            " classes with targets " + c10::str(targets.sizes()) + ": expected [" +
                             std::to_string(targets.size(0)) + ", C] with C >= " +
                             std::to_string(classes));
     } else if (out.sizes() != targets.sizes()) {
-      throw WorkloadError("the model's output " + shape_of(out) + " does not fit mse with targets " +
-                          shape_of(targets) + ": expected the same shape");
+      throw WorkloadError("the model's output " + c10::str(out.sizes()) + " does not fit mse with targets " +
+                          c10::str(targets.sizes()) + ": expected the same shape");
     }
   }
 
@@ -147,7 +153,7 @@ struct TrainingSession::Impl {
       try {
         out = model->forward({inputs});
       } catch (const std::exception& e) {
-        throw WorkloadError("the model rejected a batch of shape " + shape_of(inputs) + ": " +
+        throw WorkloadError("the model rejected a batch of shape " + c10::str(inputs.sizes()) + ": " +
                             compat::concise_error_message(e.what()));
       }
     }

@@ -12,6 +12,7 @@
 
 #include "torchperf/config/configuration.h"
 #include "torchperf/models/workload_traits.h"
+#include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"
 #include "torchperf/train/training_data.h"
 
@@ -41,6 +42,8 @@ struct TrainingContext {
   bool reduced_precision_hardware = false;  // bf16 (CPU AVX-512 BF16/AMX) or CUDA tensor cores
   std::string reduced_precision_evidence;
   static TrainingContext open(const TrainingSpec& spec);
+  // What the advice rules need to know about this run under one plan.
+  AdviceContext advice_context(const TrainingPlan& plan) const;
 };
 
 class TrainingSession {
