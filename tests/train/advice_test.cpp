@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace torchperf {
 namespace {
 
@@ -17,10 +19,11 @@ Breakdown with_shares(double wait, double copy, double compute, double memory = 
   return b;
 }
 
-const Advice* find(const std::vector<Advice>& advice, const std::string& knob) {
+// By value: the advice list is often a temporary that dies at the end of the statement.
+std::optional<Advice> find(const std::vector<Advice>& advice, const std::string& knob) {
   for (const auto& a : advice)
-    if (a.knob == knob) return &a;
-  return nullptr;
+    if (a.knob == knob) return a;
+  return std::nullopt;
 }
 
 AdviceContext cpu(int cores = 2) {
@@ -42,25 +45,25 @@ TEST(AdviceTest, DataWaitAboveFivePercentAsksForAnotherLoaderThreadFirst) {
 
 TEST(AdviceTest, DataWaitBelowTheThresholdAsksForNothingAboutData) {
   const auto advice = advise(with_shares(0.04, 0, 0.96), cpu());
-  EXPECT_EQ(find(advice, "workers"), nullptr);
+  EXPECT_FALSE(find(advice, "workers").has_value());
 }
 
 TEST(AdviceTest, WithEveryCoreAlreadyLoadingItAsksForDeeperPrefetch) {
   AdviceContext c = cpu();
   c.plan.workers = 2;
-  EXPECT_EQ(find(advise(with_shares(0.3, 0, 0.7), c), "prefetch")->value, "4");
+  EXPECT_EQ(find(advise(with_shares(0.3, 0, 0.7), c), "prefetch").value().value, "4");
 }
 
 TEST(AdviceTest, ReducedPrecisionHardwareUnusedAsksForAmpAsASemanticChange) {
   AdviceContext c = cpu();
   c.reduced_precision_hardware = true;
   c.reduced_precision_evidence = "the CPU has amx_bf16";
-  const Advice* amp = find(advise(with_shares(0, 0, 1), c), "amp");
-  ASSERT_NE(amp, nullptr);
+  const auto amp = find(advise(with_shares(0, 0, 1), c), "amp");
+  ASSERT_TRUE(amp.has_value());
   EXPECT_EQ(amp->value, "bf16");
   EXPECT_TRUE(amp->changes_training);
   c.reduced_precision_hardware = false;
-  EXPECT_EQ(find(advise(with_shares(0, 0, 1), c), "amp"), nullptr);
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 1), c), "amp").has_value());
 }
 
 TEST(AdviceTest, MemoryAboveNinetyPercentAsksForCheckpointingOrAmp) {
@@ -75,8 +78,8 @@ TEST(AdviceTest, MemoryAboveNinetyPercentAsksForCheckpointingOrAmp) {
 }
 
 TEST(AdviceTest, LowUtilisationWithRoomInMemoryAsksForABiggerBatch) {
-  const Advice* batch = find(advise(with_shares(0.02, 0.02, 0.5), cpu()), "batch");
-  ASSERT_NE(batch, nullptr);
+  const auto batch = find(advise(with_shares(0.02, 0.02, 0.5), cpu()), "batch");
+  ASSERT_TRUE(batch.has_value());
   EXPECT_EQ(batch->value, "64");
   EXPECT_TRUE(batch->changes_training);
 }
@@ -84,10 +87,10 @@ TEST(AdviceTest, LowUtilisationWithRoomInMemoryAsksForABiggerBatch) {
 TEST(AdviceTest, OnCudaACopyBottleneckAsksForPinnedMemoryThenNonBlocking) {
   AdviceContext c = cpu();
   c.cuda = true;
-  EXPECT_NE(find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory"), nullptr);
+  EXPECT_TRUE(find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory").has_value());
   c.plan.pin_memory = true;
-  EXPECT_NE(find(advise(with_shares(0, 0.3, 0.7), c), "non_blocking"), nullptr);
-  EXPECT_EQ(find(advise(with_shares(0, 0.3, 0.7), c), "transfer")->value, "uint8");
+  EXPECT_TRUE(find(advise(with_shares(0, 0.3, 0.7), c), "non_blocking").has_value());
+  EXPECT_EQ(find(advise(with_shares(0, 0.3, 0.7), c), "transfer").value().value, "uint8");
 }
 
 TEST(AdviceTest, AdviceComesLargestShareFirst) {
