@@ -24,7 +24,7 @@ struct BenchFlags {
   std::string vs;
   // knob name -> value from its own flag
   std::shared_ptr<std::map<std::string, std::string>> knob_values =
-      std::make_shared<std::map<std::string, std::string>>();  // knob name -> value from its own flag
+      std::make_shared<std::map<std::string, std::string>>();
   std::vector<std::string> inputs;
   bool json = false;
   bool quiet = false;

@@ -21,7 +21,6 @@ std::vector<std::string> used_by(const Knob& k) {
 
 }  // namespace
 
-
 Runner add_knobs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("knobs", "List the knobs and built-in models");
   auto json = std::make_shared<bool>(false);

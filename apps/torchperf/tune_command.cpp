@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "knob_flags.h"
 #include "progress_bar.h"
 #include "report_files.h"
 #include "torchperf/config/knob.h"
@@ -220,20 +221,11 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress bar");
   cmd->add_option("--worker-exe", f->worker_exe)->group("");  // tests: a fault-injecting worker
-  for (const auto& knob : inference_knobs()) {
-    std::string flag = knob.name;
-    for (auto& c : flag)
-      if (c == '_') c = '-';
-    std::string values;
-    if (knob.integer_valued) {
-      values = "positive integers";
-    } else {
-      for (const auto& v : all_values(knob)) values += (values.empty() ? "" : "|") + v;
-    }
+  for (const auto& knob : inference_knobs())
     cmd->add_option_function<std::string>(
-        "--" + flag, [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
-        "Values to sweep, comma-separated: " + knob.description + " [" + values + "]");
-  }
+        knob_flag(knob), [f, name = knob.name](const std::string& v) { f->knob_values[name] = v; },
+        "Values to sweep, comma-separated: " + knob.description + " [" + knob_values_help(knob) +
+            "]");
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;
     return run(*f);

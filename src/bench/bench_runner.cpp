@@ -38,18 +38,6 @@ struct Reference {
 };
 
 // Runs undo on scope exit, so knob state is restored when a forward call throws.
-class ScopeExit {
- public:
-  explicit ScopeExit(Undo undo) : undo_(std::move(undo)) {}
-  ~ScopeExit() { undo_(); }
-  ScopeExit(const ScopeExit&) = delete;
-  ScopeExit& operator=(const ScopeExit&) = delete;
-
- private:
-  Undo undo_;
-};
-
-
 Session open_session(const BenchOptions& options) {
   Session s;
   s.source = open_model(options.model);

@@ -569,10 +569,6 @@ std::vector<std::string> all_values(const Knob& knob) {
   return knob.values(everything);
 }
 
-}  // namespace torchperf
-
-namespace torchperf {
-
 std::string describe_integer(const Knob& knob) {
   return knob.min_integer == 1 ? "a positive integer"
                                : "an integer >= " + std::to_string(knob.min_integer);

@@ -48,13 +48,6 @@ std::vector<std::string> relevant_isa() {
   return out;
 }
 
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-  return CPU_COUNT(&set);
-}
-
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -89,6 +82,13 @@ int collect_library(dl_phdr_info* info, size_t, void* data) {
 }
 
 }  // namespace
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
 
 std::string to_string(BlasKind kind) {
   switch (kind) {

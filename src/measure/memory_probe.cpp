@@ -43,10 +43,6 @@ std::int64_t minor_page_faults() {
   return usage.ru_minflt;
 }
 
-}  // namespace torchperf
-
-namespace torchperf {
-
 std::int64_t memory_capacity_bytes() {
   std::int64_t total = -1;
   {

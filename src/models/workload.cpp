@@ -1,9 +1,10 @@
 #include "torchperf/models/workload.h"
 
 #include <ATen/Parallel.h>
-#include <sched.h>
+#include <algorithm>
 
 #include "torchperf/compat/torch_compat.h"
+#include "torchperf/measure/environment.h"
 
 namespace torchperf {
 
@@ -29,9 +30,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
   traits.cpu_fuser = traits.cuda || compat::cpu_fuser_available();
   traits.inputs_from_file = inputs_from_file;
   traits.saved_training = workload.model->is_training();
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  traits.usable_cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  traits.usable_cores = std::max(1, usable_cores());
   traits.default_threads = at::get_num_threads();
   if (inputs_from_file && !workload.inputs.empty() && workload.inputs[0].isTensor() &&
       workload.inputs[0].toTensor().dim() > 0)

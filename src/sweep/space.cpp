@@ -13,7 +13,9 @@ namespace {
 
 std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
                                  const std::map<std::string, std::vector<std::string>>& requested) {
-  for (const auto& [name, values] : requested) find_knob(name);  // ConfigError naming the knobs
+  for (const auto& [name, values] : requested)
+    if (!find_knob(name).inference)  // an unknown knob: ConfigError naming the knobs
+      throw ConfigError("--space " + name + ": not a knob of tune (it belongs to train)");
   std::vector<SpaceAxis> axes;
   for (const auto& knob : inference_knobs()) {
     SpaceAxis axis{knob.name, {}, knob.baseline(traits)};

@@ -1,5 +1,6 @@
 #include "torchperf/train/ladder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -12,40 +13,35 @@ namespace torchperf {
 namespace {
 
 double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
-  const auto restore = s.enter();
-  try {
-    for (std::size_t i = 0; i < o.settle_steps; ++i) s.step(false);
-    double ns = 0;
-    std::int64_t samples = 0;
-    for (std::size_t i = 0; i < o.steps; ++i) {
-      const StepTimes t = s.step(false);
-      ns += t.total_ns;
-      samples += t.samples;
-    }
-    restore();
-    return static_cast<double>(samples) / (ns * 1e-9);
-  } catch (...) {
-    restore();
-    throw;
+  const ScopeExit restore(s.enter());
+  for (std::size_t i = 0; i < o.settle_steps; ++i) s.step(false);
+  double ns = 0;
+  std::int64_t samples = 0;
+  for (std::size_t i = 0; i < o.steps; ++i) {
+    const StepTimes t = s.step(false);
+    ns += t.total_ns;
+    samples += t.samples;
   }
+  return static_cast<double>(samples) / (ns * 1e-9);
 }
 
 }  // namespace
 
-Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& o,
-                     const std::function<void()>& after_block) {
+Speedup compare_throughputs(const std::function<double()>& a, const std::function<double()>& b,
+                            std::size_t rounds, double confidence,
+                            const std::function<void()>& after_block) {
   Speedup s;
   double sum = 0, sum_sq = 0;
-  for (std::size_t r = 0; r < o.rounds; ++r) {
+  for (std::size_t r = 0; r < rounds; ++r) {
     double ta = 0, tb = 0;
     if (r % 2 == 0) {
-      ta = block_throughput(a, o);
+      ta = a();
       if (after_block) after_block();
-      tb = block_throughput(b, o);
+      tb = b();
     } else {
-      tb = block_throughput(b, o);
+      tb = b();
       if (after_block) after_block();
-      ta = block_throughput(a, o);
+      ta = a();
     }
     if (after_block) after_block();
     const double ratio = tb / ta;
@@ -58,12 +54,19 @@ Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOpt
   s.ratio = std::exp(mean);
   if (n >= 2) {
     const double var = std::max(0.0, (sum_sq - n * mean * mean) / (n - 1));
-    const double half = student_t_two_sided_quantile(o.confidence, n - 1) * std::sqrt(var / n);
+    const double half = student_t_two_sided_quantile(confidence, n - 1) * std::sqrt(var / n);
     s.interval = {std::exp(mean - half), std::exp(mean + half)};
   } else {
     s.interval = {NAN, NAN};
   }
   return s;
+}
+
+Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& o,
+                     const std::function<void()>& after_block) {
+  return compare_throughputs([&] { return block_throughput(a, o); },
+                             [&] { return block_throughput(b, o); }, o.rounds, o.confidence,
+                             after_block);
 }
 
 LadderResult climb(const TrainingContext& context, const Configuration& start,
@@ -86,9 +89,11 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
 
   std::set<std::string> tried;  // "knob=value" from the configuration it was tried on
   while (result.rungs.size() <= o.max_rungs) {
-    const Rung& top = result.rungs.back();
+    // Copies: result.rungs grows inside the loop.
+    const std::vector<Advice> advice_list = result.rungs.back().advice;
+    const double cumulative = result.rungs.back().cumulative;
     bool kept = false;
-    for (const Advice& advice : top.advice) {
+    for (const Advice& advice : advice_list) {
       if (advice.knob.empty()) continue;
       const std::string change = advice.knob + "=" + advice.value;
       if (current.get(advice.knob) == advice.value) continue;
@@ -110,9 +115,8 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
       }
       say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head");
       {
-        const auto restore = next->enter();
+        const ScopeExit restore(next->enter());
         for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
-        restore();
       }
       Attempt attempt;
       attempt.change = change;
@@ -129,7 +133,7 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
       r.changes_training = advice.changes_training;
       r.configuration = candidate;
       r.speedup = attempt.speedup;
-      r.cumulative = top.cumulative * attempt.speedup.ratio;
+      r.cumulative = cumulative * attempt.speedup.ratio;
       session = std::move(next);
       current = candidate;
       say("step " + std::to_string(r.step) + ": breakdown with " + change);

@@ -128,6 +128,9 @@ class SavedTensors final : public TrainingData {
       targets_ = targets_.to(at::kLong);
       if (targets_.dim() != 1)
         throw UsageError("tensors:" + path + ": class targets must be 1-D, got " + c10::str(targets_.sizes()));
+      if (targets_.min().item<std::int64_t>() < 0)
+        throw UsageError("tensors:" + path + ": class targets must be >= 0, got " +
+                         std::to_string(targets_.min().item<std::int64_t>()));
       classes_ = targets_.max().item<std::int64_t>() + 1;
     } else {
       targets_ = targets_.to(at::kFloat);

@@ -8,8 +8,7 @@
 #include <torch/optim/sgd.h>
 #include <torch/script.h>
 
-#include <sched.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -33,12 +32,6 @@ std::int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 }
 
 std::string choose_loss(const std::string& asked, const TrainingData& data) {
@@ -78,14 +71,15 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.traits.uint8_data = c.data->uint8_images();
   c.traits.cuda = device.is_cuda();
   c.traits.cpu_fuser = false;
-  c.traits.usable_cores = usable_cores();
+  const Environment env = capture_environment();
+  c.traits.usable_cores = std::max(1, env.usable_cores);
   c.traits.default_threads = at::get_num_threads();
   c.traits.default_batch = 32;
   if (device.is_cuda()) {
     c.reduced_precision_hardware = true;
     c.reduced_precision_evidence = "a CUDA device (fp16/bf16 tensor cores from Volta/Ampere on)";
   } else {
-    for (const auto& isa : capture_environment().cpu_isa)
+    for (const auto& isa : env.cpu_isa)
       if (isa == "avx512_bf16" || isa == "amx_bf16") {
         c.reduced_precision_hardware = true;
         c.reduced_precision_evidence = "the CPU has " + isa;
@@ -219,7 +213,7 @@ TrainingSession::TrainingSession(const TrainingContext& context, const Configura
 
 TrainingSession::~TrainingSession() = default;
 
-std::function<void()> TrainingSession::enter() const {
+Undo TrainingSession::enter() const {
   const int threads = at::get_num_threads();
   const bool benchmark = at::globalContext().benchmarkCuDNN();
   at::set_num_threads(impl_->plan.threads);
@@ -303,36 +297,30 @@ StepTimes TrainingSession::step(bool breakdown) {
 Breakdown TrainingSession::run(std::size_t warmup, std::size_t steps,
                                const std::function<void(std::size_t)>& progress,
                                const std::function<void(std::size_t, const StepTimes&)>& on_step) {
-  const auto restore = enter();
-  try {
-    std::size_t done = 0;
-    for (std::size_t i = 0; i < warmup; ++i) {
-      step(true);
-      if (progress) progress(++done);
-    }
-    const bool cuda = impl_->device.is_cuda();
-    if (cuda) compat::reset_cuda_peak(impl_->device.index());
-    reset_peak_rss();
-    std::vector<StepTimes> times;
-    for (std::size_t i = 0; i < steps; ++i) {
-      times.push_back(step(true));
-      if (on_step) on_step(i, times.back());
-      if (progress) progress(++done);
-    }
-    Breakdown b = summarize_steps(times);
-    if (cuda) {
-      b.peak_memory_bytes = compat::cuda_peak_allocated_bytes(impl_->device.index());
-    } else {
-      b.peak_memory_bytes = peak_rss_bytes();
-      b.memory_capacity_bytes = memory_capacity_bytes();
-    }
-    b.skipped_examples = skipped_examples();  // warm-up included: every file read so far
-    restore();
-    return b;
-  } catch (...) {
-    restore();
-    throw;
+  const ScopeExit restore(enter());
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < warmup; ++i) {
+    step(true);
+    if (progress) progress(++done);
   }
+  const bool cuda = impl_->device.is_cuda();
+  if (cuda) compat::reset_cuda_peak(impl_->device.index());
+  reset_peak_rss();
+  std::vector<StepTimes> times;
+  for (std::size_t i = 0; i < steps; ++i) {
+    times.push_back(step(true));
+    if (on_step) on_step(i, times.back());
+    if (progress) progress(++done);
+  }
+  Breakdown b = summarize_steps(times);
+  if (cuda) {
+    b.peak_memory_bytes = compat::cuda_peak_allocated_bytes(impl_->device.index());
+  } else {
+    b.peak_memory_bytes = peak_rss_bytes();
+    b.memory_capacity_bytes = memory_capacity_bytes();
+  }
+  b.skipped_examples = skipped_examples();  // warm-up included: every file read so far
+  return b;
 }
 
 const ResolvedConfiguration& TrainingSession::configuration() const { return impl_->config; }
@@ -342,7 +330,6 @@ std::size_t TrainingSession::skipped_examples() const { return impl_->loader->sk
 std::int64_t TrainingSession::skipped_steps() const {
   return impl_->scaler ? impl_->scaler->skipped_steps() : 0;
 }
-bool TrainingSession::uses_grad_scaler() const { return impl_->scaler != nullptr; }
 bool TrainingSession::on_cuda() const { return impl_->device.is_cuda(); }
 
 }  // namespace torchperf

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "support/test_support.h"
 
@@ -13,8 +16,10 @@ using testing::run_cli;
 
 std::vector<std::string> tiny(std::vector<std::string> more, const std::string& steps = "3",
                               const std::string& batch = "4") {
+  // On the CPU even where LibTorch has CUDA, so that CUDA-only knobs are refused everywhere.
   std::vector<std::string> args = {"train", fixture("tiny_cnn.pt"), "--image-size", "16",
-                                   "--batch", batch, "--steps", steps, "--warmup", "1", "--quiet"};
+                                   "--batch", batch, "--steps", steps, "--warmup", "1",
+                                   "--device", "cpu", "--quiet"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -28,8 +33,10 @@ TEST(TrainCommandTest, PrintsTheBreakdownAndAdvice) {
 }
 
 TEST(TrainCommandTest, JsonHtmlAndTraceAreWritten) {
-  const auto dir = std::filesystem::temp_directory_path() / "torchperf_train_cli_test";
-  std::filesystem::create_directories(dir);
+  // Per process and emptied first, so that files from an earlier run cannot pass for this one's.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf_train_cli_test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
   const auto r = run_cli(tiny({"--workers", "1", "--json", "--html", (dir / "r.html").string(),
                                "--trace", (dir / "t.json").string(), "--trace-schedule", "0,1,1"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -37,7 +44,9 @@ TEST(TrainCommandTest, JsonHtmlAndTraceAreWritten) {
   EXPECT_EQ(j["schema"], "torchperf.train/1");
   EXPECT_EQ(j["breakdown"]["steps"], 3);
   EXPECT_TRUE(std::filesystem::exists(dir / "r.html"));
-  EXPECT_TRUE(std::filesystem::exists(dir / "t.json"));
+  std::ifstream trace(dir / "t.json");
+  ASSERT_TRUE(trace.good()) << "no trace written";
+  EXPECT_FALSE(nlohmann::json::parse(trace).at("traceEvents").empty());
   std::filesystem::remove_all(dir);
 }
 
@@ -80,7 +89,10 @@ TEST(TrainCommandTest, ANanLossExitsSevenNamingTheStepUnlessTheScalerSkipsIt) {
 
 TEST(TrainCommandTest, KnobsThatDoNotApplyAndBadFlagsAreUsageErrors) {
   EXPECT_EQ(run_cli(tiny({"--amp", "fp16"})).exit_code, 2);
-  EXPECT_EQ(run_cli(tiny({"--workers", "-1"})).exit_code, 2);
+  const auto negative = run_cli(tiny({"--workers=-1"}));
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("expects an integer >= 0, got '-1'"), std::string::npos)
+      << negative.err;
   EXPECT_EQ(run_cli(tiny({"--config", "grad=no_grad"})).exit_code, 2);
   EXPECT_EQ(run_cli(tiny({"--data", "cifar"})).exit_code, 2);
   EXPECT_EQ(run_cli(tiny({"--ladder", "--rounds", "2"})).exit_code, 2);
@@ -98,7 +110,14 @@ TEST(TrainCommandTest, TheLadderPrintsItsTable) {
 TEST(TrainCommandTest, BenchRefusesATrainingKnob) {
   const auto r = run_cli({"bench", "builtin:mlp", "--config", "workers=2", "--time", "0.1"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("train"), std::string::npos);
+  EXPECT_NE(r.err.find("belongs to train"), std::string::npos) << r.err;
+}
+
+TEST(TrainCommandTest, AModelRejectingTheDataExitsFive) {
+  const auto r = run_cli({"train", fixture("tiny_cnn.pt"), "--data",
+                          "tensors:" + fixture("regression.pt"), "--batch", "8", "--quiet"});
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_NE(r.err.find("the model rejected a batch of shape"), std::string::npos) << r.err;
 }
 
 }  // namespace

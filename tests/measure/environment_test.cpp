@@ -2,7 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace torchperf {
+
+TEST(EnvironmentTest, UsableCoresAreBetweenOneAndTheMachinesCores) {
+  EXPECT_GE(usable_cores(), 1);
+  EXPECT_LE(usable_cores(), static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(capture_environment().usable_cores, usable_cores());
+}
 
 TEST(EnvironmentTest, ClassifiesDebianBlasAlternatives) {
   EXPECT_EQ(classify_blas_path("/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0"),

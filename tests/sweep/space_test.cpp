@@ -52,6 +52,13 @@ TEST(SpaceTest, UnknownKnobsAndValuesAndInapplicableOnesAreRefused) {
   EXPECT_THROW(build_space(image_model(), {{"speed", {"max"}}}), ConfigError);
   EXPECT_THROW(build_space(image_model(), {{"precision", {"fp64"}}}), ConfigError);
   try {
+    build_space(image_model(), {{"workers", {"0", "1"}}});
+    ADD_FAILURE() << "a training knob was swept by tune";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("workers: not a knob of tune"), std::string::npos)
+        << e.what();
+  }
+  try {
     build_space(image_model(), {{"graph", {"fused"}}});
     ADD_FAILURE();
   } catch (const ConfigError& e) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -24,7 +26,10 @@ TEST(ChromeTraceTest, WritesPhasesAndOperatorEventsOfTheActiveStepsOnly) {
   const TrainingContext c = tiny();
   TrainingSession s(c, Configuration::parse("batch=2"));
   const std::string path =
-      (std::filesystem::temp_directory_path() / "torchperf_trace_test.json").string();
+      (std::filesystem::temp_directory_path() /
+       ("torchperf_trace_test-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  std::filesystem::remove(path);
   const TraceSummary summary = write_trace(s, TraceSchedule{1, 1, 2}, path);
   EXPECT_EQ(summary.steps, 2u);
   EXPECT_EQ(summary.phase_events, 2u * kPhaseCount);

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 #include "support/test_support.h"
 #include "torchperf/train/training_session.h"
 
@@ -17,7 +21,35 @@ TrainingContext tiny() {
   return TrainingContext::open(spec);
 }
 
-TEST(LadderTest, HeadToHeadOfAConfigurationWithItselfGivesARatioNearOneWithAnInterval) {
+TEST(LadderTest, ComparisonAlternatesWhoGoesFirstAndTakesTheGeometricMeanOfTheRatios) {
+  std::string order;
+  const std::vector<double> b_values = {200, 100, 200, 100};  // ratios 2, 1, 2, 1 over A = 100
+  std::size_t b_calls = 0;
+  const Speedup s = compare_throughputs(
+      [&] { order += "A"; return 100.0; },
+      [&] { order += "B"; return b_values[b_calls++]; }, 4, 0.95, [&] { order += "|"; });
+  EXPECT_EQ(order, "A|B|B|A|A|B|B|A|");
+  ASSERT_EQ(s.rounds, (std::vector<double>{2, 1, 2, 1}));
+  EXPECT_NEAR(s.ratio, std::sqrt(2.0), 1e-12);
+  // Log ratios ln2, 0, ln2, 0: mean ln2/2, standard error (ln2/sqrt(3))/2, 3 degrees of freedom.
+  const double half =
+      student_t_two_sided_quantile(0.95, 3) * (std::log(2.0) / std::sqrt(3.0)) / 2.0;
+  EXPECT_NEAR(s.interval.low, std::exp(std::log(2.0) / 2 - half), 1e-9);
+  EXPECT_NEAR(s.interval.high, std::exp(std::log(2.0) / 2 + half), 1e-9);
+  EXPECT_FALSE(s.wins(0.02)) << "an interval reaching below 1 is not a win";
+}
+
+TEST(LadderTest, AConsistentGainWinsAndOneRoundHasNoInterval) {
+  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 3, 0.95);
+  EXPECT_NEAR(steady.ratio, 1.1, 1e-12);
+  EXPECT_TRUE(steady.wins(0.02));
+  EXPECT_FALSE(steady.wins(0.2)) << "10% is below a 20% minimum gain";
+  const Speedup once = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 1, 0.95);
+  EXPECT_TRUE(std::isnan(once.interval.low));
+  EXPECT_FALSE(once.wins(0.02));
+}
+
+TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
   const TrainingContext c = tiny();
   TrainingSession a(c, Configuration::parse("batch=4"));
   TrainingSession b(c, Configuration::parse("batch=4"));
@@ -25,11 +57,11 @@ TEST(LadderTest, HeadToHeadOfAConfigurationWithItselfGivesARatioNearOneWithAnInt
   o.rounds = 3;
   o.steps = 2;
   const Speedup s = head_to_head(a, b, o);
-  EXPECT_EQ(s.rounds.size(), 3u);
-  EXPECT_LE(s.interval.low, s.ratio);
-  EXPECT_GE(s.interval.high, s.ratio);
-  EXPECT_GT(s.ratio, 0.3);
-  EXPECT_LT(s.ratio, 3.0);
+  ASSERT_EQ(s.rounds.size(), 3u);
+  for (const double r : s.rounds) EXPECT_TRUE(std::isfinite(r) && r > 0) << r;
+  // Each block: one settling step and two timed ones, per session and round.
+  EXPECT_EQ(a.steps_done(), 9u);
+  EXPECT_EQ(b.steps_done(), 9u);
 }
 
 TEST(LadderTest, TheClimbStartsFromTheLoopAsGivenAndKeepsOnlyWinners) {
@@ -55,7 +87,12 @@ TEST(LadderTest, TheClimbStartsFromTheLoopAsGivenAndKeepsOnlyWinners) {
     EXPECT_GT(r.rungs[i].speedup.interval.low, 1.0);
     EXPECT_FALSE(r.rungs[i].changes_training);  // not allowed without --allow-semantic-changes
   }
-  EXPECT_FALSE(r.stop_reason.empty());
+  for (const auto& a : r.attempts)
+    EXPECT_TRUE(a.change.rfind("batch=", 0) != 0 && a.change.rfind("amp=", 0) != 0)
+        << a.change << " changes training and was tried without --allow-semantic-changes";
+  EXPECT_TRUE(r.stop_reason == "no advised change won head to head" ||
+              r.stop_reason == "reached --max-rungs")
+      << r.stop_reason;
 }
 
 }  // namespace

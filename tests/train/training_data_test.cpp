@@ -2,6 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "support/test_support.h"
 #include "torchperf/error.h"
@@ -58,6 +63,22 @@ TEST(TrainingDataTest, SavedTensorsGiveRegressionOrClassTargets) {
   EXPECT_EQ(data->size(), 64u);
   EXPECT_FALSE(data->uint8_images());
   EXPECT_THROW(open_training_data(spec("tensors:" + fixture("inputs_image.pt"))), UsageError);
+}
+
+TEST(TrainingDataTest, NegativeClassTargetsAreRefusedNamingTheValue) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("torchperf-negative-targets-" + std::to_string(::getpid()) + ".pt");
+  const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create(
+      {at::zeros({4, 3}), at::tensor({-1, 0, 1, 2}, at::kLong)}));
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  try {
+    open_training_data(spec("tensors:" + path.string()));
+    ADD_FAILURE() << "a class target of -1 was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("class targets must be >= 0, got -1"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(TrainingDataTest, UnknownSourcesAndSizesAreRefused) {

@@ -28,6 +28,18 @@ enum class KnobScope { kCall, kProcess };
 
 using Undo = std::function<void()>;
 
+// Runs an Undo when the scope ends, by return or by exception.
+class ScopeExit {
+ public:
+  explicit ScopeExit(Undo undo) : undo_(std::move(undo)) {}
+  ~ScopeExit() { undo_(); }
+  ScopeExit(const ScopeExit&) = delete;
+  ScopeExit& operator=(const ScopeExit&) = delete;
+
+ private:
+  Undo undo_;
+};
+
 // How a user applies one knob value in their own program, for the snippets `report` writes.
 // Statements name the model `module` (C++, a torch::jit::Module) and `model` (Python); tensor
 // suffixes apply to each floating input (and only 4-D ones with only_4d).

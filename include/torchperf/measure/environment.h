@@ -22,6 +22,9 @@ BlasKind classify_blas_path(const std::string& resolved_path);
 // Finds the BLAS among the shared objects loaded into this process.
 BlasLibrary detect_loaded_blas();
 
+// Cores in this process's affinity mask (what a container or taskset leaves); 0 when unknown.
+int usable_cores();
+
 // The commit of the torchperf source that was built ("-dirty" with local changes), or "unknown".
 std::string torchperf_git_commit();
 

@@ -31,6 +31,12 @@ struct Speedup {
   bool wins(double min_gain) const { return interval.low > 1.0 && ratio >= 1.0 + min_gain; }
 };
 
+// Alternates the two throughput measurements (A B, B A, A B, …, after_block between blocks) and
+// summarises the per-round ratios B/A: geometric mean and a Student t interval on their logs.
+Speedup compare_throughputs(const std::function<double()>& a, const std::function<double()>& b,
+                            std::size_t rounds, double confidence,
+                            const std::function<void()>& after_block = nullptr);
+
 // Interleaves the two sessions' steps (without the per-phase synchronisation) and compares
 // their throughput.
 Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& options,

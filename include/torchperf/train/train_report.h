@@ -24,8 +24,6 @@ struct TrainReport {
   Breakdown breakdown;        // of the configuration as given (without --ladder)
   std::vector<Advice> advice;
   std::optional<LadderResult> ladder;
-  std::int64_t skipped_steps = 0;
-  std::size_t skipped_examples = 0;
 };
 
 TextTable breakdown_table(const Breakdown& b);

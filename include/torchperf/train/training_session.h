@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "torchperf/config/configuration.h"
+#include "torchperf/config/knob.h"
 #include "torchperf/models/workload_traits.h"
 #include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"
@@ -60,15 +61,14 @@ class TrainingSession {
                 const std::function<void(std::size_t done)>& progress = nullptr,
                 const std::function<void(std::size_t index, const StepTimes&)>& on_step = nullptr);
   // Process-wide settings of this configuration (threads, cuDNN benchmark): set them around the
-  // steps, and restore them after (the ladder switches between sessions).
-  std::function<void()> enter() const;
+  // steps, and restore them after (the ladder switches between sessions): ScopeExit.
+  Undo enter() const;
 
   const ResolvedConfiguration& configuration() const;
   const TrainingPlan& plan() const;
   std::size_t steps_done() const;
   std::size_t skipped_examples() const;
   std::int64_t skipped_steps() const;
-  bool uses_grad_scaler() const;
   bool on_cuda() const;
 
  private:
