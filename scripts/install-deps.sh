@@ -8,6 +8,9 @@ packages=(
   build-essential cmake ccache pkg-config
   libtorch-dev            # LibTorch 1.13 (CPU, oneDNN): the engine being measured
   libopenblas0-openmp     # a real BLAS for LibTorch's fp32 GEMM (see above)
+  libopenblas0-pthread libblis4-openmp libblis4-pthread  # knob blas: other libblas.so.3 providers
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0      # knob allocator: preloaded into workers
+  libboost-dev            # Boost.Math: Student-t quantiles for confidence intervals
   libcli11-dev            # command-line parsing
   nlohmann-json3-dev      # JSON results and schema
   libfmt-dev              # formatting of tables and messages

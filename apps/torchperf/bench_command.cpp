@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,10 +12,12 @@
 #include "progress_bar.h"
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/apply.h"
 #include "torchperf/config/configuration_file.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/table_writer.h"
+#include "torchperf/sweep/paired_workers.h"
 
 namespace torchperf::cli {
 namespace {
@@ -58,9 +62,30 @@ int run(BenchFlags& flags) {
 
   ProgressBar bar(!flags.quiet && isatty(STDERR_FILENO));
   SteadyTimeSource clock;
-  const BenchResult result = run_bench(options, clock, [&](const std::string& phase, double f) {
+  const auto progress = [&](const std::string& phase, double f) {
     bar.update(phase, f, options.time_s);
-  });
+  };
+  // Sides that differ in process state (threads, the allocator …) each get a worker process of
+  // their own, and so does a configuration whose worker knobs need a fresh process.
+  const bool separate =
+      options.vs && !process_state_differences(options.config, *options.vs).empty();
+  const bool fresh = !worker_knobs_named(options.config).empty() ||
+                     (options.vs && !worker_knobs_named(*options.vs).empty());
+  BenchResult result;
+  if (separate || fresh) {
+    validate(options);  // before any worker starts
+    WorkerRun run;
+    run.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::string dir = (std::filesystem::temp_directory_path() / "torchperf-bench-XXXXXX").string();
+    if (!::mkdtemp(dir.data())) throw RuntimeFailure("cannot create a folder for worker logs");
+    run.log_dir = dir;
+    run.limits.timeout_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
+    result = options.vs ? compare_in_workers(options, run, clock, progress)
+                        : measure_in_worker(options, run);
+    std::filesystem::remove_all(dir);  // kept on failure: the error names the log
+  } else {
+    result = run_bench(options, clock, progress);
+  }
   bar.finish();
   if (flags.json)
     std::cout << to_json(result).dump(2) << "\n";

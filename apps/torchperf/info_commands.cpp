@@ -36,7 +36,8 @@ Runner add_knobs_command(CLI::App& app) {
              {"description", k.description},
              {"integer_valued", k.integer_valued},
              {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
-             {"scope", k.scope == KnobScope::kCall ? "call" : "process"},
+             {"scope", to_string(k.scope)},
+             {"swept_by_default", k.swept_by_default},
              {"commands", used_by(k)},
              {"changes_training", k.changes_training}});
       for (const auto& m : builtin_models())
@@ -55,8 +56,9 @@ Runner add_knobs_command(CLI::App& app) {
         for (const auto& v : all_values(k)) values += (values.empty() ? "" : " | ") + v;
       std::string commands;
       for (const auto& c : used_by(k)) commands += (commands.empty() ? "" : ", ") + c;
-      std::cout << fmt::format("  {:<16} {}  [{}]\n  {:<16} {}\n", k.name, values, commands, "",
-                               k.description);
+      std::cout << fmt::format("  {:<16} {}  [{}{}]\n  {:<16} {}\n", k.name, values, commands,
+                               k.scope == KnobScope::kWorker ? "; a fresh worker process" : "",
+                               "", k.description);
     }
     std::cout << "\nbuilt-in models (builtin:NAME)\n";
     for (const auto& m : builtin_models())

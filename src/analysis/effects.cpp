@@ -42,12 +42,12 @@ LogRatio difference(const LogRatio& a, const LogRatio& b) {
 
 }  // namespace
 
-bool RatioEstimate::has_interval() const { return std::isfinite(low) && std::isfinite(high); }
+bool EffectEstimate::has_interval() const { return std::isfinite(low) && std::isfinite(high); }
 
-bool RatioEstimate::significant() const { return has_interval() && (low > 1 || high < 1); }
+bool EffectEstimate::significant() const { return has_interval() && (low > 1 || high < 1); }
 
-RatioEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios) {
-  RatioEstimate e;
+EffectEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios) {
+  EffectEstimate e;
   e.pairs = log_ratios.size();
   if (log_ratios.empty()) {
     e.ratio = e.low = e.high = NAN;

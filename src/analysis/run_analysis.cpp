@@ -14,7 +14,7 @@ namespace {
 using json = nlohmann::json;
 
 bool measured(const PointResult& p) {
-  return p.status != "failed" && p.metrics.valid && p.score > 0 && std::isfinite(p.score);
+  return p.status != PointStatus::kFailed && p.metrics.valid && p.score > 0 && std::isfinite(p.score);
 }
 
 
@@ -59,7 +59,7 @@ ValueAccuracy accuracy_of(const RunAnalysis& a, const std::string& knob, const s
     const auto& p = a.run.points[i];
     if (knob_value(p.key, knob) != value) continue;
     ++acc.measured;
-    if (p.status == "guarded") ++acc.guarded;
+    if (p.status == PointStatus::kGuarded) ++acc.guarded;
     if (std::isfinite(p.metrics.cosine) &&
         !(std::isfinite(acc.worst_cosine) && acc.worst_cosine <= p.metrics.cosine))
       acc.worst_cosine = p.metrics.cosine;
@@ -72,16 +72,16 @@ std::string cosine_note(const ValueAccuracy& acc) {
   return fmt::format("; worst cosine {:.5f}", acc.worst_cosine);
 }
 
-bool helps(const RatioEstimate& e) { return e.significant() && e.ratio > 1; }
-bool hurts(const RatioEstimate& e) { return e.significant() && e.ratio < 1; }
-bool negligible(const RatioEstimate& e) {
+bool helps(const EffectEstimate& e) { return e.significant() && e.ratio > 1; }
+bool hurts(const EffectEstimate& e) { return e.significant() && e.ratio < 1; }
+bool negligible(const EffectEstimate& e) {
   return e.has_interval() && e.low >= 1 / kNegligibleRatio && e.high <= kNegligibleRatio;
 }
 
 // A's (or B's) effect seen from one side of an interaction.
 struct Conditional {
   std::string knob, value, other, other_value, other_reference;
-  RatioEstimate at_value, at_reference;
+  EffectEstimate at_value, at_reference;
 };
 
 std::vector<Conditional> conditionals_of(const std::vector<Interaction>& interactions,
@@ -114,7 +114,7 @@ void recommend(RunAnalysis& a) {
   } else {
     std::optional<std::size_t> best;
     for (std::size_t i : a.measured)
-      if (run.points[i].status == "ok" && (!best || run.points[i].score > run.points[*best].score))
+      if (run.points[i].status == PointStatus::kOk && (!best || run.points[i].score > run.points[*best].score))
         best = i;
     recs.push_back({"winner", "no confirmed winner",
                     best ? "the best measured point is " + run.points[*best].key +
@@ -239,7 +239,7 @@ void recommend(RunAnalysis& a) {
   // Effects that change direction with another knob: an average hides them.
   for (const auto& i : a.interactions) {
     if (!i.estimate.significant()) continue;
-    const auto flips = [](const RatioEstimate& x, const RatioEstimate& y) {
+    const auto flips = [](const EffectEstimate& x, const EffectEstimate& y) {
       return (helps(x) && hurts(y)) || (hurts(x) && helps(y));
     };
     Conditional c;
@@ -299,7 +299,7 @@ std::string winner_evidence(const RunResults& run, const std::string& winner) {
 
 }  // namespace
 
-std::string describe_ratio(const RatioEstimate& e, const std::string& unit) {
+std::string describe_ratio(const EffectEstimate& e, const std::string& unit) {
   if (e.pairs == 0) return "no " + unit + "s";
   const std::string count = fmt::format("{} {}{}", e.pairs, unit, e.pairs == 1 ? "" : "s");
   if (!e.has_interval()) return fmt::format("{:.3f}x ({}, no interval)", e.ratio, count);
@@ -310,7 +310,7 @@ std::string describe_ratio(const RatioEstimate& e, const std::string& unit) {
 std::string describe_interaction(const Interaction& i) {
   // Told from the side where one of the two conditional effects is closest to nothing: "X helps
   // 1.3x with Y but 1.0x without" says more than two effects of different sizes.
-  const auto nearest_to_one = [](const RatioEstimate& x, const RatioEstimate& y) {
+  const auto nearest_to_one = [](const EffectEstimate& x, const EffectEstimate& y) {
     return std::min(std::abs(std::log(x.ratio)), std::abs(std::log(y.ratio)));
   };
   const bool from_a = nearest_to_one(i.a_at_value_b, i.a_at_reference_b) <=
@@ -332,8 +332,8 @@ RunAnalysis analyze(RunResults run) {
   const RunResults& r = a.run;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     if (measured(r.points[i])) a.measured.push_back(i);
-    if (r.points[i].status == "guarded") a.guarded.push_back(i);
-    if (r.points[i].status == "failed") a.failed.push_back(i);
+    if (r.points[i].status == PointStatus::kGuarded) a.guarded.push_back(i);
+    if (r.points[i].status == PointStatus::kFailed) a.failed.push_back(i);
   }
   a.design = design_of(r, a.measured);
   a.effects = main_effects(a.design);
@@ -364,7 +364,7 @@ RunAnalysis analyze(RunResults run) {
   return a;
 }
 
-json to_json(const RatioEstimate& e) {
+json to_json(const EffectEstimate& e) {
   return {{"ratio", nullable(e.ratio)},
           {"ci", {nullable(e.low), nullable(e.high)}},
           {"pairs", e.pairs},

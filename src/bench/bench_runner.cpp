@@ -1,6 +1,7 @@
 #include "torchperf/bench/bench_runner.h"
 
 #include "torchperf/bench/timed_run.h"
+#include "torchperf/bench/bench_side.h"
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -198,7 +199,7 @@ OutputQuality quality_of(const Accuracy& a) {
 // Fills a measurement from its samples and checks its output against the reference.
 // paired: the samples come from an interleaved comparison, whose stopping rule is the ratio's.
 Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
-                   std::int64_t faults, const SamplingOptions& sampling, bool paired) {
+                   double faults_per_iteration, const SamplingOptions& sampling, bool paired) {
   Measurement m;
   m.model = s.source->name();
   m.inputs = describe_inputs(p.workload.inputs);
@@ -225,10 +226,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
                                   : -1;
   m.peak_memory_bytes = device_peak >= 0 ? device_peak : peak_rss_bytes();
   m.peak_memory_kind = device_peak >= 0 ? "cuda-caching-allocator" : "process-rss";
-  const double iterations =
-      static_cast<double>(samples.warmup.iterations) +
-      static_cast<double>(samples.iteration_ns.size() * samples.block_iterations);
-  m.page_faults_per_iteration = iterations > 0 ? static_cast<double>(faults) / iterations : 0;
+  m.page_faults_per_iteration = faults_per_iteration;
   m.flops_per_sample = ref.flops_per_sample;
   if (sum.median > 0)
     m.achieved_gflops =
@@ -289,6 +287,8 @@ bool reset_peaks(const c10::Device& device) {
   return reset_peak_rss();
 }
 
+}  // namespace
+
 SamplingOptions sampling_options(const BenchOptions& o) {
   SamplingOptions s;
   const auto budget =
@@ -306,8 +306,6 @@ BenchOptions with_shared_batch(BenchOptions options) {
     if (auto batch = options.config.get("batch")) options.vs->set("batch", *batch);
   return options;
 }
-
-}  // namespace
 
 WorkloadDescription describe(const BenchOptions& options) {
   validate(options);
@@ -347,29 +345,129 @@ bool BenchResult::valid() const {
   return true;
 }
 
+struct BenchSide::Impl {
+  std::shared_ptr<const Session> session;
+  std::shared_ptr<const Reference> reference;
+  std::unique_ptr<Prepared> prepared;
+  SamplingOptions sampling;
+  TimeSource* time = nullptr;
+  std::map<std::string, std::string> process;  // worker knobs as confirmed here
+  // Per timed block, in order: iterations and the minor page faults they caused.
+  std::vector<std::pair<std::size_t, std::int64_t>> blocks;
+  bool peak_reset = true;
+  TimedRun run;
+};
+
+namespace {
+
+std::unique_ptr<BenchSide::Impl> make_side(std::shared_ptr<const Session> session,
+                                           std::shared_ptr<const Reference> reference,
+                                           const Configuration& config,
+                                           const SamplingOptions& sampling, TimeSource& time) {
+  auto impl = std::make_unique<BenchSide::Impl>();
+  impl->session = std::move(session);
+  impl->reference = std::move(reference);
+  impl->sampling = sampling;
+  impl->time = &time;
+  impl->prepared = prepare(*impl->session, config, time);
+  // Worker knobs were set when this process started: check that they took, before timing.
+  impl->process = confirm_worker_knobs(impl->prepared->config);
+  BenchSide::Impl* side = impl.get();
+  const TimedRun local = impl->prepared->run;
+  impl->run.enter = [side, local] {
+    side->peak_reset = reset_peaks(side->prepared->workload.device);
+    local.enter();
+  };
+  impl->run.exit = local.exit;
+  impl->run.block = [side, local](std::size_t iterations) {
+    const std::int64_t faults = minor_page_faults();
+    const auto start = side->time->now();
+    for (std::size_t i = 0; i < iterations; ++i) local.iterate();
+    local.synchronize();
+    const Nanoseconds elapsed = side->time->now() - start;
+    side->blocks.emplace_back(iterations, minor_page_faults() - faults);
+    return elapsed;
+  };
+  return impl;
+}
+
+}  // namespace
+
+BenchSide::BenchSide(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+BenchSide::BenchSide(const BenchOptions& requested, const Configuration& config,
+                     TimeSource& time) {
+  validate(requested);
+  BenchOptions options = requested;
+  options.config = config;
+  auto session = std::make_shared<Session>(open_session(options));
+  const std::string batch = reference_batch(options, config);
+  const auto file = options.reference_files.find(batch);
+  auto reference = std::make_shared<Reference>(
+      file != options.reference_files.end() ? load_reference(file->second)
+                                            : compute_reference(*session, batch, options.count_flops));
+  impl_ = make_side(std::move(session), std::move(reference), config, sampling_options(options),
+                    time);
+}
+
+BenchSide::~BenchSide() = default;
+
+const TimedRun& BenchSide::run() const { return impl_->run; }
+
+const ResolvedConfiguration& BenchSide::configuration() const { return impl_->prepared->config; }
+
+Measurement BenchSide::finish(const SampleSet& samples, bool paired) {
+  // Steady state: the blocks after warm-up (the first warmup.iterations blocks of this side).
+  std::size_t iterations = 0;
+  std::int64_t faults = 0;
+  for (std::size_t i = samples.warmup.iterations; i < impl_->blocks.size(); ++i) {
+    iterations += impl_->blocks[i].first;
+    faults += impl_->blocks[i].second;
+  }
+  const double per_iteration =
+      iterations > 0 ? static_cast<double>(faults) / static_cast<double>(iterations) : 0;
+  Measurement m = torchperf::finish(*impl_->session, *impl_->prepared, samples, *impl_->reference,
+                                    per_iteration, impl_->sampling, paired);
+  m.process = impl_->process;
+  m.peak_memory_reset = impl_->peak_reset;
+  if (!impl_->peak_reset)
+    m.warnings.push_back("peak memory could not be reset: it includes work before this run");
+  return m;
+}
+
 BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
                       const BenchProgress& progress) {
   validate(requested);
   const BenchOptions options = with_shared_batch(requested);
+  if (options.vs) {
+    const auto differences = process_state_differences(options.config, *options.vs);
+    if (!differences.empty())
+      throw UsageError("the two sides differ in process state (" + differences.front() +
+                       "): each must run in its own process (torchperf bench does this; "
+                       "run_bench cannot)");
+  }
   BenchResult result;
   result.environment = capture_environment();
-  const Session session = open_session(options);
+  auto session = std::make_shared<const Session>(open_session(options));
   const SamplingOptions sampling = sampling_options(options);
   Sampler sampler(time, sampling);
 
-  std::map<std::string, Reference> references;
-  const auto reference_for = [&](const Configuration& c) -> const Reference& {
+  std::map<std::string, std::shared_ptr<const Reference>> references;
+  const auto reference_for = [&](const Configuration& c) {
     // The batch each side uses decides its reference.
     const std::string batch = reference_batch(options, c);
     auto it = references.find(batch);
     if (it == references.end()) {
       const auto file = options.reference_files.find(batch);
       if (file != options.reference_files.end()) {
-        it = references.emplace(batch, load_reference(file->second)).first;
+        it = references.emplace(batch, std::make_shared<Reference>(load_reference(file->second)))
+                 .first;
       } else {
         if (progress) progress("reference", 0);
-        it =
-            references.emplace(batch, compute_reference(session, batch, options.count_flops)).first;
+        it = references
+                 .emplace(batch, std::make_shared<Reference>(
+                                     compute_reference(*session, batch, options.count_flops)))
+                 .first;
       }
     }
     return it->second;
@@ -379,58 +477,36 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
   };
 
   if (!options.vs) {
-    const Reference& ref = reference_for(options.config);
-    const bool reset = reset_peaks(session.device);
-    auto p = prepare(session, options.config, time);
-    const std::int64_t faults_before = minor_page_faults();
-    const SampleSet samples = sampler.measure(p->run, report);
-    const std::int64_t faults = minor_page_faults() - faults_before;
-    Measurement m = finish(session, *p, samples, ref, faults, sampling, false);
-    m.peak_memory_reset = reset;
-    if (!reset)
-      m.warnings.push_back("peak memory could not be reset: it includes work before this run");
-    result.measurement = std::move(m);
+    BenchSide side(make_side(session, reference_for(options.config), options.config, sampling, time));
+    const SampleSet samples = sampler.measure(side.run(), report);
+    result.measurement = side.finish(samples, false);
     return result;
   }
 
-  const Reference& ref_a = reference_for(options.config);
-  const Reference& ref_b = reference_for(*options.vs);
-  const bool reset = reset_peaks(session.device);
-  auto a = prepare(session, options.config, time);
-  auto b = prepare(session, *options.vs, time);
-  const std::int64_t faults_before = minor_page_faults();
-  const PairedSampleSet paired = sampler.measure_paired(a->run, b->run, report);
-  const std::int64_t faults = (minor_page_faults() - faults_before) / 2;
-  Comparison c;
-  c.a = finish(session, *a, paired.a, ref_a, faults, sampling, true);
-  c.b = finish(session, *b, paired.b, ref_b, faults, sampling, true);
-  for (auto* m : {&c.a, &c.b}) {
-    m->peak_memory_reset = reset;
-    m->warnings.push_back(
-        "peak memory and page faults are of the process holding both configurations");
-    if (!reset)
-      m->warnings.push_back("peak memory could not be reset: it includes work before this run");
-  }
-  c.speedup = paired.speedup_summary;
-  c.stop = paired.stop;
-  // Per-round speedups compare equal numbers of calls; with different batch sizes, compare
-  // samples/s.
-  if (c.a.batch != c.b.batch) {
-    const double scale = static_cast<double>(c.a.batch) / static_cast<double>(c.b.batch);
-    c.speedup.median *= scale;
-    c.speedup.median_ci.low *= scale;
-    c.speedup.median_ci.high *= scale;
-  }
-  if (std::isnan(c.speedup.median_ci.low))
-    c.verdict = "undetermined";  // too few rounds for an interval
-  else if (c.speedup.median_ci.low > 1)
-    c.verdict = "faster";
-  else if (c.speedup.median_ci.high < 1)
-    c.verdict = "slower";
-  else
-    c.verdict = "indistinguishable";
-  result.comparison = std::move(c);
+  BenchSide a(make_side(session, reference_for(options.config), options.config, sampling, time));
+  BenchSide b(make_side(session, reference_for(*options.vs), *options.vs, sampling, time));
+  const PairedSampleSet paired = sampler.measure_paired(a.run(), b.run(), report);
+  result.comparison = compare_sides(a.finish(paired.a, true), b.finish(paired.b, true), paired,
+                                    false);
+  for (auto* m : {&result.comparison->a, &result.comparison->b})
+    m->warnings.push_back("peak memory is of the process holding both configurations");
   return result;
+}
+
+Comparison compare_sides(Measurement a, Measurement b, const PairedSampleSet& paired,
+                         bool separate_processes) {
+  Comparison c;
+  c.a = std::move(a);
+  c.b = std::move(b);
+  c.speedup = paired.speedup_estimate;
+  c.stop = paired.stop;
+  c.separate_processes = separate_processes;
+  // Per-round ratios compare equal numbers of calls; with different batch sizes, compare
+  // samples/s.
+  if (c.a.batch != c.b.batch)
+    c.speedup = scaled(c.speedup, static_cast<double>(c.a.batch) / static_cast<double>(c.b.batch));
+  c.verdict = verdict_of(c.speedup);
+  return c;
 }
 
 c10::Device resolve_device(const std::string& requested) {

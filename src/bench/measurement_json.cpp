@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "torchperf/config/knob.h"
 #include "torchperf/json_fields.h"
 
 namespace torchperf {
@@ -23,6 +24,24 @@ json to_json(const Summary& s) {
           {"median_ci_relative", nullable(s.median_ci_relative)}};
 }
 
+Summary summary_from_json(const json& j) {
+  Summary s;
+  s.count = j.at("count").get<std::size_t>();
+  s.mean = number_or_nan(j.at("mean"));
+  s.stddev = number_or_nan(j.at("stddev"));
+  s.cv = number_or_nan(j.at("cv"));
+  s.min = number_or_nan(j.at("min"));
+  s.max = number_or_nan(j.at("max"));
+  s.median = number_or_nan(j.at("median"));
+  s.p90 = number_or_nan(j.at("p90"));
+  s.p99 = number_or_nan(j.at("p99"));
+  s.median_ci = {number_or_nan(j.at("median_ci").at(0)), number_or_nan(j.at("median_ci").at(1))};
+  s.median_ci_relative = number_or_nan(j.at("median_ci_relative"));
+  return s;
+}
+
+Nanoseconds from_ms(double ms) { return Nanoseconds(static_cast<std::int64_t>(std::llround(ms * 1e6))); }
+
 json to_json(const Warmup& w) {
   return {{"first_call_ms", static_cast<double>(w.first_call.count()) * 1e-6},
           {"iterations", w.iterations},
@@ -31,7 +50,113 @@ json to_json(const Warmup& w) {
           {"settled_iteration_ms", w.settled_iteration_ns * 1e-6}};
 }
 
+Warmup warmup_from_json(const json& j) {
+  Warmup w;
+  w.first_call = from_ms(j.at("first_call_ms").get<double>());
+  w.iterations = j.at("iterations").get<std::size_t>();
+  w.total = from_ms(j.at("total_ms").get<double>());
+  w.settled = j.at("settled").get<bool>();
+  w.settled_iteration_ns = j.at("settled_iteration_ms").get<double>() * 1e6;
+  return w;
+}
+
+StopReason stop_reason_from_string(const std::string& name) {
+  for (StopReason r : {StopReason::kConfidenceReached, StopReason::kTimeBudgetSpent,
+                       StopReason::kSampleLimit})
+    if (to_string(r) == name) return r;
+  throw json::other_error::create(501, "unknown stop_reason '" + name + "'", nullptr);
+}
+
 }  // namespace
+
+json to_json(const SampleSet& s) {
+  return {{"warmup", to_json(s.warmup)},
+          {"block_iterations", s.block_iterations},
+          {"samples_ns", s.iteration_ns},
+          {"measured_s", to_seconds(s.measured)},
+          {"stop_reason", to_string(s.stop)}};
+}
+
+SampleSet sample_set_from_json(const json& j, double confidence) {
+  SampleSet s;
+  s.warmup = warmup_from_json(j.at("warmup"));
+  s.block_iterations = j.at("block_iterations").get<std::size_t>();
+  s.iteration_ns = j.at("samples_ns").get<std::vector<double>>();
+  s.measured = std::chrono::duration_cast<Nanoseconds>(
+      std::chrono::duration<double>(j.at("measured_s").get<double>()));
+  s.stop = stop_reason_from_string(j.at("stop_reason").get<std::string>());
+  s.summary = summarize(s.iteration_ns, confidence);
+  return s;
+}
+
+ResolvedConfiguration resolved_configuration_from_json(const json& j) {
+  ResolvedConfiguration c;
+  for (const auto& [name, entry] : j.at("knobs").items()) {
+    ResolvedKnob k;
+    k.name = name;
+    k.value = entry.at("value").get<std::string>();
+    k.applicable = entry.at("applicable").get<bool>();
+    k.requested = entry.at("requested").get<bool>();
+    k.reason = entry.value("reason", "");
+    k.baseline = entry.value("baseline", false);
+    c.knobs.push_back(k);
+  }
+  // JSON objects come back sorted by name: registry order is what every reader expects.
+  std::vector<ResolvedKnob> ordered;
+  for (const auto& knob : knob_registry())
+    for (const auto& k : c.knobs)
+      if (k.name == knob.name) ordered.push_back(k);
+  c.knobs = ordered;
+  c.notes = j.at("notes").get<std::vector<std::string>>();
+  return c;
+}
+
+Measurement measurement_from_json(const json& j) {
+  Measurement m;
+  m.model = j.at("model").get<std::string>();
+  m.inputs = j.at("inputs").get<std::string>();
+  m.input_source = j.at("input_source").get<std::string>();
+  m.device = j.at("device").get<std::string>();
+  m.batch = j.at("batch").get<std::int64_t>();
+  m.configuration = resolved_configuration_from_json(j.at("configuration"));
+  m.samples.warmup = warmup_from_json(j.at("warmup"));
+  m.samples.block_iterations = j.at("block_iterations").get<std::size_t>();
+  m.samples.iteration_ns = j.at("samples_ns").get<std::vector<double>>();
+  m.samples.measured = std::chrono::duration_cast<Nanoseconds>(
+      std::chrono::duration<double>(j.at("measured_s").get<double>()));
+  m.samples.stop = stop_reason_from_string(j.at("stop_reason").get<std::string>());
+  m.samples.summary = summary_from_json(j.at("iteration_ns"));
+  m.paired = j.at("paired").get<bool>();
+  m.throughput_samples_per_s = number_or_nan(j.at("throughput_samples_per_s"));
+  m.throughput_ci = {number_or_nan(j.at("throughput_ci").at(0)),
+                     number_or_nan(j.at("throughput_ci").at(1))};
+  const json& latency = j.at("latency_ms");
+  m.latency_p50_ms = number_or_nan(latency.at("p50"));
+  m.latency_p90_ms = number_or_nan(latency.at("p90"));
+  m.latency_p99_ms = number_or_nan(latency.at("p99"));
+  m.setup_ms = j.at("setup_ms").get<double>();
+  const json& memory = j.at("memory");
+  m.rss_before_bytes = memory.at("rss_before_bytes").get<std::int64_t>();
+  m.peak_memory_bytes = memory.at("peak_bytes").get<std::int64_t>();
+  m.peak_memory_kind = memory.at("peak_kind").get<std::string>();
+  m.peak_memory_reset = memory.at("peak_reset").get<bool>();
+  m.page_faults_per_iteration = memory.at("minor_page_faults_per_iteration").get<double>();
+  const json& q = j.at("quality");
+  m.quality.comparable = q.at("comparable").get<bool>();
+  m.quality.note = q.value("note", "");
+  m.quality.max_abs_error = number_or_nan(q.at("max_abs_error"));
+  m.quality.max_rel_error = number_or_nan(q.at("max_rel_error"));
+  m.quality.cosine = number_or_nan(q.at("cosine"));
+  if (!q.at("top1_agreement").is_null()) m.quality.top1_agreement = q.at("top1_agreement").get<double>();
+  m.quality.nonfinite_values = q.at("nonfinite_values").get<std::int64_t>();
+  m.flops_per_sample = j.at("flops_per_sample").get<std::uint64_t>();
+  m.achieved_gflops = number_or_nan(j.at("achieved_gflops"));
+  if (j.contains("process")) m.process = j.at("process").get<std::map<std::string, std::string>>();
+  m.warnings = j.at("warnings").get<std::vector<std::string>>();
+  m.valid = j.at("valid").get<bool>();
+  m.invalid_reason = j.at("invalid_reason").get<std::string>();
+  return m;
+}
 
 json to_json(const Environment& env) {
   json blas = {{"kind", to_string(env.blas.kind)}, {"path", env.blas.path}};
@@ -60,10 +185,45 @@ json to_json(const Environment& env) {
           {"warnings", env.warnings}};
 }
 
+Environment environment_from_json(const json& j) {
+  Environment env;
+  env.torchperf_version = j.at("torchperf_version").get<std::string>();
+  env.torchperf_build_type = j.at("torchperf_build_type").get<std::string>();
+  env.torchperf_git_commit = j.at("torchperf_git_commit").get<std::string>();
+  env.cpu_governor = j.at("cpu_governor").get<std::string>();
+  env.load_average_1m = j.at("load_average_1m").get<double>();
+  env.torch_version = j.at("torch_version").get<std::string>();
+  env.torch_build_config = j.at("torch_build_config").get<std::string>();
+  env.cpu_model = j.at("cpu_model").get<std::string>();
+  env.cpu_isa = j.at("cpu_isa").get<std::vector<std::string>>();
+  env.logical_cores = j.at("logical_cores").get<int>();
+  env.usable_cores = j.at("usable_cores").get<int>();
+  env.intra_op_threads = j.at("intra_op_threads").get<int>();
+  env.inter_op_threads = j.at("inter_op_threads").get<int>();
+  const std::string kind = j.at("blas").at("kind").get<std::string>();
+  for (BlasKind k : {BlasKind::kReference, BlasKind::kOpenBlas, BlasKind::kMkl, BlasKind::kBlis,
+                     BlasKind::kOther, BlasKind::kNone})
+    if (to_string(k) == kind) env.blas.kind = k;
+  env.blas.path = j.at("blas").at("path").get<std::string>();
+  env.cuda_available = j.at("cuda_available").get<bool>();
+  env.cuda_devices = j.at("cuda_devices").get<int>();
+  env.gpu_names = j.at("gpu_names").get<std::vector<std::string>>();
+  env.gpu_driver = j.at("gpu_driver").get<std::string>();
+  env.cudnn_version = j.at("cudnn_version").get<long>();
+  env.hostname = j.at("hostname").get<std::string>();
+  env.kernel = j.at("kernel").get<std::string>();
+  env.variables = j.at("variables").get<std::map<std::string, std::string>>();
+  env.warnings = j.at("warnings").get<std::vector<std::string>>();
+  return env;
+}
+
 json to_json(const ResolvedConfiguration& config) {
   json knobs = json::object();
   for (const auto& k : config.knobs) {
-    json entry = {{"value", k.value}, {"applicable", k.applicable}, {"requested", k.requested}};
+    json entry = {{"value", k.value},
+                  {"applicable", k.applicable},
+                  {"requested", k.requested},
+                  {"baseline", k.baseline}};
     if (!k.reason.empty()) entry["reason"] = k.reason;
     knobs[k.name] = entry;
   }
@@ -110,6 +270,7 @@ json to_json(const Measurement& m) {
       {"flops_per_sample", m.flops_per_sample},
       {"achieved_gflops", nullable(m.achieved_gflops)},
       {"samples_ns", m.samples.iteration_ns},
+      {"process", m.process},
       {"warnings", m.warnings},
       {"valid", m.valid},
       {"invalid_reason", m.invalid_reason},
@@ -120,11 +281,14 @@ json to_json(const Comparison& c) {
   return {{"a", to_json(c.a)},
           {"b", to_json(c.b)},
           {"speedup",
-           {{"median", nullable(c.speedup.median)},
-            {"ci", {nullable(c.speedup.median_ci.low), nullable(c.speedup.median_ci.high)}},
-            {"rounds", c.speedup.count}}},
+           {{"ratio", nullable(c.speedup.ratio)},
+            {"ci", {nullable(c.speedup.interval.low), nullable(c.speedup.interval.high)}},
+            {"estimator", "geometric mean of per-round ratios; Student t interval on their logs"},
+            {"median", nullable(c.speedup.median)},
+            {"rounds", c.speedup.rounds}}},
+          {"separate_processes", c.separate_processes},
           {"stop_reason", to_string(c.stop)},
-          {"verdict", c.verdict}};
+          {"verdict", to_string(c.verdict)}};
 }
 
 json to_json(const BenchResult& result) {

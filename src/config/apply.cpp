@@ -29,4 +29,43 @@ Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, 
   };
 }
 
+std::vector<std::string> process_state_differences(const Configuration& a, const Configuration& b) {
+  std::vector<std::string> out;
+  for (const auto& knob : inference_knobs()) {
+    if (knob.scope == KnobScope::kCall) continue;
+    const auto va = a.get(knob.name), vb = b.get(knob.name);
+    if (va != vb)
+      out.push_back(knob.name + "=" + va.value_or("(baseline)") + " vs " +
+                    vb.value_or("(baseline)"));
+  }
+  return out;
+}
+
+std::vector<std::string> worker_knobs_named(const Configuration& config) {
+  std::vector<std::string> out;
+  for (const auto& knob : inference_knobs())
+    if (knob.scope == KnobScope::kWorker)
+      if (auto v = config.get(knob.name)) out.push_back(knob.name + "=" + *v);
+  return out;
+}
+
+std::map<std::string, std::string> worker_environment(const Configuration& config) {
+  std::map<std::string, std::string> env;
+  for (const auto& knob : inference_knobs())
+    if (knob.scope == KnobScope::kWorker)
+      if (auto v = config.get(knob.name))
+        for (const auto& [name, value] : knob.environment(*v)) env[name] = value;
+  return env;
+}
+
+std::map<std::string, std::string> confirm_worker_knobs(const ResolvedConfiguration& config) {
+  std::map<std::string, std::string> seen;
+  for (const auto& knob : inference_knobs()) {
+    if (knob.scope != KnobScope::kWorker) continue;
+    const auto& resolved = config.knob(knob.name);
+    if (resolved.applicable) seen[knob.name] = knob.confirm(resolved.value);
+  }
+  return seen;
+}
+
 }  // namespace torchperf

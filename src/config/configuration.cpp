@@ -24,10 +24,15 @@ void check_value(const Knob& knob, const std::string& value) {
   }
   const auto values = all_values(knob);
   if (std::find(values.begin(), values.end(), value) == values.end()) {
-    std::string list;
-    for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+    std::string list, missing;
+    for (const auto& v : values) {
+      // A worker knob's values depend on what is installed here: say which are.
+      const bool here = knob.scope != KnobScope::kWorker || knob.applies(WorkloadTraits{}, v).applies;
+      (here ? list : missing) += ((here ? list : missing).empty() ? "" : ", ") + v;
+    }
     throw ConfigError("knob '" + knob.name + "' has no value '" + value + "'; expected one of " +
-                      list);
+                      list + (knob.scope == KnobScope::kWorker ? " (installed here)" : "") +
+                      (missing.empty() ? "" : "; not installed here: " + missing));
   }
 }
 
@@ -78,7 +83,8 @@ const ResolvedKnob& ResolvedConfiguration::knob(const std::string& name) const {
 std::string ResolvedConfiguration::to_string() const {
   std::string out;
   for (const auto& k : knobs)
-    if (k.applicable) out += (out.empty() ? "" : ",") + k.name + "=" + k.value;
+    if (k.applicable && !(k.baseline && !find_knob(k.name).listed_at_baseline))
+      out += (out.empty() ? "" : ",") + k.name + "=" + k.value;
   return out;
 }
 
@@ -103,7 +109,9 @@ ResolvedKnob resolve_knob(const Knob& knob, const Configuration& requested,
       throw ConfigError(knob.name + "=" + *value + " does not apply to this workload: " + a.reason);
     r.value = *value;
     r.requested = true;
+    r.baseline = r.value == knob.baseline(traits);
   } else {
+    r.baseline = true;
     r.value = knob.baseline(traits);
     const Applicability a = knob.applies(traits, r.value);
     if (!a.applies) {

@@ -10,6 +10,7 @@
 #include "torchperf/error.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/workload.h"
+#include "process_knobs.h"
 
 namespace torchperf {
 namespace {
@@ -51,7 +52,7 @@ Knob threads_knob() {
   Knob k;
   k.name = "threads";
   k.description =
-      "intra-op threads (at::set_num_threads); process-wide, set around each timed block";
+      "intra-op threads (at::set_num_threads); process-wide, set once before warm-up";
   k.scope = KnobScope::kProcess;
   k.training = true;
   k.integer_valued = true;
@@ -65,11 +66,7 @@ Knob threads_knob() {
   };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_threads); };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    const int cap = 4 * std::max(1, t.usable_cores);
-    return std::stol(value) <= cap
-               ? Applicability::yes()
-               : Applicability::no("more than " + std::to_string(cap) + " threads (4x the " +
-                                   std::to_string(t.usable_cores) + " usable cores)");
+    return at_most_four_per_core(t, value, "threads");
   };
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     const int previous = at::get_num_threads();
@@ -268,7 +265,7 @@ Knob graph_knob() {
   k.name = "graph";
   k.description =
       "eager; frozen (torch::jit::freeze); frozen-opt (freeze + optimize_for_inference); fused "
-      "(TensorExpr fuser allowed on CPU, around each block)";
+      "(TensorExpr fuser allowed on CPU, set once per measurement)";
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits&) {
     return fixed({"eager", "frozen", "frozen-opt", "fused"});
@@ -414,11 +411,7 @@ Knob workers_knob() {
   };
   k.baseline = [](const WorkloadTraits&) { return "0"; };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    const int cap = 4 * std::max(1, t.usable_cores);
-    return std::stol(value) <= cap
-               ? Applicability::yes()
-               : Applicability::no("more than " + std::to_string(cap) + " loader threads (4x the " +
-                                   std::to_string(t.usable_cores) + " usable cores)");
+    return at_most_four_per_core(t, value, "loader threads");
   };
   k.plan = [](const std::string& value, TrainingPlan& p) { p.workers = std::stoi(value); };
   return k;
@@ -512,15 +505,41 @@ Knob zero_grad_knob() {
 
 }  // namespace
 
+Applicability at_most_four_per_core(const WorkloadTraits& t, const std::string& value,
+                                    const std::string& what) {
+  const int cap = 4 * std::max(1, t.usable_cores);
+  return std::stol(value) <= cap
+             ? Applicability::yes()
+             : Applicability::no("more than " + std::to_string(cap) + " " + what + " (4x the " +
+                                 std::to_string(t.usable_cores) + " usable cores)");
+}
+
+std::string to_string(KnobScope scope) {
+  switch (scope) {
+    case KnobScope::kCall:
+      return "call";
+    case KnobScope::kProcess:
+      return "process";
+    case KnobScope::kWorker:
+      return "worker";
+  }
+  return "call";
+}
+
 const std::vector<Knob>& knob_registry() {
   // Order is application order: inputs (batch) before mode, precision before memory format, and
   // graph transforms last so they see the converted weights.
-  static const std::vector<Knob> registry = {threads_knob(), batch_knob(),           mode_knob(),
-                                             grad_knob(),    precision_knob(),       format_knob(),
-                                             graph_knob(),   cudnn_benchmark_knob(), tf32_knob(),
-                                             workers_knob(), prefetch_knob(),        pin_memory_knob(),
-                                             non_blocking_knob(), transfer_knob(),   amp_knob(),
-                                             zero_grad_knob()};
+  // Worker knobs come last: they are set when the process starts, before any of the others.
+  static const std::vector<Knob> registry = [] {
+    std::vector<Knob> r = {threads_knob(),      batch_knob(),         mode_knob(),
+                           grad_knob(),         precision_knob(),     format_knob(),
+                           graph_knob(),        cudnn_benchmark_knob(), tf32_knob(),
+                           workers_knob(),      prefetch_knob(),      pin_memory_knob(),
+                           non_blocking_knob(), transfer_knob(),      amp_knob(),
+                           zero_grad_knob()};
+    for (auto& k : worker_knobs()) r.push_back(std::move(k));
+    return r;
+  }();
   return registry;
 }
 

@@ -11,6 +11,13 @@ double median_of(std::vector<double> values) {
   return quantile_sorted(values, 0.5);
 }
 
+// Exits a run's state when the measurement ends: process-wide state must outlive neither the
+// measurement nor a failure.
+struct Entered {
+  const TimedRun& run;
+  ~Entered() { run.exit(); }
+};
+
 }  // namespace
 
 std::string to_string(StopReason reason) {
@@ -28,18 +35,11 @@ std::string to_string(StopReason reason) {
 Sampler::Sampler(TimeSource& time, SamplingOptions options) : time_(time), options_(options) {}
 
 Nanoseconds Sampler::time_block(const TimedRun& run, std::size_t iterations) {
-  run.enter();
-  try {
-    const auto start = time_.now();
-    for (std::size_t i = 0; i < iterations; ++i) run.iterate();
-    run.synchronize();
-    const Nanoseconds elapsed = time_.now() - start;
-    run.exit();
-    return elapsed;
-  } catch (...) {
-    run.exit();  // process-wide state must not outlive a failed block
-    throw;
-  }
+  if (run.block) return run.block(iterations);
+  const auto start = time_.now();
+  for (std::size_t i = 0; i < iterations; ++i) run.iterate();
+  run.synchronize();
+  return time_.now() - start;
 }
 
 std::size_t Sampler::block_size_for(double iteration_ns) const {
@@ -87,7 +87,19 @@ bool Sampler::precise_enough(const std::vector<double>& samples, std::size_t& ne
   return summarize(samples, options_.confidence).median_ci_relative <= options_.target_relative_ci;
 }
 
+bool Sampler::ratio_precise_enough(const std::vector<double>& ratios,
+                                   std::size_t& next_check) const {
+  if (ratios.size() < std::max(options_.min_samples, kMinRatioRounds) ||
+      ratios.size() < next_check)
+    return false;
+  next_check = std::max(ratios.size() + 1, ratios.size() + ratios.size() / 20);
+  return estimate_ratio(ratios, options_.confidence).relative_half_width <=
+         options_.target_relative_ci;
+}
+
 SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
+  run.enter();
+  const Entered entered{run};
   SampleSet set;
   set.warmup = warm_up(run);
   set.block_iterations = block_size_for(set.warmup.settled_iteration_ns);
@@ -121,6 +133,10 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
 
 PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
                                         const Progress& progress) {
+  a.enter();
+  const Entered entered_a{a};
+  b.enter();
+  const Entered entered_b{b};
   PairedSampleSet set;
   set.a.warmup = warm_up(a);
   set.b.warmup = warm_up(b);
@@ -144,18 +160,19 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
     const double b_ns = static_cast<double>(tb.count()) / static_cast<double>(block);
     set.a.iteration_ns.push_back(a_ns);
     set.b.iteration_ns.push_back(b_ns);
-    set.speedup.push_back(a_ns > 0 ? b_ns / a_ns : 0);
+    // A block too short for the clock to see counts as the shortest it could resolve.
+    set.speedup.push_back(std::max(b_ns, 1.0) / std::max(a_ns, 1.0));
     const auto measured = time_.now() - start;
     set.a.measured = set.b.measured = measured;
     if (progress) progress(std::min(1.0, to_seconds(measured) / to_seconds(options_.time_budget)));
-    if (precise_enough(set.speedup, next_check)) {
+    if (ratio_precise_enough(set.speedup, next_check)) {
       set.stop = StopReason::kConfidenceReached;
       break;
     }
     if (measured >= options_.time_budget) {
       next_check = 0;
-      set.stop = precise_enough(set.speedup, next_check) ? StopReason::kConfidenceReached
-                                                         : StopReason::kTimeBudgetSpent;
+      set.stop = ratio_precise_enough(set.speedup, next_check) ? StopReason::kConfidenceReached
+                                                               : StopReason::kTimeBudgetSpent;
       break;
     }
     if (set.speedup.size() >= options_.max_samples) {
@@ -166,7 +183,7 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
   set.a.stop = set.b.stop = set.stop;
   set.a.summary = summarize(set.a.iteration_ns, options_.confidence);
   set.b.summary = summarize(set.b.iteration_ns, options_.confidence);
-  set.speedup_summary = summarize(set.speedup, options_.confidence);
+  set.speedup_estimate = estimate_ratio(set.speedup, options_.confidence);
   return set;
 }
 

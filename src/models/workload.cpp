@@ -32,6 +32,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
   traits.saved_training = workload.model->is_training();
   traits.usable_cores = std::max(1, usable_cores());
   traits.default_threads = at::get_num_threads();
+  traits.default_interop_threads = at::get_num_interop_threads();  // reads; does not start the pool
   if (inputs_from_file && !workload.inputs.empty() && workload.inputs[0].isTensor() &&
       workload.inputs[0].toTensor().dim() > 0)
     traits.default_batch = workload.inputs[0].toTensor().size(0);

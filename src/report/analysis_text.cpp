@@ -29,7 +29,7 @@ std::string escape_md(std::string s) {
   return out;
 }
 
-std::string ci_text(const RatioEstimate& e) {
+std::string ci_text(const EffectEstimate& e) {
   if (!e.has_interval()) return "n/a";
   return fmt::format("{:.3f}-{:.3f}", e.low, e.high);
 }
@@ -122,9 +122,9 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
       if (f.name == "throughput-memory") x = "peak " + format_bytes(p.metrics.peak_memory_bytes);
       if (f.name == "throughput-accuracy") x = fmt::format("cosine {:.6f}", p.metrics.cosine);
       out += md ? fmt::format("  - {} {}: `{}`{}\n", point_value(p), x, key,
-                              p.status == "guarded" ? " (guarded out)" : "")
+                              p.status == PointStatus::kGuarded ? " (guarded out)" : "")
                 : fmt::format("    {:>12}  {:<18} {}{}\n", point_value(p), x, key,
-                              p.status == "guarded" ? "  (guarded out)" : "");
+                              p.status == PointStatus::kGuarded ? "  (guarded out)" : "");
     }
   }
 
@@ -133,7 +133,7 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
     for (const auto* list : {&a.guarded, &a.failed})
       for (std::size_t i : *list) {
         const auto& p = r.points[i];
-        const std::string what = p.status == "failed" ? "failed (" + p.failure_kind + ")" : "guarded";
+        const std::string what = p.status == PointStatus::kFailed ? "failed (" + p.failure_kind + ")" : "guarded";
         out += md ? fmt::format("- `{}` — {}: {}\n", p.key, what, escape_md(p.reason))
                   : fmt::format("  {}\n      {}: {}\n", p.key, what, p.reason);
       }
@@ -166,7 +166,7 @@ void side_by_side(std::string& out, const std::vector<RunAnalysis>& runs, TextFo
   TextTable t{{"knob", "value"}, {}};
   for (const auto& a : runs) t.header.push_back(a.run.label);
   std::vector<std::pair<std::string, std::string>> order;
-  std::map<std::pair<std::string, std::string>, std::map<std::size_t, RatioEstimate>> cells;
+  std::map<std::pair<std::string, std::string>, std::map<std::size_t, EffectEstimate>> cells;
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (const auto& k : runs[i].effects)
       for (const auto& e : k.effects) {
@@ -196,7 +196,7 @@ void side_by_side(std::string& out, const std::vector<RunAnalysis>& runs, TextFo
 
 }  // namespace
 
-std::string verdict(const RatioEstimate& e) {
+std::string verdict(const EffectEstimate& e) {
   if (e.has_interval() && e.low >= 1 / kNegligibleRatio && e.high <= kNegligibleRatio)
     return "negligible (within 3%)";
   if (e.significant()) return e.ratio > 1 ? "helps" : "hurts";

@@ -39,9 +39,9 @@ std::string points_csv(const std::vector<RunAnalysis>& runs) {
           if (name == k) v = value;
         row += "," + field(v);
       }
-      const bool has = p.status != "failed";
+      const bool has = p.status != PointStatus::kFailed;
       const PointMetrics& m = p.metrics;
-      row += "," + field(p.status) + "," + field(p.failure_kind) + "," + field(p.reason) + "," +
+      row += "," + field(to_string(p.status)) + "," + field(p.failure_kind) + "," + field(p.reason) + "," +
              std::to_string(p.changes) + "," + number(p.score);
       for (double v : {m.throughput, m.throughput_low, m.throughput_high, m.latency_p50_ms,
                        m.latency_p99_ms})

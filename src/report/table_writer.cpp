@@ -121,15 +121,18 @@ std::string format_measurement(const Measurement& m) {
 std::string format_comparison(const Comparison& c) {
   std::string out = "A  " + format_measurement(c.a) + "\nB  " + format_measurement(c.b) + "\n";
   const std::string verdict =
-      c.verdict == "indistinguishable" ? "indistinguishable from B (the CI includes 1)"
-      : c.verdict == "undetermined"    ? "undetermined (too few rounds; raise --time)"
-                                       : c.verdict;
-  out += fmt::format("A vs B: {:.3f}x samples/s {} over {} interleaved rounds; A is {}\n",
-                     c.speedup.median, interval(c.speedup.median_ci, 3), c.speedup.count, verdict);
+      c.verdict == Verdict::kIndistinguishable ? "indistinguishable from B (the CI includes 1)"
+      : c.verdict == Verdict::kUndetermined    ? "undetermined (too few rounds; raise --time)"
+                                               : to_string(c.verdict);
+  out += fmt::format(
+      "A vs B: {:.3f}x samples/s {} over {} interleaved rounds (geometric mean; 95% CI, Student t "
+      "on the log ratios){}; A is {}\n",
+      c.speedup.ratio, interval(c.speedup.interval, 3), c.speedup.rounds,
+      c.separate_processes ? ", each side in its own worker process" : "", verdict);
   if (c.stop != StopReason::kConfidenceReached)
     out += fmt::format(
         "  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",
-        percent(c.speedup.median_ci_relative));
+        percent(c.speedup.relative_half_width));
   return out;
 }
 

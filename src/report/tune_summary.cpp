@@ -19,7 +19,7 @@ std::string ratio_text(double ratio, double low, double high) {
 std::string head_to_head_text(const HeadToHead& h) {
   if (!h.failure.empty()) return "comparison failed: " + h.failure;
   return fmt::format("{}, 95% CI over {} interleaved rounds: {}", ratio_text(h.ratio, h.low, h.high),
-                     h.rounds, h.verdict);
+                     h.rounds, to_string(h.verdict));
 }
 
 std::string value_text(const TuneResult& r, const PointResult& p) {
@@ -58,7 +58,7 @@ std::string format_tune(const TuneResult& r) {
 
   std::size_t ok = 0, guarded = 0, failed = 0;
   for (const auto& p : r.points)
-    (p.status == "ok" ? ok : p.status == "guarded" ? guarded : failed) += 1;
+    (p.status == PointStatus::kOk ? ok : p.status == PointStatus::kGuarded ? guarded : failed) += 1;
   out += fmt::format(
       "ran    {} points ({} from the journal, {} this session): {} passed, {} guarded out, {} "
       "failed; {} not run{}\n",
@@ -107,7 +107,7 @@ std::string format_tune(const TuneResult& r) {
 
   std::vector<const PointResult*> ranked;
   for (const auto& p : r.points)
-    if (p.status == "ok") ranked.push_back(&p);
+    if (p.status == PointStatus::kOk) ranked.push_back(&p);
   std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->score > b->score; });
   if (!ranked.empty()) {
     out += fmt::format("\ntop {} ({} with its 95% CI, from the sweep)\n",
@@ -138,9 +138,9 @@ std::string format_tune(const TuneResult& r) {
   std::string guarded_list, failed_list;
   std::size_t guarded_n = 0, failed_n = 0;
   for (const auto& p : r.points) {
-    if (p.status == "guarded" && guarded_n++ < kListed)
+    if (p.status == PointStatus::kGuarded && guarded_n++ < kListed)
       guarded_list += fmt::format("  {}\n    {}\n", p.key, p.reason);
-    if (p.status == "failed" && failed_n++ < kListed)
+    if (p.status == PointStatus::kFailed && failed_n++ < kListed)
       failed_list += fmt::format("  {}\n    {}: {}\n", p.key, p.failure_kind, p.reason);
   }
   if (guarded_n > kListed)

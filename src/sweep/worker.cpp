@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
+#include "torchperf/bench/bench_side.h"
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
@@ -42,10 +45,9 @@ json serve(const json& request, const FaultHook& fault) {
                    request.at("path").get<std::string>());
     return {{"ok", true}};
   }
-  if (job == "measure" || job == "compare") {
+  if (job == "measure") {
     BenchOptions o = job_options(request);
     o.config = Configuration::parse(request.at("configuration").get<std::string>());
-    if (job == "compare") o.vs = Configuration::parse(request.at("vs").get<std::string>());
     if (fault) fault(o.config.to_string());
     const BenchResult result = run_bench(o, clock);
     return {{"ok", true}, {"result", to_json(result)}};
@@ -55,9 +57,14 @@ json serve(const json& request, const FaultHook& fault) {
 
 }  // namespace
 
-json serve_job(const json& request, const FaultHook& fault) {
+namespace {
+
+// Runs f; an exception becomes an answered error with its kind, so the supervisor can tell a
+// user's mistake from a failure.
+template <typename F>
+json answer(F&& f) {
   try {
-    return serve(request, fault);
+    return f();
   } catch (const json::exception& e) {
     return error_response("protocol", std::string("malformed worker request: ") + e.what());
   } catch (const UsageError& e) {
@@ -77,27 +84,117 @@ json serve_job(const json& request, const FaultHook& fault) {
   }
 }
 
-int run_worker(int in_fd, int out_fd, const FaultHook& fault) {
-  std::string line;
-  char buf[4096];
-  while (line.find('\n') == std::string::npos) {
-    const ssize_t n = ::read(in_fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    line.append(buf, static_cast<std::size_t>(n));
+// Request lines from a file descriptor.
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+  std::optional<std::string> next() {
+    while (buffer_.find('\n') == std::string::npos) {
+      char buf[4096];
+      const ssize_t n = ::read(fd_, buf, sizeof(buf));
+      if (n <= 0) {
+        if (buffer_.empty()) return std::nullopt;
+        break;
+      }
+      buffer_.append(buf, static_cast<std::size_t>(n));
+    }
+    const auto nl = buffer_.find('\n');
+    std::string line = buffer_.substr(0, nl);
+    buffer_.erase(0, nl == std::string::npos ? buffer_.size() : nl + 1);
+    return line;
   }
-  json response;
-  try {
-    response = serve_job(json::parse(line.substr(0, line.find('\n'))), fault);
-  } catch (const json::exception& e) {
-    response = error_response("protocol", std::string("malformed worker request: ") + e.what());
-  }
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+bool write_line(int fd, const json& response) {
   const std::string out = response.dump() + "\n";
   std::size_t written = 0;
   while (written < out.size()) {
-    const ssize_t n = ::write(out_fd, out.data() + written, out.size() - written);
-    if (n <= 0) return 1;
+    const ssize_t n = ::write(fd, out.data() + written, out.size() - written);
+    if (n <= 0) return false;
     written += static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+// The "side" job: one side of a two-process comparison. The worker prepares the configuration,
+// enters its process state once, then times the blocks the supervisor asks for ({"job":
+// "block", "iterations": N} -> {"ns": T}) until {"job": "finish", "samples": ...}, which it
+// answers with the finished measurement.
+int serve_side(const json& request, LineReader& lines, int out_fd, const FaultHook& fault) {
+  SteadyTimeSource clock;
+  std::unique_ptr<BenchSide> side;
+  bool entered = false;
+  json response = answer([&]() -> json {
+    BenchOptions o = job_options(request);
+    const Configuration config = Configuration::parse(request.at("configuration").get<std::string>());
+    if (fault) fault(config.to_string());
+    side = std::make_unique<BenchSide>(o, config, clock);
+    side->run().enter();
+    entered = true;
+    return {{"ok", true}, {"configuration", side->configuration().to_string()}};
+  });
+  if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
+  while (true) {
+    const auto line = lines.next();
+    if (!line) break;  // the supervisor is gone: nothing to answer
+    bool done = false;
+    response = answer([&]() -> json {
+      const json r = json::parse(*line);
+      const std::string job = r.at("job").get<std::string>();
+      if (job == "block") {
+        const Nanoseconds t = side->run().block(r.at("iterations").get<std::size_t>());
+        return {{"ok", true}, {"ns", static_cast<double>(t.count())}};
+      }
+      if (job == "finish") {
+        done = true;
+        entered = false;
+        side->run().exit();
+        const SampleSet samples = sample_set_from_json(r.at("samples"), SamplingOptions{}.confidence);
+        return {{"ok", true}, {"measurement", to_json(side->finish(samples, true))}};
+      }
+      throw UsageError("unknown side job '" + job + "'");
+    });
+    if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
+    if (done) return 0;
+  }
+  if (entered) side->run().exit();
+  return 0;
+}
+
+}  // namespace
+
+void rethrow_worker_error(const json& error, const std::string& what) {
+  const std::string kind = error.value("kind", "runtime");
+  const std::string message = error.value("message", what + " failed");
+  if (kind == "usage") throw UsageError(message);
+  if (kind == "config") throw ConfigError(message);
+  if (kind == "model") throw ModelError(message);
+  if (kind == "workload") throw WorkloadError(message);
+  throw RuntimeFailure(what + ": " + message);
+}
+
+json serve_job(const json& request, const FaultHook& fault) {
+  return answer([&] { return serve(request, fault); });
+}
+
+int run_worker(int in_fd, int out_fd, const FaultHook& fault) {
+  LineReader lines(in_fd);
+  const std::string line = lines.next().value_or("");
+  json request;
+  try {
+    request = json::parse(line);
+  } catch (const json::exception& e) {
+    write_line(out_fd, error_response("protocol", std::string("malformed worker request: ") + e.what()));
+    return 1;
+  }
+  if (request.is_object() && request.value("job", "") == "side")
+    return serve_side(request, lines, out_fd, fault);
+  const json response = serve_job(request, fault);
+  if (!write_line(out_fd, response)) return 1;
   return response.value("ok", false) ? 0 : 1;
 }
 
@@ -137,6 +234,7 @@ json to_json(const WorkloadTraits& t) {
           {"can_train_mode", t.can_train_mode},
           {"usable_cores", t.usable_cores},
           {"default_threads", t.default_threads},
+          {"default_interop_threads", t.default_interop_threads},
           {"default_batch", t.default_batch}};
 }
 
@@ -153,6 +251,7 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.can_train_mode = j.at("can_train_mode").get<bool>();
   t.usable_cores = j.at("usable_cores").get<int>();
   t.default_threads = j.at("default_threads").get<int>();
+  t.default_interop_threads = j.value("default_interop_threads", t.default_threads);
   t.default_batch = j.at("default_batch").get<long long>();
   return t;
 }

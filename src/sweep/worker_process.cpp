@@ -54,11 +54,36 @@ std::string to_string(WorkerExit exit) {
   return "crashed";
 }
 
-WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
-                                 const WorkerLimits& limits, const std::string& log_path,
-                                 const std::function<bool(double)>& tick) {
+namespace {
+
+struct Spawned {
+  pid_t pid = -1;
+  int in_fd = -1, out_fd = -1;
+};
+
+// The environment a worker starts with: ours, with the overrides applied. Built before fork:
+// after it, only async-signal-safe calls are allowed.
+std::vector<std::string> child_environment(const WorkerEnvironment& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (!overrides.count(name)) env.push_back(entry);
+  }
+  for (const auto& [name, value] : overrides)
+    if (!value.empty()) env.push_back(name + "=" + value);
+  return env;
+}
+
+// Starts `executable __worker` with stdin and fd 3 on pipes and stdout/stderr in the log.
+Spawned spawn_worker(const std::string& executable, const std::string& log_path,
+                     const WorkerEnvironment& environment) {
   // A worker that dies while we write its request must not kill the supervisor with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  const std::vector<std::string> env_strings = child_environment(environment);
+  std::vector<char*> envp;
+  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   int to_child[2], from_child[2];
   if (::pipe2(to_child, O_CLOEXEC) != 0)
     throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
@@ -73,7 +98,6 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
     throw RuntimeFailure("cannot create the worker log '" + log_path + "'");
   }
   const pid_t parent = ::getpid();
-  const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], log_fd}) ::close(fd);
@@ -93,7 +117,7 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
     ::dup2(from_child[1], kWorkerResponseFd);
     char* const argv[] = {const_cast<char*>(executable.c_str()), const_cast<char*>("__worker"),
                           nullptr};
-    ::execv(executable.c_str(), argv);
+    ::execve(executable.c_str(), argv, envp.data());
     const char msg[] = "torchperf worker: exec failed\n";
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
     ::_exit(127);
@@ -101,17 +125,49 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
   ::close(to_child[0]);
   ::close(from_child[1]);
   ::close(log_fd);
-  int in_fd = to_child[1], out_fd = from_child[0];
+  return {pid, to_child[1], from_child[0]};
+}
 
-  const std::string line = request.dump() + "\n";
+// Why a worker ended without an answer, from its exit status and the last line of its log.
+std::string describe_end(int status, const std::string& executable, const std::string& log_path) {
+  std::string how;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    how = "died on signal SIG" + std::string(name ? name : std::to_string(sig).c_str());
+    if (sig == SIGKILL) how += " (the kernel's OOM killer, or an outside kill)";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    how = "could not be started ('" + executable + "' __worker)";
+  } else {
+    how = "exited with status " + std::to_string(WEXITSTATUS(status)) + " without an answer";
+  }
+  const std::string last = last_line_of(log_path);
+  return "worker " + how + (last.empty() ? "" : "; its last words: " + last);
+}
+
+bool write_all(int fd, const std::string& data) {
   std::size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(in_fd, line.data() + written, line.size() - written);
-    if (n <= 0) break;  // the worker died: its exit status tells
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n <= 0) return false;  // the worker died: its exit status tells
     written += static_cast<std::size_t>(n);
   }
-  close_fd(in_fd);
+  return true;
+}
 
+}  // namespace
+
+WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
+                                 const WorkerLimits& limits, const std::string& log_path,
+                                 const std::function<bool(double)>& tick,
+                                 const WorkerEnvironment& environment) {
+  const auto start = std::chrono::steady_clock::now();
+  const Spawned child = spawn_worker(executable, log_path, environment);
+  const pid_t pid = child.pid;
+  int in_fd = child.in_fd, out_fd = child.out_fd;
+
+  write_all(in_fd, request.dump() + "\n");
+  close_fd(in_fd);
   WorkerOutcome outcome;
   std::string response;
   int status = 0;
@@ -183,20 +239,92 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
     }
   }
   outcome.exit = WorkerExit::kCrashed;
-  std::string how;
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    how = "died on signal SIG" + std::string(name ? name : std::to_string(sig).c_str());
-    if (sig == SIGKILL) how += " (the kernel's OOM killer, or an outside kill)";
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-    how = "could not be started ('" + executable + "' __worker)";
-  } else {
-    how = "exited with status " + std::to_string(WEXITSTATUS(status)) + " without an answer";
-  }
-  const std::string last = last_line_of(log_path);
-  outcome.message = "worker " + how + (last.empty() ? "" : "; its last words: " + last);
+  outcome.message = describe_end(status, executable, log_path);
   return outcome;
+}
+
+WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
+                             const WorkerLimits& limits, const std::string& log_path,
+                             std::function<bool(double)> tick)
+    : executable_(executable), log_path_(log_path), limits_(limits), tick_(std::move(tick)) {
+  const Spawned child = spawn_worker(executable, log_path, environment);
+  pid_ = child.pid;
+  in_fd_ = child.in_fd;
+  out_fd_ = child.out_fd;
+}
+
+WorkerSession::~WorkerSession() {
+  close_fd(in_fd_);  // a worker waiting for its next request sees the end of its input and exits
+  close_fd(out_fd_);
+  if (pid_ <= 0) return;
+  for (int i = 0; i < 40; ++i) {  // up to 2 s to exit by itself
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+    ::usleep(50000);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+}
+
+nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_s) {
+  if (pid_ <= 0) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
+  const auto start = std::chrono::steady_clock::now();
+  const auto fail = [&](WorkerExit exit, const std::string& message) -> WorkerFailure {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    return WorkerFailure(exit, message);
+  };
+  if (!write_all(in_fd_, request.dump() + "\n")) {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    throw WorkerFailure(WorkerExit::kCrashed, describe_end(status, executable_, log_path_));
+  }
+  while (true) {
+    const auto nl = pending_.find('\n');
+    if (nl != std::string::npos) {
+      const std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      try {
+        return nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception&) {
+        throw fail(WorkerExit::kCrashed, "worker answered something that is not JSON: " +
+                                             line.substr(0, 200));
+      }
+    }
+    pollfd p{out_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char buf[65536];
+      const ssize_t n = ::read(out_fd_, buf, sizeof(buf));
+      if (n > 0) {
+        pending_.append(buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      // The worker closed its answer pipe: it has ended or is ending.
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+      throw WorkerFailure(WorkerExit::kCrashed, describe_end(status, executable_, log_path_));
+    }
+    const std::int64_t rss = resident_bytes(pid_);
+    peak_rss_ = std::max(peak_rss_, rss);
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (limits_.memory_cap_bytes > 0 && rss > limits_.memory_cap_bytes)
+      throw fail(WorkerExit::kOutOfMemory,
+                 "exceeded the memory cap of " + std::to_string(limits_.memory_cap_bytes >> 20) +
+                     " MiB (resident " + std::to_string(rss >> 20) + " MiB) and was killed");
+    if (timeout_s > 0 && t > timeout_s) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "still running after its %.0f s limit and was killed",
+                    timeout_s);
+      throw fail(WorkerExit::kTimedOut, buf);
+    }
+    if (tick_ && !tick_(t)) throw fail(WorkerExit::kCrashed, "interrupted");
+  }
 }
 
 }  // namespace torchperf

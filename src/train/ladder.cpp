@@ -31,7 +31,6 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
                             std::size_t rounds, double confidence,
                             const std::function<void()>& after_block) {
   Speedup s;
-  double sum = 0, sum_sq = 0;
   for (std::size_t r = 0; r < rounds; ++r) {
     double ta = 0, tb = 0;
     if (r % 2 == 0) {
@@ -44,21 +43,12 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
       ta = a();
     }
     if (after_block) after_block();
-    const double ratio = tb / ta;
-    s.rounds.push_back(ratio);
-    sum += std::log(ratio);
-    sum_sq += std::log(ratio) * std::log(ratio);
+    s.rounds.push_back(tb / ta);
   }
-  const double n = static_cast<double>(s.rounds.size());
-  const double mean = sum / n;
-  s.ratio = std::exp(mean);
-  if (n >= 2) {
-    const double var = std::max(0.0, (sum_sq - n * mean * mean) / (n - 1));
-    const double half = student_t_two_sided_quantile(confidence, n - 1) * std::sqrt(var / n);
-    s.interval = {std::exp(mean - half), std::exp(mean + half)};
-  } else {
-    s.interval = {NAN, NAN};
-  }
+  // The one estimator of interleaved ratios (measure/ratio_estimate.h), as bench --vs uses.
+  const RatioEstimate e = estimate_ratio(s.rounds, confidence);
+  s.ratio = e.ratio;
+  s.interval = e.interval;
   return s;
 }
 

@@ -20,6 +20,7 @@
 #include "torchperf/measure/environment.h"
 #include "torchperf/measure/memory_probe.h"
 #include "torchperf/models/model.h"
+#include "torchperf/models/workload.h"
 #include "torchperf/train/batch_loader.h"
 #include "torchperf/train/grad_scaler.h"
 
@@ -214,13 +215,17 @@ TrainingSession::TrainingSession(const TrainingContext& context, const Configura
 TrainingSession::~TrainingSession() = default;
 
 Undo TrainingSession::enter() const {
-  const int threads = at::get_num_threads();
-  const bool benchmark = at::globalContext().benchmarkCuDNN();
-  at::set_num_threads(impl_->plan.threads);
-  at::globalContext().setBenchmarkCuDNN(impl_->plan.cudnn_benchmark);
-  return [threads, benchmark] {
-    at::set_num_threads(threads);
-    at::globalContext().setBenchmarkCuDNN(benchmark);
+  // The registry's own declarations, as bench applies them (threads, cudnn_benchmark): one way
+  // to apply a knob. These act on the process, not on a workload.
+  static const Workload no_workload;
+  auto undos = std::make_shared<std::vector<Undo>>();
+  for (const auto& knob : training_knobs()) {
+    if (knob.scope != KnobScope::kProcess) continue;
+    const ResolvedKnob& resolved = impl_->config.knob(knob.name);
+    if (resolved.applicable) undos->push_back(knob.enter(resolved.value, no_workload));
+  }
+  return [undos] {
+    for (auto it = undos->rbegin(); it != undos->rend(); ++it) (*it)();
   };
 }
 

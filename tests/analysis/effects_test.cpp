@@ -119,7 +119,7 @@ TEST(EffectsTest, ALevelWithNoPairIsLeftOutRatherThanGuessed) {
 }
 
 TEST(EffectsTest, FromThreePairsTheIntervalFollowsStudentsT) {
-  const RatioEstimate e =
+  const EffectEstimate e =
       estimate_from_log_ratios({{std::log(1.1)}, {std::log(1.2)}, {std::log(1.3)}});
   EXPECT_NEAR(e.ratio, std::cbrt(1.1 * 1.2 * 1.3), 1e-9);
   // t(0.975, 2) = 4.303 times the standard error of the mean log.
@@ -131,13 +131,13 @@ TEST(EffectsTest, FromThreePairsTheIntervalFollowsStudentsT) {
 
 TEST(EffectsTest, OneOrTwoPairsSpanTheirOwnMeasurementIntervals) {
   // One pair: 1.5x, its points measured within +-1%: the interval is the quotient's.
-  const RatioEstimate one = estimate_from_log_ratios(
+  const EffectEstimate one = estimate_from_log_ratios(
       {{std::log(1.5), std::log(1.5 * 0.99 / 1.01), std::log(1.5 * 1.01 / 0.99)}});
   EXPECT_TRUE(one.measurement_interval);
   EXPECT_NEAR(one.low, 1.5 * 0.99 / 1.01, 1e-9);
   EXPECT_TRUE(one.significant());
   // Two pairs that disagree (0.5x and 2x) average to 1x but must not read as "did nothing".
-  const RatioEstimate two = estimate_from_log_ratios(
+  const EffectEstimate two = estimate_from_log_ratios(
       {{std::log(0.5), std::log(0.49), std::log(0.51)}, {std::log(2.0), std::log(1.96), std::log(2.04)}});
   EXPECT_NEAR(two.ratio, 1.0, 1e-9);
   EXPECT_NEAR(two.low, 0.49, 1e-9);

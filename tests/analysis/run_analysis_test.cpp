@@ -187,7 +187,7 @@ TEST(RunAnalysisRules, AnEffectOnOneSideOfAnotherKnobIsSaidEvenWhenTheAverageIsN
 }
 
 TEST(RunAnalysisWords, RatiosAreDescribedWithTheirIntervalsAndCounts) {
-  RatioEstimate e;
+  EffectEstimate e;
   e.ratio = 1.171;
   e.low = 1.096;
   e.high = 1.257;

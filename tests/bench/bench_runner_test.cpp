@@ -57,9 +57,10 @@ TEST(BenchRunnerTest, ComparesTwoConfigurationsInterleaved) {
   EXPECT_EQ(c.a.samples.summary.count, c.b.samples.summary.count);
   EXPECT_TRUE(c.a.paired);
   EXPECT_TRUE(c.b.paired);
-  EXPECT_GT(c.speedup.median, 0);
-  EXPECT_LE(c.speedup.median_ci.low, c.speedup.median);
-  EXPECT_TRUE(c.verdict == "faster" || c.verdict == "slower" || c.verdict == "indistinguishable");
+  EXPECT_GT(c.speedup.ratio, 0);
+  EXPECT_LE(c.speedup.interval.low, c.speedup.ratio);
+  EXPECT_FALSE(c.separate_processes);
+  EXPECT_NE(c.verdict, Verdict::kUndetermined);
 }
 
 TEST(BenchRunnerTest, VsBaselineKeepsTheBatchOfTheWorkload) {

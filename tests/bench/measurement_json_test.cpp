@@ -53,16 +53,48 @@ TEST(MeasurementJsonTest, AComparisonHasBothSidesAndTheRatio) {
   Comparison c;
   c.a = synthetic();
   c.b = synthetic();
-  c.speedup = summarize({1.2, 1.3, 1.25});
-  c.verdict = "faster";
+  c.speedup = estimate_ratio({1.2, 1.3, 1.25, 1.25});
+  c.verdict = Verdict::kFaster;
   BenchResult r;
   r.comparison = c;
   const auto j = to_json(r);
   EXPECT_EQ(j["kind"], "comparison");
   EXPECT_EQ(j["comparison"]["verdict"], "faster");
   EXPECT_DOUBLE_EQ(j["comparison"]["speedup"]["median"].get<double>(), 1.25);
+  EXPECT_NEAR(j["comparison"]["speedup"]["ratio"].get<double>(), 1.2494, 1e-4);
+  EXPECT_EQ(j["comparison"]["speedup"]["rounds"], 4);
   EXPECT_TRUE(j["comparison"].contains("a"));
   EXPECT_TRUE(j["comparison"].contains("b"));
+}
+
+TEST(MeasurementJsonTest, AMeasurementReadBackWritesTheSameJson) {
+  Measurement m = synthetic();
+  m.process = {{"allocator", "jemalloc (/usr/lib/x86_64-linux-gnu/libjemalloc.so.2)"}};
+  const auto j = to_json(m);
+  EXPECT_EQ(to_json(measurement_from_json(j)), j);
+}
+
+TEST(MeasurementJsonTest, SamplesReadBackKeepTheirBlocksAndWarmUp) {
+  SampleSet s;
+  s.warmup.iterations = 7;
+  s.warmup.first_call = std::chrono::milliseconds(40);
+  s.warmup.settled = true;
+  s.block_iterations = 3;
+  s.iteration_ns = {1e6, 1.1e6, 0.9e6};
+  s.measured = std::chrono::milliseconds(9);
+  s.stop = StopReason::kSampleLimit;
+  const SampleSet back = sample_set_from_json(to_json(s), 0.95);
+  EXPECT_EQ(back.warmup.iterations, 7u);
+  EXPECT_EQ(back.warmup.first_call, s.warmup.first_call);
+  EXPECT_EQ(back.block_iterations, 3u);
+  EXPECT_EQ(back.iteration_ns, s.iteration_ns);
+  EXPECT_EQ(back.stop, StopReason::kSampleLimit);
+  EXPECT_DOUBLE_EQ(back.summary.median, 1e6);
+}
+
+TEST(MeasurementJsonTest, AnEnvironmentReadBackWritesTheSameJson) {
+  const Environment env = capture_environment();
+  EXPECT_EQ(to_json(environment_from_json(to_json(env))), to_json(env));
 }
 
 }  // namespace torchperf

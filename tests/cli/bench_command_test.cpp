@@ -1,6 +1,10 @@
 // The real binary, run as a user would: exit codes, one-line errors naming the input, JSON output.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "support/test_support.h"
 
@@ -122,5 +126,52 @@ TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
                            "--graph", "--cudnn-benchmark", "--tf32", "--vs", "--time", "--json"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
 }
+
+TEST(BenchCommandTest, AnAllocatorRunsBenchInAFreshWorkerThatConfirmsIt) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--allocator", "jemalloc", "--time", "0.2",
+                              "--json", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  const std::string allocator = j["measurement"]["process"]["allocator"];
+  EXPECT_NE(allocator.find("libjemalloc.so.2"), std::string::npos) << allocator;
+  EXPECT_NE(j["context"]["variables"]["LD_PRELOAD"].get<std::string>().find("libjemalloc"),
+            std::string::npos)
+      << "the environment recorded is the worker's";
+  EXPECT_NE(j["measurement"]["configuration"]["string"].get<std::string>().find(
+                "allocator=jemalloc"),
+            std::string::npos);
+}
+
+TEST(BenchCommandTest, SidesThatDifferInThreadsRunInTwoWorkers) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--threads", "1", "--vs", "threads=2",
+                              "--time", "0.4", "--json", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto c = nlohmann::json::parse(run.out)["comparison"];
+  EXPECT_TRUE(c["separate_processes"].get<bool>());
+  EXPECT_EQ(c["a"]["configuration"]["knobs"]["threads"]["value"], "1");
+  EXPECT_EQ(c["b"]["configuration"]["knobs"]["threads"]["value"], "2");
+  EXPECT_GE(c["speedup"]["rounds"].get<int>(), 10);
+  EXPECT_FALSE(c["speedup"]["ci"][0].is_null());
+}
+
+TEST(BenchCommandTest, AnUnknownAllocatorIsAUsageErrorListingWhatIsInstalled) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--allocator", "hoard"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("installed here"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("jemalloc"), std::string::npos) << run.err;
+}
+
+TEST(BenchCommandTest, AnAllocatorWhosePackageIsMissingIsAnErrorNamingThePackage) {
+  const auto empty = std::filesystem::temp_directory_path() /
+                     ("torchperf-nolib-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(empty);
+  ::setenv("TORCHPERF_LIBDIR", empty.c_str(), 1);
+  const CliRun run =
+      run_cli({"bench", "builtin:mlp", "--config", "allocator=jemalloc", "--time", "0.2", "--quiet"});
+  ::unsetenv("TORCHPERF_LIBDIR");
+  std::filesystem::remove_all(empty);
+  expect_one_line_error(run, 2, {"allocator=jemalloc", "libjemalloc2"});
+}
+
 
 }  // namespace torchperf

@@ -17,7 +17,8 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  EXPECT_EQ(j["knobs"].size(), 16u);  // 9 for bench and tune (4 of them train's too), 7 train-only
+  // 9 for bench and tune (4 of them train's too), 7 train-only, 5 worker knobs of bench and tune
+  EXPECT_EQ(j["knobs"].size(), 21u);
   EXPECT_EQ(j["knobs"][0]["name"], "threads");
   EXPECT_TRUE(j["knobs"][0]["integer_valued"].get<bool>());
   EXPECT_EQ(j["knobs"][0]["commands"], nlohmann::json({"bench", "tune", "train"}));
@@ -26,6 +27,13 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
     train_only += k["commands"] == nlohmann::json({"train"});
   EXPECT_EQ(train_only, 7u);
   EXPECT_EQ(j["builtin_models"][1]["name"], "resnet18");
+  std::size_t worker = 0;
+  for (const auto& k : j["knobs"])
+    if (k["scope"] == "worker") {
+      ++worker;
+      EXPECT_FALSE(k["swept_by_default"].get<bool>()) << k["name"];
+    }
+  EXPECT_EQ(worker, 5u);
 }
 
 TEST(InfoCommandsTest, EnvNamesTheLoadedBlasAsJson) {

@@ -107,6 +107,14 @@ TEST(TrainCommandTest, TheLadderPrintsItsTable) {
   EXPECT_NE(r.out.find("stopped:"), std::string::npos);
 }
 
+TEST(TrainCommandTest, AProcessKnobTrainCannotApplyIsRefused) {
+  const auto r = run_cli(tiny({"--config", "allocator=jemalloc"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("allocator=jemalloc is not a knob of train (it belongs to bench and tune)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(TrainCommandTest, BenchRefusesATrainingKnob) {
   const auto r = run_cli({"bench", "builtin:mlp", "--config", "workers=2", "--time", "0.1"});
   EXPECT_EQ(r.exit_code, 2);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <stdexcept>
 
 namespace torchperf {
 namespace {
@@ -104,21 +105,33 @@ TEST(SamplerTest, ShortIterationsAreTimedInBlocksThatDwarfTheClock) {
   EXPECT_DOUBLE_EQ(set.summary.median, 10e3);
 }
 
-TEST(SamplerTest, EntersAndExitsAroundEveryBlockOutsideTheTimedRegion) {
+TEST(SamplerTest, EntersProcessStateOnceBeforeWarmUpAndNeverBetweenBlocks) {
   ManualTimeSource clock;
-  ScriptedRun work{clock, {}, milliseconds(2)};
-  TimedRun run = work.timed();
-  int entered = 0, exited = 0;
+  int entered = 0, exited = 0, iterations_outside = 0;
+  bool inside = false;
+  TimedRun run;
+  run.iterate = [&] {
+    if (!inside) ++iterations_outside;
+    clock.advance(milliseconds(2));
+  };
   run.enter = [&] {
     ++entered;
-    clock.advance(milliseconds(50));  // must not be counted
+    inside = true;
+    clock.advance(milliseconds(50));  // an expensive switch: must be neither timed nor repeated
   };
-  run.exit = [&] { ++exited; };
+  run.exit = [&] {
+    ++exited;
+    inside = false;
+    clock.advance(milliseconds(50));
+  };
   Sampler sampler(clock, quick());
   const SampleSet set = sampler.measure(run);
-  EXPECT_EQ(entered, exited);
-  EXPECT_EQ(static_cast<std::size_t>(entered), set.warmup.iterations + set.summary.count);
+  EXPECT_EQ(entered, 1);
+  EXPECT_EQ(exited, 1);
+  EXPECT_EQ(iterations_outside, 0);
   EXPECT_DOUBLE_EQ(set.summary.median, 2e6);
+  EXPECT_DOUBLE_EQ(set.summary.max, 2e6);
+  EXPECT_DOUBLE_EQ(set.warmup.settled_iteration_ns, 2e6);
 }
 
 TEST(SamplerTest, PairedRunReportsTheSpeedupOfAOverB) {
@@ -128,24 +141,65 @@ TEST(SamplerTest, PairedRunReportsTheSpeedupOfAOverB) {
   Sampler sampler(clock, quick());
   const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
   EXPECT_EQ(set.stop, StopReason::kConfidenceReached);
-  EXPECT_DOUBLE_EQ(set.speedup_summary.median, 1.5);
+  EXPECT_DOUBLE_EQ(set.speedup_estimate.ratio, 1.5);
+  EXPECT_DOUBLE_EQ(set.speedup_estimate.interval.low, 1.5);
+  EXPECT_EQ(set.speedup_estimate.rounds, 10u);  // min_samples rounds before it may stop
   EXPECT_EQ(set.a.summary.count, set.b.summary.count);
   EXPECT_EQ(set.a.block_iterations, set.b.block_iterations);
 }
 
-TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirst) {
+TEST(SamplerTest, PairedRunNeedsItsMinimumRoundsEvenWhenTheFirstOnesAgree) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(2)};
+  ScriptedRun b{clock, {}, milliseconds(2)};
+  SamplingOptions o = quick();
+  o.min_samples = 25;
+  Sampler sampler(clock, o);
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  EXPECT_EQ(set.speedup.size(), 25u);
+  EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kIndistinguishable);
+}
+
+TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirstAndEntersEachSideOnce) {
   ManualTimeSource clock;
   std::string order;
+  int entered_a = 0, entered_b = 0;
   TimedRun a, b;
-  a.iterate = [&] { clock.advance(milliseconds(2)); };
-  b.iterate = [&] { clock.advance(milliseconds(2)); };
-  a.enter = [&] { order += 'A'; };
-  b.enter = [&] { order += 'B'; };
+  a.iterate = [&] {
+    order += 'A';
+    clock.advance(milliseconds(2));
+  };
+  b.iterate = [&] {
+    order += 'B';
+    clock.advance(milliseconds(2));
+  };
+  a.enter = [&] { ++entered_a; };
+  b.enter = [&] { ++entered_b; };
   Sampler sampler(clock, quick());
   sampler.measure_paired(a, b);
-  // After the two warm-ups the rounds go AB, BA, AB …
+  // After the two warm-ups the rounds go AB, BA, AB … (blocks of one iteration here).
   const std::string rounds = order.substr(order.size() - 6);
   EXPECT_TRUE(rounds == "ABBAAB" || rounds == "BAABBA") << order;
+  EXPECT_EQ(entered_a, 1);
+  EXPECT_EQ(entered_b, 1);
+}
+
+TEST(SamplerTest, SidesTimedInAnotherProcessAreAskedForWholeBlocks) {
+  ManualTimeSource clock;
+  std::vector<std::size_t> asked;
+  TimedRun a, b;
+  a.block = [&](std::size_t n) {
+    asked.push_back(n);
+    clock.advance(milliseconds(1));  // the round trip: the supervisor's clock moves
+    return Nanoseconds(n * 100000);   // the worker's own timing: 0.1 ms an iteration
+  };
+  b.block = [&](std::size_t n) { return Nanoseconds(n * 200000); };
+  a.iterate = [] { FAIL() << "a remote side is never iterated here"; };
+  Sampler sampler(clock, quick());
+  const PairedSampleSet set = sampler.measure_paired(a, b);
+  EXPECT_DOUBLE_EQ(set.speedup_estimate.ratio, 2.0);
+  EXPECT_EQ(set.a.block_iterations, 10u);  // 1 ms blocks of the faster side
+  EXPECT_EQ(asked.back(), 10u);
 }
 
 TEST(SamplerTest, AFailingBlockStillExitsItsProcessScope) {
@@ -160,7 +214,8 @@ TEST(SamplerTest, AFailingBlockStillExitsItsProcessScope) {
   run.exit = [&] { ++exited; };
   Sampler sampler(clock, quick());
   EXPECT_THROW(sampler.measure(run), std::runtime_error);
-  EXPECT_EQ(entered, exited);
+  EXPECT_EQ(entered, 1);
+  EXPECT_EQ(exited, 1);
 }
 
 TEST(SamplerTest, StopReasonsHaveStableNames) {

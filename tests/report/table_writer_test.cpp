@@ -65,10 +65,14 @@ TEST(TableWriterTest, AComparisonStatesTheRatioAndVerdict) {
   c.a = *synthetic(true).measurement;
   c.a.paired = true;
   c.b = c.a;
-  c.speedup = summarize({1.1, 1.15, 1.2, 1.2, 1.25, 1.3});
-  c.verdict = "faster";
+  c.speedup = estimate_ratio({1.2, 1.2, 1.2, 1.2, 1.2, 1.2});
+  c.verdict = Verdict::kFaster;
+  c.separate_processes = true;
   const std::string out = format_comparison(c);
-  EXPECT_NE(out.find("A vs B: 1.200x samples/s (95% CI 1.100 – 1.300)"), std::string::npos);
+  EXPECT_NE(out.find("A vs B: 1.200x samples/s (95% CI 1.200 – 1.200) over 6 interleaved rounds"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("each side in its own worker process"), std::string::npos);
   EXPECT_NE(out.find("A is faster"), std::string::npos);
   EXPECT_EQ(out.find("; stopping rule"),
             std::string::npos);  // each side says the rule was the ratio's

@@ -8,7 +8,7 @@ namespace {
 PointResult point(const std::string& key, const std::string& status, double throughput) {
   PointResult p;
   p.key = key;
-  p.status = status;
+  p.status = point_status_from_string(status);
   p.metrics.throughput = throughput;
   p.metrics.throughput_low = throughput * 0.98;
   p.metrics.throughput_high = throughput * 1.02;
@@ -29,7 +29,7 @@ TuneResult made_up() {
   r.points[3].reason = "worker died on signal SIGABRT";
   r.winner = "threads=1,grad=no_grad";
   r.winner_note = "its lead over the runners-up is significant head to head";
-  r.vs_baseline = HeadToHead{"threads=1,grad=no_grad", "grad=on", 1.3, 1.25, 1.35, 20, "faster", ""};
+  r.vs_baseline = HeadToHead{"threads=1,grad=no_grad", "grad=on", 1.3, 1.25, 1.35, 20, Verdict::kFaster, ""};
   r.single_changes = {{"grad", "no_grad", "threads=1,grad=no_grad", 1.3, 1.25, 1.35},
                       {"threads", "2", "threads=2,grad=on", 0.8, 0.7, 0.9}};
   return r;

@@ -79,7 +79,7 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
   for (const auto& sp : run.points) {
     PointResult p;
     p.key = synthetic_key(run, sp.knobs);
-    p.status = sp.status;
+    p.status = point_status_from_string(sp.status);
     p.reason = sp.reason;
     p.failure_kind = sp.status == "failed" ? "crashed" : "";
     for (const auto& [knob, values] : run.axes)

@@ -72,8 +72,8 @@ const PointResult* with_status(const TuneResult& r, const std::string& kind) {
 
 TEST(DecideWinnerTest, TheLeaderWinsWhenItBeatsEveryRunnerUpSignificantly) {
   const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 1.2, 1.1, 1.3, 20, "faster", ""},
-                                {"a", "c", 1.5, 1.4, 1.6, 20, "faster", ""}},
+                               {{"a", "b", 1.2, 1.1, 1.3, 20, Verdict::kFaster, ""},
+                                {"a", "c", 1.5, 1.4, 1.6, 20, Verdict::kFaster, ""}},
                                [](const std::string&) { return 1; },
                                [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "a");
@@ -83,8 +83,8 @@ TEST(DecideWinnerTest, TheLeaderWinsWhenItBeatsEveryRunnerUpSignificantly) {
 
 TEST(DecideWinnerTest, ARunnerUpThatBeatsTheLeaderHeadToHeadWins) {
   const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 0.95, 0.93, 0.97, 20, "slower", ""},
-                                {"a", "c", 0.90, 0.88, 0.92, 20, "slower", ""}},
+                               {{"a", "b", 0.95, 0.93, 0.97, 20, Verdict::kSlower, ""},
+                                {"a", "c", 0.90, 0.88, 0.92, 20, Verdict::kSlower, ""}},
                                [](const std::string&) { return 1; },
                                [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "c") << "the larger margin";
@@ -95,8 +95,8 @@ TEST(DecideWinnerTest, ATieNamesTheSimplestThenTheMostAccurate) {
   const std::map<std::string, int> changes = {{"a", 3}, {"b", 2}, {"c", 2}};
   const std::map<std::string, double> cosine = {{"a", 1.0}, {"b", 0.9995}, {"c", 1.0}};
   const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 1.01, 0.99, 1.03, 20, "indistinguishable", ""},
-                                {"a", "c", 1.0, 0.0, 0.0, 3, "undetermined", ""}},
+                               {{"a", "b", 1.01, 0.99, 1.03, 20, Verdict::kIndistinguishable, ""},
+                                {"a", "c", 1.0, 0.0, 0.0, 3, Verdict::kUndetermined, ""}},
                                [&](const std::string& k) { return changes.at(k); },
                                [&](const std::string& k) { return cosine.at(k); });
   EXPECT_TRUE(d.tie);
@@ -105,7 +105,7 @@ TEST(DecideWinnerTest, ATieNamesTheSimplestThenTheMostAccurate) {
 }
 
 TEST(DecideWinnerTest, FailedComparisonsLeaveTheLeaderUnconfirmed) {
-  const auto d = decide_winner({"a", "b"}, {{"a", "b", 0, 0, 0, 0, "", "worker crashed"}},
+  const auto d = decide_winner({"a", "b"}, {{"a", "b", 0, 0, 0, 0, Verdict::kUndetermined, "worker crashed"}},
                                [](const std::string&) { return 1; },
                                [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "a");
@@ -118,7 +118,7 @@ TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
   const TuneResult r = run_tune(options(), clock);
   ASSERT_EQ(r.points.size(), 8u);
   std::map<std::string, int> statuses;
-  for (const auto& p : r.points) ++statuses[p.status];
+  for (const auto& p : r.points) ++statuses[to_string(p.status)];
   EXPECT_EQ(statuses["ok"], 2);
   EXPECT_EQ(statuses["guarded"], 3);
   EXPECT_EQ(statuses["failed"], 3);
@@ -128,7 +128,7 @@ TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
   EXPECT_NE(with_status(r, "timed-out")->key.find("threads=2"), std::string::npos);
   ASSERT_TRUE(with_status(r, "out-of-memory"));
   for (const auto& p : r.points)
-    if (p.status == "guarded") {
+    if (p.status == PointStatus::kGuarded) {
       EXPECT_NE(p.reason.find("max_abs"), std::string::npos) << p.reason;
     }
 

@@ -7,8 +7,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "test_paths.h"
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/apply.h"
 #include "torchperf/sweep/worker.h"
 
 namespace torchperf {
@@ -84,6 +87,110 @@ TEST_F(WorkerProcessTest, AMissingExecutableIsReportedNotThrown) {
       run_worker_process((dir_ / "nope").string(), measure("grad=on"), {10, 0}, log());
   EXPECT_EQ(out.exit, WorkerExit::kCrashed);
   EXPECT_NE(out.message.find("could not be started"), std::string::npos) << out.message;
+}
+
+TEST_F(WorkerProcessTest, AWorkerStartsWithTheEnvironmentItIsGiven) {
+  // The allocator knob's environment preloads jemalloc; the worker confirms it from inside.
+  const Configuration config = Configuration::parse("allocator=jemalloc");
+  const WorkerOutcome out = run_worker_process(TORCHPERF_TEST_FAULTY_WORKER,
+                                               measure("allocator=jemalloc"), {60, 0}, log(),
+                                               nullptr, worker_environment(config));
+  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  ASSERT_TRUE(out.response.value("ok", false)) << out.response.dump();
+  const auto& process = out.response["result"]["measurement"]["process"];
+  EXPECT_NE(process["allocator"].get<std::string>().find("libjemalloc.so.2"), std::string::npos)
+      << process.dump();
+}
+
+TEST_F(WorkerProcessTest, AVariableSetToEmptyIsUnsetInTheWorker) {
+  ::setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
+  const WorkerOutcome out =
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("omp_wait=passive"), {60, 0}, log(),
+                         nullptr, {{"OMP_WAIT_POLICY", ""}});
+  ::unsetenv("OMP_WAIT_POLICY");
+  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  const std::string message = out.response["error"].value("message", "");
+  EXPECT_NE(message.find("omp_wait=passive: the worker sees OMP_WAIT_POLICY=(unset)"),
+            std::string::npos)
+      << out.response.dump();
+}
+
+TEST_F(WorkerProcessTest, APreloadThatFailsFailsItsJobWithTheLoadersMessage) {
+  // A library folder whose "jemalloc" is not a shared object: the loader refuses to preload it.
+  const auto libdir = dir_ / "lib";
+  std::filesystem::create_directories(libdir);
+  { std::ofstream(libdir / "libjemalloc.so.2") << "not an ELF file\n"; }
+  ::setenv("TORCHPERF_LIBDIR", libdir.c_str(), 1);
+  const WorkerOutcome out = run_worker_process(
+      TORCHPERF_TEST_FAULTY_WORKER, measure("allocator=jemalloc"), {60, 0}, log(), nullptr,
+      worker_environment(Configuration::parse("allocator=jemalloc")));
+  ::unsetenv("TORCHPERF_LIBDIR");
+  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  ASSERT_FALSE(out.response.value("ok", true));
+  EXPECT_EQ(out.response["error"]["kind"], "config");
+  const std::string message = out.response["error"]["message"];
+  EXPECT_NE(message.find("allocator=jemalloc: libjemalloc.so.2 is not loaded in the worker"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("the loader said: ERROR: ld.so: object"), std::string::npos) << message;
+}
+
+class WorkerSessionTest : public WorkerProcessTest {
+ protected:
+  nlohmann::json side(const std::string& config) {
+    nlohmann::json request = measure(config);
+    request["job"] = "side";
+    return request;
+  }
+};
+
+TEST_F(WorkerSessionTest, ASideTimesTheBlocksItIsAskedForAndFinishesItsMeasurement) {
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  const auto ready = worker.ask(side("threads=1,batch=2"), 60);
+  ASSERT_TRUE(ready.value("ok", false)) << ready.dump();
+  EXPECT_NE(ready["configuration"].get<std::string>().find("threads=1"), std::string::npos);
+  SampleSet samples;
+  samples.warmup.iterations = 2;
+  samples.block_iterations = 3;
+  for (int i = 0; i < 2; ++i) {
+    const auto t = worker.ask({{"job", "block"}, {"iterations", 1}}, 60);
+    ASSERT_GT(t["ns"].get<double>(), 0) << t.dump();
+  }
+  for (int i = 0; i < 6; ++i) {
+    const auto t = worker.ask({{"job", "block"}, {"iterations", 3}}, 60);
+    samples.iteration_ns.push_back(t["ns"].get<double>() / 3);
+  }
+  const auto done = worker.ask({{"job", "finish"}, {"samples", to_json(samples)}}, 60);
+  ASSERT_TRUE(done.value("ok", false)) << done.dump();
+  const Measurement m = measurement_from_json(done["measurement"]);
+  EXPECT_EQ(m.configuration.value("threads"), "1");
+  EXPECT_EQ(m.samples.iteration_ns, samples.iteration_ns);
+  EXPECT_TRUE(m.paired);
+  EXPECT_NEAR(m.quality.cosine, 1, 1e-6);
+  EXPECT_EQ(m.process.at("allocator"), "glibc");
+}
+
+TEST_F(WorkerSessionTest, ASideThatCrashesEndsTheSessionWithItsSignal) {
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  try {
+    worker.ask(side("precision=bf16"), 60);
+    FAIL() << "the worker should have crashed";
+  } catch (const WorkerFailure& e) {
+    EXPECT_EQ(e.exit, WorkerExit::kCrashed);
+    EXPECT_NE(std::string(e.what()).find("SIGABRT"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(worker.ask({{"job", "block"}, {"iterations", 1}}, 60), WorkerFailure);
+}
+
+TEST_F(WorkerSessionTest, ASideThatHangsIsKilledAtItsRequestsLimit) {
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  try {
+    worker.ask(side("grad=inference"), 2);
+    FAIL() << "the worker should have been killed";
+  } catch (const WorkerFailure& e) {
+    EXPECT_EQ(e.exit, WorkerExit::kTimedOut);
+    EXPECT_NE(std::string(e.what()).find("2 s limit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace torchperf

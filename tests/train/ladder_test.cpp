@@ -39,12 +39,12 @@ TEST(LadderTest, ComparisonAlternatesWhoGoesFirstAndTakesTheGeometricMeanOfTheRa
   EXPECT_FALSE(s.wins(0.02)) << "an interval reaching below 1 is not a win";
 }
 
-TEST(LadderTest, AConsistentGainWinsAndOneRoundHasNoInterval) {
-  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 3, 0.95);
+TEST(LadderTest, AConsistentGainWinsAndTooFewRoundsHaveNoInterval) {
+  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 4, 0.95);
   EXPECT_NEAR(steady.ratio, 1.1, 1e-12);
   EXPECT_TRUE(steady.wins(0.02));
   EXPECT_FALSE(steady.wins(0.2)) << "10% is below a 20% minimum gain";
-  const Speedup once = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 1, 0.95);
+  const Speedup once = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 3, 0.95);
   EXPECT_TRUE(std::isnan(once.interval.low));
   EXPECT_FALSE(once.wins(0.02));
 }

@@ -16,7 +16,7 @@ namespace torchperf {
 // from one context to another. With one or two pairs there is no such spread to estimate; the
 // interval is then the span of the pairs' ratios, each widened by its two points' own measurement
 // intervals (measurement_interval), and NaN where those are unknown.
-struct RatioEstimate {
+struct EffectEstimate {
   double ratio = 0, low = 0, high = 0;
   std::size_t pairs = 0;
   bool measurement_interval = false;
@@ -31,8 +31,8 @@ struct LogRatio {
   double value = 0, low = NAN, high = NAN;
 };
 
-// Geometric mean of the ratios with its interval, as RatioEstimate says.
-RatioEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios);
+// Geometric mean of the ratios with its interval, as EffectEstimate says.
+EffectEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios);
 
 // One measured point: a level per factor (same order as Design::factors) and its score (> 0,
 // higher is better).
@@ -55,7 +55,7 @@ struct Design {
 
 struct MainEffect {
   std::string knob, value, reference;  // value against reference, everything else equal
-  RatioEstimate estimate;
+  EffectEstimate estimate;
 };
 
 struct KnobEffects {
@@ -68,11 +68,11 @@ struct KnobEffects {
 // reference to value_b: interaction = effect(A | B=value_b) / effect(A | B=reference).
 struct Interaction {
   std::string knob_a, value_a, reference_a, knob_b, value_b, reference_b;
-  RatioEstimate estimate;   // ratio of ratios over the quadruples
-  RatioEstimate a_at_reference_b;  // A's effect where B is at its reference (same quadruples)
-  RatioEstimate a_at_value_b;      // A's effect where B is value_b
-  RatioEstimate b_at_reference_a;  // and the same the other way round (the ratio of ratios is
-  RatioEstimate b_at_value_a;      // symmetric: B's effect changes by as much with A)
+  EffectEstimate estimate;   // ratio of ratios over the quadruples
+  EffectEstimate a_at_reference_b;  // A's effect where B is at its reference (same quadruples)
+  EffectEstimate a_at_value_b;      // A's effect where B is value_b
+  EffectEstimate b_at_reference_a;  // and the same the other way round (the ratio of ratios is
+  EffectEstimate b_at_value_a;      // symmetric: B's effect changes by as much with A)
 };
 
 // Knobs ranked by strength, strongest first; factors with one level are left out, and so are

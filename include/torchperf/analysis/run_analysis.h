@@ -47,11 +47,11 @@ struct RunAnalysis {
 RunAnalysis analyze(RunResults run);
 
 // "1.171x (1.096-1.257, 16 pairs)"; "1.171x (1 pair, no interval)".
-std::string describe_ratio(const RatioEstimate& e, const std::string& unit = "pair");
+std::string describe_ratio(const EffectEstimate& e, const std::string& unit = "pair");
 // "format=channels_last helps 1.30x with precision=bf16-autocast but 1.02x with fp32 (…)".
 std::string describe_interaction(const Interaction& i);
 
-nlohmann::json to_json(const RatioEstimate& e);
+nlohmann::json to_json(const EffectEstimate& e);
 nlohmann::json to_json(const RunAnalysis& a);
 
 }  // namespace torchperf

@@ -11,6 +11,7 @@
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/sampler.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -21,8 +22,21 @@ using BenchProgress = std::function<void(const std::string& phase, double fracti
 // "auto" (the first CUDA device, else the CPU), "cpu", "cuda", "cuda:N"; UsageError otherwise.
 c10::Device resolve_device(const std::string& requested);
 
+// One configuration, or two interleaved in this process (--vs). Two sides that differ in process
+// or worker knobs cannot share a process: UsageError (sweep's run_bench_in_workers runs them).
 BenchResult run_bench(const BenchOptions& options, TimeSource& time,
                       const BenchProgress& progress = nullptr);
+
+// The sampling options a bench run uses (its time budget, warm-up cap and stopping rule).
+SamplingOptions sampling_options(const BenchOptions& options);
+// The batch describes the workload, not a setting under comparison: --vs uses A's batch unless it
+// names its own ("--batch 8 --vs baseline" is the baseline at batch 8).
+BenchOptions with_shared_batch(BenchOptions options);
+
+// The comparison of two finished sides from their interleaved samples: the speedup (in samples/s
+// when the batches differ) and its verdict.
+Comparison compare_sides(Measurement a, Measurement b, const PairedSampleSet& paired,
+                         bool separate_processes);
 
 // The workload as tune sees it before building a space: names and the traits knobs depend on.
 struct WorkloadDescription {

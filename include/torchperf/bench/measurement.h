@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "torchperf/config/configuration.h"
 #include "torchperf/measure/environment.h"
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/sampler.h"
 
 namespace torchperf {
@@ -45,6 +47,9 @@ struct Measurement {
   OutputQuality quality;
   std::uint64_t flops_per_sample = 0;
   double achieved_gflops = 0;
+  // What the process that ran it confirmed about itself: process knobs as seen from inside
+  // (allocator and BLAS libraries loaded, OpenMP variables, inter-op threads).
+  std::map<std::string, std::string> process;
 
   std::vector<std::string> warnings;
   bool valid = true;
@@ -52,11 +57,12 @@ struct Measurement {
 };
 
 struct Comparison {
-  Measurement a;    // the configuration asked for
-  Measurement b;    // the one it is compared against (--vs)
-  Summary speedup;  // per round: B time / A time; > 1 means A is faster
+  Measurement a;          // the configuration asked for
+  Measurement b;          // the one it is compared against (--vs)
+  RatioEstimate speedup;  // A's samples/s over B's, from per-round ratios; > 1: A is faster
   StopReason stop = StopReason::kTimeBudgetSpent;
-  std::string verdict;  // "faster", "slower" or "indistinguishable" (CI includes 1)
+  Verdict verdict = Verdict::kUndetermined;
+  bool separate_processes = false;  // each side in its own worker: they differ in process state
 };
 
 struct BenchResult {

@@ -18,4 +18,14 @@ nlohmann::json to_json(const Comparison& c);
 // "valid"}
 nlohmann::json to_json(const BenchResult& result);
 
+// Readers of the forms above, for records that crossed a process boundary (a worker's side of a
+// comparison); they throw nlohmann::json's exceptions on another shape.
+Measurement measurement_from_json(const nlohmann::json& j);
+Environment environment_from_json(const nlohmann::json& j);
+ResolvedConfiguration resolved_configuration_from_json(const nlohmann::json& j);
+// The samples of one side, as the supervisor of a two-process comparison sends them to the
+// worker that finishes the measurement.
+nlohmann::json to_json(const SampleSet& samples);
+SampleSet sample_set_from_json(const nlohmann::json& j, double confidence);
+
 }  // namespace torchperf

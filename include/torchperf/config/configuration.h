@@ -35,6 +35,7 @@ struct ResolvedKnob {
   bool applicable = true;
   bool requested = false;  // named by the user, not a baseline
   std::string reason;      // why not applicable, or why a value was chosen for the user
+  bool baseline = false;   // the value is the knob's baseline for this workload
 };
 
 struct ResolvedConfiguration {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,20 @@ struct Applicability {
   static Applicability no(std::string why) { return {false, std::move(why)}; }
 };
 
-// Where a knob's enter() acts. Every knob may also prepare() the workload once, before timing
-// (transform the model and inputs). A call knob is entered around every forward call, inside the
-// timed region, as user code wraps each call (grad mode, autocast). A process knob sets
-// process-wide state around each timed block, untimed (threads, fuser flags).
-enum class KnobScope { kCall, kProcess };
+// Where a knob acts. Every knob may also prepare() the workload once, before timing (transform
+// the model and inputs). A call knob is entered around every forward call, inside the timed
+// region, as user code wraps each call (grad mode, autocast). A process knob sets process-wide
+// state once per measurement, before warm-up (threads, fuser flags); two sides that differ in it
+// run in two processes. A worker knob can only be chosen when a process starts (the allocator,
+// the BLAS library, OpenMP's behaviour): the supervisor sets environment() for a fresh worker,
+// and confirm() checks from inside that it took.
+enum class KnobScope { kCall, kProcess, kWorker };
+std::string to_string(KnobScope scope);
+
+// Thread counts (intra-op, inter-op, loader threads) apply up to 4x the usable cores: beyond
+// that they only oversubscribe. what names the threads in the reason ("inter-op threads").
+Applicability at_most_four_per_core(const WorkloadTraits& traits, const std::string& value,
+                                    const std::string& what);
 
 using Undo = std::function<void()>;
 
@@ -50,6 +60,7 @@ struct KnobCode {
   std::string cpp_tensor, python_tensor;             // e.g. ".to(torch::kBFloat16)"
   bool only_4d = false;
   std::string cpp_guard, python_with;  // around each call: an RAII statement, a `with` item
+  std::vector<std::string> environment;  // NAME=VALUE set before the program starts (worker knobs)
 };
 
 struct Knob {
@@ -75,6 +86,23 @@ struct Knob {
   // Set the state for a call or a block and return what restores it.
   std::function<Undo(const std::string& value, const Workload&)> enter =
       [](const std::string&, const Workload&) { return Undo([] {}); };
+  // Worker knobs: the environment variables a fresh worker process gets for a value (an empty
+  // string unsets the variable); applied by the supervisor before exec.
+  std::function<std::map<std::string, std::string>(const std::string& value)> environment =
+      [](const std::string&) { return std::map<std::string, std::string>{}; };
+  // Worker knobs, inside the worker before anything is measured: applies what can only be
+  // applied at start-up and returns what the process shows (the library loaded, the variable
+  // seen). Throws ConfigError, naming what the loader or runtime said, when the value did not
+  // take.
+  std::function<std::string(const std::string& value)> confirm = [](const std::string& value) {
+    return value;
+  };
+  // A default sweep tries every applicable value; process-level knobs multiply the space and are
+  // swept only when --space names them.
+  bool swept_by_default = true;
+  // A configuration string lists the knob even at its baseline; worker knobs appear only when
+  // they differ from it, so that configurations written before they existed keep their names.
+  bool listed_at_baseline = true;
   // For training knobs: how the value sets up the training loop.
   std::function<void(const std::string& value, TrainingPlan&)> plan = [](const std::string&,
                                                                         TrainingPlan&) {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
 
 namespace torchperf {
@@ -18,7 +19,7 @@ struct SamplingOptions {
   Nanoseconds warmup_budget = std::chrono::seconds(3);  // cap on warm-up; not settling is reported
   double target_relative_ci = 0.01;                     // stop when the median's CI is within ±1%
   double confidence = 0.95;
-  std::size_t min_samples = 10;
+  std::size_t min_samples = 10;  // blocks (or rounds of a pair) before the stopping rule may stop
   std::size_t max_samples = 200000;
   Nanoseconds min_block_time = std::chrono::milliseconds(1);  // dwarfs clock resolution (~20 ns)
   std::size_t warmup_window =
@@ -27,14 +28,19 @@ struct SamplingOptions {
   std::size_t min_warmup_iterations = 3;  // TorchScript's profiling executor optimises after 2 runs
 };
 
-// What is timed: one iteration, and the wait for the device to finish what was queued. enter and
-// exit run around every block, untimed: process-wide settings (threads, fuser flags) that a
-// paired comparison must switch between blocks.
+// What is timed: one iteration, and the wait for the device to finish what was queued.
+// enter() sets the process state the measurement needs (threads, fuser flags) once, before
+// warm-up, and exit() restores it after the last block: a state change never lands between or
+// inside timed blocks, where it would be paid for (LibTorch 1.13 rebuilds its thread pool and
+// clears oneDNN's primitive cache on every set_num_threads).
+// A side that lives in another process sets block: it runs and times a block of iterations
+// there, synchronised, and returns the time; iterate and synchronize are then unused.
 struct TimedRun {
-  std::function<void()> iterate;
+  std::function<void()> iterate = [] {};
   std::function<void()> synchronize = [] {};
   std::function<void()> enter = [] {};
   std::function<void()> exit = [] {};
+  std::function<Nanoseconds(std::size_t iterations)> block;
 };
 
 struct Warmup {
@@ -61,7 +67,7 @@ struct PairedSampleSet {
   SampleSet a;
   SampleSet b;
   std::vector<double> speedup;  // per round: B's iteration time / A's, so > 1 means A is faster
-  Summary speedup_summary;
+  RatioEstimate speedup_estimate;
   StopReason stop = StopReason::kTimeBudgetSpent;
 };
 
@@ -71,10 +77,15 @@ class Sampler {
 
   Sampler(TimeSource& time, SamplingOptions options);
 
+  // Warm-up alone, in whatever state the caller has entered.
   Warmup warm_up(const TimedRun& run);
+  // enter(), warm-up, timed blocks until the median's interval is tight or the budget is spent,
+  // exit() (also when a block throws).
   SampleSet measure(const TimedRun& run, const Progress& progress = nullptr);
   // A and B in alternating blocks (A B, B A, A B …) so that drift of a shared machine hits both
-  // alike.
+  // alike; stops on the interval of the ratio (ratio_estimate.h). Both enter() run once before
+  // warm-up: two sides in one process must need the same process state (the caller checks);
+  // sides that differ in it run in two processes, each a TimedRun with block set.
   PairedSampleSet measure_paired(const TimedRun& a, const TimedRun& b,
                                  const Progress& progress = nullptr);
 
@@ -84,6 +95,7 @@ class Sampler {
   Nanoseconds time_block(const TimedRun& run, std::size_t iterations);
   std::size_t block_size_for(double iteration_ns) const;
   bool precise_enough(const std::vector<double>& samples, std::size_t& next_check) const;
+  bool ratio_precise_enough(const std::vector<double>& ratios, std::size_t& next_check) const;
 
   TimeSource& time_;
   SamplingOptions options_;

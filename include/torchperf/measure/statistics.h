@@ -35,11 +35,10 @@ Interval median_confidence_interval_sorted(const std::vector<double>& sorted, do
 
 Summary summarize(std::vector<double> values, double confidence = 0.95);
 
-// Two-sided standard normal quantile for a confidence level, e.g. 0.95 -> 1.96.
+// Two-sided standard normal quantile for a confidence level, e.g. 0.95 -> 1.96 (Boost.Math).
 double normal_two_sided_quantile(double confidence);
 
-// Two-sided Student t quantile, e.g. (0.95, 10) -> 2.228: exact for 1 and 2 degrees of freedom,
-// a Cornish-Fisher expansion (within 1% from 3 on) beyond.
+// Two-sided Student t quantile, e.g. (0.95, 10) -> 2.228 (Boost.Math).
 double student_t_two_sided_quantile(double confidence, double degrees_of_freedom);
 
 }  // namespace torchperf

@@ -19,6 +19,7 @@ struct WorkloadTraits {
   bool can_train_mode = true;     // has a training flag at all
   int usable_cores = 1;
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
+  int default_interop_threads = 1;  // and its inter-op threads
   long long default_batch = 1;  // from the inputs file, or 1
 };
 

@@ -23,7 +23,7 @@ struct TextTable {
 };
 
 // "helps", "hurts", "negligible (within 3%)", "no clear effect" or "too few pairs".
-std::string verdict(const RatioEstimate& estimate);
+std::string verdict(const EffectEstimate& estimate);
 
 // The tables the terminal, Markdown and HTML reports share; `times` is the ratio suffix.
 TextTable main_effects_table(const RunAnalysis& analysis, const std::string& times);

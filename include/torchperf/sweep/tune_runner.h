@@ -13,14 +13,22 @@
 
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/sweep/objective.h"
 #include "torchperf/sweep/tune_options.h"
 
 namespace torchperf {
 
+// ok: measured and within the accuracy guard; guarded: measured, outside the guard; failed: no
+// measurement (the worker crashed, hung, ran out of memory, or answered an error).
+enum class PointStatus { kOk, kGuarded, kFailed };
+std::string to_string(PointStatus status);
+// Throws std::invalid_argument for another name.
+PointStatus point_status_from_string(const std::string& name);
+
 struct PointResult {
   std::string key;
-  std::string status;  // "ok", "guarded" (failed the accuracy guard) or "failed"
+  PointStatus status = PointStatus::kFailed;
   std::string reason;  // why guarded or failed
   // crashed | timed-out | out-of-memory (the worker's end), reference (its batch's reference
   // failed), or the kind of error the worker answered: runtime, config, workload, model, usage,
@@ -35,18 +43,22 @@ struct PointResult {
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
-// An interleaved A-vs-B re-measurement; ratio > 1 means A is better on the objective.
+// An interleaved A-vs-B re-measurement, each side in its own worker; ratio > 1 means A is
+// better on the objective, [low, high] its confidence interval (measure/ratio_estimate.h).
 struct HeadToHead {
   std::string a, b;
   double ratio = 0, low = 0, high = 0;
   std::size_t rounds = 0;
-  std::string verdict;  // A is "faster", "slower", "indistinguishable" or "undetermined"
+  Verdict verdict = Verdict::kUndetermined;  // what the interval says of A
   std::string failure;  // non-empty when the comparison itself failed
 };
 
-struct SingleChange {  // a one-knob change from the baseline, from the sweep (not paired)
+// A one-knob change from the baseline, from the sweep (the two points were not paired): the
+// ratio of their scores, and a bound (not a confidence interval): the ratio of the points' own
+// interval ends, the widest the ratio could be if each point's interval held.
+struct SingleChange {
   std::string knob, value, key;
-  double ratio = 0, low = 0, high = 0;  // score ratio to the baseline, conservative interval
+  double ratio = 0, low = 0, high = 0;
 };
 
 struct TuneResult {

@@ -1,6 +1,7 @@
-// The worker side of tune: serves one job (describe the workload, save a reference, measure one
-// configuration, compare two interleaved) with the bench runner, and answers in JSON. Errors are
-// answered, not thrown, with their kind, so the supervisor can tell a user error from a failure.
+// The worker side of tune and of two-process comparisons: serves one job (describe the workload,
+// save a reference, measure one configuration, or be one side of a comparison, timing the blocks
+// the supervisor asks for) with the bench runner, and answers in JSON. Errors are answered, not
+// thrown, with their kind, so the supervisor can tell a user error from a failure.
 #pragma once
 
 #include <functional>
@@ -13,14 +14,19 @@
 
 namespace torchperf {
 
-// Called with the configuration string before a measure or compare job runs; test builds use it
+// Called with the configuration string before a measure or side job runs; test builds use it
 // to crash, hang or exhaust memory on purpose.
 using FaultHook = std::function<void(const std::string& configuration)>;
 
 nlohmann::json serve_job(const nlohmann::json& request, const FaultHook& fault = nullptr);
 
-// The `__worker` mode: reads one request line from in_fd, writes one response line to out_fd.
+// The `__worker` mode: reads one request line from in_fd, writes one response line to out_fd; a
+// "side" job then goes on reading block requests until "finish" or the end of its input.
 int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr);
+
+// A worker's answered error ({"kind", "message"}) as the exception it stood for: usage, config,
+// model and workload errors are the user's; the rest a RuntimeFailure prefixed with what.
+[[noreturn]] void rethrow_worker_error(const nlohmann::json& error, const std::string& what);
 
 // The wire form of the pieces a job carries.
 nlohmann::json to_json(const BenchOptions& options);

@@ -3,9 +3,14 @@
 // time limit and a memory cap and killed if it crosses either. A crash costs that job only.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -32,11 +37,47 @@ struct WorkerOutcome {
   std::int64_t peak_rss_bytes = 0;  // as sampled by the supervisor
 };
 
+// Variables set (or, with an empty value, unset) in a worker's environment: the worker knobs'.
+using WorkerEnvironment = std::map<std::string, std::string>;
+
 // tick(elapsed_s) is called about every 50 ms while the worker runs; returning false kills it
 // (interruption) and the outcome is kCrashed with the message "interrupted".
 WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
                                  const WorkerLimits& limits, const std::string& log_path,
-                                 const std::function<bool(double)>& tick = nullptr);
+                                 const std::function<bool(double)>& tick = nullptr,
+                                 const WorkerEnvironment& environment = {});
+
+// A worker that answers several requests in turn (one side of a two-process comparison). Each
+// ask() is watched like a one-shot worker: the time limit (per request), the memory cap and
+// tick(); a worker that dies, is killed or answers garbage throws WorkerFailure, and the session
+// is over.
+struct WorkerFailure : std::runtime_error {
+  WorkerFailure(WorkerExit exit, const std::string& message)
+      : std::runtime_error(message), exit(exit) {}
+  WorkerExit exit;
+};
+
+class WorkerSession {
+ public:
+  WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
+                const WorkerLimits& limits, const std::string& log_path,
+                std::function<bool(double)> tick = nullptr);
+  ~WorkerSession();  // ends the worker (closes its input, then kills it if it lingers)
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+
+  nlohmann::json ask(const nlohmann::json& request, double timeout_s);
+  std::int64_t peak_rss_bytes() const { return peak_rss_; }
+
+ private:
+  std::string executable_, log_path_;
+  WorkerLimits limits_;
+  std::function<bool(double)> tick_;
+  pid_t pid_ = -1;
+  int in_fd_ = -1, out_fd_ = -1;
+  std::string pending_;  // bytes read past the last answer
+  std::int64_t peak_rss_ = 0;
+};
 
 // The file descriptor a worker writes its response to.
 inline constexpr int kWorkerResponseFd = 3;

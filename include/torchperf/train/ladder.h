@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "torchperf/config/configuration.h"
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
 #include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"

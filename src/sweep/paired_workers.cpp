@@ -1,0 +1,118 @@
+#include "torchperf/sweep/paired_workers.h"
+
+#include <cmath>
+#include <memory>
+
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/apply.h"
+#include "torchperf/error.h"
+#include "torchperf/sweep/worker.h"
+
+namespace torchperf {
+namespace {
+
+using nlohmann::json;
+
+std::string log_path(const WorkerRun& run, const std::string& name) {
+  return run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
+}
+
+json workload_request(const BenchOptions& options) {
+  json request = {{"workload", to_json(options)}};
+  if (!options.reference_files.empty()) request["references"] = options.reference_files;
+  return request;
+}
+
+// One side of a comparison, living in its own worker.
+class RemoteSide {
+ public:
+  RemoteSide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
+             const std::string& name)
+      : name_(name + " (" + (config.empty() ? std::string("baseline") : config.to_string()) + ")"),
+        log_(log_path(run, name)),
+        timeout_s_(run.limits.timeout_s),
+        worker_(run.executable, worker_environment(config), run.limits, log_, run.tick) {
+    json request = workload_request(options);
+    request["job"] = "side";
+    request["configuration"] = config.to_string();
+    check(ask(request), "preparing");
+  }
+
+  TimedRun timed_run() {
+    TimedRun t;
+    t.block = [this](std::size_t iterations) {
+      const json answer = check(ask({{"job", "block"}, {"iterations", iterations}}), "timing");
+      return Nanoseconds(static_cast<std::int64_t>(std::llround(answer.at("ns").get<double>())));
+    };
+    return t;
+  }
+
+  Measurement finish(const SampleSet& samples) {
+    const json answer = check(ask({{"job", "finish"}, {"samples", to_json(samples)}}), "finishing");
+    return measurement_from_json(answer.at("measurement"));
+  }
+
+ private:
+  json ask(const json& request) {
+    try {
+      return worker_.ask(request, timeout_s_);
+    } catch (const WorkerFailure& e) {
+      if (std::string(e.what()) == "interrupted") throw Interrupted("interrupted");
+      throw RuntimeFailure("side " + name_ + ": the " + e.what() + " (log: " + log_ + ")");
+    }
+  }
+
+  json check(const json& answer, const std::string& doing) {
+    if (!answer.value("ok", false))
+      rethrow_worker_error(answer.at("error"), "side " + name_ + " failed while " + doing);
+    return answer;
+  }
+
+  std::string name_, log_;
+  double timeout_s_;
+  WorkerSession worker_;
+};
+
+}  // namespace
+
+BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run) {
+  validate(options);
+  json request = workload_request(options);
+  request["job"] = "measure";
+  request["configuration"] = options.config.to_string();
+  const std::string log = log_path(run, "measure");
+  const WorkerOutcome out = run_worker_process(run.executable, request, run.limits, log, run.tick,
+                                               worker_environment(options.config));
+  if (out.exit != WorkerExit::kAnswered) {
+    if (out.message == "interrupted") throw Interrupted("interrupted");
+    throw RuntimeFailure("the worker " + out.message + " (log: " + log + ")");
+  }
+  if (!out.response.value("ok", false))
+    rethrow_worker_error(out.response.at("error"), "measuring in a worker");
+  const json& r = out.response.at("result");
+  BenchResult result;
+  result.environment = environment_from_json(r.at("context"));
+  result.measurement = measurement_from_json(r.at("measurement"));
+  return result;
+}
+
+BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& run,
+                               TimeSource& time, const BenchProgress& progress) {
+  validate(requested);
+  if (!requested.vs) throw UsageError("compare_in_workers: no configuration to compare with");
+  const BenchOptions options = with_shared_batch(requested);
+  BenchResult result;
+  result.environment = capture_environment();
+  if (progress) progress("reference", 0);
+  RemoteSide a(options, options.config, run, "a");
+  RemoteSide b(options, *options.vs, run, "b");
+  Sampler sampler(time, sampling_options(options));
+  const PairedSampleSet paired =
+      sampler.measure_paired(a.timed_run(), b.timed_run(), [&](double f) {
+        if (progress) progress("warm-up and measuring", f);
+      });
+  result.comparison = compare_sides(a.finish(paired.a), b.finish(paired.b), paired, true);
+  return result;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,391 @@
+#include "supervisor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/config/apply.h"
+#include "torchperf/error.h"
+#include "torchperf/json_fields.h"
+#include "torchperf/measure/environment.h"
+#include "torchperf/sweep/worker.h"
+
+namespace torchperf {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name,
+                                 double timeout_s, const WorkerEnvironment& environment) {
+  fs::create_directories(o_.out_dir + "/workers");
+  WorkerLimits limits = limits_;
+  limits.timeout_s = timeout_s;
+  return run_worker_process(o_.worker_executable, request, limits,
+                            o_.out_dir + "/workers/" + log_name + ".log", [&](double t) {
+                              report(phase_, t);
+                              if (interrupt_ && interrupt_()) {
+                                interrupted_ = true;
+                                return false;
+                              }
+                              return true;
+                            },
+                            environment);
+}
+
+// Runs a job whose failure is the run's failure (describe, reference).
+json Supervisor::ask(const json& request, const std::string& log_name, const std::string& what) {
+  const WorkerOutcome out = launch(request, log_name, limits_.timeout_s);
+  if (interrupted_) throw Interrupted("interrupted while " + what);
+  if (out.exit != WorkerExit::kAnswered)
+    throw RuntimeFailure(what + ": the worker " + out.message + " (log: " + o_.out_dir +
+                         "/workers/" + log_name + ".log)");
+  if (!out.response.value("ok", false)) rethrow_worker_error(out.response.at("error"), what);
+  return out.response;
+}
+
+double Supervisor::point_estimate_s() const {
+  if (!session_walls_.empty()) {
+    double sum = 0;
+    for (double w : session_walls_) sum += w;
+    return sum / static_cast<double>(session_walls_.size());
+  }
+  return 2 * o_.workload.time_s + 2.0;  // warm-up and measurement caps, plus start-up
+}
+
+double Supervisor::confirmation_reserve_s() const {
+  // Leaders head to head, then the winner against baseline and careful: interleaved pairs, each
+  // with twice the point time, plus start-up.
+  // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
+  const double pairs = static_cast<double>(o_.leaders - 1) + 2;
+  return pairs * std::max(8 * o_.workload.time_s + 3.0, 2 * point_estimate_s());
+}
+
+void Supervisor::report(const std::string& phase, double within_point) {
+  if (!progress_) return;
+  TuneStatus s;
+  s.phase = phase;
+  s.done = done_;
+  s.failed = failed_;
+  s.planned = planned_;
+  const double est = point_estimate_s();
+  const double progress_points = static_cast<double>(done_) + std::min(0.95, within_point / est);
+  s.fraction = planned_ ? progress_points / static_cast<double>(planned_) : 0;
+  s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est +
+            confirmation_reserve_s();
+  const PointResult* best = nullptr;
+  for (const auto& [key, p] : finished_)
+    if (p.status == PointStatus::kOk && (!best || p.score > best->score)) best = &p;
+  if (best)
+    s.best =
+        fmt::format("{:.4g} {}", objective_value(o_.objective, best->metrics), o_.objective.unit());
+  s.current = current_;
+  progress_(s);
+}
+
+void Supervisor::prepare_references() {
+  std::set<std::string> batches;
+  for (const auto& p : space_.points) batches.insert(reference_batch(o_.workload, p.config));
+  for (const auto& r : journal_->records())
+    if (r.value("record", "") == "reference" && fs::exists(r.value("path", "")))
+      references_[r.at("batch").get<std::string>()] = r.at("path").get<std::string>();
+  fs::create_directories(o_.out_dir + "/reference");
+  for (const auto& batch : batches) {
+    if (references_.count(batch)) continue;
+    const std::string label = batch == "n/a" ? "file" : batch;  // inputs from a file: one batch
+    const std::string path =
+        fs::absolute(o_.out_dir + "/reference/batch-" + label + ".pt").lexically_normal().string();
+    json request = {
+        {"job", "reference"}, {"workload", to_json(o_.workload)}, {"batch", batch}, {"path", path}};
+    report("preparing");
+    const WorkerOutcome out = launch(request, "reference-batch-" + label, limits_.timeout_s);
+    if (interrupted_) throw Interrupted("interrupted while computing the references");
+    if (out.exit == WorkerExit::kAnswered && out.response.value("ok", false)) {
+      references_[batch] = path;
+      journal_->append(
+          {{"record", "reference"}, {"session", session_}, {"batch", batch}, {"path", path}});
+      continue;
+    }
+    // The user's own mistakes stop the run; a batch too big for the machine only costs its points.
+    if (out.exit == WorkerExit::kAnswered) {
+      const json& e = out.response.at("error");
+      const std::string kind = e.value("kind", "runtime");
+      if (kind != "runtime" && kind != "out-of-memory")
+        rethrow_worker_error(e, "the fp32 reference at batch " + batch);
+      reference_failures_[batch] =
+          "the fp32 reference at batch " + batch + " failed: " + e.value("message", "");
+    } else {
+      reference_failures_[batch] = "the fp32 reference at batch " + batch + " " + out.message;
+    }
+  }
+  if (reference_failures_.size() == batches.size())
+    throw RuntimeFailure(reference_failures_.begin()->second);
+}
+
+PointResult Supervisor::run_point(const SpacePoint& point) {
+  PointResult r;
+  r.key = point.key;
+  r.changes = point.changes;
+  const std::string batch = reference_batch(o_.workload, point.config);
+  const auto ref_failure = reference_failures_.find(batch);
+  if (ref_failure != reference_failures_.end()) {
+    r.status = PointStatus::kFailed;
+    r.failure_kind = "reference";
+    r.reason = ref_failure->second;
+    return r;
+  }
+  json request = {{"job", "measure"},
+                  {"workload", to_json(o_.workload)},
+                  {"configuration", point.config.to_string()},
+                  {"references", {{batch, references_.at(batch)}}}};
+  // A point's worker knobs are its process's environment: each point has a fresh worker anyway.
+  const WorkerOutcome out = launch(request, fmt::format("point-{}", fnv1a(point.key).substr(0, 10)),
+                                   limits_.timeout_s, worker_environment(point.config));
+  r.wall_s = out.wall_s;
+  if (interrupted_) return r;
+  if (out.exit != WorkerExit::kAnswered) {
+    r.status = PointStatus::kFailed;
+    r.failure_kind = to_string(out.exit);
+    r.reason = out.message;
+    return r;
+  }
+  if (!out.response.value("ok", false)) {
+    r.status = PointStatus::kFailed;
+    r.failure_kind = out.response.at("error").value("kind", "runtime");
+    r.reason = out.response.at("error").value("message", "");
+    return r;
+  }
+  const json& m = out.response.at("result").at("measurement");
+  r.measurement = m;
+  r.metrics = metrics_from(m);
+  r.score = objective_score(o_.objective, r.metrics);
+  const double timed_s =
+      number_or(m, "measured_s", 0) + number_or(m.at("warmup"), "total_ms", 0) / 1e3;
+  r.overhead_s = std::max(0.0, out.wall_s - timed_s);
+  if (auto why = o_.guard.check(r.metrics)) {
+    r.status = PointStatus::kGuarded;
+    r.reason = *why;
+  } else {
+    r.status = PointStatus::kOk;
+  }
+  return r;
+}
+
+TuneResult Supervisor::run() {
+  validate(o_);
+  if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
+  const std::string path = journal_file(o_.out_dir);
+  result_.journal_path = path;
+  result_.objective = o_.objective;
+  result_.guard = o_.guard;
+  const json header = journal_header(o_);
+  if (o_.resume) {
+    // Refused before the file is touched (a cut-short line is trimmed only in our own journal).
+    journal_.emplace(Journal::reopen(path, [&](const json& their_header) {
+      const json& theirs = their_header.at("experiment");
+      const json& ours = header.at("experiment");
+      if (theirs == ours) return;
+      std::string diff;
+      for (const auto& [k, v] : ours.items())
+        if (!theirs.contains(k) || theirs.at(k) != v)
+          diff += (diff.empty() ? "" : "; ") + k + " " +
+                  (theirs.contains(k) ? theirs.at(k).dump() : "absent") + " there, " + v.dump() +
+                  " here";
+      throw UsageError("--resume: the journal '" + path + "' is from another experiment (" + diff +
+                       "): refusing to mix results; use another --out");
+    }));
+    result_.truncated_lines = journal_->truncated_lines();
+    for (const auto& r : journal_->records())
+      if (r.value("record", "") == "session")
+        session_ = std::max(session_, r.value("session", 0) + 1);
+  } else {
+    Journal::refuse_existing(path);  // before the model is loaded
+  }
+
+  report("preparing");
+  const json described = ask({{"job", "describe"}, {"workload", to_json(o_.workload)}}, "describe",
+                             "loading model '" + o_.workload.model + "'");
+  desc_ = workload_description_from_json(described.at("description"));
+  result_.workload = desc_;
+  // Latency is judged per call at batch 1 unless the user names the batch sizes.
+  auto requested = o_.space;
+  if (!o_.objective.higher_is_better() && !requested.count("batch") &&
+      !desc_.traits.inputs_from_file) {
+    requested["batch"] = {"1"};
+    result_.notes.push_back("objective " + o_.objective.to_string() +
+                            ": batch pinned to 1 (name batch sizes with --batch to sweep them)");
+  }
+  space_ = build_space(desc_.traits, requested);
+  for (const auto& p : space_.points) by_key_[p.key] = &p;
+  result_.space_points = space_.points.size();
+  result_.space_combinations = space_.combinations;
+  result_.space_dropped = space_.dropped;
+  try {
+    result_.origin = resolve(space_.origin, desc_.traits).to_string();
+  } catch (const ConfigError&) {
+    result_.origin = space_.origin.to_string();
+  }
+  for (const auto& a : space_.axes) {
+    std::string s = a.knob + "=";
+    for (std::size_t i = 0; i < a.values.size(); ++i) s += (i ? "," : "") + a.values[i];
+    result_.axes.push_back(s);
+  }
+  if (!journal_) journal_.emplace(Journal::create(path, header));
+  journal_->append({{"record", "session"},
+                    {"session", session_},
+                    {"started", now_iso8601()},
+                    {"environment", to_json(capture_environment())},
+                    {"workload", described.at("description")},
+                    {"space",
+                     {{"axes", result_.axes},
+                      {"points", space_.points.size()},
+                      {"combinations", space_.combinations},
+                      {"dropped", space_.dropped}}},
+                    {"limits",
+                     {{"budget_s", o_.budget_s},
+                      {"point_timeout_s", limits_.timeout_s},
+                      {"memory_cap_bytes", limits_.memory_cap_bytes}}}});
+
+  // What earlier sessions finished is kept and not run again (a key appears once).
+  for (const auto& r : journal_->records()) {
+    const std::string kind = r.value("record", "");
+    if (kind == "point" && by_key_.count(r.value("key", "")) && !finished_.count(r.at("key"))) {
+      PointResult p = point_from_journal(r);
+      finished_[p.key] = p;
+      result_.points.push_back(p);
+    } else if (kind == "head_to_head") {
+      compared_[r.at("id").get<std::string>()] = head_to_head_from_journal(r);
+    }
+  }
+  result_.resumed_points = result_.points.size();
+
+  prepare_references();
+
+  phase_ = "sweeping";
+  std::vector<const SpacePoint*> pending;
+  for (std::size_t i : informative_order(space_, o_.order_seed))
+    if (!finished_.count(space_.points[i].key)) pending.push_back(&space_.points[i]);
+  const double estimate = static_cast<double>(pending.size()) * point_estimate_s();
+  result_.estimated_full_s = estimate + confirmation_reserve_s();
+  planned_ = pending.size();
+  std::string plan = fmt::format(
+      "{} point(s) to run ({} of {} already in the journal), about {:.1f} min at ~{:.1f} s a "
+      "point, then the leaders head to head",
+      pending.size(), finished_.size(), space_.points.size(), result_.estimated_full_s / 60,
+      point_estimate_s());
+  if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
+    const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
+    planned_ =
+        std::min(pending.size(), static_cast<std::size_t>(std::floor(room / point_estimate_s())));
+    result_.notes.push_back(fmt::format(
+        "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
+        "confirm the winner); the budget of {:.0f} min fits about {}: the baseline and the "
+        "single-knob changes run first, then the rest in random order",
+        pending.size(), result_.estimated_full_s / 60, point_estimate_s(), confirmation_reserve_s(),
+        o_.budget_s / 60, planned_));
+    plan = result_.notes.back();
+  }
+  if (progress_) {
+    TuneStatus s;
+    s.phase = "plan";
+    s.message = plan;
+    s.planned = planned_;
+    progress_(s);
+  }
+
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (interrupt_ && interrupt_()) interrupted_ = true;
+    if (interrupted_) break;
+    if (o_.budget_s > 0 &&
+        elapsed() + point_estimate_s() + confirmation_reserve_s() > o_.budget_s) {
+      result_.budget_exhausted = true;
+      result_.not_run = pending.size() - i;
+      break;
+    }
+    current_ = pending[i]->key;
+    PointResult p = run_point(*pending[i]);
+    if (interrupted_) break;
+    session_walls_.push_back(p.wall_s);
+    json record = to_json(p);
+    record["record"] = "point";
+    record["session"] = session_;
+    record["configuration"] = pending[i]->config.to_string();
+    record["measurement"] = p.measurement;
+    p.measurement = nullptr;  // kept in the journal, not twice in memory
+    journal_->append(record);
+    ++done_;
+    if (p.status != PointStatus::kOk) ++failed_;
+    planned_ = std::max(planned_, done_);
+    finished_[p.key] = p;
+    result_.points.push_back(p);
+    report(phase_);
+  }
+  if (interrupted_)
+    throw Interrupted(
+        fmt::format("interrupted: {} point(s) of {} are in the journal '{}'; "
+                    "continue with --resume {}",
+                    finished_.size(), space_.points.size(), path, o_.out_dir));
+  current_.clear();
+
+  std::vector<double> overheads;
+  for (const auto& p : result_.points)
+    if (p.status != PointStatus::kFailed && !p.resumed) overheads.push_back(p.overhead_s);
+  if (!overheads.empty()) {
+    std::nth_element(overheads.begin(), overheads.begin() + overheads.size() / 2, overheads.end());
+    result_.overhead_median_s = overheads[overheads.size() / 2];
+  }
+
+  phase_ = "confirming";
+  report(phase_);
+  confirm();
+
+  // One-knob changes from the baseline, as the sweep measured them (not paired).
+  const PointResult* base = nullptr;
+  for (const auto& p : result_.points)
+    if (p.changes == 0 && p.status != PointStatus::kFailed) base = &p;
+  if (base) {
+    const ResolvedConfiguration rb = resolve(by_key_.at(base->key)->config, desc_.traits);
+    for (const auto& p : result_.points) {
+      if (p.changes != 1 || p.status == PointStatus::kFailed) continue;
+      const ResolvedConfiguration rp = resolve(by_key_.at(p.key)->config, desc_.traits);
+      for (const auto& k : rp.knobs) {
+        if (!k.applicable || k.value == rb.value(k.name)) continue;
+        SingleChange c{k.name, k.value, p.key, p.score / base->score, NAN, NAN};
+        const PointMetrics &m = p.metrics, &mb = base->metrics;
+        if (o_.objective.kind == ObjectiveKind::kThroughput) {
+          c.low = m.throughput_low / mb.throughput_high;
+          c.high = m.throughput_high / mb.throughput_low;
+        } else if (o_.objective.kind == ObjectiveKind::kLatencyP50) {
+          c.low = mb.latency_p50_low_ms / m.latency_p50_high_ms;
+          c.high = mb.latency_p50_high_ms / m.latency_p50_low_ms;
+        }
+        result_.single_changes.push_back(c);
+      }
+    }
+    std::sort(result_.single_changes.begin(), result_.single_changes.end(),
+              [](const auto& x, const auto& y) { return x.ratio > y.ratio; });
+  }
+  result_.wall_s = elapsed();
+  if (o_.budget_s > 0 && result_.wall_s > o_.budget_s)
+    result_.notes.push_back(fmt::format(
+        "the run took {:.1f} min, over the {:.0f} min budget: points and comparisons are not cut "
+        "short once started",
+        result_.wall_s / 60, o_.budget_s / 60));
+  json summary = to_json(result_);
+  summary["record"] = "summary";
+  summary["session"] = session_;
+  summary.erase("points");  // they are in the journal already
+  journal_->append(summary);
+  return result_;
+}
+
+TuneResult run_tune(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,
+                    const TuneInterrupt& interrupt) {
+  Supervisor supervisor(options, time, progress, interrupt);
+  return supervisor.run();
+}
+
+}  // namespace torchperf

@@ -1,0 +1,80 @@
+// The supervisor of one tune run, shared by the files that hold its parts: supervisor.cpp (the
+// sweep: describe, references, points, journaling and resume) and confirmation.cpp (the leaders
+// head to head and the winner). Internal to sweep; tune_runner.h is the public face.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "torchperf/measure/clock.h"
+#include "torchperf/sweep/journal.h"
+#include "torchperf/sweep/space.h"
+#include "torchperf/sweep/tune_runner.h"
+#include "torchperf/sweep/worker_process.h"
+
+namespace torchperf {
+
+std::string journal_file(const std::string& out_dir);
+std::string fnv1a(const std::string& text);
+std::string now_iso8601();
+double number_or(const nlohmann::json& j, const char* key, double fallback);
+// The numbers a point is ranked and guarded on, from a worker's measurement JSON.
+PointMetrics metrics_from(const nlohmann::json& measurement);
+
+class Supervisor {
+ public:
+  Supervisor(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,
+             const TuneInterrupt& interrupt)
+      : o_(options), time_(time), progress_(progress), interrupt_(interrupt) {
+    limits_.timeout_s = effective_point_timeout_s(options);
+    limits_.memory_cap_bytes = effective_memory_cap_bytes(options);
+    start_ = time_.now();
+  }
+
+  TuneResult run();
+
+ private:
+  double elapsed() const { return to_seconds(time_.now() - start_); }
+  WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
+                       const WorkerEnvironment& environment = {});
+  nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
+                     const std::string& what);
+  void prepare_references();
+  PointResult run_point(const SpacePoint& point);
+  HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
+  void confirm();
+  void report(const std::string& phase, double within_point = 0);
+  double point_estimate_s() const;
+  double confirmation_reserve_s() const;
+
+  const TuneOptions& o_;
+  TimeSource& time_;
+  TuneProgress progress_;
+  TuneInterrupt interrupt_;
+  WorkerLimits limits_;
+  Clock::time_point start_;
+  std::optional<Journal> journal_;
+  int session_ = 1;
+  Space space_;
+  WorkloadDescription desc_;
+  std::map<std::string, std::string> references_;          // batch -> file
+  std::map<std::string, std::string> reference_failures_;  // batch -> why
+  std::map<std::string, PointResult> finished_;
+  std::map<std::string, HeadToHead> compared_;
+  std::map<std::string, const SpacePoint*> by_key_;
+  TuneResult result_;
+  std::size_t planned_ = 0, done_ = 0, failed_ = 0;
+  std::vector<double> session_walls_;
+  std::string current_;
+  std::string phase_ = "preparing";
+  bool interrupted_ = false;
+};
+
+}  // namespace torchperf

@@ -1,0 +1,184 @@
+// The worker knobs as declared: what a fresh worker's environment gets for each value, what is
+// "not applicable" when its package is missing, and what a process confirms about itself.
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "torchperf/config/apply.h"
+#include "torchperf/config/configuration.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+// Points the knobs at an empty library folder for one test: nothing is installed there.
+class EmptyLibraryDir {
+ public:
+  EmptyLibraryDir()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("torchperf-libdir-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+    ::setenv("TORCHPERF_LIBDIR", dir_.c_str(), 1);
+  }
+  ~EmptyLibraryDir() {
+    ::unsetenv("TORCHPERF_LIBDIR");
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(ProcessKnobsTest, WorkerKnobsAreDeclaredAsSuchAndSweptOnlyWhenAskedFor) {
+  for (const char* name : {"allocator", "blas", "omp_wait", "omp_bind", "interop_threads"}) {
+    const Knob& k = find_knob(name);
+    EXPECT_EQ(k.scope, KnobScope::kWorker) << name;
+    EXPECT_FALSE(k.swept_by_default) << name;
+    EXPECT_FALSE(k.listed_at_baseline) << name;
+    EXPECT_TRUE(k.inference) << name;
+    EXPECT_FALSE(k.training) << name;
+  }
+  EXPECT_EQ(to_string(KnobScope::kWorker), "worker");
+}
+
+TEST(ProcessKnobsTest, AnAllocatorIsPreloadedAndGlibcTuningSetsItsThresholds) {
+  const Knob& k = find_knob("allocator");
+  const auto jemalloc = k.environment("jemalloc");
+  ASSERT_TRUE(jemalloc.count("LD_PRELOAD"));
+  EXPECT_NE(jemalloc.at("LD_PRELOAD").find("libjemalloc.so.2"), std::string::npos);
+  const auto tuned = k.environment("glibc-tuned");
+  EXPECT_EQ(tuned.at("MALLOC_MMAP_THRESHOLD_"), "33554432");
+  EXPECT_EQ(tuned.at("MALLOC_TRIM_THRESHOLD_"), "1073741824");
+  EXPECT_TRUE(k.environment("glibc").empty());
+  EXPECT_EQ(k.code("tcmalloc", false).environment.size(), 1u);
+}
+
+TEST(ProcessKnobsTest, ABlasProviderIsFoundFirstThroughTheLibraryPath) {
+  const auto env = find_knob("blas").environment("blis-openmp");
+  ASSERT_TRUE(env.count("LD_LIBRARY_PATH"));
+  const std::string first = env.at("LD_LIBRARY_PATH").substr(0, env.at("LD_LIBRARY_PATH").find(':'));
+  EXPECT_TRUE(std::filesystem::exists(first + "/libblas.so.3")) << first;
+  EXPECT_EQ(std::filesystem::path(first).filename(), "blis-openmp");
+  EXPECT_TRUE(find_knob("blas").environment("system").empty());
+}
+
+TEST(ProcessKnobsTest, OpenMpKnobsSetTheirVariablesAndDefaultLeavesThemAlone) {
+  EXPECT_EQ(find_knob("omp_wait").environment("passive").at("OMP_WAIT_POLICY"), "PASSIVE");
+  const auto spread = find_knob("omp_bind").environment("spread");
+  EXPECT_EQ(spread.at("OMP_PROC_BIND"), "spread");
+  EXPECT_EQ(spread.at("OMP_PLACES"), "cores");
+  EXPECT_TRUE(find_knob("omp_bind").environment("default").empty());
+}
+
+TEST(ProcessKnobsTest, AValueWhosePackageIsMissingIsNotApplicableAndNamesThePackage) {
+  const EmptyLibraryDir empty;
+  const Applicability a = find_knob("allocator").applies(WorkloadTraits{}, "jemalloc");
+  EXPECT_FALSE(a.applies);
+  EXPECT_NE(a.reason.find("libjemalloc2"), std::string::npos) << a.reason;
+  const std::string error = message_of(
+      [] { resolve(Configuration::parse("blas=blis-pthread"), WorkloadTraits{}); });
+  EXPECT_NE(error.find("libblis4-pthread"), std::string::npos) << error;
+  EXPECT_TRUE(find_knob("allocator").applies(WorkloadTraits{}, "glibc-tuned").applies);
+}
+
+TEST(ProcessKnobsTest, AnUnknownValueListsTheValuesInstalledHere) {
+  const std::string installed = message_of([] { Configuration::parse("allocator=hoard"); });
+  EXPECT_NE(installed.find("no value 'hoard'"), std::string::npos) << installed;
+  EXPECT_NE(installed.find("glibc, glibc-tuned, jemalloc"), std::string::npos) << installed;
+  EXPECT_NE(installed.find("(installed here)"), std::string::npos) << installed;
+  const EmptyLibraryDir empty;
+  const std::string missing = message_of([] { Configuration::parse("allocator=hoard"); });
+  EXPECT_NE(missing.find("expected one of glibc, glibc-tuned (installed here); not installed "
+                         "here: jemalloc, tcmalloc, mimalloc"),
+            std::string::npos)
+      << missing;
+}
+
+TEST(ProcessKnobsTest, AConfigurationNamesWorkerKnobsOnlyAwayFromTheirBaseline) {
+  WorkloadTraits t;
+  t.default_interop_threads = 2;
+  EXPECT_EQ(resolve(Configuration::parse("allocator=glibc,threads=1"), t).to_string().find("allocator"),
+            std::string::npos);
+  EXPECT_NE(resolve(Configuration::parse("allocator=glibc-tuned"), t).to_string().find(
+                "allocator=glibc-tuned"),
+            std::string::npos);
+  EXPECT_EQ(resolve(Configuration::parse("interop_threads=2"), t).to_string().find("interop"),
+            std::string::npos);
+}
+
+TEST(ProcessKnobsTest, ThisProcessConfirmsGlibcAndRefusesAnAllocatorItDidNotLoad) {
+  // The test binary runs without LD_PRELOAD: glibc is what it has.
+  EXPECT_EQ(find_knob("allocator").confirm("glibc"), "glibc");
+  const std::string error = message_of([] { find_knob("allocator").confirm("mimalloc"); });
+  EXPECT_NE(error.find("allocator=mimalloc: libmimalloc.so.2 is not loaded"), std::string::npos)
+      << error;
+  const std::string tuned = message_of([] { find_knob("allocator").confirm("glibc-tuned"); });
+  EXPECT_NE(tuned.find("MALLOC_MMAP_THRESHOLD_=(unset), expected 33554432"), std::string::npos)
+      << tuned;
+}
+
+TEST(ProcessKnobsTest, TheBlasLoadedHereIsConfirmedAndAnotherIsRefused) {
+  EXPECT_EQ(find_knob("blas").confirm("system").rfind("system (", 0), 0u);
+  const std::string error = message_of([] { find_knob("blas").confirm("blis-pthread"); });
+  EXPECT_NE(error.find("blas=blis-pthread: the worker loaded"), std::string::npos) << error;
+}
+
+TEST(ProcessKnobsTest, OpenMpConfirmationReadsTheEnvironmentTheProcessSees) {
+  ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  EXPECT_EQ(find_knob("omp_wait").confirm("passive"), "passive (OMP_WAIT_POLICY=PASSIVE)");
+  const std::string error = message_of([] { find_knob("omp_wait").confirm("active"); });
+  EXPECT_NE(error.find("sees OMP_WAIT_POLICY=PASSIVE, expected ACTIVE"), std::string::npos)
+      << error;
+  ::unsetenv("OMP_WAIT_POLICY");
+}
+
+TEST(ProcessKnobsTest, InteropThreadsAreSetOnceBeforeInterOpWorkAndThenFixed) {
+  const int first = static_cast<int>(at::get_num_interop_threads());
+  const std::string other = std::to_string(first == 1 ? 2 : 1);
+  // Whether this process already started its inter-op pool depends on earlier tests in it: either
+  // the value takes, or the refusal says why.
+  try {
+    EXPECT_EQ(find_knob("interop_threads").confirm(other), other);
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("inter-op work had already started"), std::string::npos);
+  }
+  at::launch([] {});  // inter-op work: the pool is fixed from here on
+  const std::string now = std::to_string(at::get_num_interop_threads());
+  EXPECT_EQ(find_knob("interop_threads").confirm(now), now);
+  const std::string changed = std::to_string(at::get_num_interop_threads() + 1);
+  EXPECT_THROW(find_knob("interop_threads").confirm(changed), ConfigError);
+}
+
+TEST(ProcessKnobsTest, SidesDifferInProcessStateByTheKnobsEachNames) {
+  EXPECT_TRUE(process_state_differences(Configuration::parse("grad=no_grad"), Configuration())
+                  .empty());
+  const auto d = process_state_differences(Configuration::parse("threads=1"),
+                                           Configuration::parse("threads=2,grad=no_grad"));
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "threads=1 vs 2");
+  EXPECT_EQ(process_state_differences(Configuration::parse("allocator=jemalloc"), Configuration())
+                .at(0),
+            "allocator=jemalloc vs (baseline)");
+  EXPECT_EQ(worker_knobs_named(Configuration::parse("threads=2,allocator=tcmalloc")),
+            std::vector<std::string>{"allocator=tcmalloc"});
+  const auto env = worker_environment(Configuration::parse("omp_wait=active,allocator=glibc-tuned"));
+  EXPECT_EQ(env.at("OMP_WAIT_POLICY"), "ACTIVE");
+  EXPECT_EQ(env.at("MALLOC_TRIM_THRESHOLD_"), "1073741824");
+}
+
+}  // namespace torchperf
