@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Times a TorchScript file with PyTorch's own torch.utils.benchmark, the way a careful Python
-user would (eval, no_grad), and prints samples/s as JSON. bench/run.sh runs it beside torchperf on
-the same file, configuration and threads, and prints the ratio."""
+user would, and prints samples/s as JSON. bench/run.sh runs it beside torchperf on the same file,
+inputs file, configuration and thread count, and prints the ratio.
+
+usage: compare_python.py MODEL.pt INPUTS.pt THREADS SECONDS GRAD GRAPH
+  GRAD: no_grad | inference;  GRAPH: eager | frozen-opt (freeze + optimize_for_inference)"""
 import json
 import sys
 
@@ -9,20 +12,27 @@ import torch
 import torch.utils.benchmark as benchmark
 
 
-def main(path, shape, batch, threads, seconds):
-    torch.set_num_threads(threads)
+def main(path, inputs_path, threads, seconds, grad, graph):
+    torch.set_num_threads(threads)  # once, before anything is timed, as torchperf does
     model = torch.jit.load(path).eval()
-    x = torch.randn(batch, *shape)
-    with torch.no_grad():
+    if graph == "frozen-opt":
+        model = torch.jit.optimize_for_inference(torch.jit.freeze(model))
+    inputs = torch.load(inputs_path)
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    guard = "torch.inference_mode()" if grad == "inference" else "torch.no_grad()"
+    with torch.inference_mode() if grad == "inference" else torch.no_grad():
         for _ in range(3):  # the profiling executor optimises after its first runs
-            model(x)
-    timer = benchmark.Timer(stmt="with torch.no_grad():\n    model(x)",
-                            globals={"model": model, "x": x, "torch": torch}, num_threads=threads)
+            model(*inputs)
+    timer = benchmark.Timer(stmt=f"with {guard}:\n    model(*inputs)",
+                            globals={"model": model, "inputs": inputs, "torch": torch},
+                            num_threads=threads)
     m = timer.blocked_autorange(min_run_time=seconds)
+    batch = inputs[0].shape[0]
     print(json.dumps({"median_s": m.median, "iqr_s": m.iqr, "runs": len(m.times),
                       "samples_per_s": batch / m.median, "torch": torch.__version__}))
 
 
 if __name__ == "__main__":
-    path, shape, batch, threads, seconds = sys.argv[1:6]
-    main(path, [int(d) for d in shape.split("x")], int(batch), int(threads), float(seconds))
+    path, inputs_path, threads, seconds, grad, graph = sys.argv[1:7]
+    main(path, inputs_path, int(threads), float(seconds), grad, graph)

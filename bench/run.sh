@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: speed checks measured side by side in one run, printed as ratios.
 #   1. harness overhead: the same forward in a bare loop and through torchperf's timed iteration;
-#   2. torchperf vs PyTorch's torch.utils.benchmark on one TorchScript file and configuration
-#      (they should agree within 5%), alternated A B A B so drift hits both;
+#   2. torchperf vs PyTorch's torch.utils.benchmark on ResNet-18 and the built-in encoder, at 1
+#      thread and at every usable core (they should agree within 5%), alternated A B A B so drift
+#      hits both;
 #   3. repeatability: bench five times on one configuration, the CV of the reported medians;
 #   4. the winner of `torchperf tune` vs the best a hand-written Python search finds over the same
 #      settings on the same file (bench/tune_by_hand.py), each winner re-measured alternately;
@@ -68,17 +69,37 @@ PY
 fi
 
 if section 2; then
-echo "== 2. torchperf vs torch.utils.benchmark: $model, batch $batch, $threads thread(s), eval+no_grad,"
-echo "      alternated over $rounds rounds, both with MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_"
-tp_runs=(); py_runs=()
-for r in $(seq "$rounds"); do
-  tp_runs+=("$("$tp" bench "$model" --input 3x224x224 --batch "$batch" --threads "$threads" --mode eval \
-      --grad no_grad --time "$seconds" --quiet --json \
-      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
-  py_runs+=("$("$python" "$here/compare_python.py" "$model" 3x224x224 "$batch" "$threads" "$seconds" 2>/dev/null \
-      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+# Each model at 1 thread and at every usable core, with the configuration the issue that found the
+# thread-switching bias used (inference mode, frozen and optimised graph). Both tools read one
+# inputs file and set their thread count once, before anything is timed.
+cores=$(nproc)
+"$tp" export builtin:encoder "$fixtures/encoder.pt" > /dev/null
+"$python" - "$fixtures" "$batch" <<'PY'
+import sys, torch
+out, batch = sys.argv[1], int(sys.argv[2])
+torch.manual_seed(0)
+torch.save(torch.randn(batch, 3, 224, 224), f"{out}/inputs_resnet18.pt")
+torch.save((torch.randint(0, 1000, (batch, 32)), torch.ones(batch, 32, dtype=torch.int64)),
+           f"{out}/inputs_encoder.pt")
+PY
+for name in resnet18 encoder; do
+  file="$model"; [ "$name" = encoder ] && file="$fixtures/encoder.pt"
+  for t in 1 "$cores"; do
+    echo "== 2. torchperf vs torch.utils.benchmark: $name ($(basename "$file")), batch $batch, $t thread(s),"
+    echo "      grad=inference graph=frozen-opt, alternated over $rounds rounds, both with"
+    echo "      MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_"
+    tp_runs=(); py_runs=()
+    for r in $(seq "$rounds"); do
+      tp_runs+=("$("$tp" bench "$file" --inputs-file "$fixtures/inputs_$name.pt" --threads "$t" \
+          --mode eval --grad inference --graph frozen-opt --time "$seconds" --quiet --json \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
+      py_runs+=("$("$python" "$here/compare_python.py" "$file" "$fixtures/inputs_$name.pt" "$t" "$seconds" \
+          inference frozen-opt 2>/dev/null \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+    done
+    print_rounds "torchperf" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" 0.05
+  done
 done
-print_rounds "torchperf" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" 0.05
 fi
 
 repeat() {

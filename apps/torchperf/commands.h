@@ -16,5 +16,6 @@ Runner add_report_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
 Runner add_knobs_command(CLI::App& app);
 Runner add_env_command(CLI::App& app);
+Runner add_export_command(CLI::App& app);
 
 }  // namespace torchperf::cli

@@ -3,6 +3,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/error.h"
+#include "torchperf/models/model.h"
 #include "exit_codes.h"
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/config/knob.h"
@@ -81,6 +84,30 @@ Runner add_env_command(CLI::App& app) {
       for (const auto& w : env.warnings) std::cout << "***WARNING*** " << w << "\n";
       std::cout << format_environment(env);
     }
+    return kSuccess;
+  };
+}
+
+Runner add_export_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Save a built-in model as a TorchScript file (for PyTorch in Python, or any tool)");
+  auto model = std::make_shared<std::string>();
+  auto path = std::make_shared<std::string>();
+  cmd->add_option("model", *model, "builtin:NAME (see 'torchperf knobs')")->required();
+  cmd->add_option("file", *path, "Where to write the TorchScript file")->required();
+  return [cmd, model, path]() -> int {
+    if (!cmd->parsed()) return -1;
+    if (model->rfind("builtin:", 0) != 0)
+      throw UsageError("export: expected builtin:NAME, got '" + *model + "'");
+    auto loaded = open_model(*model)->load();
+    try {
+      loaded->as_torchscript()->module().save(*path);
+    } catch (const std::exception& e) {
+      throw UsageError("export: cannot write '" + *path + "': " +
+                       compat::concise_error_message(e.what()));
+    }
+    std::cout << "wrote " << *path << " (" << *model << ", inputs "
+              << to_string(find_builtin(model->substr(8)).default_inputs) << ")\n";
     return kSuccess;
   };
 }

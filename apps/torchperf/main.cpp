@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
                                             cli::add_report_command(app),
                                             cli::add_train_command(app),
-                                            cli::add_knobs_command(app), cli::add_env_command(app)};
+                                            cli::add_knobs_command(app), cli::add_env_command(app),
+                                            cli::add_export_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

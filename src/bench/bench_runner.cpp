@@ -5,6 +5,8 @@
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -227,6 +229,12 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.peak_memory_bytes = device_peak >= 0 ? device_peak : peak_rss_bytes();
   m.peak_memory_kind = device_peak >= 0 ? "cuda-caching-allocator" : "process-rss";
   m.page_faults_per_iteration = faults_per_iteration;
+  if (faults_per_iteration > kPageFaultsNearZero)
+    m.advice.push_back(fmt::format(
+        "{:.0f} minor page faults per call in steady state: the allocator returns freed memory "
+        "to the kernel and faults it in again every call; try the allocator knob (allocator="
+        "glibc-tuned or jemalloc; torchperf tune --space 'allocator=glibc,glibc-tuned,jemalloc')",
+        faults_per_iteration));
   m.flops_per_sample = ref.flops_per_sample;
   if (sum.median > 0)
     m.achieved_gflops =

@@ -153,6 +153,7 @@ Measurement measurement_from_json(const json& j) {
   m.achieved_gflops = number_or_nan(j.at("achieved_gflops"));
   if (j.contains("process")) m.process = j.at("process").get<std::map<std::string, std::string>>();
   m.warnings = j.at("warnings").get<std::vector<std::string>>();
+  m.advice = j.value("advice", std::vector<std::string>{});
   m.valid = j.at("valid").get<bool>();
   m.invalid_reason = j.at("invalid_reason").get<std::string>();
   return m;
@@ -272,6 +273,7 @@ json to_json(const Measurement& m) {
       {"samples_ns", m.samples.iteration_ns},
       {"process", m.process},
       {"warnings", m.warnings},
+      {"advice", m.advice},
       {"valid", m.valid},
       {"invalid_reason", m.invalid_reason},
   };

@@ -169,12 +169,17 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   const std::string why = fmt::format(
       "Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}", r.label, r.journal,
       key, a.winner_evidence);
+  // Worker knobs act before the program starts: the environment a user must set.
+  std::string env;
+  for (const auto& c : codes)
+    for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
   // C++
   std::set<std::string> includes = {"<torch/script.h>", "<iostream>"};
   for (const auto& c : codes) includes.insert(c.cpp_includes.begin(), c.cpp_includes.end());
   std::string cpp = "// " + why + "\n";
   cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
          "${TORCH_LIBRARIES}).\n";
+  if (!env.empty()) cpp += "// Run with this environment (it must be set before the program starts):\n//   " + env + " ./app\n";
   for (const auto& inc : includes) cpp += "#include " + inc + "\n";
   for (const auto& c : codes)
     for (const auto& l : c.cpp_declarations) cpp += l + "\n";
@@ -204,7 +209,11 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
 
   // Python
   std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " +
-                   a.winner_evidence + "\nimport sys\n\nimport torch\n\n";
+                   a.winner_evidence + "\n" +
+                   (env.empty() ? std::string()
+                                : "# Run with this environment (it must be set before Python starts):\n#   " +
+                                      env + " python3 this_script.py\n") +
+                   "import sys\n\nimport torch\n\n";
   py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(model_file(r)) +
         ")\n";
   if (cuda) py += "device = torch.device(" + quote(device) + ")\nmodel = model.to(device)\n";

@@ -106,6 +106,13 @@ std::string format_measurement(const Measurement& m) {
                          m.peak_memory_kind == "process-rss" ? "RSS" : "CUDA allocated",
                          format_bytes(m.peak_memory_bytes), format_bytes(m.rss_before_bytes),
                          m.page_faults_per_iteration));
+  // Worker knobs away from their baseline, as the process that ran them confirmed them.
+  for (const auto& [knob, seen] : m.process) {
+    bool at_baseline = true;
+    for (const auto& k : m.configuration.knobs)
+      if (k.name == knob) at_baseline = k.baseline;
+    if (!at_baseline) out += row("process: " + knob, seen);
+  }
   out += row("vs fp32 reference", quality_line(m.quality));
   if (m.flops_per_sample > 0)
     out += row("compute",
@@ -114,6 +121,7 @@ std::string format_measurement(const Measurement& m) {
   else
     out += row("compute", "no FLOP estimate (no operator with a LibTorch FLOP formula ran)");
   for (const auto& warning : m.warnings) out += "  warning: " + warning + "\n";
+  for (const auto& advice : m.advice) out += "  advice: " + advice + "\n";
   if (!m.valid) out += "  INVALID: " + m.invalid_reason + "\n";
   return out;
 }

@@ -127,7 +127,8 @@ std::string format_tune(const TuneResult& r) {
   }
   if (!r.single_changes.empty())
     out += "\none-knob changes from " + r.origin +
-           "\n(ratio on the objective; interval from the two points' CIs, not paired)\n";
+           "\n(ratio on the objective; in brackets a bound from the two points' CIs, not a "
+           "confidence interval: the points were not paired)\n";
   if (!helped.empty()) out += " helped\n" + helped;
   if (!hurt.empty()) out += " hurt\n" + hurt;
   if (!nothing.empty()) out += " no clear effect\n" + nothing;

@@ -162,7 +162,9 @@ HeadToHead head_to_head_from_journal(const json& r) {
   h.low = number_or_nan(r.at("ci").at(0));
   h.high = number_or_nan(r.at("ci").at(1));
   h.rounds = r.at("rounds").get<std::size_t>();
-  h.verdict = verdict_from_string(r.at("verdict").get<std::string>());
+  // A failed comparison had no verdict ("") in journals written before verdicts were an enum.
+  const std::string verdict = r.at("verdict").get<std::string>();
+  h.verdict = verdict.empty() ? Verdict::kUndetermined : verdict_from_string(verdict);
   h.failure = r.value("failure", "");
   return h;
 }

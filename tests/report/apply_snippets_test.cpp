@@ -77,6 +77,20 @@ TEST_F(ApplySnippetsTest, EveryKnobOfTheWinnerAppearsInBothLanguages) {
   EXPECT_LT(s.cpp.find("module.eval();"), s.cpp.find("torch::jit::freeze"));
 }
 
+TEST_F(ApplySnippetsTest, WorkerKnobsBecomeTheEnvironmentToStartTheProgramWith) {
+  const auto a = winner_run("threads=2,batch=8,allocator=glibc-tuned,omp_wait=passive,interop_threads=1",
+                            "builtin:resnet18", "3x224x224", "Float[1,3,224,224]");
+  const ApplySnippets s = make_apply_snippets(a);
+  for (const std::string& text : {s.cpp, s.python}) {
+    EXPECT_NE(text.find("MALLOC_MMAP_THRESHOLD_=33554432"), std::string::npos) << text;
+    EXPECT_NE(text.find("OMP_WAIT_POLICY=PASSIVE"), std::string::npos) << text;
+  }
+  EXPECT_NE(s.cpp.find("at::set_num_interop_threads(1);"), std::string::npos) << s.cpp;
+  EXPECT_NE(s.python.find("torch.set_num_interop_threads(1)"), std::string::npos) << s.python;
+  EXPECT_NE(s.python.find(" python3 this_script.py"), std::string::npos) << s.python;
+  EXPECT_LT(s.python.find("MALLOC_MMAP"), s.python.find("import torch")) << "said before it runs";
+}
+
 TEST_F(ApplySnippetsTest, TheConfigurationFileReadsBackAsTheWinner) {
   const std::string winner = "threads=1,batch=4,mode=eval,grad=no_grad,precision=fp32,graph=frozen";
   const auto a = winner_run(winner, "builtin:mlp", "784", "Float[1,784]");

@@ -25,6 +25,10 @@ struct OutputQuality {
   std::int64_t nonfinite_values = 0;
 };
 
+// Minor page faults per call in steady state above which the allocator is returning memory to the
+// kernel and faulting it in again each call (a healthy steady state reuses its pages: ~0).
+inline constexpr double kPageFaultsNearZero = 1.0;
+
 struct Measurement {
   std::string model;
   std::string inputs;        // shapes and dtypes actually fed, e.g. "Float[8,3,224,224]"
@@ -52,6 +56,7 @@ struct Measurement {
   std::map<std::string, std::string> process;
 
   std::vector<std::string> warnings;
+  std::vector<std::string> advice;  // what to try next, from what was measured (page faults …)
   bool valid = true;
   std::string invalid_reason;
 };
