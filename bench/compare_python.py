@@ -7,6 +7,7 @@ usage: compare_python.py MODEL.pt INPUTS.pt THREADS SECONDS GRAD GRAPH
   GRAD: no_grad | inference;  GRAPH: eager | frozen-opt (freeze + optimize_for_inference)"""
 import json
 import sys
+import time
 
 import torch
 import torch.utils.benchmark as benchmark
@@ -21,9 +22,14 @@ def main(path, inputs_path, threads, seconds, grad, graph):
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     guard = "torch.inference_mode()" if grad == "inference" else "torch.no_grad()"
+    # Warm up as torchperf does: for up to the same budget as the measurement (torchperf stops
+    # earlier once the per-call time settles; a fast model here keeps speeding up for seconds).
     with torch.inference_mode() if grad == "inference" else torch.no_grad():
-        for _ in range(3):  # the profiling executor optimises after its first runs
+        start = time.perf_counter()
+        calls = 0
+        while calls < 3 or time.perf_counter() - start < seconds:
             model(*inputs)
+            calls += 1
     timer = benchmark.Timer(stmt=f"with {guard}:\n    model(*inputs)",
                             globals={"model": model, "inputs": inputs, "torch": torch},
                             num_threads=threads)

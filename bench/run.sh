@@ -32,21 +32,28 @@ only=" ${BENCH_ONLY:-1 2 3 4 5} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
-# each round's ratio, then the ratio of the medians (and whether it is within TOLERANCE of 1).
+# each round's ratio, then their geometric mean with a 95% Student t interval (the estimator
+# torchperf itself uses for paired rounds), and whether it is within TOLERANCE of 1.
 print_rounds() {
   "$python" - "$@" <<'PY'
-import statistics, sys
+import math, statistics, sys
 label_a, label_b = sys.argv[1], sys.argv[2]
 a_runs = [float(v) for v in sys.argv[3].split()]
 b_runs = [float(v) for v in sys.argv[4].split()]
 for i, (a, b) in enumerate(zip(a_runs, b_runs), 1):
     print(f"  round {i}: {label_a} {a:8.2f} samples/s   {label_b} {b:8.2f} samples/s   ratio {a / b:.3f}")
-ratio = statistics.median(a_runs) / statistics.median(b_runs)
+logs = [math.log(a / b) for a, b in zip(a_runs, b_runs)]
+n = len(logs)
+mean = statistics.mean(logs)
+# Two-sided 95% Student t quantiles by degrees of freedom (no SciPy here).
+t = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}.get(n - 1, 2.0)
+half = t * statistics.stdev(logs) / math.sqrt(n) if n > 1 else float("nan")
+ratio, low, high = math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 verdict = ""
 if len(sys.argv) > 5:
     tolerance = float(sys.argv[5])
     verdict = f" ({'within' if abs(ratio - 1) <= tolerance else 'OUTSIDE'} {tolerance:.0%})"
-print(f"  median ratio {label_a} / {label_b} = {ratio:.3f}{verdict}")
+print(f"  {label_a} / {label_b} = {ratio:.3f} (95% CI {low:.3f}-{high:.3f}, geometric mean of {n} rounds){verdict}")
 PY
 }
 

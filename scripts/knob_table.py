@@ -56,7 +56,7 @@ def main():
         a, b, s = c["a"], c["b"], c["speedup"]
         cos = a["quality"]["cosine"]
         print(f"| {name}={value} | {a['throughput_samples_per_s']:.2f} {interval(a['throughput_ci'], 2)}"
-              f" | {b['throughput_samples_per_s']:.2f} | {s['median']:.3f} {interval(s['ci'], 3)}"
+              f" | {b['throughput_samples_per_s']:.2f} | {s['ratio']:.3f} {interval(s['ci'], 3)}"
               f" | {c['verdict']} ({s['rounds']} rounds) | {'n/a' if cos is None else f'{cos:.5f}'} |",
               flush=True)
 

@@ -12,6 +12,7 @@
 #include "torchperf/error.h"
 #include "torchperf/sweep/worker.h"
 #include "torchperf/sweep/worker_process.h"
+#include "torchperf/train/training_side.h"
 
 namespace {
 
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
   using namespace torchperf;
   // The hidden worker mode of tune: one job read from stdin, answered on fd 3 (errors included).
   if (argc == 2 && std::string(argv[1]) == "__worker")
-    return run_worker(STDIN_FILENO, kWorkerResponseFd);
+    return run_worker(STDIN_FILENO, kWorkerResponseFd, nullptr,
+                      {{"train-side", training_side_factory()}});
   CLI::App app{
       "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
   app.require_subcommand(1);

@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -60,8 +62,9 @@ TraceSchedule parse_schedule(const std::string& text) {
 int run(TrainFlags& f) {
   if (f.spec.model.empty()) throw UsageError("train: expected a model (a TorchScript file or builtin:NAME)");
   if (f.steps < 1) throw UsageError("--steps: expected at least 1");
-  if (f.ladder && f.rounds < 3)
-    throw UsageError("--rounds: expected at least 3 (a confidence interval needs them)");
+  if (f.ladder && f.rounds < kMinRatioRounds)
+    throw UsageError("--rounds: expected at least " + std::to_string(kMinRatioRounds) +
+                     " (a confidence interval needs them)");
   f.spec.data.source = f.data;
   f.spec.data.seed = f.spec.seed;
   DataSpec::parse(f.data);
@@ -87,6 +90,15 @@ int run(TrainFlags& f) {
     o.warmup_steps = f.warmup;
     o.compare.rounds = f.rounds;
     o.compare.steps = f.block_steps;
+    // A change of process state (threads) is compared with each side in a worker of its own.
+    WorkerRun workers;
+    workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    workers.log_dir = (std::filesystem::temp_directory_path() /
+                       ("torchperf-train-" + std::to_string(::getpid())))
+                          .string();
+    std::filesystem::create_directories(workers.log_dir);
+    workers.limits.timeout_s = 600;
+    o.workers = workers;
     LadderEvents events;
     events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
     events.attempt = [&](const Attempt& a) {
@@ -96,6 +108,7 @@ int run(TrainFlags& f) {
                 << (a.kept ? " (kept)" : " (not kept)") << "\n";
     };
     report.ladder = climb(context, config, o, events);
+    std::filesystem::remove_all(workers.log_dir);  // kept on failure: the error names the log
     bar.finish();
     report.configuration = report.ladder->rungs.back().configuration.to_string();
     if (!f.trace.empty()) last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
@@ -161,7 +174,7 @@ Runner add_train_command(CLI::App& app) {
   cmd->add_flag("--allow-semantic-changes", f->allow_semantic,
                 "Let the ladder change the batch size and the precision (they change training)");
   cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")->default_val(10);
-  cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 3)")
+  cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 4)")
       ->default_val(4);
   cmd->add_option("--block-steps", f->block_steps, "Ladder: timed steps per block of a round")
       ->default_val(3);

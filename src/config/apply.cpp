@@ -31,7 +31,7 @@ Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, 
 
 std::vector<std::string> process_state_differences(const Configuration& a, const Configuration& b) {
   std::vector<std::string> out;
-  for (const auto& knob : inference_knobs()) {
+  for (const auto& knob : knob_registry()) {  // train's configurations too
     if (knob.scope == KnobScope::kCall) continue;
     const auto va = a.get(knob.name), vb = b.get(knob.name);
     if (va != vb)

@@ -83,7 +83,7 @@ const ResolvedKnob& ResolvedConfiguration::knob(const std::string& name) const {
 std::string ResolvedConfiguration::to_string() const {
   std::string out;
   for (const auto& k : knobs)
-    if (k.applicable && !(k.baseline && !find_knob(k.name).listed_at_baseline))
+    if (k.applicable && (k.requested || find_knob(k.name).listed_at_baseline))
       out += (out.empty() ? "" : ",") + k.name + "=" + k.value;
   return out;
 }

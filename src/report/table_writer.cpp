@@ -31,14 +31,12 @@ std::string quality_line(const OutputQuality& q) {
 }
 
 std::string knob_lines(const ResolvedConfiguration& config) {
-  std::string applicable, not_applicable;
-  for (const auto& k : config.knobs) {
-    if (k.applicable)
-      applicable += fmt::format("{}{}={}", applicable.empty() ? "" : ",", k.name, k.value);
-    else
+  // The configuration's own string: worker knobs appear only when asked for.
+  std::string not_applicable;
+  for (const auto& k : config.knobs)
+    if (!k.applicable)
       not_applicable += fmt::format("{}{}", not_applicable.empty() ? "" : ", ", k.name);
-  }
-  std::string out = row("configuration", applicable);
+  std::string out = row("configuration", config.to_string());
   if (!not_applicable.empty()) out += row("not applicable", not_applicable);
   for (const auto& note : config.notes) out += row("note", note);
   return out;

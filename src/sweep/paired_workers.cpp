@@ -35,37 +35,26 @@ class RemoteSide {
     json request = workload_request(options);
     request["job"] = "side";
     request["configuration"] = config.to_string();
-    check(ask(request), "preparing");
+    ask(request, "preparing");
   }
 
   TimedRun timed_run() {
     TimedRun t;
     t.block = [this](std::size_t iterations) {
-      const json answer = check(ask({{"job", "block"}, {"iterations", iterations}}), "timing");
+      const json answer = ask({{"job", "block"}, {"iterations", iterations}}, "timing");
       return Nanoseconds(static_cast<std::int64_t>(std::llround(answer.at("ns").get<double>())));
     };
     return t;
   }
 
   Measurement finish(const SampleSet& samples) {
-    const json answer = check(ask({{"job", "finish"}, {"samples", to_json(samples)}}), "finishing");
+    const json answer = ask({{"job", "finish"}, {"samples", to_json(samples)}}, "finishing");
     return measurement_from_json(answer.at("measurement"));
   }
 
  private:
-  json ask(const json& request) {
-    try {
-      return worker_.ask(request, timeout_s_);
-    } catch (const WorkerFailure& e) {
-      if (std::string(e.what()) == "interrupted") throw Interrupted("interrupted");
-      throw RuntimeFailure("side " + name_ + ": the " + e.what() + " (log: " + log_ + ")");
-    }
-  }
-
-  json check(const json& answer, const std::string& doing) {
-    if (!answer.value("ok", false))
-      rethrow_worker_error(answer.at("error"), "side " + name_ + " failed while " + doing);
-    return answer;
+  json ask(const json& request, const std::string& doing) {
+    return ask_side(worker_, request, timeout_s_, "side " + name_, log_, doing);
   }
 
   std::string name_, log_;
@@ -74,6 +63,20 @@ class RemoteSide {
 };
 
 }  // namespace
+
+json ask_side(WorkerSession& worker, const json& request, double timeout_s,
+              const std::string& side, const std::string& log, const std::string& doing) {
+  json answer;
+  try {
+    answer = worker.ask(request, timeout_s);
+  } catch (const WorkerFailure& e) {
+    if (std::string(e.what()) == "interrupted") throw Interrupted("interrupted");
+    throw RuntimeFailure(side + ": the " + e.what() + " (log: " + log + ")");
+  }
+  if (!answer.value("ok", false))
+    rethrow_worker_error(answer.at("error"), side + " failed while " + doing);
+  return answer;
+}
 
 BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run) {
   validate(options);

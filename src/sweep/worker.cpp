@@ -120,49 +120,72 @@ bool write_line(int fd, const json& response) {
   return true;
 }
 
-// The "side" job: one side of a two-process comparison. The worker prepares the configuration,
-// enters its process state once, then times the blocks the supervisor asks for ({"job":
-// "block", "iterations": N} -> {"ns": T}) until {"job": "finish", "samples": ...}, which it
-// answers with the finished measurement.
-int serve_side(const json& request, LineReader& lines, int out_fd, const FaultHook& fault) {
-  SteadyTimeSource clock;
-  std::unique_ptr<BenchSide> side;
-  bool entered = false;
-  json response = answer([&]() -> json {
+// bench's side: a configuration prepared, then timed block by block ({"job": "block",
+// "iterations": N} -> {"ns": T}) until {"job": "finish", "samples": ...}, answered with the
+// finished measurement.
+class BenchSideServer : public SideServer {
+ public:
+  BenchSideServer(const json& request, const FaultHook& fault) {
     BenchOptions o = job_options(request);
-    const Configuration config = Configuration::parse(request.at("configuration").get<std::string>());
+    const Configuration config =
+        Configuration::parse(request.at("configuration").get<std::string>());
     if (fault) fault(config.to_string());
-    side = std::make_unique<BenchSide>(o, config, clock);
-    side->run().enter();
-    entered = true;
-    return {{"ok", true}, {"configuration", side->configuration().to_string()}};
+    side_ = std::make_unique<BenchSide>(o, config, clock_);
+    side_->run().enter();
+    entered_ = true;
+  }
+  ~BenchSideServer() override {
+    if (entered_) side_->run().exit();
+  }
+  json ready() override { return {{"configuration", side_->configuration().to_string()}}; }
+  json block(const json& request) override {
+    const Nanoseconds t = side_->run().block(request.at("iterations").get<std::size_t>());
+    return {{"ns", static_cast<double>(t.count())}};
+  }
+  json finish(const json& request) override {
+    entered_ = false;
+    side_->run().exit();
+    const SampleSet samples =
+        sample_set_from_json(request.at("samples"), SamplingOptions{}.confidence);
+    return {{"measurement", to_json(side_->finish(samples, true))}};
+  }
+
+ private:
+  SteadyTimeSource clock_;
+  std::unique_ptr<BenchSide> side_;
+  bool entered_ = false;
+};
+
+json with_ok(json fields) {
+  fields["ok"] = true;
+  return fields;
+}
+
+// Serves one side: the first answer says it is ready, then one answer per request until finish.
+int serve_side(const json& request, const SideFactory& make, LineReader& lines, int out_fd) {
+  std::unique_ptr<SideServer> side;
+  json response = answer([&]() -> json {
+    side = make(request);
+    return with_ok(side->ready());
   });
   if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
   while (true) {
     const auto line = lines.next();
-    if (!line) break;  // the supervisor is gone: nothing to answer
+    if (!line) return 0;  // the supervisor is gone: nothing to answer
     bool done = false;
     response = answer([&]() -> json {
       const json r = json::parse(*line);
       const std::string job = r.at("job").get<std::string>();
-      if (job == "block") {
-        const Nanoseconds t = side->run().block(r.at("iterations").get<std::size_t>());
-        return {{"ok", true}, {"ns", static_cast<double>(t.count())}};
-      }
+      if (job == "block") return with_ok(side->block(r));
       if (job == "finish") {
         done = true;
-        entered = false;
-        side->run().exit();
-        const SampleSet samples = sample_set_from_json(r.at("samples"), SamplingOptions{}.confidence);
-        return {{"ok", true}, {"measurement", to_json(side->finish(samples, true))}};
+        return with_ok(side->finish(r));
       }
       throw UsageError("unknown side job '" + job + "'");
     });
     if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
     if (done) return 0;
   }
-  if (entered) side->run().exit();
-  return 0;
 }
 
 }  // namespace
@@ -181,7 +204,8 @@ json serve_job(const json& request, const FaultHook& fault) {
   return answer([&] { return serve(request, fault); });
 }
 
-int run_worker(int in_fd, int out_fd, const FaultHook& fault) {
+int run_worker(int in_fd, int out_fd, const FaultHook& fault,
+               const std::map<std::string, SideFactory>& more_sides) {
   LineReader lines(in_fd);
   const std::string line = lines.next().value_or("");
   json request;
@@ -191,8 +215,13 @@ int run_worker(int in_fd, int out_fd, const FaultHook& fault) {
     write_line(out_fd, error_response("protocol", std::string("malformed worker request: ") + e.what()));
     return 1;
   }
-  if (request.is_object() && request.value("job", "") == "side")
-    return serve_side(request, lines, out_fd, fault);
+  const std::string job = request.is_object() ? request.value("job", "") : "";
+  if (job == "side")
+    return serve_side(
+        request, [&](const json& r) { return std::make_unique<BenchSideServer>(r, fault); },
+        lines, out_fd);
+  if (const auto it = more_sides.find(job); it != more_sides.end())
+    return serve_side(request, it->second, lines, out_fd);
   const json response = serve_job(request, fault);
   if (!write_line(out_fd, response)) return 1;
   return response.value("ok", false) ? 0 : 1;

@@ -7,13 +7,13 @@
 
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/config/apply.h"
 #include "torchperf/train/training_session.h"
+#include "torchperf/train/training_side.h"
 
 namespace torchperf {
-namespace {
 
 double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
-  const ScopeExit restore(s.enter());
   for (std::size_t i = 0; i < o.settle_steps; ++i) s.step(false);
   double ns = 0;
   std::int64_t samples = 0;
@@ -24,8 +24,6 @@ double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
   }
   return static_cast<double>(samples) / (ns * 1e-9);
 }
-
-}  // namespace
 
 Speedup compare_throughputs(const std::function<double()>& a, const std::function<double()>& b,
                             std::size_t rounds, double confidence,
@@ -54,6 +52,10 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
 
 Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& o,
                      const std::function<void()>& after_block) {
+  // Both sides need the same process state: set once for the whole comparison, never between
+  // blocks (LibTorch 1.13 rebuilds its thread pool on every set_num_threads).
+  const ScopeExit restore_a(a.enter());
+  const ScopeExit restore_b(b.enter());
   return compare_throughputs([&] { return block_throughput(a, o); },
                              [&] { return block_throughput(b, o); }, o.rounds, o.confidence,
                              after_block);
@@ -103,15 +105,36 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
       } catch (const ConfigError&) {
         continue;  // does not apply here (the advice is generic; the registry decides)
       }
-      say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head");
-      {
-        const ScopeExit restore(next->enter());
-        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+      const bool separate = !process_state_differences(current, candidate).empty();
+      if (separate && !o.workers) {
+        const std::string held = change + " (needs worker processes to compare: " +
+                                 process_state_differences(current, candidate).front() + ")";
+        if (std::find(result.held_back.begin(), result.held_back.end(), held) ==
+            result.held_back.end())
+          result.held_back.push_back(held);
+        continue;
       }
+      say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head" +
+          (separate ? " (each side in its own worker process)" : ""));
       Attempt attempt;
       attempt.change = change;
       attempt.rule = advice.rule;
-      attempt.speedup = head_to_head(*session, *next, o.compare);
+      attempt.separate_processes = separate;
+      if (separate) {
+        // Each side a fresh session in a worker of its own, its threads set once there.
+        WorkerRun run = *o.workers;
+        run.log_prefix = "ladder-" + std::to_string(result.attempts.size() + 1);
+        RemoteTrainingSide a(context.spec, current, o.compare, o.warmup_steps, run, "a");
+        RemoteTrainingSide b(context.spec, candidate, o.compare, o.warmup_steps, run, "b");
+        attempt.speedup = compare_throughputs([&] { return a.block(); }, [&] { return b.block(); },
+                                              o.compare.rounds, o.compare.confidence);
+      } else {
+        {
+          const ScopeExit restore(next->enter());
+          for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+        }
+        attempt.speedup = head_to_head(*session, *next, o.compare);
+      }
       attempt.kept = attempt.speedup.wins(o.min_gain);
       result.attempts.push_back(attempt);
       if (events.attempt) events.attempt(attempt);
@@ -126,6 +149,10 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
       r.cumulative = cumulative * attempt.speedup.ratio;
       session = std::move(next);
       current = candidate;
+      if (separate) {  // the new rung's session has not run yet in this process
+        const ScopeExit restore(session->enter());
+        for (std::size_t i = 0; i < o.warmup_steps; ++i) session->step(false);
+      }
       say("step " + std::to_string(r.step) + ": breakdown with " + change);
       r.breakdown = session->run(0, o.breakdown_steps);
       r.advice = advise(r.breakdown, context.advice_context(session->plan()));

@@ -109,14 +109,14 @@ std::string format_train_report(const TrainReport& r) {
     if (!l.attempts.empty()) {
       out += "\nchanges tried head to head (B over A, samples/s, 95% CI)\n";
       TextTable t;
-      t.header = {"change", "rule", "speedup", "95% CI", "kept"};
+      t.header = {"change", "rule", "speedup", "95% CI", "processes", "kept"};
       for (const auto& a : l.attempts)
         t.rows.push_back({a.change, a.rule, ratio(a.speedup.ratio), interval(a.speedup.interval),
-                          a.kept ? "yes" : "no"});
+                          a.separate_processes ? "two" : "one", a.kept ? "yes" : "no"});
       out += t.render(TextFormat::kTerminal);
     }
     if (!l.held_back.empty()) {
-      out += "\nadvised but not tried (they change what is learned; --allow-semantic-changes):\n";
+      out += "\nadvised but not tried (changes of what is learned need --allow-semantic-changes):\n";
       for (const auto& h : l.held_back) out += "  " + h + "\n";
     }
     const std::string given = l.rungs.front().configuration.to_string();
@@ -188,6 +188,7 @@ nlohmann::json to_json(const TrainReport& r) {
   nlohmann::json attempts = nlohmann::json::array();
   for (const auto& a : r.ladder->attempts)
     attempts.push_back({{"change", a.change}, {"rule", a.rule}, {"speedup", speedup_json(a.speedup)},
+                        {"separate_processes", a.separate_processes},
                         {"kept", a.kept}});
   j["ladder"] = {{"rungs", rungs},
                  {"attempts", attempts},

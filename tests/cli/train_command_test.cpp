@@ -95,16 +95,45 @@ TEST(TrainCommandTest, KnobsThatDoNotApplyAndBadFlagsAreUsageErrors) {
       << negative.err;
   EXPECT_EQ(run_cli(tiny({"--config", "grad=no_grad"})).exit_code, 2);
   EXPECT_EQ(run_cli(tiny({"--data", "cifar"})).exit_code, 2);
-  EXPECT_EQ(run_cli(tiny({"--ladder", "--rounds", "2"})).exit_code, 2);
+  EXPECT_EQ(run_cli(tiny({"--ladder", "--rounds", "3"})).exit_code, 2);
 }
 
 TEST(TrainCommandTest, TheLadderPrintsItsTable) {
   const auto r =
-      run_cli(tiny({"--ladder", "--rounds", "3", "--block-steps", "1", "--max-rungs", "1"}, "2"));
+      run_cli(tiny({"--ladder", "--rounds", "4", "--block-steps", "1", "--max-rungs", "1"}, "2"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("naive loop"), std::string::npos);
   EXPECT_NE(r.out.find("cumulative"), std::string::npos);
   EXPECT_NE(r.out.find("stopped:"), std::string::npos);
+}
+
+TEST(TrainCommandTest, AThreadsChangeOnTheLadderIsComparedInTwoWorkerProcesses) {
+  if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one core: threads=2 is never advised";
+  // At 64x64 the tiny CNN is compute-bound, so threads=1 draws the threads advice.
+  auto args = tiny({"--threads", "1", "--ladder", "--rounds", "4", "--block-steps", "1",
+                    "--max-rungs", "1", "--json"},
+                   "2", "16");
+  args[3] = "64";  // --image-size
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto ladder = nlohmann::json::parse(r.out)["ladder"];
+  bool advised = false;
+  for (const auto& a : ladder["rungs"][0]["advice"]) advised |= a.value("knob", "") == "threads";
+  ASSERT_TRUE(advised) << ladder["rungs"][0]["advice"].dump();
+  bool tried = false;
+  for (const auto& a : ladder["attempts"]) {
+    const std::string change = a["change"];
+    if (change.rfind("threads=", 0) != 0) continue;
+    tried = true;
+    EXPECT_TRUE(a["separate_processes"].get<bool>()) << a.dump();
+    EXPECT_EQ(a["speedup"]["rounds"].size(), 4u);
+  }
+  EXPECT_TRUE(tried) << ladder["attempts"].dump();
+  for (const auto& a : ladder["attempts"]) {
+    if (a["change"].get<std::string>().rfind("threads=", 0) != 0) {
+      EXPECT_FALSE(a["separate_processes"].get<bool>()) << a.dump();
+    }
+  }
 }
 
 TEST(TrainCommandTest, AProcessKnobTrainCannotApplyIsRefused) {

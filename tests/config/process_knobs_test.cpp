@@ -109,16 +109,21 @@ TEST(ProcessKnobsTest, AnUnknownValueListsTheValuesInstalledHere) {
       << missing;
 }
 
-TEST(ProcessKnobsTest, AConfigurationNamesWorkerKnobsOnlyAwayFromTheirBaseline) {
+TEST(ProcessKnobsTest, AConfigurationNamesAWorkerKnobOnlyWhenItWasAskedFor) {
   WorkloadTraits t;
   t.default_interop_threads = 2;
-  EXPECT_EQ(resolve(Configuration::parse("allocator=glibc,threads=1"), t).to_string().find("allocator"),
+  EXPECT_EQ(resolve(Configuration::parse("threads=1"), t).to_string().find("allocator"),
             std::string::npos);
-  EXPECT_NE(resolve(Configuration::parse("allocator=glibc-tuned"), t).to_string().find(
-                "allocator=glibc-tuned"),
+  // Asked for, even at its baseline: a sweep over the allocator names every point's value.
+  EXPECT_NE(resolve(Configuration::parse("allocator=glibc,threads=1"), t).to_string().find(
+                "allocator=glibc"),
             std::string::npos);
-  EXPECT_EQ(resolve(Configuration::parse("interop_threads=2"), t).to_string().find("interop"),
+  EXPECT_NE(resolve(Configuration::parse("interop_threads=2"), t).to_string().find(
+                "interop_threads=2"),
             std::string::npos);
+  const ResolvedConfiguration r = resolve(Configuration::parse("allocator=glibc"), t);
+  EXPECT_TRUE(r.knob("allocator").baseline);
+  EXPECT_FALSE(r.knob("blas").requested);
 }
 
 TEST(ProcessKnobsTest, ThisProcessConfirmsGlibcAndRefusesAnAllocatorItDidNotLoad) {

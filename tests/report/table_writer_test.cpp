@@ -60,6 +60,24 @@ TEST(TableWriterTest, TooFewSamplesShowNoIntervalRatherThanAFalseOne) {
   EXPECT_NE(out.find("±n/a"), std::string::npos);
 }
 
+TEST(TableWriterTest, WorkerKnobsShowOnlyAwayFromTheirBaselineWithWhatTheProcessConfirmed) {
+  WorkloadTraits traits;
+  BenchResult r = synthetic(true);
+  r.measurement->configuration =
+      resolve(Configuration::parse("threads=1,allocator=jemalloc"), traits);
+  r.measurement->process = {{"allocator", "jemalloc (/usr/lib/x86_64-linux-gnu/libjemalloc.so.2)"},
+                            {"blas", "system (OpenBLAS: /usr/lib/…/libblas.so.3)"}};
+  r.measurement->advice = {"1234 minor page faults per call in steady state: …"};
+  const std::string out = format_result(r);
+  EXPECT_NE(out.find("allocator=jemalloc"), std::string::npos) << out;
+  EXPECT_EQ(out.find("blas=system"), std::string::npos) << out;
+  EXPECT_NE(out.find("process: allocator     jemalloc (/usr/lib/x86_64-linux-gnu/libjemalloc.so.2)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("process: blas"), std::string::npos) << "blas is at its baseline";
+  EXPECT_NE(out.find("  advice: 1234 minor page faults"), std::string::npos) << out;
+}
+
 TEST(TableWriterTest, AComparisonStatesTheRatioAndVerdict) {
   Comparison c;
   c.a = *synthetic(true).measurement;

@@ -100,8 +100,9 @@ struct Knob {
   // A default sweep tries every applicable value; process-level knobs multiply the space and are
   // swept only when --space names them.
   bool swept_by_default = true;
-  // A configuration string lists the knob even at its baseline; worker knobs appear only when
-  // they differ from it, so that configurations written before they existed keep their names.
+  // A configuration string lists the knob even when it was left at its baseline; worker knobs
+  // appear only when asked for (a swept axis always asks), so that configurations written before
+  // they existed keep their names.
   bool listed_at_baseline = true;
   // For training knobs: how the value sets up the training loop.
   std::function<void(const std::string& value, TrainingPlan&)> plan = [](const std::string&,

@@ -26,6 +26,13 @@ struct WorkerRun {
   std::function<bool(double)> tick;
 };
 
+// One request to the worker of a comparison's side (side: "side a (threads=1)"): a worker that
+// crashed, hung or was killed is a RuntimeFailure naming the side and its log, an interruption is
+// Interrupted, and an answered error is rethrown as its kind (rethrow_worker_error).
+nlohmann::json ask_side(WorkerSession& worker, const nlohmann::json& request, double timeout_s,
+                        const std::string& side, const std::string& log,
+                        const std::string& doing);
+
 // options.config measured in a fresh worker started with its worker knobs' environment; the
 // result's environment is the worker's own.
 BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,9 +22,22 @@ using FaultHook = std::function<void(const std::string& configuration)>;
 
 nlohmann::json serve_job(const nlohmann::json& request, const FaultHook& fault = nullptr);
 
-// The `__worker` mode: reads one request line from in_fd, writes one response line to out_fd; a
-// "side" job then goes on reading block requests until "finish" or the end of its input.
-int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr);
+// One side of a two-process comparison, served in a worker: made from the job's request (its
+// process state entered once), then asked for blocks until "finish".
+class SideServer {
+ public:
+  virtual ~SideServer() = default;
+  virtual nlohmann::json ready() = 0;                                // fields of the first answer
+  virtual nlohmann::json block(const nlohmann::json& request) = 0;   // {"job": "block", …}
+  virtual nlohmann::json finish(const nlohmann::json& request) = 0;  // {"job": "finish", …}
+};
+using SideFactory = std::function<std::unique_ptr<SideServer>(const nlohmann::json& request)>;
+
+// The `__worker` mode: reads one request line from in_fd, writes one response line to out_fd. A
+// side job ("side" for bench, and the kinds in more_sides, such as train's "train-side") then goes
+// on reading block requests until "finish" or the end of its input.
+int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr,
+               const std::map<std::string, SideFactory>& more_sides = {});
 
 // A worker's answered error ({"kind", "message"}) as the exception it stood for: usage, config,
 // model and workload errors are the user's; the rest a RuntimeFailure prefixed with what.

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "torchperf/config/configuration.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
+#include "torchperf/sweep/paired_workers.h"
 #include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"
 
@@ -38,8 +40,13 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
                             std::size_t rounds, double confidence,
                             const std::function<void()>& after_block = nullptr);
 
-// Interleaves the two sessions' steps (without the per-phase synchronisation) and compares
-// their throughput.
+// One block of a session: settle steps, then timed steps without the per-phase synchronisation;
+// samples/s. The session's process state must already be entered (once, by the caller).
+double block_throughput(TrainingSession& session, const HeadToHeadOptions& options);
+
+// Interleaves the two sessions' steps in this process and compares their throughput. The two
+// must agree on process state (threads, cudnn_benchmark): it is entered once for the whole
+// comparison. Sessions that differ in it are compared in two workers (climb does this).
 Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOptions& options,
                      const std::function<void()>& after_block = nullptr);
 
@@ -50,6 +57,9 @@ struct LadderOptions {
   double min_gain = 0.02;           // a change must be at least 2% faster, CI above 1
   bool allow_semantic_changes = false;
   std::size_t max_rungs = 10;
+  // Where a change alters process state (threads=1 -> 2), each side of its head-to-head runs in a
+  // worker process of its own, started from this; without it such changes are held back.
+  std::optional<WorkerRun> workers;
 };
 
 struct Attempt {
@@ -57,6 +67,7 @@ struct Attempt {
   std::string rule;
   Speedup speedup;
   bool kept = false;
+  bool separate_processes = false;  // each side in its own worker (they differ in process state)
 };
 
 struct Rung {
