@@ -68,6 +68,19 @@ Applicability installed(const Provider* p) {
                            "; scripts/install-deps.sh installs it)");
 }
 
+// A preloaded allocator in a worker: installed, and a torchperf without AddressSanitizer (whose
+// runtime replaces malloc and must come first in the process, so it refuses a preloaded one).
+Applicability preloadable(const Provider* p) {
+  const Applicability a = installed(p);
+  if (!a.applies || !p) return a;
+#if defined(__SANITIZE_ADDRESS__)
+  return Applicability::no(
+      "this torchperf is built with AddressSanitizer, which replaces malloc itself");
+#else
+  return a;
+#endif
+}
+
 // The shared objects mapped into this process.
 std::vector<std::string> mapped_files() {
   std::ifstream in("/proc/self/maps");
@@ -134,7 +147,7 @@ Knob allocator_knob() {
   };
   k.baseline = [](const WorkloadTraits&) { return "glibc"; };
   k.applies = [](const WorkloadTraits&, const std::string& value) {
-    return installed(find_provider(allocators(), value));
+    return preloadable(find_provider(allocators(), value));
   };
   k.environment = [](const std::string& value) {
     std::map<std::string, std::string> env;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "support/test_support.h"
+#include "torchperf/config/knob.h"
 
 namespace torchperf {
 namespace {
@@ -128,6 +129,8 @@ TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
 }
 
 TEST(BenchCommandTest, AnAllocatorRunsBenchInAFreshWorkerThatConfirmsIt) {
+  const Applicability here = find_knob("allocator").applies(WorkloadTraits{}, "jemalloc");
+  if (!here.applies) GTEST_SKIP() << here.reason;
   const CliRun run = run_cli({"bench", "builtin:mlp", "--allocator", "jemalloc", "--time", "0.2",
                               "--json", "--quiet"});
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -12,6 +12,7 @@
 #include "test_paths.h"
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/config/apply.h"
+#include "torchperf/config/knob.h"
 #include "torchperf/sweep/worker.h"
 
 namespace torchperf {
@@ -90,6 +91,8 @@ TEST_F(WorkerProcessTest, AMissingExecutableIsReportedNotThrown) {
 }
 
 TEST_F(WorkerProcessTest, AWorkerStartsWithTheEnvironmentItIsGiven) {
+  const Applicability here = find_knob("allocator").applies(WorkloadTraits{}, "jemalloc");
+  if (!here.applies) GTEST_SKIP() << here.reason;
   // The allocator knob's environment preloads jemalloc; the worker confirms it from inside.
   const Configuration config = Configuration::parse("allocator=jemalloc");
   const WorkerOutcome out = run_worker_process(TORCHPERF_TEST_FAULTY_WORKER,
@@ -116,6 +119,8 @@ TEST_F(WorkerProcessTest, AVariableSetToEmptyIsUnsetInTheWorker) {
 }
 
 TEST_F(WorkerProcessTest, APreloadThatFailsFailsItsJobWithTheLoadersMessage) {
+  const Applicability here = find_knob("allocator").applies(WorkloadTraits{}, "jemalloc");
+  if (!here.applies) GTEST_SKIP() << here.reason;
   // A library folder whose "jemalloc" is not a shared object: the loader refuses to preload it.
   const auto libdir = dir_ / "lib";
   std::filesystem::create_directories(libdir);
