@@ -8,7 +8,14 @@
 #   4. the winner of `torchperf tune` vs the best a hand-written Python search finds over the same
 #      settings on the same file (bench/tune_by_hand.py), each winner re-measured alternately;
 #   5. the training input pipeline alone: torchperf's BatchLoader vs PyTorch's DataLoader on the
-#      same synthetic images and transforms, at 0, 1 and 2 workers.
+#      same synthetic images and transforms, at 0, 1 and 2 workers;
+#   6. a training step: `torchperf train` vs a plain Python loop (bench/train_python.py) on the same
+#      TorchScript ResNet-18 file and saved tensors, at 1 thread and every usable core;
+#   7. `torchperf train --ladder --allow-semantic-changes` on builtin:resnet18 (synthetic CIFAR) vs
+#      the same model trained in Python with the settings climbed by hand, each re-measured
+#      alternately;
+#   8. tune's smart search vs the exhaustive sweep of the same space (about 50-150 points) on the
+#      built-in models and a torchvision fixture: the winners head to head, the wall times.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +35,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -186,6 +193,128 @@ tp = statistics.median([float(v) for v in sys.argv[2].split()])
 py = statistics.median([float(v) for v in sys.argv[3].split()])
 print(f"  workers {sys.argv[1]}: torchperf {tp:8.1f} images/s   PyTorch DataLoader {py:8.1f} images/s"
       f"   ratio torchperf / PyTorch {tp / py:.3f}")
+PY
+done
+fi
+
+# train_samples_per_s ARGS...: one `torchperf train` run in a fresh process, its samples/s.
+train_samples_per_s() {
+  "$tp" train "$@" --quiet --json \
+    | "$python" -c 'import json,sys; print(json.load(sys.stdin)["breakdown"]["samples_per_second"])'
+}
+python_train_samples_per_s() {
+  "$python" "$here/train_python.py" "$@" 2>/dev/null \
+    | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])'
+}
+train_steps=${BENCH_TRAIN_STEPS:-20}
+
+if section 6; then
+# The same file, the same saved batch of tensors (so no image pipeline differs), SGD with momentum,
+# cross-entropy, the loss read every step; threads set once; equal MALLOC_* settings (above).
+size=${BENCH_TRAIN_SIZE:-64}
+"$python" - "$fixtures" "$size" <<'PY'
+import sys, torch
+out, size = sys.argv[1], int(sys.argv[2])
+torch.manual_seed(0)
+torch.save((torch.randn(512, 3, size, size), torch.randint(0, 10, (512,))), f"{out}/train_{size}.pt")
+PY
+for t in 1 "$(nproc)"; do
+  echo "== 6. a training step: torchperf train vs a plain Python loop, $(basename "$model") (TorchScript),"
+  echo "      batch 16 of 3x${size}x${size} tensors, $t thread(s), $train_steps steps after 5, $rounds alternated rounds"
+  args=(--batch 16 --threads "$t" --steps "$train_steps" --warmup 5)
+  tp_runs=(); py_runs=()
+  for r in $(seq "$rounds"); do
+    if (( r % 2 )); then
+      tp_runs+=("$(train_samples_per_s "$model" --data "tensors:$fixtures/train_$size.pt" "${args[@]}")")
+      py_runs+=("$(python_train_samples_per_s "$model" --data "tensors:$fixtures/train_$size.pt" "${args[@]}")")
+    else
+      py_runs+=("$(python_train_samples_per_s "$model" --data "tensors:$fixtures/train_$size.pt" "${args[@]}")")
+      tp_runs+=("$(train_samples_per_s "$model" --data "tensors:$fixtures/train_$size.pt" "${args[@]}")")
+    fi
+  done
+  print_rounds "torchperf train" "Python loop" "${tp_runs[*]}" "${py_runs[*]}" 0.05
+done
+fi
+
+if section 7; then
+# torchperf climbs on its own; the Python side runs the settings a person climbed to by hand (the
+# training guide's: every core, one loader worker, uint8 transfer, set_to_none, channels_last, bf16
+# autocast) on torchvision's eager ResNet-18, the architecture builtin:resnet18 copies.
+size=${BENCH_LADDER_SIZE:-224}
+echo "== 7. train --ladder --allow-semantic-changes on builtin:resnet18 (synthetic CIFAR at ${size}x${size})"
+echo "      vs Python with the settings climbed by hand"
+"$tp" train builtin:resnet18 --data synthetic-cifar --image-size "$size" --ladder \
+  --allow-semantic-changes --steps 10 --quiet --json > "$build/bench-ladder.json"
+top=$("$python" - "$build/bench-ladder.json" <<'PY'
+import json, sys
+ladder = json.load(open(sys.argv[1]))["ladder"]
+for a in ladder["attempts"]:
+    lo, hi = a["speedup"]["ci"]
+    ci = f"{lo:.2f}-{hi:.2f}" if lo is not None else "no interval"
+    print(f"  tried {a['change']}: {a['speedup']['ratio']:.3f}x ({ci}){' kept' if a['kept'] else ''}",
+          file=sys.stderr)
+print(ladder["rungs"][-1]["configuration"])
+PY
+)
+echo "  top rung: ${top:-the loop as given}"
+hand=(--threads "$(nproc)" --workers 1 --transfer uint8 --zero-grad set_to_none --format channels_last --amp bf16)
+echo "  Python: torchvision:resnet18, batch 32, ${hand[*]}"
+tp_runs=(); py_runs=()
+for r in $(seq 3); do
+  tp_runs+=("$(train_samples_per_s builtin:resnet18 --data synthetic-cifar --image-size "$size" \
+      --config "$top" --steps "$train_steps" --warmup 3)")
+  py_runs+=("$(python_train_samples_per_s torchvision:resnet18 --image-size "$size" --batch 32 "${hand[@]}" \
+      --steps "$train_steps" --warmup 3)")
+done
+print_rounds "torchperf top rung" "Python by hand" "${tp_runs[*]}" "${py_runs[*]}"
+fi
+
+if section 8; then
+# Per model: the exhaustive sweep, then the smart search of the same space (same --time, no
+# budget), then the two winners re-measured head to head in two workers (bench --vs). The smart
+# search should reach >= 98% of the exhaustive winner in <= 10% of its wall time.
+search_time=${BENCH_SEARCH_TIME:-1}
+search_models=${BENCH_SEARCH_MODELS:-"builtin:mlp builtin:encoder builtin:resnet18 $fixtures/mobilenet_v2_scripted.pt"}
+echo "== 8. tune --search smart vs --search exhaustive (--time $search_time, no budget), winners head to head"
+printf '  %-26s %7s %9s %9s %-24s %9s %s\n' model points exh_s smart_s "smart/exhaustive (CI)" time% "points measured (exhaustive | smart)"
+for m in $search_models; do
+  name=$(basename "$m" .pt); name=${name#builtin:}
+  input=(--input 3x224x224)
+  case "$m" in builtin:*) input=();; esac
+  space="batch=1,8,32;mode=eval;threads=1,$(nproc);grad=on,no_grad,inference;precision=fp32,bf16-autocast;graph=eager,frozen-opt"
+  [ "$name" = mlp ] || [ "$name" = encoder ] || space="$space;format=contiguous,channels_last"
+  for kind in exhaustive smart; do
+    out="$build/bench-search-$name-$kind"
+    rm -rf "$out"
+    start=$(date +%s)
+    "$tp" tune "$m" "${input[@]}" --space "$space" --time "$search_time" --budget 0 --search "$kind" \
+      --out "$out" --quiet --json > "$out.json" 2> "$out.log" || true
+    echo $(( $(date +%s) - start )) > "$out.wall"
+  done
+  "$python" - "$build/bench-search-$name" "$tp" "$m" "${input[*]}" <<'PY'
+import json, subprocess, sys
+base, tp, model, inp = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+r = {k: json.load(open(f"{base}-{k}.json")) for k in ("exhaustive", "smart")}
+wall = {k: float(open(f"{base}-{k}.wall").read()) for k in r}
+win = {k: r[k]["winner"] for k in r}
+name = base.rsplit("bench-search-", 1)[1]
+if not all(win.values()):
+    print(f"  {name}: a search named no winner (see {base}-*.log)")
+    sys.exit(0)
+# The smart winner (A) against the exhaustive one (B), each in its own worker.
+cmp = json.loads(subprocess.run([tp, "bench", model, *inp, "--config", win["smart"], "--vs", win["exhaustive"],
+                                 "--time", "10", "--quiet", "--json"], capture_output=True, text=True).stdout)
+s = cmp["comparison"]["speedup"]
+lo, hi = s["ci"]
+ratio = f"{s['ratio']:.3f} ({lo:.3f}-{hi:.3f})" if lo is not None else f"{s['ratio']:.3f} (no CI)"
+def measured(k):
+    sp = r[k]["search"]
+    return f"{len(r[k]['points'])} ({sp['spent']})" if k == "smart" else str(len(r[k]["points"]))
+print(f"  {name:26s} {r['exhaustive']['space']['points']:7d} {wall['exhaustive']:9.0f} {wall['smart']:9.0f} "
+      f"{ratio:24s} {100 * wall['smart'] / wall['exhaustive']:8.1f}% {measured('exhaustive')} | {measured('smart')}")
+print(f"  {'':26s} exhaustive: {win['exhaustive']}")
+print(f"  {'':26s} smart:      {win['smart']}"
+      f"{'  (the same)' if win['smart'] == win['exhaustive'] else ''}")
 PY
 done
 fi

@@ -32,7 +32,7 @@ struct TuneFlags {
   TuneOptions options;
   std::vector<std::string> inputs;
   std::string space, objective = "throughput", accuracy, budget = "30m", point_timeout, memory_cap,
-                     resume;
+                     resume, search = "smart";
   std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
   std::string worker_exe;
   bool json = false, quiet = false;
@@ -67,6 +67,7 @@ TuneOptions options_from_flags(const TuneFlags& f) {
         o.space[knob].push_back(v);
   }
   o.objective = Objective::parse(f.objective);
+  o.search = search_kind_from_string(f.search);
   if (!f.accuracy.empty()) o.guard = AccuracyGuard::parse(f.accuracy);
   return o;
 }
@@ -97,7 +98,8 @@ int run(TuneFlags& f) {
              {"--objective", [&] { o.objective = given.objective; }},
              {"--accuracy", [&] { o.guard = given.guard; }},
              {"--order-seed", [&] { o.order_seed = given.order_seed; }},
-             {"--leaders", [&] { o.leaders = given.leaders; }}})
+             {"--leaders", [&] { o.leaders = given.leaders; }},
+             {"--search", [&] { o.search = given.search; }}})
       for (auto* opt : f.experiment_flags)
         if (opt->get_name() == name && opt->count()) copy();
     bool space_given = !f.knob_values.empty();
@@ -204,6 +206,11 @@ Runner add_tune_command(CLI::App& app) {
   experiment(cmd->add_option("--leaders", f->options.leaders,
                              "How many leaders are re-measured head to head")
                  ->default_val(3));
+  experiment(cmd->add_option("--search", f->search,
+                             "smart: screen the one-knob changes briefly, explore what a fitted "
+                             "model ranks best, measure the best few in full; exhaustive: every "
+                             "point in full")
+                 ->default_val("smart"));
   cmd->add_option("--budget", f->budget,
                   "Wall-time cap for the sweep and the confirmation: 90s, 20m, 1h; 0: none")
       ->default_val("30m");

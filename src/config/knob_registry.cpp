@@ -65,6 +65,9 @@ Knob threads_knob() {
     return v;
   };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_threads); };
+  k.expert = [](const WorkloadTraits& t) {
+    return std::vector<std::string>{std::to_string(t.usable_cores)};
+  };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     return at_most_four_per_core(t, value, "threads");
   };
@@ -93,6 +96,7 @@ Knob batch_knob() {
   k.integer_valued = true;
   k.values = [](const WorkloadTraits&) { return fixed({"1", "8", "32"}); };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_batch); };
+  k.expert = [](const WorkloadTraits&) { return fixed({"64", "32", "16", "8"}); };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     return t.inputs_from_file
                ? Applicability::no("inputs come from --inputs-file, whose batch is fixed at " +
@@ -113,6 +117,7 @@ Knob mode_knob() {
   k.description = "the module's training flag (eval() / train()): dropout, batch-norm statistics";
   k.values = [](const WorkloadTraits&) { return fixed({"eval", "train"}); };
   k.baseline = [](const WorkloadTraits& t) { return t.saved_training ? "train" : "eval"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"eval"}); };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     return t.can_train_mode ? Applicability::yes()
                             : Applicability::no("the model has no training flag");
@@ -135,6 +140,7 @@ Knob grad_knob() {
   k.description = "autograd around each call: on, torch::NoGradGuard, or c10::InferenceMode";
   k.values = [](const WorkloadTraits&) { return fixed({"on", "no_grad", "inference"}); };
   k.baseline = [](const WorkloadTraits&) { return "on"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"inference", "no_grad"}); };
   k.applies = always;
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     if (value == "no_grad") return hold<torch::NoGradGuard>();
@@ -168,6 +174,9 @@ Knob precision_knob() {
                   : fixed({"fp32", "bf16-autocast", "bf16"});
   };
   k.baseline = [](const WorkloadTraits&) { return "fp32"; };
+  k.expert = [](const WorkloadTraits& t) {
+    return t.cuda ? fixed({"fp16-autocast", "bf16-autocast"}) : fixed({"bf16-autocast"});
+  };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
     return Applicability::yes();
@@ -231,6 +240,9 @@ Knob format_knob() {
   };
   k.values = [](const WorkloadTraits&) { return fixed({"contiguous", "channels_last"}); };
   k.baseline = [](const WorkloadTraits&) { return "contiguous"; };
+  k.expert = [](const WorkloadTraits& t) {
+    return t.convolutional ? fixed({"channels_last"}) : fixed({});
+  };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     if (!t.convolutional) return Applicability::no("the model has no 2-D convolutions");
     if (!t.image_input) return Applicability::no("no input is a 4-D floating tensor");
@@ -271,6 +283,7 @@ Knob graph_knob() {
     return fixed({"eager", "frozen", "frozen-opt", "fused"});
   };
   k.baseline = [](const WorkloadTraits&) { return "eager"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"frozen-opt", "frozen"}); };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
     if (value == "fused" && !t.cpu_fuser)
@@ -329,6 +342,7 @@ Knob cudnn_benchmark_knob() {
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
   k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"on"}); };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     if (!t.cuda) return cuda_only(t, "cudnn_benchmark");
     return t.convolutional ? Applicability::yes()
@@ -359,6 +373,7 @@ Knob tf32_knob() {
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits&) { return fixed({"default", "off", "on"}); };
   k.baseline = [](const WorkloadTraits&) { return "default"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"on"}); };
   k.applies = [](const WorkloadTraits& t, const std::string&) { return cuda_only(t, "tf32"); };
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     auto& ctx = at::globalContext();

@@ -64,6 +64,11 @@ std::string format_tune(const TuneResult& r) {
       "failed; {} not run{}\n",
       r.points.size(), r.resumed_points, r.points.size() - r.resumed_points, ok, guarded, failed,
       r.not_run, r.budget_exhausted ? " (budget)" : "");
+  if (r.search == SearchKind::kSmart)
+    out += fmt::format(
+        "search smart: {} (this session {} brief at {:.2g} s, {} in full), {} head to head\n",
+        r.search_spent, r.brief_points, r.brief_time_s, r.full_points,
+        r.confirmation.size() + (r.vs_baseline ? 1 : 0) + (r.vs_careful ? 1 : 0));
   if (r.truncated_lines)
     out += fmt::format("       the journal's last line was cut short: ignored (a point there runs again)\n");
   out += fmt::format(
@@ -113,8 +118,9 @@ std::string format_tune(const TuneResult& r) {
     out += fmt::format("\ntop {} ({} with its 95% CI, from the sweep)\n",
                        std::min<std::size_t>(10, ranked.size()), r.objective.unit());
     for (std::size_t i = 0; i < ranked.size() && i < 10; ++i)
-      out += fmt::format("  {:2}. {}  {}  {}\n", i + 1, value_text(r, *ranked[i]),
-                         quality_text(ranked[i]->metrics), ranked[i]->key);
+      out += fmt::format("  {:2}. {}  {}  {}{}\n", i + 1, value_text(r, *ranked[i]),
+                         quality_text(ranked[i]->metrics), ranked[i]->key,
+                         ranked[i]->brief ? "  (brief)" : "");
   }
   std::string helped, hurt, nothing, unsure;
   for (const auto& c : r.single_changes) {

@@ -83,7 +83,12 @@ void Supervisor::confirm() {
   std::vector<const PointResult*> ok;
   for (const auto& p : result_.points)
     if (p.status == PointStatus::kOk) ok.push_back(&p);
-  std::sort(ok.begin(), ok.end(), [](auto* x, auto* y) { return x->score > y->score; });
+  // Points measured in full rank before brief ones (a smart search's finalists are the best of
+  // the brief ones, measured again): leaders are chosen on full measurements.
+  std::sort(ok.begin(), ok.end(), [](auto* x, auto* y) {
+    if (x->brief != y->brief) return !x->brief;
+    return x->score > y->score;
+  });
   if (ok.empty()) {
     result_.winner_note = "no configuration finished and passed the accuracy guard";
     return;

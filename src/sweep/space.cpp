@@ -18,7 +18,7 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       throw ConfigError("--space " + name + ": not a knob of tune (it belongs to train)");
   std::vector<SpaceAxis> axes;
   for (const auto& knob : inference_knobs()) {
-    SpaceAxis axis{knob.name, {}, knob.baseline(traits)};
+    SpaceAxis axis{knob.name, {}, knob.baseline(traits), ""};
     const auto asked = requested.find(knob.name);
     if (asked != requested.end()) {
       // The user's values are checked by resolve() below: an inapplicable one is an error there.
@@ -32,6 +32,10 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
           knob.applies(traits, axis.baseline).applies)
         axis.values.insert(axis.values.begin(), axis.baseline);
     }
+    for (const auto& v : knob.expert(traits))
+      if (axis.expert.empty() &&
+          std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+        axis.expert = v;
     axes.push_back(axis);
   }
   return axes;

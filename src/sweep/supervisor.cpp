@@ -47,13 +47,49 @@ json Supervisor::ask(const json& request, const std::string& log_name, const std
   return out.response;
 }
 
-double Supervisor::point_estimate_s() const {
-  if (!session_walls_.empty()) {
-    double sum = 0;
-    for (double w : session_walls_) sum += w;
-    return sum / static_cast<double>(session_walls_.size());
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// A worker's start-up (loading LibTorch and the model, the accuracy check) before any timing.
+constexpr double kStartupGuessS = 2.0;
+
+}  // namespace
+
+// What a point costs, from this session's points of that length; before any, warm-up and
+// measurement at their caps plus start-up. A full point not yet seen costs a brief one plus the
+// longer caps.
+double Supervisor::point_estimate_s(bool brief) const {
+  const double full_time = o_.workload.time_s;
+  const double brief_time = brief_time_s_ > 0 ? brief_time_s_ : full_time;
+  if (brief) {
+    if (!brief_walls_.empty()) return mean(brief_walls_);
+    if (!full_walls_.empty()) return mean(full_walls_);
+    return 2 * brief_time + kStartupGuessS;
   }
-  return 2 * o_.workload.time_s + 2.0;  // warm-up and measurement caps, plus start-up
+  if (!full_walls_.empty()) return mean(full_walls_);
+  if (!brief_walls_.empty()) return mean(brief_walls_) + 2 * (full_time - brief_time);
+  return 2 * full_time + kStartupGuessS;
+}
+
+// A quarter of the point time, or less when the budget could not otherwise screen every one-knob
+// change and still measure the finalists in full: a slow model is measured more briefly rather
+// than left half-screened.
+double Supervisor::choose_brief_time_s() const {
+  const double full_time = o_.workload.time_s;
+  const double wanted = std::min(full_time, std::max(0.2, full_time / 4));
+  if (o_.budget_s <= 0) return wanted;
+  std::size_t screen = 0;
+  for (const auto& p : space_.points) screen += p.changes <= 1;
+  const double finals = static_cast<double>(std::max<std::size_t>(o_.leaders + 1, 4)) *
+                        (2 * full_time + kStartupGuessS);
+  const double room = o_.budget_s - elapsed() - confirmation_reserve_s() - finals;
+  const double per_point = room / static_cast<double>(std::max<std::size_t>(1, screen));
+  return std::clamp((per_point - kStartupGuessS) / 2, 0.1, wanted);
 }
 
 double Supervisor::confirmation_reserve_s() const {
@@ -71,11 +107,13 @@ void Supervisor::report(const std::string& phase, double within_point) {
   s.done = done_;
   s.failed = failed_;
   s.planned = planned_;
-  const double est = point_estimate_s();
+  // Most of a smart search's points are brief; its few full ones are in the reserve's slack.
+  const double est = point_estimate_s(o_.search == SearchKind::kSmart);
   const double progress_points = static_cast<double>(done_) + std::min(0.95, within_point / est);
   s.fraction = planned_ ? progress_points / static_cast<double>(planned_) : 0;
   s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est +
             confirmation_reserve_s();
+  if (o_.budget_s > 0) s.eta_s = std::min(s.eta_s, std::max(0.0, o_.budget_s - elapsed()));
   const PointResult* best = nullptr;
   for (const auto& [key, p] : finished_)
     if (p.status == PointStatus::kOk && (!best || p.score > best->score)) best = &p;
@@ -125,10 +163,11 @@ void Supervisor::prepare_references() {
     throw RuntimeFailure(reference_failures_.begin()->second);
 }
 
-PointResult Supervisor::run_point(const SpacePoint& point) {
+PointResult Supervisor::run_point(const SpacePoint& point, double time_s) {
   PointResult r;
   r.key = point.key;
   r.changes = point.changes;
+  r.time_s = time_s;
   const std::string batch = reference_batch(o_.workload, point.config);
   const auto ref_failure = reference_failures_.find(batch);
   if (ref_failure != reference_failures_.end()) {
@@ -137,8 +176,10 @@ PointResult Supervisor::run_point(const SpacePoint& point) {
     r.reason = ref_failure->second;
     return r;
   }
+  BenchOptions workload = o_.workload;
+  workload.time_s = time_s;
   json request = {{"job", "measure"},
-                  {"workload", to_json(o_.workload)},
+                  {"workload", to_json(workload)},
                   {"configuration", point.config.to_string()},
                   {"references", {{batch, references_.at(batch)}}}};
   // A point's worker knobs are its process's environment: each point has a fresh worker anyway.
@@ -174,6 +215,134 @@ PointResult Supervisor::run_point(const SpacePoint& point) {
   return r;
 }
 
+void Supervisor::keep(PointResult point) {
+  const auto had = finished_.find(point.key);
+  if (had != finished_.end()) {
+    // A full measurement replaces the brief one, in its place.
+    for (auto& p : result_.points)
+      if (p.key == point.key) p = point;
+  } else {
+    result_.points.push_back(point);
+  }
+  finished_[point.key] = std::move(point);
+}
+
+std::string Supervisor::plan_message() {
+  const std::size_t total = space_.points.size();
+  const std::size_t left = total - std::min(total, finished_.size());
+  const std::size_t finalists = std::max<std::size_t>(o_.leaders + 1, 4);
+  if (o_.search == SearchKind::kExhaustive) {
+    const double estimate = static_cast<double>(left) * point_estimate_s();
+    result_.estimated_full_s = estimate + confirmation_reserve_s();
+    planned_ = left;
+    std::string plan = fmt::format(
+        "exhaustive search: {} point(s) to run ({} of {} already in the journal), about {:.1f} "
+        "min at ~{:.1f} s a point, then the leaders head to head",
+        left, finished_.size(), total, result_.estimated_full_s / 60, point_estimate_s());
+    if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
+      const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
+      planned_ = std::min(left, static_cast<std::size_t>(std::floor(room / point_estimate_s())));
+      result_.notes.push_back(fmt::format(
+          "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
+          "confirm the winner); the budget of {:.0f} min fits about {}: the baseline and the "
+          "single-knob changes run first, then the rest in random order",
+          left, result_.estimated_full_s / 60, point_estimate_s(), confirmation_reserve_s(),
+          o_.budget_s / 60, planned_));
+      plan = result_.notes.back();
+    }
+    return plan;
+  }
+  std::size_t screen = 0;
+  for (const auto& p : space_.points) screen += p.changes <= 1;
+  const std::size_t explore = std::max<std::size_t>(4, space_.axes.size());
+  const bool tiny = total <= finalists;
+  planned_ = tiny ? left : std::min(left, screen + explore + finalists);
+  const double brief = point_estimate_s(true), full = point_estimate_s(false);
+  const double screen_s = static_cast<double>(screen) * brief;
+  const double finals_s = static_cast<double>(finalists) * full;
+  result_.estimated_full_s =
+      tiny ? static_cast<double>(left) * full + confirmation_reserve_s()
+           : screen_s + static_cast<double>(explore) * brief + finals_s + confirmation_reserve_s();
+  std::string plan =
+      tiny ? fmt::format("smart search: the space has {} point(s), each measured once in full "
+                         "(~{:.1f} s a point), then the leaders head to head",
+                         total, full)
+           : fmt::format(
+                 "smart search over {} points: the origin and its {} one-knob changes measured "
+                 "briefly ({:.2g} s, ~{:.1f} s a point), then the untried points a fitted model "
+                 "ranks best (at least {}), then the best {} again in full ({:.2g} s, ~{:.1f} s a "
+                 "point) and the leaders head to head: about {:.1f} min",
+                 total, screen - std::min<std::size_t>(screen, 1), brief_time_s_, brief, explore,
+                 finalists, o_.workload.time_s, full, result_.estimated_full_s / 60);
+  if (!tiny && o_.budget_s > 0) {
+    const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
+    if (room < screen_s + finals_s) {
+      const std::size_t fits = static_cast<std::size_t>(
+          std::max(0.0, std::floor((room - finals_s) / std::max(brief, 1e-9))));
+      result_.notes.push_back(fmt::format(
+          "the budget of {:.0f} min is too small to screen every one-knob change: that needs "
+          "about {:.1f} min ({} brief points at ~{:.1f} s, {} finalists at ~{:.1f} s and {:.0f} s "
+          "to confirm the winner); about {} screening points fit, then the best of them in full",
+          o_.budget_s / 60, (screen_s + finals_s + confirmation_reserve_s()) / 60, screen, brief,
+          finalists, full, confirmation_reserve_s(), std::min(fits, screen)));
+      plan += "; " + result_.notes.back();
+    }
+  }
+  return plan;
+}
+
+void Supervisor::sweep() {
+  phase_ = "sweeping";
+  result_.search = o_.search;
+  brief_time_s_ = o_.search == SearchKind::kSmart ? choose_brief_time_s() : o_.workload.time_s;
+  result_.brief_time_s = o_.search == SearchKind::kSmart ? brief_time_s_ : 0;
+  const std::string plan = plan_message();
+  if (progress_) {
+    TuneStatus s;
+    s.phase = "plan";
+    s.message = plan;
+    s.planned = planned_;
+    progress_(s);
+  }
+  for (;;) {
+    if (interrupt_ && interrupt_()) interrupted_ = true;
+    if (interrupted_) break;
+    BudgetView view;
+    if (o_.budget_s > 0) view.remaining_s = o_.budget_s - elapsed() - confirmation_reserve_s();
+    view.brief_point_s = point_estimate_s(true);
+    view.full_point_s = point_estimate_s(false);
+    const auto proposal = search_->next(view);
+    if (!proposal) break;
+    const SpacePoint& point = space_.points[proposal->point];
+    current_ = point.key;
+    PointResult p = run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s);
+    if (interrupted_) break;
+    p.stage = proposal->stage;
+    p.brief = proposal->brief;
+    (p.brief ? brief_walls_ : full_walls_).push_back(p.wall_s);
+    (p.brief ? result_.brief_points : result_.full_points) += 1;
+    json record = to_json(p);
+    record["record"] = "point";
+    record["session"] = session_;
+    record["configuration"] = point.config.to_string();
+    record["measurement"] = p.measurement;
+    p.measurement = nullptr;  // kept in the journal, not twice in memory
+    journal_->append(record);
+    search_->record(proposal->point, p.brief,
+                    p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
+    ++done_;
+    if (p.status != PointStatus::kOk) ++failed_;
+    planned_ = std::max(planned_, done_);
+    keep(std::move(p));
+    report(phase_);
+  }
+  result_.search_spent = search_->spent();
+  std::size_t unmeasured = 0;
+  for (const auto& p : space_.points) unmeasured += !finished_.count(p.key);
+  result_.budget_exhausted = search_->cut_by_budget();
+  result_.not_run = result_.budget_exhausted ? unmeasured : 0;
+}
+
 TuneResult Supervisor::run() {
   validate(o_);
   if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
@@ -185,7 +354,9 @@ TuneResult Supervisor::run() {
   if (o_.resume) {
     // Refused before the file is touched (a cut-short line is trimmed only in our own journal).
     journal_.emplace(Journal::reopen(path, [&](const json& their_header) {
-      const json& theirs = their_header.at("experiment");
+      json theirs = their_header.at("experiment");
+      // Journals from before the smart search swept the whole cube.
+      if (!theirs.contains("search")) theirs["search"] = to_string(SearchKind::kExhaustive);
       const json& ours = header.at("experiment");
       if (theirs == ours) return;
       std::string diff;
@@ -249,13 +420,20 @@ TuneResult Supervisor::run() {
                       {"point_timeout_s", limits_.timeout_s},
                       {"memory_cap_bytes", limits_.memory_cap_bytes}}}});
 
-  // What earlier sessions finished is kept and not run again (a key appears once).
+  // What earlier sessions finished is kept and not run again: a point once, or briefly and then
+  // in full (the full measurement replaces the brief one).
+  search_ = make_search(o_.search, space_,
+                        {o_.order_seed, std::max<std::size_t>(o_.leaders + 1, 4)});
+  for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
   for (const auto& r : journal_->records()) {
     const std::string kind = r.value("record", "");
-    if (kind == "point" && by_key_.count(r.value("key", "")) && !finished_.count(r.at("key"))) {
+    if (kind == "point" && by_key_.count(r.value("key", ""))) {
       PointResult p = point_from_journal(r);
-      finished_[p.key] = p;
-      result_.points.push_back(p);
+      const auto had = finished_.find(p.key);
+      if (had != finished_.end() && !(had->second.brief && !p.brief)) continue;
+      search_->record(index_of_.at(p.key), p.brief,
+                      p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
+      keep(std::move(p));
     } else if (kind == "head_to_head") {
       compared_[r.at("id").get<std::string>()] = head_to_head_from_journal(r);
     }
@@ -263,66 +441,7 @@ TuneResult Supervisor::run() {
   result_.resumed_points = result_.points.size();
 
   prepare_references();
-
-  phase_ = "sweeping";
-  std::vector<const SpacePoint*> pending;
-  for (std::size_t i : informative_order(space_, o_.order_seed))
-    if (!finished_.count(space_.points[i].key)) pending.push_back(&space_.points[i]);
-  const double estimate = static_cast<double>(pending.size()) * point_estimate_s();
-  result_.estimated_full_s = estimate + confirmation_reserve_s();
-  planned_ = pending.size();
-  std::string plan = fmt::format(
-      "{} point(s) to run ({} of {} already in the journal), about {:.1f} min at ~{:.1f} s a "
-      "point, then the leaders head to head",
-      pending.size(), finished_.size(), space_.points.size(), result_.estimated_full_s / 60,
-      point_estimate_s());
-  if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
-    const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
-    planned_ =
-        std::min(pending.size(), static_cast<std::size_t>(std::floor(room / point_estimate_s())));
-    result_.notes.push_back(fmt::format(
-        "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
-        "confirm the winner); the budget of {:.0f} min fits about {}: the baseline and the "
-        "single-knob changes run first, then the rest in random order",
-        pending.size(), result_.estimated_full_s / 60, point_estimate_s(), confirmation_reserve_s(),
-        o_.budget_s / 60, planned_));
-    plan = result_.notes.back();
-  }
-  if (progress_) {
-    TuneStatus s;
-    s.phase = "plan";
-    s.message = plan;
-    s.planned = planned_;
-    progress_(s);
-  }
-
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    if (interrupt_ && interrupt_()) interrupted_ = true;
-    if (interrupted_) break;
-    if (o_.budget_s > 0 &&
-        elapsed() + point_estimate_s() + confirmation_reserve_s() > o_.budget_s) {
-      result_.budget_exhausted = true;
-      result_.not_run = pending.size() - i;
-      break;
-    }
-    current_ = pending[i]->key;
-    PointResult p = run_point(*pending[i]);
-    if (interrupted_) break;
-    session_walls_.push_back(p.wall_s);
-    json record = to_json(p);
-    record["record"] = "point";
-    record["session"] = session_;
-    record["configuration"] = pending[i]->config.to_string();
-    record["measurement"] = p.measurement;
-    p.measurement = nullptr;  // kept in the journal, not twice in memory
-    journal_->append(record);
-    ++done_;
-    if (p.status != PointStatus::kOk) ++failed_;
-    planned_ = std::max(planned_, done_);
-    finished_[p.key] = p;
-    result_.points.push_back(p);
-    report(phase_);
-  }
+  sweep();
   if (interrupted_)
     throw Interrupted(
         fmt::format("interrupted: {} point(s) of {} are in the journal '{}'; "

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "torchperf/measure/clock.h"
 #include "torchperf/sweep/journal.h"
+#include "torchperf/sweep/search.h"
 #include "torchperf/sweep/space.h"
 #include "torchperf/sweep/tune_runner.h"
 #include "torchperf/sweep/worker_process.h"
@@ -47,11 +49,15 @@ class Supervisor {
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
   void prepare_references();
-  PointResult run_point(const SpacePoint& point);
+  PointResult run_point(const SpacePoint& point, double time_s);
+  void sweep();
+  std::string plan_message();
+  void keep(PointResult point);
   HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
   void confirm();
   void report(const std::string& phase, double within_point = 0);
-  double point_estimate_s() const;
+  double point_estimate_s(bool brief = false) const;
+  double choose_brief_time_s() const;
   double confirmation_reserve_s() const;
 
   const TuneOptions& o_;
@@ -71,7 +77,10 @@ class Supervisor {
   std::map<std::string, const SpacePoint*> by_key_;
   TuneResult result_;
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
-  std::vector<double> session_walls_;
+  std::vector<double> brief_walls_, full_walls_;  // this session's points
+  std::unique_ptr<Search> search_;
+  std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points
+  double brief_time_s_ = 0;
   std::string current_;
   std::string phase_ = "preparing";
   bool interrupted_ = false;

@@ -123,7 +123,8 @@ nlohmann::json experiment_json(const TuneOptions& o) {
           {"objective", o.objective.to_string()},
           {"accuracy", o.guard.to_string()},
           {"order_seed", o.order_seed},
-          {"leaders", o.leaders}};
+          {"leaders", o.leaders},
+          {"search", to_string(o.search)}};
 }
 
 void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
@@ -141,6 +142,8 @@ void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
     o.guard = AccuracyGuard::parse(j.at("accuracy").get<std::string>());
     o.order_seed = j.at("order_seed").get<std::uint64_t>();
     o.leaders = j.at("leaders").get<std::size_t>();
+    // Journals from before the smart search swept the whole cube.
+    o.search = search_kind_from_string(j.value("search", "exhaustive"));
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("journal header: the experiment's options are incomplete (") +
                      e.what() + ")");

@@ -125,6 +125,9 @@ json to_json(const PointResult& p) {
           {"score", p.score},
           {"wall_s", p.wall_s},
           {"overhead_s", p.overhead_s},
+          {"stage", to_string(p.stage)},
+          {"brief", p.brief},
+          {"time_s", p.time_s},
           {"metrics", p.status == PointStatus::kFailed ? json(nullptr) : to_json(p.metrics)}};
 }
 
@@ -138,6 +141,10 @@ PointResult point_from_journal(const json& r) {
   p.score = r.value("score", 0.0);
   p.wall_s = r.value("wall_s", 0.0);
   p.overhead_s = r.value("overhead_s", 0.0);
+  // Journals from before the smart search measured every point in full.
+  p.stage = search_stage_from_string(r.value("stage", "sweep"));
+  p.brief = r.value("brief", false);
+  p.time_s = r.value("time_s", 0.0);
   if (r.contains("metrics") && r.at("metrics").is_object())
     p.metrics = point_metrics_from_journal(r.at("metrics"));
   p.resumed = true;
@@ -210,6 +217,12 @@ json to_json(const TuneResult& r) {
             {"combinations", r.space_combinations},
             {"dropped", r.space_dropped}}},
           {"points", points},
+          {"search",
+           {{"strategy", to_string(r.search)},
+            {"spent", r.search_spent},
+            {"brief_time_s", r.brief_time_s},
+            {"brief_points", r.brief_points},
+            {"full_points", r.full_points}}},
           {"not_run", r.not_run},
           {"budget_exhausted", r.budget_exhausted},
           {"estimated_full_s", r.estimated_full_s},

@@ -115,7 +115,7 @@ TEST_F(TuneCommandTest, InputsFromAFileAreSweptAtTheFilesBatchAndThePlanIsSaidUp
        "mode=eval;grad=no_grad,inference;threads=1;precision=fp32;format=contiguous;graph=eager",
        "--time", "0.1", "--leaders", "1", "--out", out()});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("tune: 2 point(s) to run (0 of 2 already in the journal)"),
+  EXPECT_NE(run.err.find("tune: smart search: the space has 2 point(s), each measured once in full"),
             std::string::npos)
       << run.err;
   EXPECT_NE(run.out.find("WINNER"), std::string::npos) << run.out;
@@ -130,6 +130,9 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
       run_cli({"tune", "builtin:mlp", "--budget", "soon", "--out", out(), "--quiet"}), 2,
       "--budget");
   expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 6, "no journal");
+  expect_one_line_error(
+      run_cli({"tune", "builtin:mlp", "--search", "greedy", "--out", out(), "--quiet"}), 2,
+      "--search 'greedy': expected smart or exhaustive");
   expect_one_line_error(run_cli({"tune", "--quiet"}), 2, "expected a model");
   expect_one_line_error(run_cli({"tune", "--resume", out(), "--out", "/tmp/elsewhere", "--quiet"}),
                         2, "differ");
@@ -142,11 +145,15 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
 TEST_F(TuneCommandTest, AForeignJournalIsRefusedWhenResuming) {
   ASSERT_EQ(run_cli({"tune", "builtin:mlp", "--space",
                      "batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
-                     "--time", "0.1", "--leaders", "1", "--out", out(), "--quiet"})
+                     "--time", "0.1", "--leaders", "1", "--search", "exhaustive", "--out",
+                     out(), "--quiet"})
                 .exit_code,
             0);
   expect_one_line_error(run_cli({"tune", "builtin:convbn", "--resume", out(), "--quiet"}), 2,
                         "another experiment");
+  // An exhaustive sweep goes on as it began, or not at all.
+  expect_one_line_error(run_cli({"tune", "--resume", out(), "--search", "smart", "--quiet"}), 2,
+                        "search \"exhaustive\" there, \"smart\" here");
   expect_one_line_error(run_cli({"tune", "builtin:mlp", "--out", out(), "--quiet"}), 2,
                         "already holds a journal");
 }

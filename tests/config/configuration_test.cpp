@@ -2,17 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
 #include "torchperf/error.h"
 
 namespace torchperf {
 namespace {
 
 WorkloadTraits convnet_on_cpu() {
-  WorkloadTraits t;
-  t.convolutional = true;
-  t.image_input = true;
-  t.floating_input = true;
-  t.usable_cores = 2;
+  WorkloadTraits t = testing::image_model_traits();
+  t.cpu_fuser = true;  // the TensorExpr fuser is available here
   t.default_threads = 1;
   return t;
 }

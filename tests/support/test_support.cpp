@@ -29,6 +29,16 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
+WorkloadTraits image_model_traits() {
+  WorkloadTraits t;
+  t.convolutional = true;
+  t.image_input = true;
+  t.floating_input = true;
+  t.cpu_fuser = false;
+  t.usable_cores = 2;
+  return t;
+}
+
 std::string fixture(const std::string& name) {
   const std::string path = std::string(TORCHPERF_TEST_FIXTURE_DIR) + "/" + name;
   if (!std::filesystem::exists(path))

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "torchperf/models/workload_traits.h"
+
 namespace torchperf::testing {
 
 // Path of a fixture written by scripts/make_fixtures.py (ctest generates them first).
@@ -14,6 +16,10 @@ struct CliRun {
   std::string out;
   std::string err;
 };
+
+// The traits of a convolutional image model on this 2-core CPU without the TensorExpr fuser,
+// for tests that resolve configurations without loading a model.
+WorkloadTraits image_model_traits();
 
 // Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
 CliRun run_cli(const std::vector<std::string>& args);

@@ -4,20 +4,13 @@
 
 #include <set>
 
+#include "support/test_support.h"
 #include "torchperf/error.h"
 
 namespace torchperf {
 namespace {
 
-WorkloadTraits image_model() {
-  WorkloadTraits t;
-  t.convolutional = true;
-  t.image_input = true;
-  t.floating_input = true;
-  t.cpu_fuser = false;
-  t.usable_cores = 2;
-  return t;
-}
+WorkloadTraits image_model() { return testing::image_model_traits(); }
 
 }  // namespace
 

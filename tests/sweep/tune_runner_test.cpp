@@ -47,6 +47,7 @@ class TuneRunnerTest : public ::testing::Test {
     o.point_timeout_s = 10;  // the hang costs this; a sanitizer build starts workers slowly
     o.memory_cap_bytes = 2048LL << 20;
     o.budget_s = 0;
+    o.search = SearchKind::kExhaustive;  // what each point's worker does, every point run
     o.out_dir = dir_.string();
     o.worker_executable = TORCHPERF_TEST_FAULTY_WORKER;
     return o;
@@ -222,6 +223,55 @@ TEST_F(TuneRunnerTest, ABudgetTooSmallSaysSoAndRunsNothing) {
   EXPECT_FALSE(r.winner);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_NE(r.notes[0].find("single-knob changes run first"), std::string::npos) << r.notes[0];
+}
+
+TEST_F(TuneRunnerTest, ASmartSearchScreensBrieflyAndMeasuresItsFinalistsAgainInFull) {
+  ::unsetenv("TORCHPERF_TEST_FAULT");
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.search = SearchKind::kSmart;
+  o.workload.time_s = 0.4;
+  o.leaders = 2;
+  o.guard = AccuracyGuard::parse("none");
+  const TuneResult r = run_tune(o, clock);
+  EXPECT_EQ(r.search, SearchKind::kSmart);
+  EXPECT_DOUBLE_EQ(r.brief_time_s, 0.2);
+  EXPECT_NE(r.search_spent.find("screen"), std::string::npos) << r.search_spent;
+  EXPECT_GE(r.full_points, 1u);
+  // The journal: a point once briefly, and a finalist again in full, after its brief record.
+  std::map<std::string, std::vector<bool>> briefs;
+  for (const auto& rec : Journal::read((dir_ / "results.jsonl").string()))
+    if (rec.value("record", "") == "point") {
+      briefs[rec.at("key")].push_back(rec.at("brief").get<bool>());
+      EXPECT_DOUBLE_EQ(rec.at("time_s").get<double>(), rec.at("brief").get<bool>() ? 0.2 : 0.4);
+    }
+  for (const auto& [key, b] : briefs) {
+    EXPECT_TRUE(b == std::vector<bool>{true} || b == (std::vector<bool>{true, false})) << key;
+  }
+  std::set<std::string> keys;
+  for (const auto& p : r.points) EXPECT_TRUE(keys.insert(p.key).second) << "once: " << p.key;
+  ASSERT_TRUE(r.winner);
+  for (const auto& leader : r.leaders) {
+    for (const auto& p : r.points) {
+      if (p.key == leader) {
+        EXPECT_FALSE(p.brief) << "leaders are measured in full: " << leader;
+      }
+    }
+  }
+}
+
+TEST_F(TuneRunnerTest, ABudgetTooSmallForTheScreeningSaysWhatItWouldNeed) {
+  SteadyTimeSource clock;
+  TuneOptions o = options();
+  o.search = SearchKind::kSmart;
+  o.budget_s = 1;
+  const TuneResult r = run_tune(o, clock);
+  EXPECT_TRUE(r.budget_exhausted);
+  EXPECT_EQ(r.points.size(), 0u);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("too small to screen every one-knob change: that needs about"),
+            std::string::npos)
+      << r.notes[0];
 }
 
 TEST_F(TuneRunnerTest, AnUnusableModelIsTheUsersErrorNotAPointFailure) {

@@ -80,6 +80,12 @@ struct Knob {
   // The value a user gets by just calling forward after loading the model.
   std::function<std::string(const WorkloadTraits&)> baseline;
   std::function<Applicability(const WorkloadTraits&, const std::string& value)> applies;
+  // What the performance guides tell users to try, most promising first (every core, a big
+  // batch, inference_mode, autocast, channels_last for convolutions, a frozen graph): tune's
+  // smart search screens around the point they make, because such settings often pay only
+  // together. Empty: the guides give no advice.
+  std::function<std::vector<std::string>(const WorkloadTraits&)> expert =
+      [](const WorkloadTraits&) { return std::vector<std::string>{}; };
   // For model knobs: transform the workload's own copy of the model and inputs.
   std::function<void(const std::string& value, Workload&)> prepare = [](const std::string&,
                                                                         Workload&) {};

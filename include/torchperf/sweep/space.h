@@ -17,6 +17,7 @@ struct SpaceAxis {
   std::string knob;
   std::vector<std::string> values;
   std::string baseline;
+  std::string expert;  // the first of the knob's expert values on this axis; "" for none
 };
 
 struct SpacePoint {

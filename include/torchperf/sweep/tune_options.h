@@ -12,6 +12,7 @@
 
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/sweep/objective.h"
+#include "torchperf/sweep/search.h"
 
 namespace torchperf {
 
@@ -22,6 +23,7 @@ struct TuneOptions {
   Objective objective;
   AccuracyGuard guard = AccuracyGuard::default_guard();
   std::uint64_t order_seed = 0;  // the random order of points
+  SearchKind search = SearchKind::kSmart;
   std::size_t leaders = 3;       // re-measured head to head at the end
 
   // Limits: not part of the fingerprint, a resumed sweep may change them.

@@ -15,6 +15,7 @@
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/sweep/objective.h"
+#include "torchperf/sweep/search.h"
 #include "torchperf/sweep/tune_options.h"
 
 namespace torchperf {
@@ -40,6 +41,10 @@ struct PointResult {
   double wall_s = 0;
   double overhead_s = 0;       // wall time not spent warming up or measuring
   bool resumed = false;        // read from the journal, not run in this session
+  // How the search measured it: brief points rank candidates, full ones (brief false) decide.
+  SearchStage stage = SearchStage::kSweep;
+  bool brief = false;
+  double time_s = 0;  // its measurement budget
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
@@ -70,7 +75,12 @@ struct TuneResult {
   std::vector<std::string> space_dropped;
   std::string origin;               // where one-knob changes are counted from (resolved)
   std::vector<std::string> axes;    // "knob=v1,v2"
-  std::vector<PointResult> points;  // every finished point, journal order
+  std::vector<PointResult> points;  // every finished point, journal order (a point measured
+                                    // briefly, then in full, once: in full)
+  SearchKind search = SearchKind::kSmart;
+  std::string search_spent;        // points proposed by stage, e.g. "screen 13, explore 8, final 4"
+  double brief_time_s = 0;         // the brief measurement budget (smart)
+  std::size_t brief_points = 0, full_points = 0;  // measurements this session, by length
   std::size_t not_run = 0;          // left out by the budget
   bool budget_exhausted = false;
   double estimated_full_s = 0;  // the up-front estimate for the points still to run, confirmation

@@ -1,0 +1,109 @@
+#include "torchperf/sweep/search.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "support/search_landscape.h"
+#include "support/test_support.h"
+
+namespace torchperf {
+
+TEST(SmartSearchTest, ScreensTheOriginAndEveryOneKnobChangeFirstAndBriefly) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, {}, 1, 3);
+  std::size_t singles = 0;
+  for (const auto& p : s.points) singles += p.changes == 1;
+  ASSERT_GT(r.proposals.size(), singles + 1);
+  EXPECT_EQ(s.points[r.proposals[0].point].changes, 0);
+  for (std::size_t i = 0; i <= singles; ++i) {
+    EXPECT_EQ(r.proposals[i].stage, SearchStage::kScreen);
+    EXPECT_TRUE(r.proposals[i].brief);
+    if (i > 0) {
+      EXPECT_EQ(s.points[r.proposals[i].point].changes, 1);
+    }
+  }
+}
+
+TEST(SmartSearchTest, FindsAWinnerThatOnlyWinsTogetherInAFractionOfTheSpace) {
+  const Space s = landscape_space();
+  ASSERT_GE(s.points.size(), 80u);
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    auto search = make_search(SearchKind::kSmart, s, {seed});
+    const Trail r = drive(*search, s, 0.03, {}, 1, 3, seed);
+    // grad=no_grad and grad=inference score alike here: either is the winner.
+    EXPECT_GE(landscape_score(s, r.best), 0.999 * landscape_score(s, landscape_best(s)))
+        << "seed " << seed << ": " << s.points[r.best].key;
+    std::set<std::size_t> distinct;
+    for (const auto& p : r.proposals) distinct.insert(p.point);
+    EXPECT_EQ(distinct.size() + 4, r.proposals.size()) << "each point once, the finalists twice";
+    EXPECT_LE(distinct.size(), s.points.size() * 12 / 100) << search->spent() << " of " << s.points.size();
+  }
+}
+
+TEST(SmartSearchTest, ATightBudgetShortensExplorationButKeepsTheFinalistsInFull) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, {20, 1, 3}, 1, 3);
+  std::size_t finals = 0;
+  double spent = 0;
+  for (const auto& p : r.proposals) {
+    finals += p.stage == SearchStage::kFinal;
+    spent += p.brief ? 1 : 3;
+  }
+  EXPECT_LE(spent, 20);
+  EXPECT_GE(finals, 2u);
+  EXPECT_EQ(r.proposals.back().stage, SearchStage::kFinal);
+}
+
+TEST(SmartSearchTest, ABudgetTooSmallForOnePointProposesNothing) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kSmart, s);
+  EXPECT_FALSE(search->next({2, 1, 3}).has_value());
+}
+
+TEST(SmartSearchTest, ASpaceOfOnePointIsMeasuredOnceInFull) {
+  const Space s = build_space(testing::image_model_traits(), {{"batch", {"8"}},
+                                              {"threads", {"1"}},
+                                              {"grad", {"no_grad"}},
+                                              {"precision", {"fp32"}},
+                                              {"format", {"contiguous"}},
+                                              {"graph", {"eager"}},
+                                              {"mode", {"eval"}}});
+  ASSERT_EQ(s.points.size(), 1u);
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, {}, 1, 3);
+  ASSERT_EQ(r.proposals.size(), 1u);
+  EXPECT_FALSE(r.proposals[0].brief);
+}
+
+TEST(SmartSearchTest, FailedPointsAreNeverFinalistsAndRecordedPointsNeverRerun) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kSmart, s);
+  // A resumed journal: the origin is already measured.
+  std::size_t origin = 0;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].changes == 0) origin = i;
+  search->record(origin, true, 10.0);
+  std::set<std::size_t> failed;
+  BudgetView budget;
+  std::size_t proposed = 0;
+  while (auto p = search->next(budget)) {
+    ++proposed;
+    EXPECT_NE(p->point, origin) << "read back from the journal";
+    if (p->stage == SearchStage::kFinal) {
+      EXPECT_FALSE(failed.count(p->point));
+      search->record(p->point, false, landscape_score(s, p->point));
+    } else if (proposed % 3 == 0) {
+      failed.insert(p->point);
+      search->record(p->point, true, std::nullopt);
+    } else {
+      search->record(p->point, true, landscape_score(s, p->point));
+    }
+  }
+  EXPECT_GT(proposed, 5u);
+  EXPECT_NE(search->spent().find("final 4"), std::string::npos) << search->spent();
+}
+
+}  // namespace torchperf
