@@ -121,7 +121,13 @@ RunResults load_run(const std::string& path) {
           throw std::invalid_argument("a measured point without its metrics object");
         PointResult p = point_from_journal(r);
         p.resumed = false;
-        if (seen.insert(p.key).second) run.points.push_back(std::move(p));
+        if (seen.insert(p.key).second) {
+          run.points.push_back(std::move(p));
+        } else if (!p.brief) {
+          // A smart search's finalist: its full measurement replaces the brief one.
+          for (auto& q : run.points)
+            if (q.key == p.key && q.brief) q = p;
+        }
       } else if (kind == "head_to_head") {
         run.comparisons.push_back(head_to_head_from_journal(r));
       } else if (kind == "summary") {

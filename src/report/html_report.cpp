@@ -80,6 +80,22 @@ std::string run_summary(const RunAnalysis& a) {
          " measured, " + std::to_string(a.guarded.size()) + " guarded out, " +
          std::to_string(a.failed.size()) + " failed. Objective " + escape(r.objective) +
          "; inputs " + escape(r.inputs) + ".</p>";
+  if (r.summary && r.summary->contains("search")) {
+    // How the budget was spent: which points the search chose, how briefly, how many compared.
+    const auto& s = r.summary->at("search");
+    const std::string strategy = s.value("strategy", "exhaustive");
+    if (strategy == "smart")
+      out += "<p>Smart search: " + escape(s.value("spent", "")) + " points; " +
+             std::to_string(s.value("brief_points", 0)) + " measured briefly (" +
+             escape(fmt::format("{:.2g}", s.value("brief_time_s", 0.0))) + " s each), " +
+             std::to_string(s.value("full_points", 0)) + " in full, then " +
+             std::to_string(r.comparisons.size()) +
+             " comparisons head to head. Brief points rank candidates; leaders are chosen among "
+             "points measured in full.</p>";
+    else
+      out += "<p>Exhaustive search: every point in full, then " +
+             std::to_string(r.comparisons.size()) + " comparisons head to head.</p>";
+  }
   if (!r.origin.empty())
     out += "<p>Effects are measured from the origin <code>" + escape(r.origin) + "</code>.</p>";
   for (const auto& w : r.warnings) out += "<p class=warn>" + escape(w) + "</p>";

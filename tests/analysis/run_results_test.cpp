@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "support/synthetic_run.h"
 #include "torchperf/error.h"
 
@@ -84,6 +86,34 @@ TEST_F(RunResultsTest, AnInterruptedSweepIsReadWithAWarningAndNoWinner) {
   EXPECT_NE(run.warnings[0].find("cut short"), std::string::npos);
   EXPECT_NE(run.warnings[1].find("did not complete"), std::string::npos);
   EXPECT_EQ(run.origin, "threads=2,grad=on");  // from the point with no change
+}
+
+TEST_F(RunResultsTest, AFinalistsFullMeasurementReplacesItsBriefOne) {
+  const std::string file = testing::write_synthetic_run((dir_ / "smart").string(), small_run());
+  // As a smart search writes it: the point measured briefly, later again in full.
+  std::vector<nlohmann::json> records;
+  {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  }
+  nlohmann::json full;
+  for (auto& r : records)
+    if (r.value("record", "") == "point" && full.is_null()) {
+      r["brief"] = true;
+      full = r;
+      full["brief"] = false;
+      full["score"] = 12345.0;
+    }
+  records.insert(records.end() - 1, full);  // before the summary
+  {
+    std::ofstream out(file, std::ios::trunc);
+    for (const auto& r : records) out << r.dump() << "\n";
+  }
+  const RunResults run = load_run(file);
+  ASSERT_EQ(run.points.size(), 4u);
+  EXPECT_EQ(run.points[0].key, full.at("key").get<std::string>());
+  EXPECT_FALSE(run.points[0].brief);
+  EXPECT_DOUBLE_EQ(run.points[0].score, 12345.0);
 }
 
 TEST_F(RunResultsTest, MissingEmptyDamagedAndForeignFilesAreRefusedByName) {

@@ -85,6 +85,19 @@ TEST_F(HtmlReportTest, ThePageIsSelfContained) {
   EXPECT_NE(html.find("torch::jit::load"), std::string::npos);
 }
 
+TEST_F(HtmlReportTest, ASmartSearchSaysHowItSpentItsPoints) {
+  auto run = testing::known_run();
+  run.search = {{"strategy", "smart"}, {"spent", "screen 13, explore 4, final 4"},
+                {"brief_time_s", 0.5}, {"brief_points", 17}, {"full_points", 4}};
+  testing::write_synthetic_run((dir_ / "smart").string(), run);
+  const std::string html = render_html({analyze(load_run((dir_ / "smart").string()))});
+  EXPECT_NE(html.find("Smart search: screen 13, explore 4, final 4 points; 17 measured briefly "
+                      "(0.5 s each), 4 in full"),
+            std::string::npos);
+  const std::string plain = render_html({analyze(load_run((dir_ / "laptop").string()))});
+  EXPECT_EQ(plain.find("Smart search"), std::string::npos) << "a journal without a search says nothing";
+}
+
 TEST_F(HtmlReportTest, StringsFromTheJournalAreEscapedInTextAndInScripts) {
   const std::string html = render_html({analyze(load_run((dir_ / kHostileLabel).string()))});
   EXPECT_EQ(html.find(kHostileLabel), std::string::npos);

@@ -101,16 +101,16 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
     out << record.dump() << "\n";
   }
   if (!run.winner.empty()) {
-    out << json{{"record", "summary"}, {"session", 1}, {"schema_version", 1}, {"kind", "tune"},
+    json summary = json{{"record", "summary"}, {"session", 1}, {"schema_version", 1}, {"kind", "tune"},
                 {"winner", run.winner},
                 {"winner_note", "its lead over the runners-up is significant head to head"},
                 {"space", {{"origin", origin}}},
                 {"vs_baseline", {{"a", run.winner}, {"b", origin}, {"ratio", 2.0},
                                  {"ci", {1.9, 2.1}}, {"rounds", 12}, {"verdict", "faster"},
                                  {"failure", ""}}},
-                {"vs_careful", nullptr}}
-               .dump()
-        << "\n";
+                {"vs_careful", nullptr}};
+    if (!run.search.is_null()) summary["search"] = run.search;
+    out << summary.dump() << "\n";
   }
   return path;
 }

@@ -29,6 +29,7 @@ struct SyntheticRun {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<SyntheticPoint> points;
   std::string winner;  // a key; "" for no summary record
+  nlohmann::json search;  // the summary's search object; null: none written
 };
 
 // Every combination of the axes, throughput = 100 * product of factor(knob, value) (and of

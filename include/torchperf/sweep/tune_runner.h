@@ -77,7 +77,7 @@ struct TuneResult {
   std::vector<std::string> axes;    // "knob=v1,v2"
   std::vector<PointResult> points;  // every finished point, journal order (a point measured
                                     // briefly, then in full, once: in full)
-  SearchKind search = SearchKind::kSmart;
+  SearchKind search = SearchKind::kExhaustive;
   std::string search_spent;        // points proposed by stage, e.g. "screen 13, explore 8, final 4"
   double brief_time_s = 0;         // the brief measurement budget (smart)
   std::size_t brief_points = 0, full_points = 0;  // measurements this session, by length
