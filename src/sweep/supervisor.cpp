@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "torchperf/bench/measurement_json.h"
@@ -85,6 +86,7 @@ double Supervisor::choose_brief_time_s() const {
   if (o_.budget_s <= 0) return wanted;
   std::size_t screen = 0;
   for (const auto& p : space_.points) screen += p.changes <= 1;
+  screen *= 2;  // around the origin and around the expert start
   const double finals = static_cast<double>(std::max<std::size_t>(o_.leaders + 1, 4)) *
                         (2 * full_time + kStartupGuessS);
   const double room = o_.budget_s - elapsed() - confirmation_reserve_s() - finals;
@@ -252,8 +254,10 @@ std::string Supervisor::plan_message() {
     }
     return plan;
   }
-  std::size_t screen = 0;
-  for (const auto& p : space_.points) screen += p.changes <= 1;
+  // Two screens: around the origin and around the expert start (about as many points each).
+  std::size_t around_origin = 0;
+  for (const auto& p : space_.points) around_origin += p.changes <= 1;
+  const std::size_t screen = std::min(left, 2 * around_origin);
   const std::size_t explore = std::max<std::size_t>(4, space_.axes.size());
   const bool tiny = total <= finalists;
   planned_ = tiny ? left : std::min(left, screen + explore + finalists);
@@ -268,12 +272,20 @@ std::string Supervisor::plan_message() {
                          "(~{:.1f} s a point), then the leaders head to head",
                          total, full)
            : fmt::format(
-                 "smart search over {} points: the origin and its {} one-knob changes measured "
-                 "briefly ({:.2g} s, ~{:.1f} s a point), then the untried points a fitted model "
-                 "ranks best (at least {}), then the best {} again in full ({:.2g} s, ~{:.1f} s a "
-                 "point) and the leaders head to head: about {:.1f} min",
-                 total, screen - std::min<std::size_t>(screen, 1), brief_time_s_, brief, explore,
-                 finalists, o_.workload.time_s, full, result_.estimated_full_s / 60);
+                 "smart search over {} points: the origin and its {} one-knob changes, then the "
+                 "guides' expert start and its one-knob changes, measured briefly ({:.2g} s, "
+                 "~{:.1f} s a point), then the untried points a fitted model ranks best ({}), "
+                 "then the best {} again in full ({:.2g} s, ~{:.1f} s a point) and the leaders "
+                 "head to head: {}",
+                 total, around_origin - std::min<std::size_t>(around_origin, 1), brief_time_s_,
+                 brief,
+                 o_.budget_s > 0 ? std::string("while the budget lasts")
+                                 : fmt::format("until they stop beating the best, at least {}",
+                                               explore),
+                 finalists, o_.workload.time_s, full,
+                 o_.budget_s > 0
+                     ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
+                     : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
   if (!tiny && o_.budget_s > 0) {
     const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
     if (room < screen_s + finals_s) {
@@ -422,8 +434,16 @@ TuneResult Supervisor::run() {
 
   // What earlier sessions finished is kept and not run again: a point once, or briefly and then
   // in full (the full measurement replaces the brief one).
-  search_ = make_search(o_.search, space_,
-                        {o_.order_seed, std::max<std::size_t>(o_.leaders + 1, 4)});
+  SearchOptions search;
+  search.seed = o_.order_seed;
+  search.finalists = std::max<std::size_t>(o_.leaders + 1, 4);
+  if (o_.budget_s > 0) {
+    // A budget is there to be used: exploration goes on, in the model's order, until the time
+    // for the finals and the confirmation is all that is left (or every point is measured).
+    search.patience = std::numeric_limits<std::size_t>::max();
+    search.tolerance = std::numeric_limits<double>::infinity();
+  }
+  search_ = make_search(o_.search, space_, search);
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
   for (const auto& r : journal_->records()) {
     const std::string kind = r.value("record", "");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 
 #include "support/search_landscape.h"
@@ -55,6 +56,21 @@ TEST(SmartSearchTest, ATightBudgetShortensExplorationButKeepsTheFinalistsInFull)
   EXPECT_LE(spent, 20);
   EXPECT_GE(finals, 2u);
   EXPECT_EQ(r.proposals.back().stage, SearchStage::kFinal);
+}
+
+TEST(SmartSearchTest, WithoutStopRulesItExploresUntilOnlyTheFinalsFitTheBudget) {
+  const Space s = landscape_space();
+  SearchOptions spend;  // what tune asks for when a budget is given
+  spend.patience = std::numeric_limits<std::size_t>::max();
+  spend.tolerance = std::numeric_limits<double>::infinity();
+  auto search = make_search(SearchKind::kSmart, s, spend);
+  const Trail r = drive(*search, s, 0.03, {60, 1, 3}, 1, 3);
+  double spent = 0;
+  for (const auto& p : r.proposals) spent += p.brief ? 1 : 3;
+  EXPECT_LE(spent, 60);
+  EXPECT_GE(spent, 59) << search->spent();
+  auto natural = make_search(SearchKind::kSmart, s);
+  EXPECT_GT(r.proposals.size(), drive(*natural, s, 0.03, {}, 1, 3).proposals.size());
 }
 
 TEST(SmartSearchTest, ABudgetTooSmallForOnePointProposesNothing) {
