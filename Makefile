@@ -25,8 +25,9 @@ cli: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The main job on a built-in model: a short tune (24 configurations of resnet18 at batch 8, each
-# in its own worker process, then the leaders re-measured head to head), a few minutes here.
+# The main job on a built-in model: a short tune (the smart search over 24 configurations of
+# resnet18 at batch 8, each point in its own worker process, then the leaders re-measured head to
+# head), a few minutes here.
 DEMO_OUT ?= $(BUILD)/demo-tune
 demo: cli
 	rm -rf $(DEMO_OUT)
