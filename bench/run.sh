@@ -271,7 +271,8 @@ fi
 
 if section 8; then
 # Per model: the exhaustive sweep, then the smart search of the same space (same --time, no
-# budget), then the two winners re-measured head to head in two workers (bench --vs). The smart
+# budget), then the two winners re-measured head to head (bench --vs: one process, or two when
+# they differ in process state). The smart
 # search should reach >= 98% of the exhaustive winner in <= 10% of its wall time.
 search_time=${BENCH_SEARCH_TIME:-1}
 search_models=${BENCH_SEARCH_MODELS:-"builtin:mlp builtin:encoder builtin:resnet18 $fixtures/mobilenet_v2_scripted.pt"}

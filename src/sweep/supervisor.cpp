@@ -84,14 +84,25 @@ double Supervisor::choose_brief_time_s() const {
   const double full_time = o_.workload.time_s;
   const double wanted = std::min(full_time, std::max(0.2, full_time / 4));
   if (o_.budget_s <= 0) return wanted;
-  std::size_t screen = 0;
-  for (const auto& p : space_.points) screen += p.changes <= 1;
-  screen *= 2;  // around the origin and around the expert start
-  const double finals = static_cast<double>(std::max<std::size_t>(o_.leaders + 1, 4)) *
-                        (2 * full_time + kStartupGuessS);
+  const std::size_t screen = std::min(space_.points.size(), 2 * origin_screen_points());
+  const double finals = static_cast<double>(finalist_count()) * (2 * full_time + kStartupGuessS);
   const double room = o_.budget_s - elapsed() - confirmation_reserve_s() - finals;
   const double per_point = room / static_cast<double>(std::max<std::size_t>(1, screen));
   return std::clamp((per_point - kStartupGuessS) / 2, 0.1, wanted);
+}
+
+// The smart search's finalists: at least one more than the leaders, so a runner-up is measured
+// in full too.
+std::size_t Supervisor::finalist_count() const {
+  return std::max<std::size_t>(o_.leaders + 1, 4);
+}
+
+// The origin and its one-knob changes: the smart search's first screen. Its second, around the
+// expert start, is about as large.
+std::size_t Supervisor::origin_screen_points() const {
+  std::size_t n = 0;
+  for (const auto& p : space_.points) n += p.changes <= 1;
+  return n;
 }
 
 double Supervisor::confirmation_reserve_s() const {
@@ -232,7 +243,7 @@ void Supervisor::keep(PointResult point) {
 std::string Supervisor::plan_message() {
   const std::size_t total = space_.points.size();
   const std::size_t left = total - std::min(total, finished_.size());
-  const std::size_t finalists = std::max<std::size_t>(o_.leaders + 1, 4);
+  const std::size_t finalists = finalist_count();
   if (o_.search == SearchKind::kExhaustive) {
     const double estimate = static_cast<double>(left) * point_estimate_s();
     result_.estimated_full_s = estimate + confirmation_reserve_s();
@@ -254,9 +265,7 @@ std::string Supervisor::plan_message() {
     }
     return plan;
   }
-  // Two screens: around the origin and around the expert start (about as many points each).
-  std::size_t around_origin = 0;
-  for (const auto& p : space_.points) around_origin += p.changes <= 1;
+  const std::size_t around_origin = origin_screen_points();
   const std::size_t screen = std::min(left, 2 * around_origin);
   const std::size_t explore = std::max<std::size_t>(4, space_.axes.size());
   const bool tiny = total <= finalists;
@@ -436,7 +445,7 @@ TuneResult Supervisor::run() {
   // in full (the full measurement replaces the brief one).
   SearchOptions search;
   search.seed = o_.order_seed;
-  search.finalists = std::max<std::size_t>(o_.leaders + 1, 4);
+  search.finalists = finalist_count();
   if (o_.budget_s > 0) {
     // A budget is there to be used: exploration goes on, in the model's order, until the time
     // for the finals and the confirmation is all that is left (or every point is measured).

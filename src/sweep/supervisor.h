@@ -58,6 +58,8 @@ class Supervisor {
   void report(const std::string& phase, double within_point = 0);
   double point_estimate_s(bool brief = false) const;
   double choose_brief_time_s() const;
+  std::size_t finalist_count() const;
+  std::size_t origin_screen_points() const;
   double confirmation_reserve_s() const;
 
   const TuneOptions& o_;

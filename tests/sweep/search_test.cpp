@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "support/search_landscape.h"
 #include "torchperf/error.h"
 
