@@ -40,6 +40,16 @@ def main(out):
         def forward(self, x: torch.Tensor):
             return torch.log(-x.abs() - 1.0)
 
+    # Linear layers sharing one TorchScript type, and the same model quantized by PyTorch itself
+    # (int8 dynamic, weights per channel), for checking torchperf's int8 against it.
+    torch.manual_seed(0)
+    stack = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16)).eval()
+    stack_script = torch.jit.script(stack)
+    save(stack_script, "linear_stack.pt")
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic_jit
+    save(quantize_dynamic_jit(torch.jit.script(stack), {"": per_channel_dynamic_qconfig}),
+         "linear_stack_int8_pytorch.pt")
+
     save(torch.jit.script(TwoInputs()), "two_inputs.pt")
     save(torch.jit.script(StructuredOutput()), "structured_output.pt")
     save(torch.jit.script(MakesNaN()), "nan_output.pt")

@@ -14,6 +14,7 @@ Runner add_bench_command(CLI::App& app);
 Runner add_tune_command(CLI::App& app);
 Runner add_report_command(CLI::App& app);
 Runner add_train_command(CLI::App& app);
+Runner add_lint_command(CLI::App& app);
 Runner add_knobs_command(CLI::App& app);
 Runner add_env_command(CLI::App& app);
 Runner add_export_command(CLI::App& app);

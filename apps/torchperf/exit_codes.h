@@ -7,6 +7,7 @@ inline constexpr int kSuccess = 0;
 inline constexpr int kRuntimeFailure = 1;
 inline constexpr int kUsageError = 2;     // bad flag, option, knob, value or configuration
 inline constexpr int kInvalidResult = 3;  // the run completed but its result is INVALID (NaN/Inf …)
+inline constexpr int kLintFindings = 3;   // lint: a finding at or above --fail-on
 inline constexpr int kModelError = 4;  // model or inputs file missing, corrupt or not TorchScript
 inline constexpr int kWorkloadError = 5;  // the model rejected the inputs (shape, dtype, count)
 inline constexpr int kResultsError = 6;  // a results file missing, empty, damaged, foreign, other schema

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -37,6 +38,7 @@ struct TrainFlags {
   bool allow_semantic = false;
   std::size_t max_rungs = 10;
   std::size_t rounds = 4;
+  std::size_t max_rounds = 12;
   std::size_t block_steps = 3;
   std::string trace;
   std::string trace_schedule = "1,1,3";
@@ -89,6 +91,7 @@ int run(TrainFlags& f) {
     o.breakdown_steps = f.steps;
     o.warmup_steps = f.warmup;
     o.compare.rounds = f.rounds;
+    o.compare.max_rounds = std::max(f.rounds, f.max_rounds);
     o.compare.steps = f.block_steps;
     // A change of process state (threads) is compared with each side in a worker of its own.
     WorkerRun workers;
@@ -176,6 +179,10 @@ Runner add_train_command(CLI::App& app) {
   cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")->default_val(10);
   cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 4)")
       ->default_val(4);
+  cmd->add_option("--max-rounds", f->max_rounds,
+                  "Ladder: while a head-to-head cannot tell whether the change gains 2%, two more "
+                  "rounds at a time, up to this many")
+      ->default_val(12);
   cmd->add_option("--block-steps", f->block_steps, "Ladder: timed steps per block of a round")
       ->default_val(3);
   cmd->add_option("--trace", f->trace, "Write a Chrome trace (Perfetto) of some steps to FILE.json");

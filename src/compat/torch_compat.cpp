@@ -1,5 +1,7 @@
 #include "torchperf/compat/torch_compat.h"
 
+#include <cctype>
+
 #include <ATen/Context.h>
 #include <ATen/Version.h>
 #include <ATen/autocast_mode.h>
@@ -17,6 +19,7 @@ TORCH_API bool canFuseOnCPU();
 }  // namespace torch::jit
 #endif
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
+#include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
 
 #include "torchperf/error.h"
@@ -117,6 +120,39 @@ def forward(self, x):
 bool cpu_fusion_enabled() {
   return torch::jit::canFuseOnCPU() && torch::jit::tensorExprFuserEnabled();
 }
+
+namespace {
+
+std::string engine_name(at::QEngine e) {
+  std::string name = c10::toString(e);
+  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+}  // namespace
+
+std::vector<std::string> quantized_engines() {
+  std::vector<std::string> out;
+  for (const auto e : at::globalContext().supportedQEngines())
+    if (e != at::QEngine::NoQEngine) out.push_back(engine_name(e));
+  return out;
+}
+
+std::string quantized_engine() { return engine_name(at::globalContext().qEngine()); }
+
+void set_quantized_engine(const std::string& engine) {
+  std::string known;
+  for (const auto e : at::globalContext().supportedQEngines()) {
+    if (engine_name(e) == engine) return at::globalContext().setQEngine(e);
+    known += (known.empty() ? "" : ", ") + engine_name(e);
+  }
+  throw ConfigError("quantized engine '" + engine + "' is not built into this LibTorch; it has: " +
+                    (known.empty() ? std::string("none") : known));
+}
+
+bool graph_executor_optimize() { return torch::jit::getGraphExecutorOptimize(); }
+
+void set_graph_executor_optimize(bool optimize) { torch::jit::setGraphExecutorOptimize(optimize); }
 
 void synchronize(DeviceKind device, int index) {
   if (device == DeviceKind::kCuda) torch::cuda::synchronize(index);

@@ -3,12 +3,15 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/models/inputs.h"
+#include "torchperf/models/quantize.h"
 #include "torchperf/models/workload.h"
 #include "process_knobs.h"
 
@@ -168,20 +171,42 @@ Knob precision_knob() {
   k.name = "precision";
   k.description =
       "fp32; bf16-autocast / fp16-autocast (autocast around each call); bf16 / fp16 (weights and "
-      "floating inputs converted)";
+      "floating inputs converted); int8-dynamic (Linear weights int8 per channel, activations "
+      "quantized per batch)";
+  // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
+  // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
+  // may ask for it.
   k.values = [](const WorkloadTraits& t) {
-    return t.cuda ? fixed({"fp32", "bf16-autocast", "bf16", "fp16-autocast", "fp16"})
-                  : fixed({"fp32", "bf16-autocast", "bf16"});
+    if (t.cuda) return fixed({"fp32", "bf16-autocast", "bf16", "fp16-autocast", "fp16"});
+    if (t.linear && !t.convolutional) return fixed({"fp32", "bf16-autocast", "bf16", "int8-dynamic"});
+    return fixed({"fp32", "bf16-autocast", "bf16"});
   };
   k.baseline = [](const WorkloadTraits&) { return "fp32"; };
   k.expert = [](const WorkloadTraits& t) {
-    return t.cuda ? fixed({"fp16-autocast", "bf16-autocast"}) : fixed({"bf16-autocast"});
+    if (t.cuda) return fixed({"fp16-autocast", "bf16-autocast"});
+    if (t.linear && !t.convolutional) return fixed({"bf16-autocast", "int8-dynamic"});
+    return fixed({"bf16-autocast"});
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
+    if (value == "int8-dynamic") {
+      if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
+      if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
+      if (!t.linear) return Applicability::no("the model has no Linear layers (aten::linear)");
+      if (compat::quantized_engines().empty())
+        return Applicability::no("this LibTorch was built without a quantized engine");
+    }
     return Applicability::yes();
   };
   k.prepare = [](const std::string& value, Workload& w) {
+    if (value == "int8-dynamic") {
+      // A fresh clone: the loaded module's executors keep the graph they first ran.
+      auto* ts = w.model->as_torchscript();
+      torch::jit::Module q = ts->module().clone();
+      quantize_linear_dynamic(q);
+      ts->replace(std::move(q));
+      return;
+    }
     if (value != "bf16" && value != "fp16") return;
     const auto dtype = value == "bf16" ? at::kBFloat16 : at::kHalf;
     w.model->to(dtype);
@@ -203,6 +228,15 @@ Knob precision_knob() {
     const bool bf16 = value.rfind("bf16", 0) == 0;
     const std::string cpp_type = bf16 ? "at::kBFloat16" : "at::kHalf";
     const std::string py_type = bf16 ? "torch.bfloat16" : "torch.float16";
+    if (value == "int8-dynamic") {
+      // LibTorch has no one-call dynamic quantization in C++: the Python call, and for C++ the
+      // file it writes (torch.jit.save), loaded as any TorchScript model.
+      c.cpp_setup = {"// int8-dynamic: load the file quantized in Python (torch.ao.quantization."
+                     "quantize_dynamic_jit, per_channel_dynamic_qconfig), or torchperf lint --fix's"};
+      c.python_setup = {"model = torch.ao.quantization.quantize_dynamic_jit(model, "
+                        "{\"\": torch.ao.quantization.per_channel_dynamic_qconfig})"};
+      return c;
+    }
     if (value == "bf16" || value == "fp16") {
       c.cpp_setup = {"module.to(" + cpp_type + ");"};
       c.python_setup = {"model = model.to(" + py_type + ")"};
@@ -225,6 +259,47 @@ Knob precision_knob() {
       c.python_with = std::string("torch.autocast(\"") + (cuda ? "cuda" : "cpu") +
                       "\", dtype=" + py_type + ")";
     }
+    return c;
+  };
+  return k;
+}
+
+Knob qengine_knob() {
+  Knob k;
+  k.name = "qengine";
+  k.description =
+      "the quantized engine int8 runs on (at::globalContext().setQEngine): fbgemm, qnnpack, "
+      "onednn (x86 from LibTorch 2.0), as built; set before the weights are packed";
+  k.scope = KnobScope::kProcess;
+  k.swept_by_default = false;  // matters only with precision=int8-dynamic: --space names it
+  k.listed_at_baseline = false;
+  k.values = [](const WorkloadTraits&) { return compat::quantized_engines(); };
+  k.baseline = [](const WorkloadTraits&) {
+    static const std::string at_start_up = compat::quantized_engine();
+    return at_start_up;
+  };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
+    if (!t.linear) return Applicability::no("the model has no Linear layers to quantize");
+    const auto built = compat::quantized_engines();
+    if (std::find(built.begin(), built.end(), value) == built.end())
+      return Applicability::no("this LibTorch was built without the " + value + " engine");
+    return Applicability::yes();
+  };
+  // Packing happens in precision's prepare, which comes after this one in registry order.
+  k.prepare = [](const std::string& value, Workload&) { compat::set_quantized_engine(value); };
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    const std::string previous = compat::quantized_engine();
+    compat::set_quantized_engine(value);
+    return [previous] { compat::set_quantized_engine(previous); };
+  };
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    KnobCode c;
+    c.cpp_includes = {"<ATen/Context.h>"};
+    std::string upper = value;
+    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    c.cpp_setup = {"at::globalContext().setQEngine(at::QEngine::" + upper + ");"};
+    c.python_setup = {"torch.backends.quantized.engine = \"" + value + "\""};
     return c;
   };
   return k;
@@ -403,6 +478,42 @@ Knob tf32_knob() {
   return k;
 }
 
+Knob executor_knob() {
+  Knob k;
+  k.name = "executor";
+  k.description =
+      "how TorchScript runs the model in training: optimized (the profiling executor specializes, "
+      "differentiates subgraphs, fuses where a fuser compiles) or plain (op by op, autograd "
+      "recording each op, as eager PyTorch; torch.jit.optimized_execution(False))";
+  k.inference = false;  // inference has the graph knob (frozen, optimized for inference)
+  k.training = true;
+  k.scope = KnobScope::kProcess;  // a per-thread switch, set once on the thread that trains
+  k.values = [](const WorkloadTraits&) { return fixed({"optimized", "plain"}); };
+  k.baseline = [](const WorkloadTraits&) { return "optimized"; };
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.torchscript ? Applicability::yes() : Applicability::no("needs a TorchScript model");
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) {
+    p.optimized_executor = value == "optimized";
+  };
+  k.enter = [](const std::string& value, const Workload&) -> Undo {
+    const bool previous = compat::graph_executor_optimize();
+    compat::set_graph_executor_optimize(value == "optimized");
+    return [previous] { compat::set_graph_executor_optimize(previous); };
+  };
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    KnobCode c;
+    if (value == "optimized") return c;
+    c.cpp_includes = {"<torch/csrc/jit/python/update_graph_executor_opt.h>"};
+    c.cpp_setup = {"torch::jit::setGraphExecutorOptimize(false);  // this thread only"};
+    c.python_setup = {
+        "torch._C._set_graph_executor_optimize(False)  # this thread; or, around the loop, "
+        "with torch.jit.optimized_execution(False)"};
+    return c;
+  };
+  return k;
+}
+
 // The training knobs below are read only by `train`: their plan() sets up the loader and the step.
 Knob training_only(const std::string& name, const std::string& description) {
   Knob k;
@@ -547,8 +658,10 @@ const std::vector<Knob>& knob_registry() {
   // Worker knobs come last: they are set when the process starts, before any of the others.
   static const std::vector<Knob> registry = [] {
     std::vector<Knob> r = {threads_knob(),      batch_knob(),         mode_knob(),
-                           grad_knob(),         precision_knob(),     format_knob(),
+                           grad_knob(),         qengine_knob(),       precision_knob(),
+                           format_knob(),
                            graph_knob(),        cudnn_benchmark_knob(), tf32_knob(),
+                           executor_knob(),
                            workers_knob(),      prefetch_knob(),      pin_memory_knob(),
                            non_blocking_knob(), transfer_knob(),      amp_knob(),
                            zero_grad_knob()};
@@ -597,10 +710,17 @@ const Knob& find_knob(const std::string& name) {
 }
 
 std::vector<std::string> all_values(const Knob& knob) {
-  WorkloadTraits everything;
-  everything.cuda = true;
-  everything.usable_cores = 1;
-  return knob.values(everything);
+  // CUDA has the most values; a CPU model of Linear layers adds int8.
+  WorkloadTraits cuda;
+  cuda.cuda = true;
+  cuda.usable_cores = 1;
+  WorkloadTraits cpu_linear;
+  cpu_linear.linear = true;
+  cpu_linear.usable_cores = 1;
+  std::vector<std::string> out = knob.values(cuda);
+  for (const auto& v : knob.values(cpu_linear))
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
 }
 
 std::string describe_integer(const Knob& knob) {

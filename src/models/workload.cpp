@@ -16,6 +16,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
     traits.convolutional = ts->uses_operator("aten::conv2d") ||
                            ts->uses_operator("aten::_convolution") ||
                            ts->uses_operator("aten::convolution");
+    traits.linear = ts->uses_operator("aten::linear");
     traits.can_train_mode = ts->module().hasattr("training");
   }
   for (const auto& v : workload.inputs) {

@@ -17,10 +17,12 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
   std::vector<Advice> out;
   const TrainingPlan& p = c.plan;
   const double wait = b.share_of(Phase::kDataWait);
-  if (wait > kDataWaitThreshold) {
+  const double wait_threshold = p.workers == 0 ? kInlineDataWaitThreshold : kDataWaitThreshold;
+  if (wait > wait_threshold) {
     const std::string evidence = fmt::format(
-        "data wait is {} of the {} step (threshold {}): the training thread waits for batches",
-        pct(wait), step_ms(b), pct(kDataWaitThreshold));
+        "data wait is {} of the {} step (threshold {}{}): the training thread waits for batches",
+        pct(wait), step_ms(b), pct(wait_threshold),
+        p.workers == 0 ? ", batches made in the training thread" : "");
     if (p.workers < c.usable_cores)
       out.push_back({"data-wait",
                      fmt::format("make batches ahead in {} loader thread(s)", p.workers + 1),
@@ -90,6 +92,18 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    fmt::format("compute is {} of the step on {} of {} cores", pct(compute),
                                p.threads, c.usable_cores),
                    "threads", std::to_string(c.usable_cores), false, compute * 0.6});
+  // Measured on ResNet-18 (docs/methodology.md): the same architecture trains ~13% slower as
+  // TorchScript than eagerly, and as fast once the executor runs the graph op by op. On the CPU
+  // LibTorch does not fuse by default, so the profiling executor's differentiable subgraphs cost
+  // bookkeeping and buy nothing.
+  if (c.torchscript && !c.cuda && p.optimized_executor && compute > 0.5)
+    out.push_back({"executor",
+                   "run the TorchScript graph op by op in training (torch.jit.optimized_execution(False))",
+                   fmt::format("compute is {} of the step and the model is TorchScript on the CPU, "
+                               "where LibTorch does not fuse: the profiling executor's "
+                               "differentiable subgraphs add work and fuse nothing",
+                               pct(compute)),
+                   "executor", "plain", false, compute * 0.3});
   std::stable_sort(out.begin(), out.end(),
                    [](const Advice& a, const Advice& b) { return a.weight > b.weight; });
   return out;

@@ -26,9 +26,16 @@ double block_throughput(TrainingSession& s, const HeadToHeadOptions& o) {
 }
 
 Speedup compare_throughputs(const std::function<double()>& a, const std::function<double()>& b,
-                            std::size_t rounds, double confidence,
+                            const HeadToHeadOptions& o,
                             const std::function<void()>& after_block) {
   Speedup s;
+  auto summarise = [&] {
+    // The one estimator of interleaved ratios (measure/ratio_estimate.h), as bench --vs uses.
+    const RatioEstimate e = estimate_ratio(s.rounds, o.confidence);
+    s.ratio = e.ratio;
+    s.interval = e.interval;
+  };
+  std::size_t rounds = o.rounds;
   for (std::size_t r = 0; r < rounds; ++r) {
     double ta = 0, tb = 0;
     if (r % 2 == 0) {
@@ -42,11 +49,12 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
     }
     if (after_block) after_block();
     s.rounds.push_back(tb / ta);
+    if (r + 1 == rounds && rounds + 2 <= o.max_rounds) {
+      summarise();
+      if (!s.decided(o.min_gain)) rounds += 2;  // one A-first and one B-first round
+    }
   }
-  // The one estimator of interleaved ratios (measure/ratio_estimate.h), as bench --vs uses.
-  const RatioEstimate e = estimate_ratio(s.rounds, confidence);
-  s.ratio = e.ratio;
-  s.interval = e.interval;
+  summarise();
   return s;
 }
 
@@ -57,8 +65,7 @@ Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOpt
   const ScopeExit restore_a(a.enter());
   const ScopeExit restore_b(b.enter());
   return compare_throughputs([&] { return block_throughput(a, o); },
-                             [&] { return block_throughput(b, o); }, o.rounds, o.confidence,
-                             after_block);
+                             [&] { return block_throughput(b, o); }, o, after_block);
 }
 
 LadderResult climb(const TrainingContext& context, const Configuration& start,
@@ -126,8 +133,8 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
         run.log_prefix = "ladder-" + std::to_string(result.attempts.size() + 1);
         RemoteTrainingSide a(context.spec, current, o.compare, o.warmup_steps, run, "a");
         RemoteTrainingSide b(context.spec, candidate, o.compare, o.warmup_steps, run, "b");
-        attempt.speedup = compare_throughputs([&] { return a.block(); }, [&] { return b.block(); },
-                                              o.compare.rounds, o.compare.confidence);
+        attempt.speedup =
+            compare_throughputs([&] { return a.block(); }, [&] { return b.block(); }, o.compare);
       } else {
         {
           const ScopeExit restore(next->enter());
@@ -135,7 +142,7 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
         }
         attempt.speedup = head_to_head(*session, *next, o.compare);
       }
-      attempt.kept = attempt.speedup.wins(o.min_gain);
+      attempt.kept = attempt.speedup.wins(o.compare.min_gain);
       result.attempts.push_back(attempt);
       if (events.attempt) events.attempt(attempt);
       if (!attempt.kept) continue;

@@ -96,6 +96,7 @@ AdviceContext TrainingContext::advice_context(const TrainingPlan& plan) const {
   a.plan = plan;
   a.cuda = traits.cuda;
   a.convolutional = traits.convolutional;
+  a.torchscript = traits.torchscript;
   a.uint8_data = traits.uint8_data;
   a.usable_cores = traits.usable_cores;
   a.reduced_precision_hardware = reduced_precision_hardware;

@@ -17,15 +17,15 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 9 for bench and tune (4 of them train's too), 7 train-only, 5 worker knobs of bench and tune
-  EXPECT_EQ(j["knobs"].size(), 21u);
+  // 10 for bench and tune (4 of them train's too), 8 train-only, 5 worker knobs of bench and tune
+  EXPECT_EQ(j["knobs"].size(), 23u);
   EXPECT_EQ(j["knobs"][0]["name"], "threads");
   EXPECT_TRUE(j["knobs"][0]["integer_valued"].get<bool>());
   EXPECT_EQ(j["knobs"][0]["commands"], nlohmann::json({"bench", "tune", "train"}));
   std::size_t train_only = 0;
   for (const auto& k : j["knobs"])
     train_only += k["commands"] == nlohmann::json({"train"});
-  EXPECT_EQ(train_only, 7u);
+  EXPECT_EQ(train_only, 8u);
   EXPECT_EQ(j["builtin_models"][1]["name"], "resnet18");
   std::size_t worker = 0;
   for (const auto& k : j["knobs"])

@@ -127,13 +127,16 @@ TEST(TrainCommandTest, AThreadsChangeOnTheLadderIsComparedInTwoWorkerProcesses) 
     if (change.rfind("threads=", 0) != 0) continue;
     tried = true;
     EXPECT_TRUE(a["separate_processes"].get<bool>()) << a.dump();
-    EXPECT_EQ(a["speedup"]["rounds"].size(), 4u);
+    EXPECT_GE(a["speedup"]["rounds"].size(), 4u);  // more while undecided, two at a time
+    EXPECT_EQ(a["speedup"]["rounds"].size() % 2, 0u);
   }
   EXPECT_TRUE(tried) << ladder["attempts"].dump();
+  // The other process knob train has on the CPU (executor) is compared the same way; the rest
+  // within one process.
   for (const auto& a : ladder["attempts"]) {
-    if (a["change"].get<std::string>().rfind("threads=", 0) != 0) {
-      EXPECT_FALSE(a["separate_processes"].get<bool>()) << a.dump();
-    }
+    const std::string change = a["change"];
+    const bool process = change.rfind("threads=", 0) == 0 || change.rfind("executor=", 0) == 0;
+    EXPECT_EQ(a["separate_processes"].get<bool>(), process) << a.dump();
   }
 }
 

@@ -89,6 +89,16 @@ TEST(KnobRegistryTest, TheFuserIsAllowedOnlyWhileEntered) {
   compat::set_fuser_state({false, true});
 }
 
+TEST(KnobRegistryTest, ThePlainExecutorHoldsOnlyWhileEntered) {
+  const Workload w = cpu_workload();
+  ASSERT_TRUE(compat::graph_executor_optimize());
+  {
+    const ScopeExit undo(find_knob("executor").enter("plain", w));
+    EXPECT_FALSE(compat::graph_executor_optimize());
+  }
+  EXPECT_TRUE(compat::graph_executor_optimize());
+}
+
 TEST(KnobRegistryTest, AutocastUndoRestoresAnEnclosingAutocast) {
   const Workload w = cpu_workload();
   compat::set_autocast(compat::DeviceKind::kCpu, true, "bfloat16");

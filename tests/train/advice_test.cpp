@@ -41,12 +41,23 @@ TEST(AdviceTest, DataWaitAboveFivePercentAsksForAnotherLoaderThreadFirst) {
   EXPECT_EQ(advice.front().knob, "workers");
   EXPECT_EQ(advice.front().value, "1");
   EXPECT_NE(advice.front().evidence.find("40.0%"), std::string::npos);
-  EXPECT_NE(advice.front().evidence.find("threshold 5.0%"), std::string::npos);
+  EXPECT_NE(advice.front().evidence.find("threshold 2.0%"), std::string::npos);  // workers=0
 }
 
 TEST(AdviceTest, DataWaitBelowTheThresholdAsksForNothingAboutData) {
-  const auto advice = advise(with_shares(0.04, 0, 0.96), cpu());
-  for (const auto& a : advice) EXPECT_NE(a.rule, "data-wait") << a.message;
+  AdviceContext c = cpu();
+  c.plan.workers = 1;
+  for (const auto& a : advise(with_shares(0.04, 0, 0.96), c)) EXPECT_NE(a.rule, "data-wait") << a.message;
+  c.plan.workers = 0;
+  for (const auto& a : advise(with_shares(0.015, 0, 0.985), c))
+    EXPECT_NE(a.rule, "data-wait") << a.message;
+}
+
+TEST(AdviceTest, BatchesMadeInTheTrainingThreadAskForALoaderThreadFromTwoPercent) {
+  const auto workers = find(advise(with_shares(0.03, 0, 0.97), cpu()), "workers");
+  ASSERT_TRUE(workers.has_value());
+  EXPECT_EQ(workers->value, "1");
+  EXPECT_NE(workers->evidence.find("made in the training thread"), std::string::npos);
 }
 
 TEST(AdviceTest, WithEveryCoreAlreadyLoadingItAsksForDeeperPrefetch) {
@@ -92,6 +103,26 @@ TEST(AdviceTest, OnCudaACopyBottleneckAsksForPinnedMemoryThenNonBlocking) {
   c.plan.pin_memory = true;
   EXPECT_TRUE(find(advise(with_shares(0, 0.3, 0.7), c), "non_blocking").has_value());
   EXPECT_EQ(find(advise(with_shares(0, 0.3, 0.7), c), "transfer").value().value, "uint8");
+}
+
+TEST(AdviceTest, AComputeBoundTorchScriptModelOnTheCpuIsAskedToRunItsGraphOpByOp) {
+  AdviceContext c = cpu();
+  c.torchscript = true;
+  const auto executor = find(advise(with_shares(0, 0, 0.9), c), "executor");
+  ASSERT_TRUE(executor.has_value());
+  EXPECT_EQ(executor->value, "plain");
+  EXPECT_FALSE(executor->changes_training);  // the same gradients, computed op by op
+  c.plan.optimized_executor = false;
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "executor").has_value());
+}
+
+TEST(AdviceTest, TheExecutorIsLeftAloneOnCudaWhereTheJitFusesAndForEagerModels) {
+  AdviceContext c = cpu();
+  c.torchscript = true;
+  c.cuda = true;
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "executor").has_value());
+  c = cpu();
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "executor").has_value());
 }
 
 TEST(AdviceTest, AdviceComesLargestShareFirst) {

@@ -21,13 +21,20 @@ TrainingContext tiny() {
   return TrainingContext::open(spec);
 }
 
+HeadToHeadOptions fixed_rounds(std::size_t rounds) {
+  HeadToHeadOptions o;
+  o.rounds = rounds;
+  o.max_rounds = rounds;
+  return o;
+}
+
 TEST(LadderTest, ComparisonAlternatesWhoGoesFirstAndTakesTheGeometricMeanOfTheRatios) {
   std::string order;
   const std::vector<double> b_values = {200, 100, 200, 100};  // ratios 2, 1, 2, 1 over A = 100
   std::size_t b_calls = 0;
   const Speedup s = compare_throughputs(
       [&] { order += "A"; return 100.0; },
-      [&] { order += "B"; return b_values[b_calls++]; }, 4, 0.95, [&] { order += "|"; });
+      [&] { order += "B"; return b_values[b_calls++]; }, fixed_rounds(4), [&] { order += "|"; });
   EXPECT_EQ(order, "A|B|B|A|A|B|B|A|");
   ASSERT_EQ(s.rounds, (std::vector<double>{2, 1, 2, 1}));
   EXPECT_NEAR(s.ratio, std::sqrt(2.0), 1e-12);
@@ -40,13 +47,32 @@ TEST(LadderTest, ComparisonAlternatesWhoGoesFirstAndTakesTheGeometricMeanOfTheRa
 }
 
 TEST(LadderTest, AConsistentGainWinsAndTooFewRoundsHaveNoInterval) {
-  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 4, 0.95);
+  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, fixed_rounds(4));
   EXPECT_NEAR(steady.ratio, 1.1, 1e-12);
   EXPECT_TRUE(steady.wins(0.02));
   EXPECT_FALSE(steady.wins(0.2)) << "10% is below a 20% minimum gain";
-  const Speedup once = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, 3, 0.95);
+  const Speedup once = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, fixed_rounds(3));
   EXPECT_TRUE(std::isnan(once.interval.low));
   EXPECT_FALSE(once.wins(0.02));
+}
+
+TEST(LadderTest, AnUndecidedComparisonGoesOnTwoRoundsAtATimeUpToItsMaximum) {
+  // Ratios alternate 1.5 and 0.9: the interval straddles 1 for a long time.
+  HeadToHeadOptions o;
+  o.rounds = 4;
+  o.max_rounds = 8;
+  std::size_t b_calls = 0;
+  const Speedup noisy = compare_throughputs([] { return 100.0; },
+                                            [&] { return (b_calls++ % 2 == 0) ? 150.0 : 90.0; }, o);
+  EXPECT_EQ(noisy.rounds.size(), 8u);
+  // A steady 10% gain is decided after the first four rounds: no more are run.
+  const Speedup steady = compare_throughputs([] { return 100.0; }, [] { return 110.0; }, o);
+  EXPECT_EQ(steady.rounds.size(), 4u);
+  // So is a steady loss.
+  const Speedup loss = compare_throughputs([] { return 100.0; }, [] { return 90.0; }, o);
+  EXPECT_EQ(loss.rounds.size(), 4u);
+  EXPECT_TRUE(loss.decided(o.min_gain));
+  EXPECT_FALSE(loss.wins(o.min_gain));
 }
 
 TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
@@ -55,6 +81,7 @@ TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
   TrainingSession b(c, Configuration::parse("batch=4"));
   HeadToHeadOptions o;
   o.rounds = 3;
+  o.max_rounds = 3;
   o.steps = 2;
   const Speedup s = head_to_head(a, b, o);
   ASSERT_EQ(s.rounds.size(), 3u);
@@ -68,6 +95,7 @@ TEST(LadderTest, TheClimbStartsFromTheLoopAsGivenAndKeepsOnlyWinners) {
   const TrainingContext c = tiny();
   LadderOptions o;
   o.compare.rounds = 3;
+  o.compare.max_rounds = 3;
   o.compare.steps = 2;
   o.warmup_steps = 1;
   o.breakdown_steps = 2;

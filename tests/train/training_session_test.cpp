@@ -4,6 +4,8 @@
 
 #include <numeric>
 
+#include <torch/utils.h>
+
 #include "support/test_support.h"
 #include "torchperf/error.h"
 
@@ -99,6 +101,23 @@ TEST(TrainingSessionTest, Bf16AmpAndChannelsLastTrain) {
   const TrainingContext c = context(fixture("tiny_cnn.pt"));
   TrainingSession s(c, Configuration::parse("batch=4,amp=bf16,format=channels_last,transfer=uint8"));
   EXPECT_TRUE(std::isfinite(s.step().loss));
+}
+
+TEST(TrainingSessionTest, ThePlainExecutorLearnsWhatTheOptimizedOneLearns) {
+  // Op by op or through differentiable subgraphs: the same arithmetic, so the same losses.
+  const TrainingContext c = context(fixture("tiny_cnn.pt"));
+  auto losses = [&](const std::string& executor) {
+    torch::manual_seed(7);  // the same shuffled order on both sides
+    TrainingSession s(c, Configuration::parse("batch=4,executor=" + executor));
+    const ScopeExit restore(s.enter());
+    std::vector<double> out;
+    for (int i = 0; i < 4; ++i) out.push_back(s.step().loss);
+    return out;
+  };
+  const auto optimized = losses("optimized");
+  const auto plain = losses("plain");
+  ASSERT_EQ(optimized.size(), plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_NEAR(plain[i], optimized[i], 1e-4) << i;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace torchperf::compat {
 
@@ -29,6 +30,20 @@ bool cpu_fusion_enabled();
 // Whether the TensorExpr fuser can compile fused kernels for CPU in this LibTorch: it needs LLVM,
 // which Debian's build lacks. Found out once per process by fusing a tiny scripted function.
 bool cpu_fuser_available();
+
+// Whether TorchScript's graph executor optimizes graphs (profiles, specializes, differentiates
+// subgraphs, fuses) or runs them op by op as eager PyTorch does (torch.jit.optimized_execution).
+// The switch belongs to the calling thread, which must be the one that runs the model.
+bool graph_executor_optimize();
+void set_graph_executor_optimize(bool optimize);
+
+// The quantized engines this LibTorch was built with, lower case ("fbgemm", "qnnpack", "onednn",
+// "x86" from 2.0), the one in use, and a switch (process-wide; weights are packed for the engine
+// in use when they are packed, and run with it). set_quantized_engine throws ConfigError for an
+// engine not built in.
+std::vector<std::string> quantized_engines();
+std::string quantized_engine();
+void set_quantized_engine(const std::string& engine);
 
 // Waits for all work queued on the device; a no-op on CPU.
 void synchronize(DeviceKind device, int index = -1);

@@ -22,6 +22,7 @@ struct TrainingPlan {
   Transfer transfer = Transfer::kFloat32;
   Amp amp = Amp::kOff;
   bool set_to_none = false;   // zero_grad(set_to_none=true)
+  bool optimized_executor = true;  // TorchScript's graph executor optimizes (profiles, differentiates)
 };
 
 std::string to_string(Transfer transfer);

@@ -15,6 +15,7 @@ struct AdviceContext {
   TrainingPlan plan;
   bool cuda = false;
   bool convolutional = false;
+  bool torchscript = false;  // the executor knob applies
   bool uint8_data = false;  // the transfer knob applies
   int usable_cores = 1;
   bool reduced_precision_hardware = false;
@@ -36,6 +37,9 @@ std::vector<Advice> advise(const Breakdown& breakdown, const AdviceContext& cont
 
 // Thresholds, named once (docs/methodology.md lists them).
 inline constexpr double kDataWaitThreshold = 0.05;   // of the step: the loader cannot keep up
+// With workers=0 every batch is made in the training thread, and one loader thread takes that
+// work off the step's critical path: worth a head-to-head from a smaller share.
+inline constexpr double kInlineDataWaitThreshold = 0.02;
 inline constexpr double kCopyThreshold = 0.05;       // of the step: host-to-device copies
 inline constexpr double kMemoryHighThreshold = 0.90;  // of capacity: no room to grow
 inline constexpr double kMemoryLowThreshold = 0.50;   // of capacity: room for a bigger batch

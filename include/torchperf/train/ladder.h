@@ -22,6 +22,11 @@ class TrainingSession;
 
 struct HeadToHeadOptions {
   std::size_t rounds = 4;        // A then B, B then A, … (at least 3 for an interval)
+  // While the interval cannot tell whether B gains min_gain (it straddles 1 + min_gain, or 1),
+  // two more rounds at a time, up to this many: 4 rounds give a t quantile of 3.18, so on a
+  // noisy machine a 30% gain could go unproven.
+  std::size_t max_rounds = 12;
+  double min_gain = 0.02;        // a change must be at least 2% faster, its interval above 1
   std::size_t steps = 3;         // timed steps per block
   std::size_t settle_steps = 1;  // untimed steps at each block start (drain the prefetch queue)
   double confidence = 0.95;
@@ -32,12 +37,18 @@ struct Speedup {
   Interval interval;   // Student t on the log ratios
   std::vector<double> rounds;
   bool wins(double min_gain) const { return interval.low > 1.0 && ratio >= 1.0 + min_gain; }
+  // Won, or cannot win: even the interval's top is below 1 + min_gain.
+  bool decided(double min_gain) const {
+    return wins(min_gain) || interval.high < 1.0 + min_gain;
+  }
 };
 
 // Alternates the two throughput measurements (A B, B A, A B, …, after_block between blocks) and
 // summarises the per-round ratios B/A: geometric mean and a Student t interval on their logs.
+// After options.rounds, goes on two rounds at a time up to options.max_rounds while the result
+// is not decided (see Speedup::decided).
 Speedup compare_throughputs(const std::function<double()>& a, const std::function<double()>& b,
-                            std::size_t rounds, double confidence,
+                            const HeadToHeadOptions& options,
                             const std::function<void()>& after_block = nullptr);
 
 // One block of a session: settle steps, then timed steps without the per-phase synchronisation;
@@ -54,7 +65,6 @@ struct LadderOptions {
   HeadToHeadOptions compare;
   std::size_t warmup_steps = 2;     // per new session, before anything is measured
   std::size_t breakdown_steps = 5;  // per rung
-  double min_gain = 0.02;           // a change must be at least 2% faster, CI above 1
   bool allow_semantic_changes = false;
   std::size_t max_rungs = 10;
   // Where a change alters process state (threads=1 -> 2), each side of its head-to-head runs in a

@@ -1,0 +1,31 @@
+// Reading an inlined TorchScript graph for lint: where a node came from (module path, the user's
+// source line) and the module attribute or constant a value reads (a weight, a bias).
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/script.h>
+
+#include <functional>
+#include <string>
+
+namespace torchperf::lint_detail {
+
+// "layer1.0.conv1": the module instances the node was inlined through; "" for the top level.
+std::string module_path(const torch::jit::Node* node);
+
+// "file.py:LINE" of the innermost place in the model's own code that led to the node: call
+// sites inside torch's own files (torch/nn/…) are skipped for the user's line that called them.
+// "" when TorchScript kept no file name (a module built in C++).
+std::string source_line(const torch::jit::Node* node);
+
+// The value a graph value holds when it is a constant or a chain of attribute reads from the
+// module (self.conv1.weight); none otherwise.
+c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
+                                       const torch::jit::Module& module);
+
+bool is_none(const torch::jit::Value* value);
+
+// Visits every node, nested blocks included, in order.
+void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit);
+
+}  // namespace torchperf::lint_detail

@@ -1,0 +1,65 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace torchperf {
+namespace {
+
+using testing::fixture;
+using testing::run_cli;
+
+}  // namespace
+
+TEST(LintCommandTest, ConvBnFindingsPrintWithWhereTheyAreAndExitThree) {
+  const auto r = run_cli({"lint", "builtin:convbn"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // warnings, and --fail-on warning by default
+  EXPECT_NE(r.out.find("conv-bias-before-bn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("conv1"), std::string::npos) << r.out;
+}
+
+TEST(LintCommandTest, FailingOnlyOnErrorsLetsWarningsPass) {
+  const auto r = run_cli({"lint", "builtin:convbn", "--fail-on", "error"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(LintCommandTest, ACleanModelExitsZero) {
+  const auto r = run_cli({"lint", fixture("resnet18_scripted.pt"), "--fail-on", "warning"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(LintCommandTest, JsonListsEachFindingWithItsModulePath) {
+  const auto r = run_cli({"lint", fixture("resnet18_train_scripted.pt"), "--json", "--fail-on", "error"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("schema"), "torchperf.lint/1");
+  bool training = false;
+  for (const auto& f : j.at("findings")) training |= f.at("rule") == "saved-in-training-mode";
+  EXPECT_TRUE(training) << r.out;
+}
+
+TEST(LintCommandTest, TheHtmlPageIsWritten) {
+  const std::string path = ::testing::TempDir() + "/lint.html";
+  std::filesystem::remove(path);
+  const auto r = run_cli({"lint", "builtin:convbn", "--html", path, "--fail-on", "error"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("conv-bias-before-bn"), std::string::npos);
+}
+
+TEST(LintCommandTest, BadInputsGetTheirOwnExitCodes) {
+  EXPECT_EQ(run_cli({"lint", fixture("not_a_model.txt")}).exit_code, 4);
+  EXPECT_EQ(run_cli({"lint", fixture("truncated.pt")}).exit_code, 4);
+  const auto severity = run_cli({"lint", "builtin:convbn", "--fail-on", "fatal"});
+  EXPECT_EQ(severity.exit_code, 2);
+  EXPECT_NE(severity.err.find("info, warning or error"), std::string::npos) << severity.err;
+  EXPECT_EQ(run_cli({"lint", "builtin:convbn", "--device", "tpu"}).exit_code, 2);
+}
+
+}  // namespace torchperf
