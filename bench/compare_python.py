@@ -3,8 +3,11 @@
 user would, and prints samples/s as JSON. bench/run.sh runs it beside torchperf on the same file,
 inputs file, configuration and thread count, and prints the ratio.
 
-usage: compare_python.py MODEL.pt INPUTS.pt THREADS SECONDS GRAD GRAPH
-  GRAD: no_grad | inference;  GRAPH: eager | frozen-opt (freeze + optimize_for_inference)"""
+usage: compare_python.py MODEL.pt INPUTS.pt THREADS SECONDS GRAD GRAPH [PRECISION]
+  GRAD: no_grad | inference;  GRAPH: eager | frozen | frozen-opt (freeze + optimize_for_inference)
+  PRECISION: fp32 (default) | int8-dynamic: PyTorch's own dynamic quantization of the TorchScript
+  file, torch.ao.quantization.quantize_dynamic_jit with per_channel_dynamic_qconfig (its result
+  is already frozen: GRAPH must be frozen)"""
 import json
 import sys
 import time
@@ -13,10 +16,16 @@ import torch
 import torch.utils.benchmark as benchmark
 
 
-def main(path, inputs_path, threads, seconds, grad, graph):
+def main(path, inputs_path, threads, seconds, grad, graph, precision="fp32"):
     torch.set_num_threads(threads)  # once, before anything is timed, as torchperf does
     model = torch.jit.load(path).eval()
-    if graph == "frozen-opt":
+    if precision == "int8-dynamic":
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic_jit
+        assert graph == "frozen", "quantize_dynamic_jit freezes the model itself"
+        model = quantize_dynamic_jit(model, {"": per_channel_dynamic_qconfig})
+    elif graph == "frozen":
+        model = torch.jit.freeze(model)
+    elif graph == "frozen-opt":
         model = torch.jit.optimize_for_inference(torch.jit.freeze(model))
     inputs = torch.load(inputs_path)
     if isinstance(inputs, torch.Tensor):
@@ -41,4 +50,4 @@ def main(path, inputs_path, threads, seconds, grad, graph):
 
 if __name__ == "__main__":
     path, inputs_path, threads, seconds, grad, graph = sys.argv[1:7]
-    main(path, inputs_path, int(threads), float(seconds), grad, graph)
+    main(path, inputs_path, int(threads), float(seconds), grad, graph, *sys.argv[7:8])

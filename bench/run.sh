@@ -15,7 +15,10 @@
 #      the same model trained in Python with the settings climbed by hand, each re-measured
 #      alternately;
 #   8. tune's smart search vs the exhaustive sweep of the same space (about 50-150 points) on the
-#      built-in models and a torchvision fixture: the winners head to head, the wall times.
+#      built-in models and a torchvision fixture: the winners head to head, the wall times;
+#   9. int8 dynamic quantization: torchperf's precision=int8-dynamic vs PyTorch's own
+#      quantize_dynamic_jit of the same TorchScript file (built-in MLP and encoder, batch 16), at 1
+#      thread and every usable core, alternated.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +38,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -317,5 +320,38 @@ print(f"  {'':26s} exhaustive: {win['exhaustive']}")
 print(f"  {'':26s} smart:      {win['smart']}"
       f"{'  (the same)' if win['smart'] == win['exhaustive'] else ''}")
 PY
+done
+fi
+
+if section 9; then
+# Both sides quantize the same file at start-up (Linear weights per channel, int8; activations per
+# batch) and freeze it; inference mode; threads set once; the engine LibTorch starts with.
+cores=$(nproc)
+"$tp" export builtin:mlp "$fixtures/mlp.pt" > /dev/null
+"$tp" export builtin:encoder "$fixtures/encoder.pt" > /dev/null
+"$python" - "$fixtures" <<'PY'
+import sys, torch
+out = sys.argv[1]
+torch.manual_seed(0)
+torch.save(torch.randn(16, 784), f"{out}/inputs_mlp16.pt")
+torch.save((torch.randint(0, 1000, (16, 32)), torch.ones(16, 32, dtype=torch.int64)),
+           f"{out}/inputs_encoder16.pt")
+PY
+for name in mlp encoder; do
+  for t in 1 "$cores"; do
+    echo "== 9. int8 dynamic: torchperf vs PyTorch's quantize_dynamic_jit: $name, batch 16, $t thread(s),"
+    echo "      grad=inference, frozen, alternated over $rounds rounds"
+    tp_runs=(); py_runs=()
+    for r in $(seq "$rounds"); do
+      tp_runs+=("$("$tp" bench "$fixtures/$name.pt" --inputs-file "$fixtures/inputs_${name}16.pt" \
+          --threads "$t" --mode eval --grad inference --precision int8-dynamic --graph frozen \
+          --time "$seconds" --quiet --json \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
+      py_runs+=("$("$python" "$here/compare_python.py" "$fixtures/$name.pt" "$fixtures/inputs_${name}16.pt" \
+          "$t" "$seconds" inference frozen int8-dynamic 2>/dev/null \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+    done
+    print_rounds "torchperf int8" "quantize_dynamic_jit" "${tp_runs[*]}" "${py_runs[*]}" 0.05
+  done
 done
 fi

@@ -1,10 +1,16 @@
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "report_files.h"
 #include "torchperf/error.h"
+#include "torchperf/config/configuration.h"
+#include "torchperf/lint/fix.h"
 #include "torchperf/lint/lint.h"
 #include "torchperf/lint/lint_report.h"
 #include "torchperf/measure/environment.h"
@@ -19,7 +25,66 @@ struct LintFlags {
   std::string device = "cpu";
   std::string html;
   bool json = false;
+  // --fix
+  bool fix = false;
+  std::string out;
+  bool force = false;
+  std::vector<std::string> inputs;
+  std::string inputs_file;
+  std::string config = "careful";
+  std::string accuracy;
+  double time_s = 3;
 };
+
+std::string joined(const std::vector<std::string>& inputs) {
+  std::string out;
+  for (const auto& i : inputs) out += (out.empty() ? "" : ";") + i;
+  return out;
+}
+
+// The rewrites measured, then the file written (or why not). Returns the JSON of the outcomes.
+nlohmann::json fix(const LintFlags& f, bool quiet_table) {
+  if (f.out.empty()) throw UsageError("--fix: expected --out FILE for the rewritten model");
+  if (std::filesystem::exists(f.out) && !f.force)
+    throw UsageError("--out '" + f.out + "' exists; expected a new path, or --force to replace it");
+  FixOptions o;
+  o.bench.model = f.model;
+  o.bench.input_spec = joined(f.inputs);
+  o.bench.inputs_file = f.inputs_file;
+  o.bench.config = named_or_parsed(f.config);
+  o.bench.time_s = f.time_s;
+  o.bench.device = f.device;
+  if (!f.accuracy.empty()) o.guard = AccuracyGuard::parse(f.accuracy);
+  validate(o.bench);
+  SteadyTimeSource clock;
+  const auto outcomes = try_rewrites(o, clock, [&](const std::string& change) {
+    if (!quiet_table) std::cerr << "measuring " << change << " against the model as given\n";
+  });
+  bool any = false;
+  nlohmann::json j = nlohmann::json::array();
+  if (!quiet_table) std::cout << "\nrewrites (each against the model as given, " << f.config << ")\n";
+  for (const auto& r : outcomes) {
+    any |= r.kept;
+    const std::string ci = std::isnan(r.interval.low)
+                               ? "no interval"
+                               : fmt::format("{:.3f}-{:.3f}", r.interval.low, r.interval.high);
+    if (!quiet_table)
+      std::cout << fmt::format("  {:<24} {:.3f}x ({})  {}  {}\n", r.change, r.speedup, ci,
+                               r.accuracy, r.kept ? "kept" : "not kept: " + r.reason);
+    j.push_back({{"change", r.change},     {"fixes", r.fixes},
+                 {"speedup", r.speedup},   {"ci", {r.interval.low, r.interval.high}},
+                 {"accuracy", r.accuracy}, {"passes_guard", r.passes_guard},
+                 {"kept", r.kept},         {"reason", r.reason}});
+  }
+  if (outcomes.empty() && !quiet_table) std::cout << "  none applies to this model\n";
+  if (any) {
+    write_rewritten_model(o.bench, outcomes, f.out);
+    if (!quiet_table) std::cout << "wrote " << f.out << " (the kept rewrites; loadable by torch.jit.load)\n";
+  } else if (!quiet_table) {
+    std::cout << "no rewrite kept: " << f.out << " not written\n";
+  }
+  return j;
+}
 
 }  // namespace
 
@@ -38,9 +103,25 @@ Runner add_lint_command(CLI::App& app) {
       ->default_str("cpu");
   cmd->add_option("--html", f->html, "Also write the findings as an HTML page to this file");
   cmd->add_flag("--json", f->json, "Print the findings as JSON (torchperf.lint/1)");
+  cmd->add_flag("--fix", f->fix,
+                "Measure each rewrite that applies (conv bias folded, int8 dynamic) against the "
+                "model as given, and write the ones that keep the output and win to --out");
+  cmd->add_option("--out", f->out, "--fix: where to write the rewritten TorchScript file");
+  cmd->add_flag("--force", f->force, "--fix: replace --out if it exists");
+  cmd->add_option("--input", f->inputs, "--fix: input spec per forward argument (as for bench)");
+  cmd->add_option("--inputs-file", f->inputs_file, "--fix: tensors saved with torch.save");
+  cmd->add_option("--config", f->config,
+                  "--fix: the configuration both sides run under (default careful = eval+no_grad)")
+      ->default_str("careful");
+  cmd->add_option("--accuracy", f->accuracy,
+                  "--fix: the guard a rewrite's output must pass (default cosine>=0.999,top1>=99%)");
+  cmd->add_option("--time", f->time_s, "--fix: seconds per head-to-head comparison")
+      ->default_val(3);
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;
     const Severity fail_on = parse_severity(f->fail_on);
+    if (!f->fix && (!f->out.empty() || f->force))
+      throw UsageError("--out and --force belong to --fix");
     if (f->device != "cpu" && f->device != "cuda")
       throw UsageError("--device '" + f->device + "': expected cpu or cuda");
     auto model = open_model(f->model)->load();
@@ -58,10 +139,10 @@ Runner add_lint_command(CLI::App& app) {
     for (const auto& finding : report.findings)
       if (finding.rule == "size-multiple") report.vector_evidence = preferred_multiple(context).evidence;
     if (!f->html.empty()) write_text_file(f->html, render_lint_html(report));
-    if (f->json)
-      std::cout << to_json(report).dump(2) << "\n";
-    else
-      std::cout << format_lint(report);
+    nlohmann::json j = to_json(report);
+    if (!f->json) std::cout << format_lint(report);
+    if (f->fix) j["rewrites"] = fix(*f, f->json);
+    if (f->json) std::cout << j.dump(2) << "\n";
     return report.count_at_least(fail_on) > 0 ? kLintFindings : kSuccess;
   };
 }

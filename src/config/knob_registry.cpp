@@ -10,6 +10,7 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/models/graph_rewrites.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/quantize.h"
 #include "torchperf/models/workload.h"
@@ -347,6 +348,42 @@ Knob format_knob() {
   return k;
 }
 
+Knob conv_bias_knob() {
+  Knob k;
+  k.name = "conv_bias";
+  k.description =
+      "keep, or fold: a convolution's bias that the batch norm right after cancels, folded into "
+      "the norm's running mean and dropped (the output is unchanged)";
+  k.values = [](const WorkloadTraits&) { return fixed({"keep", "fold"}); };
+  k.baseline = [](const WorkloadTraits&) { return "keep"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"fold"}); };
+  k.listed_at_baseline = false;  // configurations named before it existed keep their names
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
+    return t.conv_bias_before_bn
+               ? Applicability::yes()
+               : Applicability::no("no convolution with a bias feeds a batch norm");
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value != "fold") return;
+    auto* ts = w.model->as_torchscript();
+    torch::jit::Module folded = ts->module().clone();  // not run yet: its executors are fresh
+    fold_conv_bias_into_batch_norm(folded);
+    ts->replace(std::move(folded));
+  };
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    KnobCode c;
+    if (value != "fold") return c;
+    const std::string how =
+        "conv_bias=fold: build the convolutions that feed batch norms with bias=False "
+        "(torchperf lint names them), or load the file torchperf lint --fix writes";
+    c.cpp_setup = {"// " + how};
+    c.python_setup = {"# " + how};
+    return c;
+  };
+  return k;
+}
+
 Knob graph_knob() {
   Knob k;
   k.name = "graph";
@@ -659,7 +696,7 @@ const std::vector<Knob>& knob_registry() {
   static const std::vector<Knob> registry = [] {
     std::vector<Knob> r = {threads_knob(),      batch_knob(),         mode_knob(),
                            grad_knob(),         qengine_knob(),       precision_knob(),
-                           format_knob(),
+                           format_knob(),       conv_bias_knob(),
                            graph_knob(),        cudnn_benchmark_knob(), tf32_knob(),
                            executor_knob(),
                            workers_knob(),      prefetch_knob(),      pin_memory_knob(),

@@ -59,31 +59,6 @@ std::string source_line(const torch::jit::Node* node) {
   return "";
 }
 
-c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
-                                       const torch::jit::Module& module) {
-  if (auto constant = torch::jit::toIValue(value)) return constant;
-  std::vector<std::string> names;
-  const torch::jit::Value* v = value;
-  while (v->node()->kind() == c10::prim::GetAttr) {
-    names.push_back(v->node()->s(c10::attr::name));
-    v = v->node()->input(0);
-  }
-  const auto* graph = value->owningGraph();
-  if (names.empty() || graph->inputs().empty() || v != graph->inputs()[0]) return c10::nullopt;
-  c10::IValue current = module._ivalue();
-  for (auto it = names.rbegin(); it != names.rend(); ++it) {
-    if (!current.isObject()) return c10::nullopt;
-    const auto object = current.toObject();
-    if (!object->type()->hasAttribute(*it)) return c10::nullopt;
-    current = object->getAttr(*it);
-  }
-  return current;
-}
-
-bool is_none(const torch::jit::Value* value) {
-  return value->type()->kind() == c10::TypeKind::NoneType;
-}
-
 void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit) {
   for (auto* node : block->nodes()) {
     visit(node);

@@ -1,5 +1,5 @@
 // Reading an inlined TorchScript graph for lint: where a node came from (module path, the user's
-// source line) and the module attribute or constant a value reads (a weight, a bias).
+// source line). The value a graph value holds is models/graph_rewrites.h's known_value.
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -18,12 +18,6 @@ std::string module_path(const torch::jit::Node* node);
 // "" when TorchScript kept no file name (a module built in C++).
 std::string source_line(const torch::jit::Node* node);
 
-// The value a graph value holds when it is a constant or a chain of attribute reads from the
-// module (self.conv1.weight); none otherwise.
-c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
-                                       const torch::jit::Module& module);
-
-bool is_none(const torch::jit::Value* value);
 
 // Visits every node, nested blocks included, in order.
 void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit);

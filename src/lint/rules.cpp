@@ -10,13 +10,12 @@
 #include "graph_sites.h"
 #include "torchperf/error.h"
 #include "torchperf/lint/lint.h"
+#include "torchperf/models/graph_rewrites.h"
 
 namespace torchperf {
 namespace {
 
 using lint_detail::for_each_node;
-using lint_detail::is_none;
-using lint_detail::known_value;
 using torch::jit::Node;
 using torch::jit::Value;
 
@@ -57,20 +56,16 @@ bool returned(const Value* v) {
 // ---- conv bias before batch norm ----
 
 void conv_bias_before_batch_norm(const Node* n, std::vector<Finding>& out) {
-  if (!is_kind(n, {"aten::_convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
-                   "aten::convolution"}))
-    return;
-  if (n->inputs().size() < 3 || is_none(n->input(2))) return;
+  if (!is_conv_bias_before_batch_norm(n)) return;
   const auto& uses = n->output()->uses();
-  if (uses.size() != 1 || uses[0].offset != 0 || uses[0].user->kind() != c10::aten::batch_norm) return;
   Finding f = at(n, "conv-bias-before-bn", Severity::kWarning);
   const std::string bn = lint_detail::module_path(uses[0].user);
   f.evidence = fmt::format(
       "{} adds a bias, and the batch norm {} right after subtracts each channel's mean: the bias "
       "cancels out (in training), costs an add per element and a parameter to learn",
       named(f.module), named(bn));
-  f.fix = "build the convolution with bias=False; --fix folds the bias into the batch norm's "
-          "running mean";
+  f.fix = "build the convolution with bias=False (conv_bias=fold folds it into the batch norm's "
+          "running mean)";
   f.fixable = true;
   out.push_back(std::move(f));
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "torchperf/compat/torch_compat.h"
+#include "torchperf/models/graph_rewrites.h"
 #include "torchperf/measure/environment.h"
 
 namespace torchperf {
@@ -17,6 +18,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
                            ts->uses_operator("aten::_convolution") ||
                            ts->uses_operator("aten::convolution");
     traits.linear = ts->uses_operator("aten::linear");
+    traits.conv_bias_before_bn = count_conv_bias_before_batch_norm(ts->module()) > 0;
     traits.can_train_mode = ts->module().hasattr("training");
   }
   for (const auto& v : workload.inputs) {

@@ -62,4 +62,38 @@ TEST(LintCommandTest, BadInputsGetTheirOwnExitCodes) {
   EXPECT_EQ(run_cli({"lint", "builtin:convbn", "--device", "tpu"}).exit_code, 2);
 }
 
+TEST(LintCommandTest, FixMeasuresEachRewriteAndWritesAModelOnlyWhenOneIsKept) {
+  const std::string out = ::testing::TempDir() + "/convbn_fix.pt";
+  std::filesystem::remove(out);
+  const auto r = run_cli({"lint", "builtin:convbn", "--fix", "--out", out, "--time", "0.3",
+                          "--json", "--fail-on", "error"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("rewrites"));
+  bool kept = false, fold = false;
+  for (const auto& w : j.at("rewrites")) {
+    kept |= w.at("kept").get<bool>();
+    if (w.at("change") == "conv_bias=fold") {
+      fold = true;
+      EXPECT_TRUE(w.at("passes_guard").get<bool>()) << w.dump();
+    }
+  }
+  EXPECT_TRUE(fold) << r.out;
+  EXPECT_EQ(std::filesystem::exists(out), kept);
+}
+
+TEST(LintCommandTest, FixRefusesAMissingOrExistingOutputUnlessForced) {
+  EXPECT_EQ(run_cli({"lint", "builtin:convbn", "--fix"}).exit_code, 2);
+  const std::string out = ::testing::TempDir() + "/exists.pt";
+  std::ofstream(out) << "keep me";
+  const auto r = run_cli({"lint", "builtin:convbn", "--fix", "--out", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  std::ifstream in(out);
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "keep me");  // untouched
+  EXPECT_EQ(run_cli({"lint", "builtin:convbn", "--out", out}).exit_code, 2);  // --out without --fix
+}
+
 }  // namespace torchperf

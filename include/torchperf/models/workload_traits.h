@@ -10,6 +10,7 @@ struct WorkloadTraits {
   bool torchscript = true;        // graph knobs need a TorchScript graph
   bool convolutional = false;     // the graph has 2-D convolutions
   bool linear = false;            // the graph has linear layers (aten::linear): int8 applies
+  bool conv_bias_before_bn = false;  // a convolution's bias feeds a batch norm (conv_bias=fold)
   bool image_input = false;       // some input is a 4-D floating tensor
   bool floating_input = false;    // some input is floating point
   bool cuda = false;              // runs on a CUDA device

@@ -1,0 +1,111 @@
+#include "torchperf/lint/fix.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "torchperf/bench/bench_runner.h"
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/config/knob.h"
+#include "torchperf/error.h"
+#include "torchperf/models/model.h"
+#include "torchperf/models/workload.h"
+
+namespace torchperf {
+namespace {
+
+PointMetrics metrics_of(const OutputQuality& q) {
+  PointMetrics m;
+  m.comparable = q.comparable;
+  m.cosine = q.cosine;
+  m.max_abs_error = q.max_abs_error;
+  m.max_rel_error = q.max_rel_error;
+  m.top1 = q.top1_agreement;
+  m.valid = q.nonfinite_values == 0;
+  if (!m.valid) m.invalid_reason = fmt::format("{} NaN/Inf values", q.nonfinite_values);
+  return m;
+}
+
+std::string describe(const OutputQuality& q) {
+  if (!q.comparable) return "not comparable: " + q.note;
+  std::string s = fmt::format("cosine {:.6f}, max abs err {:.3g}", q.cosine, q.max_abs_error);
+  if (q.top1_agreement) s += fmt::format(", top-1 agreement {:.1f}%", 100 * *q.top1_agreement);
+  return s;
+}
+
+std::pair<std::string, std::string> split(const std::string& change) {
+  const auto eq = change.find('=');
+  return {change.substr(0, eq), change.substr(eq + 1)};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> applicable_rewrites(const BenchOptions& options) {
+  const WorkloadTraits traits = describe(options).traits;
+  std::vector<std::pair<std::string, std::string>> out;
+  if (find_knob("conv_bias").applies(traits, "fold").applies)
+    out.push_back({"conv_bias=fold", "conv-bias-before-bn"});
+  if (!options.config.get("precision") &&
+      find_knob("precision").applies(traits, "int8-dynamic").applies)
+    out.push_back({"precision=int8-dynamic", "int8 dynamic quantization of the Linear layers"});
+  return out;
+}
+
+std::vector<RewriteOutcome> try_rewrites(const FixOptions& options, TimeSource& time,
+                                         const FixProgress& progress) {
+  std::vector<RewriteOutcome> outcomes;
+  for (const auto& [change, fixes] : applicable_rewrites(options.bench)) {
+    if (progress) progress(change);
+    RewriteOutcome o;
+    o.change = change;
+    o.fixes = fixes;
+    BenchOptions bench = options.bench;
+    const auto [knob, value] = split(change);
+    bench.config.set(knob, value);
+    bench.vs = options.bench.config;
+    try {
+      const BenchResult r = run_bench(bench, time);
+      const Comparison& c = *r.comparison;
+      o.speedup = c.speedup.ratio;
+      o.interval = c.speedup.interval;
+      o.accuracy = describe(c.a.quality);
+      const auto failure = options.guard.check(metrics_of(c.a.quality));
+      o.passes_guard = !failure;
+      if (failure)
+        o.reason = "fails the accuracy guard (" + options.guard.to_string() + "): " + *failure;
+      else if (std::isnan(o.interval.low))
+        o.reason = "too few rounds for an interval";
+      else if (o.interval.high < 1.0)
+        o.reason = "slower: its interval lies below 1";
+      else if (!(o.interval.low > 1.0))
+        o.reason = "not shown faster: its interval reaches 1";
+      o.kept = o.passes_guard && o.interval.low > 1.0;
+    } catch (const Error& e) {  // the rewrite broke the model: reported, the original untouched
+      o.reason = std::string("the rewritten model failed: ") + e.what();
+    } catch (const std::exception& e) {
+      o.reason = "the rewritten model failed: " + compat::concise_error_message(e.what());
+    }
+    outcomes.push_back(o);
+  }
+  return outcomes;
+}
+
+void write_rewritten_model(const BenchOptions& options,
+                           const std::vector<RewriteOutcome>& outcomes, const std::string& path) {
+  Workload w;
+  w.model = open_model(options.model)->load();
+  auto* script = w.model->as_torchscript();
+  if (!script) throw ModelError("'" + options.model + "' is not a TorchScript model");
+  // Registry order, as a measurement applies them.
+  for (const auto& knob : knob_registry())
+    for (const auto& o : outcomes)
+      if (o.kept && split(o.change).first == knob.name) knob.prepare(split(o.change).second, w);
+  try {
+    script->module().save(path);
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("cannot write '" + path + "': " + compat::concise_error_message(e.what()));
+  }
+}
+
+}  // namespace torchperf
