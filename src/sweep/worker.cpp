@@ -254,6 +254,8 @@ BenchOptions bench_options_from_json(const json& j) {
 json to_json(const WorkloadTraits& t) {
   return {{"torchscript", t.torchscript},
           {"convolutional", t.convolutional},
+          {"linear", t.linear},
+          {"conv_bias_before_bn", t.conv_bias_before_bn},
           {"image_input", t.image_input},
           {"floating_input", t.floating_input},
           {"cuda", t.cuda},
@@ -271,6 +273,9 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   WorkloadTraits t;
   t.torchscript = j.at("torchscript").get<bool>();
   t.convolutional = j.at("convolutional").get<bool>();
+  // Absent from journals written before int8 and conv_bias=fold existed.
+  t.linear = j.value("linear", false);
+  t.conv_bias_before_bn = j.value("conv_bias_before_bn", false);
   t.image_input = j.at("image_input").get<bool>();
   t.floating_input = j.at("floating_input").get<bool>();
   t.cuda = j.at("cuda").get<bool>();

@@ -26,6 +26,7 @@ TEST(WorkerTest, DescribingAWorkloadReturnsItsTraits) {
   const WorkloadDescription d = workload_description_from_json(r["description"]);
   EXPECT_EQ(d.model, "builtin:mlp");
   EXPECT_FALSE(d.traits.convolutional);
+  EXPECT_TRUE(d.traits.linear);  // the supervisor learns that int8 applies
   EXPECT_EQ(d.inputs, "Float[1,784]");
 }
 
@@ -78,7 +79,13 @@ TEST(WorkerTest, BenchOptionsAndTraitsSurviveTheWire) {
   WorkloadTraits t;
   t.usable_cores = 7;
   t.saved_training = true;
+  t.linear = true;
+  t.conv_bias_before_bn = true;
   EXPECT_EQ(to_json(workload_traits_from_json(to_json(t))), to_json(t));
+  auto old = to_json(WorkloadTraits{});  // a journal from before these traits
+  old.erase("linear");
+  old.erase("conv_bias_before_bn");
+  EXPECT_FALSE(workload_traits_from_json(old).linear);
 }
 
 TEST(WorkerTest, TheWorkerModeReadsARequestAndAnswersOnTheOtherPipe) {
