@@ -690,18 +690,17 @@ std::string to_string(KnobScope scope) {
 }
 
 const std::vector<Knob>& knob_registry() {
-  // Order is application order: inputs (batch) before mode, precision before memory format, and
-  // graph transforms last so they see the converted weights.
+  // Order is application order: inputs (batch) before mode, the quantized engine before the
+  // precision that packs weights for it, precision before memory format, and graph transforms
+  // (conv bias folded, then freezing) last so they see the converted weights.
   // Worker knobs come last: they are set when the process starts, before any of the others.
   static const std::vector<Knob> registry = [] {
-    std::vector<Knob> r = {threads_knob(),      batch_knob(),         mode_knob(),
-                           grad_knob(),         qengine_knob(),       precision_knob(),
-                           format_knob(),       conv_bias_knob(),
-                           graph_knob(),        cudnn_benchmark_knob(), tf32_knob(),
-                           executor_knob(),
-                           workers_knob(),      prefetch_knob(),      pin_memory_knob(),
-                           non_blocking_knob(), transfer_knob(),      amp_knob(),
-                           zero_grad_knob()};
+    std::vector<Knob> r = {
+        threads_knob(),   batch_knob(),       mode_knob(),     grad_knob(),
+        qengine_knob(),   precision_knob(),   format_knob(),   conv_bias_knob(),
+        graph_knob(),     cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
+        workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
+        transfer_knob(),  amp_knob(),         zero_grad_knob()};
     for (auto& k : worker_knobs()) r.push_back(std::move(k));
     return r;
   }();

@@ -192,16 +192,18 @@ std::string render_page(const HtmlPage& page) {
   html += "<p>written " + std::string(stamp) + "; plots drawn with " +
           escape(std::string(web::versions())) + ", inlined (the page works offline)</p></header><main>";
   html += page.body_before_plots;
-  html += "<section><h2>Plots</h2><p class=caption>Hover a mark for its configuration and "
-          "numbers.</p><div class=grid>";
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& p : page.panels) {
-    nlohmann::json expected = p.expected_marks;
-    html += "<div class=panel><div id=\"" + p.id + "\" data-expected='" + expected.dump() +
-            "'></div><p class=caption>" + escape(p.caption) + "</p></div>";
-    list.push_back({{"id", p.id}, {"spec", p.spec}});
+  if (!page.panels.empty()) {  // a page of tables only (lint) has no plot section
+    html += "<section><h2>Plots</h2><p class=caption>Hover a mark for its configuration and "
+            "numbers.</p><div class=grid>";
+    for (const auto& p : page.panels) {
+      nlohmann::json expected = p.expected_marks;
+      html += "<div class=panel><div id=\"" + p.id + "\" data-expected='" + expected.dump() +
+              "'></div><p class=caption>" + escape(p.caption) + "</p></div>";
+      list.push_back({{"id", p.id}, {"spec", p.spec}});
+    }
+    html += "</div></section>";
   }
-  html += "</div></section>";
   html += page.body_after_plots;
   html += "<p id=\"torchperf-status\">rendering…</p></main>";
   html += "<script>const TORCHPERF_PANELS=" + script_json(list) + ";" + kDriver + "</script>";

@@ -1,6 +1,12 @@
 #include "torchperf/lint/lint_report.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
 
 namespace torchperf {
 namespace {
@@ -51,6 +57,25 @@ TEST(LintReportTest, TheHtmlPageEscapesWhatTheModelNamed) {
   const std::string html = render_lint_html(one_finding());
   EXPECT_NE(html.find("&lt;b&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<b>"), std::string::npos);
+}
+
+TEST(LintReportTest, ThePageOpensInHeadlessChromiumWithEveryFindingAndNoScriptError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("torchperf-lint-html-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path page = dir / "lint.html";
+  std::ofstream(page) << render_lint_html(one_finding());
+  fs::create_directories("test-artifacts");
+  const std::string dom = testing::browser_dom(page.string(), dir.string(),
+                                               fs::absolute("test-artifacts/lint.png").string());
+  EXPECT_NE(dom.find("conv-bias-before-bn"), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_NE(dom.find("layer1.conv (model.py:12)"), std::string::npos);
+  // The page's driver reports script errors in #torchperf-status; a page without plots has none.
+  const auto at = dom.find("id=\"torchperf-status\">");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(dom.find("\"errors\":[]", at), std::string::npos) << dom.substr(at, 300);
+  fs::remove_all(dir);
 }
 
 }  // namespace torchperf

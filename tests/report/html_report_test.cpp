@@ -11,17 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "support/known_runs.h"
+#include "support/test_support.h"
 #include "torchperf/report/vega_specs.h"
 
 namespace torchperf {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 constexpr const char* kHostileLabel = "server<!--<script>x&amp;";  // no '/': a directory name
 
@@ -40,26 +36,8 @@ class HtmlReportTest : public ::testing::Test {
 
   // Loads the page headless and returns what its driver wrote into #torchperf-status.
   nlohmann::json render_in_chromium(const fs::path& page, const fs::path& screenshot) {
-    const char* browser = "/usr/bin/chromium";
-    if (!fs::exists(browser)) {
-      ADD_FAILURE() << "Debian's chromium is needed (scripts/install-deps.sh installs it)";
-      return nullptr;
-    }
-    const std::string flags =
-        "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
-        "--disable-extensions --virtual-time-budget=30000 --window-size=1400,5200 "
-        "--user-data-dir=" + (dir_ / "profile").string();
-    const fs::path dom = dir_ / "dom.html";
-    const std::string url = "file://" + fs::absolute(page).string();
-    EXPECT_EQ(std::system((std::string(browser) + " " + flags + " --dump-dom " + url + " > " +
-                           dom.string() + " 2> " + (dir_ / "chromium.log").string())
-                              .c_str()),
-              0)
-        << read(dir_ / "chromium.log");
-    std::system((std::string(browser) + " " + flags + " --screenshot=" + screenshot.string() + " " +
-                 url + " > /dev/null 2>&1")
-                    .c_str());
-    const std::string text = read(dom);
+    const std::string text =
+        testing::browser_dom(page.string(), dir_.string(), screenshot.string());
     const std::string marker = "id=\"torchperf-status\">";
     const auto at = text.find(marker);
     if (at == std::string::npos) return nullptr;

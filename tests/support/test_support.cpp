@@ -63,4 +63,36 @@ CliRun run_cli(const std::vector<std::string>& args) {
   return run;
 }
 
+std::string browser_dom(const std::string& page, const std::string& work_dir,
+                        const std::string& screenshot) {
+  namespace fs = std::filesystem;
+  const char* browser = "/usr/bin/chromium";
+  if (!fs::exists(browser)) {
+    ADD_FAILURE() << "Debian's chromium is needed (scripts/install-deps.sh installs it)";
+    return "";
+  }
+  const fs::path dir(work_dir);
+  fs::create_directories(dir);
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+      "--disable-extensions --virtual-time-budget=30000 --window-size=1400,5200 "
+      "--user-data-dir=" + (dir / "profile").string();
+  const fs::path dom = dir / "dom.html";
+  const fs::path log = dir / "chromium.log";
+  const std::string url = "file://" + fs::absolute(page).string();
+  const int status = std::system((std::string(browser) + " " + flags + " --dump-dom " + url +
+                                  " > " + dom.string() + " 2> " + log.string())
+                                     .c_str());
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(status, 0) << read(log);
+  if (!screenshot.empty())
+    std::system((std::string(browser) + " " + flags + " --screenshot=" + screenshot + " " + url +
+                 " > /dev/null 2>&1")
+                    .c_str());
+  return read(dom);
+}
+
 }  // namespace torchperf::testing

@@ -24,4 +24,10 @@ WorkloadTraits image_model_traits();
 // Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
 CliRun run_cli(const std::vector<std::string>& args);
 
+// Opens an HTML file in Debian's chromium, headless, and returns the DOM after its scripts ran
+// (a test failure, and "", without chromium). work_dir holds the browser profile and its log;
+// with a screenshot path, a PNG of the page is written there too.
+std::string browser_dom(const std::string& page, const std::string& work_dir,
+                        const std::string& screenshot = "");
+
 }  // namespace torchperf::testing
