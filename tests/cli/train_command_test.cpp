@@ -100,7 +100,9 @@ TEST(TrainCommandTest, KnobsThatDoNotApplyAndBadFlagsAreUsageErrors) {
 
 TEST(TrainCommandTest, TheLadderPrintsItsTable) {
   const auto r =
-      run_cli(tiny({"--ladder", "--rounds", "4", "--block-steps", "1", "--max-rungs", "1"}, "2"));
+      run_cli(tiny({"--ladder", "--rounds", "4", "--max-rounds", "6", "--block-steps", "1",
+                    "--max-rungs", "1"},
+                   "2"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("naive loop"), std::string::npos);
   EXPECT_NE(r.out.find("cumulative"), std::string::npos);
@@ -110,7 +112,7 @@ TEST(TrainCommandTest, TheLadderPrintsItsTable) {
 TEST(TrainCommandTest, AThreadsChangeOnTheLadderIsComparedInTwoWorkerProcesses) {
   if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one core: threads=2 is never advised";
   // At 64x64 the tiny CNN is compute-bound, so threads=1 draws the threads advice.
-  auto args = tiny({"--threads", "1", "--ladder", "--rounds", "4", "--block-steps", "1",
+  auto args = tiny({"--threads", "1", "--ladder", "--rounds", "4", "--max-rounds", "6", "--block-steps", "1",
                     "--max-rungs", "1", "--json"},
                    "2", "16");
   args[3] = "64";  // --image-size
