@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -136,8 +137,9 @@ Runner add_lint_command(CLI::App& app) {
     report.model = f->model;
     report.findings = lint_module(script->module(), context);
     for (auto& p : lint_process()) report.findings.push_back(std::move(p));
-    for (const auto& finding : report.findings)
-      if (finding.rule == "size-multiple") report.vector_evidence = preferred_multiple(context).evidence;
+    if (std::any_of(report.findings.begin(), report.findings.end(),
+                    [](const Finding& x) { return x.rule == "size-multiple"; }))
+      report.vector_evidence = preferred_multiple(context).evidence;
     if (!f->html.empty()) write_text_file(f->html, render_lint_html(report));
     nlohmann::json j = to_json(report);
     if (!f->json) std::cout << format_lint(report);

@@ -59,11 +59,4 @@ std::string source_line(const torch::jit::Node* node) {
   return "";
 }
 
-void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit) {
-  for (auto* node : block->nodes()) {
-    visit(node);
-    for (auto* sub : node->blocks()) for_each_node(sub, visit);
-  }
-}
-
 }  // namespace torchperf::lint_detail

@@ -5,7 +5,6 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/script.h>
 
-#include <functional>
 #include <string>
 
 namespace torchperf::lint_detail {
@@ -17,9 +16,5 @@ std::string module_path(const torch::jit::Node* node);
 // sites inside torch's own files (torch/nn/…) are skipped for the user's line that called them.
 // "" when TorchScript kept no file name (a module built in C++).
 std::string source_line(const torch::jit::Node* node);
-
-
-// Visits every node, nested blocks included, in order.
-void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit);
 
 }  // namespace torchperf::lint_detail

@@ -15,7 +15,6 @@
 namespace torchperf {
 namespace {
 
-using lint_detail::for_each_node;
 using torch::jit::Node;
 using torch::jit::Value;
 
@@ -74,8 +73,7 @@ void conv_bias_before_batch_norm(const Node* n, std::vector<Finding>& out) {
 
 void size_multiples(const Node* n, const torch::jit::Module& module, const torch::jit::Graph& g,
                     const SizeMultiple& m, std::vector<Finding>& out) {
-  const bool conv = is_kind(n, {"aten::_convolution", "aten::conv1d", "aten::conv2d",
-                                "aten::conv3d", "aten::convolution"});
+  const bool conv = is_convolution(n);
   const bool linear = n->kind() == c10::aten::linear;
   const bool embedding = n->kind() == c10::aten::embedding;
   if (!conv && !linear && !embedding) return;

@@ -3,27 +3,22 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
-#include <functional>
 #include <map>
 #include <vector>
 
 namespace torchperf {
-namespace {
+void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit) {
+  for (auto* n : block->nodes()) {
+    visit(n);
+    for (auto* sub : n->blocks()) for_each_node(sub, visit);
+  }
+}
 
-bool is_conv(const torch::jit::Node* n) {
+bool is_convolution(const torch::jit::Node* n) {
   const std::string op = n->kind().toQualString();
   return op == "aten::_convolution" || op == "aten::conv1d" || op == "aten::conv2d" ||
          op == "aten::conv3d" || op == "aten::convolution";
 }
-
-void visit(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& f) {
-  for (auto* n : block->nodes()) {
-    f(n);
-    for (auto* sub : n->blocks()) visit(sub, f);
-  }
-}
-
-}  // namespace
 
 c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
                                        const torch::jit::Module& module) {
@@ -47,7 +42,7 @@ c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
 }
 
 bool is_conv_bias_before_batch_norm(const torch::jit::Node* n) {
-  if (!is_conv(n) || n->inputs().size() < 3) return false;
+  if (!is_convolution(n) || n->inputs().size() < 3) return false;
   if (n->input(2)->type()->kind() == c10::TypeKind::NoneType) return false;
   const auto& uses = n->output()->uses();
   return uses.size() == 1 && uses[0].offset == 0 && uses[0].user->kind() == c10::aten::batch_norm;
@@ -58,7 +53,7 @@ int count_conv_bias_before_batch_norm(const torch::jit::Module& module) {
   auto graph = module.get_method("forward").graph()->copy();
   torch::jit::Inline(*graph);
   int count = 0;
-  visit(graph->block(), [&](torch::jit::Node* n) { count += is_conv_bias_before_batch_norm(n); });
+  for_each_node(graph->block(), [&](torch::jit::Node* n) { count += is_conv_bias_before_batch_norm(n); });
   return count;
 }
 
@@ -71,7 +66,7 @@ int fold_conv_bias_into_batch_norm(torch::jit::Module& module) {
   };
   std::vector<Site> sites;
   std::map<const void*, int> uses;  // tensor storage -> sites using it: shared ones are left alone
-  visit(graph->block(), [&](torch::jit::Node* n) {
+  for_each_node(graph->block(), [&](torch::jit::Node* n) {
     if (!is_conv_bias_before_batch_norm(n)) return;
     const auto* bn = n->output()->uses()[0].user;
     const auto bias = known_value(n->input(2), module);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "torchperf/error.h"
+#include "torchperf/models/graph_rewrites.h"
 
 namespace torchperf {
 namespace {
@@ -54,20 +55,15 @@ c10::optional<at::Tensor> tensor_attribute(const torch::jit::Module& m, const st
   return v.toTensor();
 }
 
-void collect_linear(torch::jit::Block* block, std::vector<Node*>& out) {
-  for (Node* n : block->nodes()) {
-    if (n->kind() == c10::aten::linear) out.push_back(n);
-    for (auto* sub : n->blocks()) collect_linear(sub, out);
-  }
-}
-
 // Rewrites the graph's eligible linear calls, taking the packed type from this instance; the
 // other instances of the module's type share the graph and only get their own packed weights.
 std::vector<LinearSite> rewrite(Graph& graph, torch::jit::Module& m, bool reduce_range,
                                 QuantizedLayers& summary) {
   std::vector<LinearSite> sites;
   std::vector<Node*> calls;
-  collect_linear(graph.block(), calls);
+  for_each_node(graph.block(), [&](Node* n) {
+    if (n->kind() == c10::aten::linear) calls.push_back(n);
+  });
   Value* self = graph.inputs().at(0);
   for (Node* call : calls) {
     LinearSite site;

@@ -6,12 +6,20 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/script.h>
 
+#include <functional>
+
 namespace torchperf {
 
 // The value a graph value holds when it is a constant or a chain of attribute reads from the
 // module the graph belongs to (self.conv1.weight); none otherwise.
 c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
                                        const torch::jit::Module& module);
+
+// Visits every node of a block, nested blocks included, in order.
+void for_each_node(torch::jit::Block* block, const std::function<void(torch::jit::Node*)>& visit);
+
+// aten::_convolution, conv1d/2d/3d or convolution (weight input 1, bias input 2).
+bool is_convolution(const torch::jit::Node* node);
 
 // A convolution with a bias whose only use is the input of a batch norm.
 bool is_conv_bias_before_batch_norm(const torch::jit::Node* node);
