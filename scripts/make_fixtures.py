@@ -50,6 +50,55 @@ def main(out):
     save(quantize_dynamic_jit(torch.jit.script(stack), {"": per_channel_dynamic_qconfig}),
          "linear_stack_int8_pytorch.pt")
 
+    # Hidden Linear sizes that are not multiples of 8 (LeNet-300-100's), for the pad rewrite; and
+    # ones it must leave alone: a layer used twice (its weight is tied) and a size a LayerNorm
+    # reads as a whole.
+    torch.manual_seed(0)
+    odd = torch.nn.Sequential(torch.nn.Linear(784, 300), torch.nn.ReLU(), torch.nn.Dropout(0.1),
+                              torch.nn.Linear(300, 100), torch.nn.GELU(), torch.nn.Linear(100, 10)).eval()
+    save(torch.jit.script(odd), "odd_mlp.pt")
+
+    class NotPaddable(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tied = torch.nn.Linear(30, 30)
+            self.up = torch.nn.Linear(30, 20)
+            self.norm = torch.nn.LayerNorm(20)
+            self.out = torch.nn.Linear(20, 4)
+
+        def forward(self, x: torch.Tensor):
+            x = self.tied(torch.relu(self.tied(x)))
+            return self.out(self.norm(self.up(x)))
+
+    save(torch.jit.script(NotPaddable().eval()), "not_paddable.pt")
+
+    # LSTM and GRU layers (and a Linear head), and the same model quantized by PyTorch's own
+    # quantize_dynamic, for checking torchperf's int8 of recurrent layers against it.
+    class Recurrent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(32, 48, num_layers=2, batch_first=True)
+            # Two LSTMs of one TorchScript type: one rewritten graph, weights of their own.
+            self.same_a = torch.nn.LSTM(48, 48, batch_first=True)
+            self.same_b = torch.nn.LSTM(48, 48, batch_first=True)
+            self.gru = torch.nn.GRU(48, 24, batch_first=True)
+            self.head = torch.nn.Linear(24, 10)
+
+        def forward(self, x: torch.Tensor):
+            y, _ = self.lstm(x)
+            y, _ = self.same_a(y)
+            y, _ = self.same_b(y)
+            z, _ = self.gru(y)
+            return self.head(z[:, -1])
+
+    torch.manual_seed(0)
+    recurrent = Recurrent().eval()
+    save(torch.jit.script(recurrent), "recurrent.pt")
+    from torch.ao.quantization import quantize_dynamic
+    save(torch.jit.script(quantize_dynamic(
+        recurrent, {torch.nn.LSTM: per_channel_dynamic_qconfig, torch.nn.GRU: per_channel_dynamic_qconfig,
+                    torch.nn.Linear: per_channel_dynamic_qconfig})), "recurrent_int8_pytorch.pt")
+
     save(torch.jit.script(TwoInputs()), "two_inputs.pt")
     save(torch.jit.script(StructuredOutput()), "structured_output.pt")
     save(torch.jit.script(MakesNaN()), "nan_output.pt")

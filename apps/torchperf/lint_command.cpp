@@ -105,8 +105,9 @@ Runner add_lint_command(CLI::App& app) {
   cmd->add_option("--html", f->html, "Also write the findings as an HTML page to this file");
   cmd->add_flag("--json", f->json, "Print the findings as JSON (torchperf.lint/1)");
   cmd->add_flag("--fix", f->fix,
-                "Measure each rewrite that applies (conv bias folded, int8 dynamic) against the "
-                "model as given, and write the ones that keep the output and win to --out");
+                "Measure each rewrite that applies (conv bias folded, hidden sizes padded, int8 "
+                "dynamic) against the model as given, and write the ones that keep the output "
+                "and win to --out");
   cmd->add_option("--out", f->out, "--fix: where to write the rewritten TorchScript file");
   cmd->add_flag("--force", f->force, "--fix: replace --out if it exists");
   cmd->add_option("--input", f->inputs, "--fix: input spec per forward argument (as for bench)");

@@ -173,7 +173,7 @@ Knob precision_knob() {
   k.description =
       "fp32; bf16-autocast / fp16-autocast (autocast around each call); bf16 / fp16 (weights and "
       "floating inputs converted); int8-dynamic (Linear weights int8 per channel, activations "
-      "quantized per batch)";
+      "quantized per batch; LSTM and GRU too)";
   // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.
@@ -193,7 +193,7 @@ Knob precision_knob() {
     if (value == "int8-dynamic") {
       if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
       if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
-      if (!t.linear) return Applicability::no("the model has no Linear layers (aten::linear)");
+      if (!t.linear) return Applicability::no("the model has no Linear, LSTM or GRU layers (aten::linear, lstm, gru)");
       if (compat::quantized_engines().empty())
         return Applicability::no("this LibTorch was built without a quantized engine");
     }
@@ -281,7 +281,7 @@ Knob qengine_knob() {
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
-    if (!t.linear) return Applicability::no("the model has no Linear layers to quantize");
+    if (!t.linear) return Applicability::no("the model has no Linear, LSTM or GRU layers to quantize");
     const auto built = compat::quantized_engines();
     if (std::find(built.begin(), built.end(), value) == built.end())
       return Applicability::no("this LibTorch was built without the " + value + " engine");
@@ -348,6 +348,59 @@ Knob format_knob() {
   return k;
 }
 
+// A rewrite of the model is not a line of user code: the snippet says how to get it instead.
+KnobCode rewrite_in_user_code(const std::string& what) {
+  const std::string how =
+      what + " (torchperf lint names them), or load the file torchperf lint --fix writes";
+  KnobCode c;
+  c.cpp_setup = {"// " + how};
+  c.python_setup = {"# " + how};
+  return c;
+}
+
+// The hidden sizes a multiple leaves to pad, as "300 and 100"; empty when all are multiples.
+std::string sizes_to_pad(const WorkloadTraits& t, long long multiple) {
+  std::string list;
+  for (const auto size : t.hidden_linear_sizes)
+    if (size % multiple != 0) list += (list.empty() ? "" : " and ") + std::to_string(size);
+  return list;
+}
+
+Knob pad_knob() {
+  Knob k;
+  k.name = "pad";
+  k.description =
+      "keep, or 8/16/64: the hidden sizes between two Linear layers padded with zeros up to that "
+      "multiple (the output is unchanged; vector units and oneDNN's blocks want whole multiples)";
+  k.values = [](const WorkloadTraits&) { return fixed({"keep", "8", "16", "64"}); };
+  k.baseline = [](const WorkloadTraits&) { return "keep"; };
+  k.listed_at_baseline = false;  // configurations named before it existed keep their names
+  k.swept_by_default = false;    // lint --fix tries each multiple; tune when --space names it
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
+    if (value == "keep") return Applicability::yes();
+    if (t.hidden_linear_sizes.empty())
+      return Applicability::no("no Linear layer feeds another through per-element ops only");
+    if (sizes_to_pad(t, std::stoll(value)).empty())
+      return Applicability::no("the hidden Linear sizes are multiples of " + value + " already");
+    return Applicability::yes();
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value == "keep") return;
+    auto* ts = w.model->as_torchscript();
+    torch::jit::Module padded = ts->module().clone();  // the original's weights stay as they are
+    pad_hidden_linear_sizes(padded, std::stoll(value));
+    ts->replace(std::move(padded));
+  };
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    if (value == "keep") return KnobCode{};
+    return rewrite_in_user_code("pad=" + value +
+                                ": build the hidden Linear layers with sizes rounded up to "
+                                "multiples of " + value);
+  };
+  return k;
+}
+
 Knob conv_bias_knob() {
   Knob k;
   k.name = "conv_bias";
@@ -372,14 +425,9 @@ Knob conv_bias_knob() {
     ts->replace(std::move(folded));
   };
   k.code = [](const std::string& value, bool /*cuda*/) {
-    KnobCode c;
-    if (value != "fold") return c;
-    const std::string how =
-        "conv_bias=fold: build the convolutions that feed batch norms with bias=False "
-        "(torchperf lint names them), or load the file torchperf lint --fix writes";
-    c.cpp_setup = {"// " + how};
-    c.python_setup = {"# " + how};
-    return c;
+    if (value != "fold") return KnobCode{};
+    return rewrite_in_user_code(
+        "conv_bias=fold: build the convolutions that feed batch norms with bias=False");
   };
   return k;
 }
@@ -690,14 +738,15 @@ std::string to_string(KnobScope scope) {
 }
 
 const std::vector<Knob>& knob_registry() {
-  // Order is application order: inputs (batch) before mode, the quantized engine before the
+  // Order is application order: inputs (batch) before mode, padding before the weights are
+  // converted or packed, the quantized engine before the
   // precision that packs weights for it, precision before memory format, and graph transforms
   // (conv bias folded, then freezing) last so they see the converted weights.
   // Worker knobs come last: they are set when the process starts, before any of the others.
   static const std::vector<Knob> registry = [] {
     std::vector<Knob> r = {
         threads_knob(),   batch_knob(),       mode_knob(),     grad_knob(),
-        qengine_knob(),   precision_knob(),   format_knob(),   conv_bias_knob(),
+        pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
         graph_knob(),     cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
         transfer_knob(),  amp_knob(),         zero_grad_knob()};

@@ -72,7 +72,8 @@ void conv_bias_before_batch_norm(const Node* n, std::vector<Finding>& out) {
 // ---- sizes that are not multiples of the hardware's ----
 
 void size_multiples(const Node* n, const torch::jit::Module& module, const torch::jit::Graph& g,
-                    const SizeMultiple& m, std::vector<Finding>& out) {
+                    const SizeMultiple& m, const std::vector<HiddenLinearSize>& paddable,
+                    std::vector<Finding>& out) {
   const bool conv = is_convolution(n);
   const bool linear = n->kind() == c10::aten::linear;
   const bool embedding = n->kind() == c10::aten::embedding;
@@ -108,6 +109,13 @@ void size_multiples(const Node* n, const torch::jit::Module& module, const torch
   f.fix = fmt::format("round the sizes up to multiples of {} (the padding is zeros: measure it "
                       "with bench before and after)",
                       m.multiple);
+  // A hidden size between two Linear layers: pad=8/16/64 pads it without changing the output.
+  for (const auto& site : paddable)
+    if ((site.producer == n || site.consumer == n) && off(site.size)) {
+      f.fix += fmt::format("; pad={} pads the hidden size {} with zeros", m.multiple, site.size);
+      f.fixable = true;
+      break;
+    }
   out.push_back(std::move(f));
 }
 
@@ -236,9 +244,10 @@ std::vector<Finding> lint_module(const torch::jit::Module& module, const LintCon
   const SizeMultiple multiple = preferred_multiple(context);
   std::vector<Finding> out;
   TrainingModeSites training;
+  const std::vector<HiddenLinearSize> paddable = hidden_linear_sizes(*graph, module);
   for_each_node(graph->block(), [&](Node* n) {
     conv_bias_before_batch_norm(n, out);
-    size_multiples(n, module, *graph, multiple, out);
+    size_multiples(n, module, *graph, multiple, paddable, out);
     host_tensors_and_copies(n, context.cuda, out);
     host_syncs(n, out);
     debugging_ops(n, out);

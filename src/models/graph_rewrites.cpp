@@ -3,7 +3,12 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace torchperf {
@@ -20,9 +25,16 @@ bool is_convolution(const torch::jit::Node* n) {
          op == "aten::conv3d" || op == "aten::convolution";
 }
 
-c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
-                                       const torch::jit::Module& module) {
-  if (auto constant = torch::jit::toIValue(value)) return constant;
+namespace {
+
+// The object and attribute name a chain of attribute reads from the graph's module ends at.
+struct AttributeSlot {
+  c10::intrusive_ptr<c10::ivalue::Object> object;
+  std::string name;
+};
+
+c10::optional<AttributeSlot> attribute_slot(const torch::jit::Value* value,
+                                            const torch::jit::Module& module) {
   std::vector<std::string> names;
   const torch::jit::Value* v = value;
   while (v->node()->kind() == c10::prim::GetAttr) {
@@ -31,14 +43,25 @@ c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
   }
   const auto* graph = value->owningGraph();
   if (names.empty() || graph->inputs().empty() || v != graph->inputs()[0]) return c10::nullopt;
-  c10::IValue current = module._ivalue();
+  auto object = module._ivalue();
   for (auto it = names.rbegin(); it != names.rend(); ++it) {
-    if (!current.isObject()) return c10::nullopt;
-    const auto object = current.toObject();
     if (!object->type()->hasAttribute(*it)) return c10::nullopt;
-    current = object->getAttr(*it);
+    if (std::next(it) == names.rend()) return AttributeSlot{object, *it};
+    const c10::IValue next = object->getAttr(*it);
+    if (!next.isObject()) return c10::nullopt;
+    object = next.toObject();
   }
-  return current;
+  return c10::nullopt;
+}
+
+}  // namespace
+
+c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
+                                       const torch::jit::Module& module) {
+  if (auto constant = torch::jit::toIValue(value)) return constant;
+  const auto slot = attribute_slot(value, module);
+  if (!slot) return c10::nullopt;
+  return slot->object->getAttr(slot->name);
 }
 
 bool is_conv_bias_before_batch_norm(const torch::jit::Node* n) {
@@ -89,6 +112,116 @@ int fold_conv_bias_into_batch_norm(torch::jit::Module& module) {
   }
   torch::jit::EliminateDeadCode(graph);
   return folded;
+}
+
+namespace {
+
+// Ops that map each feature to itself, with the same shape: what a padded feature holds after
+// them does not reach the consumer, whose weights for it are zero. Finite at zero, so that zero
+// times it stays zero.
+bool is_per_feature(const torch::jit::Node* n) {
+  static const std::set<std::string> ops = {
+      "aten::relu",    "aten::relu_",       "aten::relu6",     "aten::gelu",
+      "aten::tanh",    "aten::tanh_",       "aten::sigmoid",   "aten::sigmoid_",
+      "aten::silu",    "aten::silu_",       "aten::hardswish", "aten::hardswish_",
+      "aten::mish",    "aten::leaky_relu",  "aten::leaky_relu_", "aten::elu",
+      "aten::elu_",    "aten::hardtanh",    "aten::hardtanh_", "aten::hardsigmoid",
+      "aten::dropout", "aten::dropout_",    "aten::feature_dropout"};
+  return ops.count(n->kind().toQualString()) > 0;
+}
+
+c10::optional<at::Tensor> known_tensor(const torch::jit::Value* v, const torch::jit::Module& m) {
+  const auto value = known_value(v, m);
+  if (!value || !value->isTensor()) return c10::nullopt;
+  return value->toTensor();
+}
+
+bool has_bias(const torch::jit::Node* linear) {
+  return linear->inputs().size() > 2 &&
+         linear->input(2)->type()->kind() != c10::TypeKind::NoneType;
+}
+
+}  // namespace
+
+std::vector<HiddenLinearSize> hidden_linear_sizes(torch::jit::Graph& graph,
+                                                  const torch::jit::Module& module) {
+  std::vector<HiddenLinearSize> sites;
+  std::map<const void*, std::set<const torch::jit::Node*>> users;  // weight storage -> layers
+  for_each_node(graph.block(), [&](torch::jit::Node* n) {
+    if (n->kind() != c10::aten::linear) return;
+    const auto w = known_tensor(n->input(1), module);
+    if (!w || w->dim() != 2) return;
+    users[w->data_ptr()].insert(n);
+    if (has_bias(n)) {
+      const auto b = known_tensor(n->input(2), module);
+      if (!b) return;  // a bias computed in forward: its size cannot change
+      users[b->data_ptr()].insert(n);
+    }
+    const torch::jit::Value* v = n->output();
+    while (v->uses().size() == 1 && v->uses()[0].offset == 0) {
+      torch::jit::Node* user = v->uses()[0].user;
+      if (user->kind() == c10::aten::linear) {
+        const auto w2 = known_tensor(user->input(1), module);
+        if (w2 && w2->dim() == 2 && w2->size(1) == w->size(0))
+          sites.push_back({n, user, w->size(0)});
+        return;
+      }
+      if (!is_per_feature(user)) return;
+      v = user->output();
+    }
+  });
+  // A weight another layer shares (tied weights) keeps its shape.
+  const auto shared = [&](const torch::jit::Value* v) {
+    const auto t = known_tensor(v, module);
+    return !t || users[t->data_ptr()].size() > 1;
+  };
+  sites.erase(std::remove_if(sites.begin(), sites.end(),
+                             [&](const HiddenLinearSize& s) {
+                               return shared(s.producer->input(1)) ||
+                                      (has_bias(s.producer) && shared(s.producer->input(2))) ||
+                                      shared(s.consumer->input(1));
+                             }),
+              sites.end());
+  return sites;
+}
+
+std::vector<std::int64_t> hidden_linear_sizes(const torch::jit::Module& module) {
+  if (!module.find_method("forward")) return {};
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  std::vector<std::int64_t> sizes;
+  for (const auto& s : hidden_linear_sizes(*graph, module)) sizes.push_back(s.size);
+  return sizes;
+}
+
+int pad_hidden_linear_sizes(torch::jit::Module& module, std::int64_t multiple) {
+  if (multiple < 1) throw std::invalid_argument("pad_hidden_linear_sizes: multiple < 1");
+  auto graph = module.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  c10::NoGradGuard no_grad;
+  // Pads a weight or bias along one dimension, in the attribute that holds it. Read afresh: a
+  // layer between two sites has its rows padded for one and its columns for the other.
+  const auto pad = [&](const torch::jit::Value* v, std::int64_t dim, std::int64_t to) {
+    const auto slot = attribute_slot(v, module);
+    const at::Tensor t = slot->object->getAttr(slot->name).toTensor();
+    std::vector<std::int64_t> shape = t.sizes().vec();
+    const std::int64_t from = shape[dim];
+    shape[dim] = to;
+    at::Tensor padded = at::zeros(shape, t.options());
+    padded.narrow(dim, 0, from).copy_(t);
+    padded.set_requires_grad(t.requires_grad());
+    slot->object->setAttr(slot->name, padded);
+  };
+  int count = 0;
+  for (const auto& s : hidden_linear_sizes(*graph, module)) {
+    if (s.size % multiple == 0) continue;
+    const std::int64_t to = (s.size + multiple - 1) / multiple * multiple;
+    pad(s.producer->input(1), 0, to);
+    if (has_bias(s.producer)) pad(s.producer->input(2), 0, to);
+    pad(s.consumer->input(1), 1, to);
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace torchperf

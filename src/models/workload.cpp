@@ -17,8 +17,11 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
     traits.convolutional = ts->uses_operator("aten::conv2d") ||
                            ts->uses_operator("aten::_convolution") ||
                            ts->uses_operator("aten::convolution");
-    traits.linear = ts->uses_operator("aten::linear");
+    traits.linear = ts->uses_operator("aten::linear") || ts->uses_operator("aten::lstm") ||
+                    ts->uses_operator("aten::gru");
     traits.conv_bias_before_bn = count_conv_bias_before_batch_norm(ts->module()) > 0;
+    for (const auto size : hidden_linear_sizes(ts->module()))
+      traits.hidden_linear_sizes.push_back(size);
     traits.can_train_mode = ts->module().hasattr("training");
   }
   for (const auto& v : workload.inputs) {

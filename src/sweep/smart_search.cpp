@@ -10,7 +10,7 @@
 // channels_last together), so a second screen starts from what the guides advise (each knob's
 // expert value) and measures the one-knob changes from there. Then the untried points are ranked
 // by a model with pairwise interactions, refitted after each point, and the best guess is
-// measured until guesses stop beating the leader. Screening and exploring use brief
+// measured until guesses stop beating the leader; a value that never passed is not explored. Screening and exploring use brief
 // measurements (a ranking needs a few percent, not one); the best few are then measured in
 // full, and tune's confirmation decides between them.
 
@@ -28,6 +28,10 @@ class SmartSearch final : public Search {
         measured_full_(space.points.size(), false) {
     std::vector<std::size_t> levels;
     for (const auto& axis : space.axes) levels.push_back(axis.values.size());
+    for (const std::size_t n : levels) {
+      tried_.emplace_back(n, 0);
+      passed_.emplace_back(n, 0);
+    }
     model_.emplace(levels);
     if (options_.patience == 0) options_.patience = std::max<std::size_t>(4, levels.size());
     // Tiny spaces: every point is measured anyway, so measure each once, in full.
@@ -89,6 +93,10 @@ class SmartSearch final : public Search {
   }
 
   void record(std::size_t point, bool brief, std::optional<double> score) override {
+    for (std::size_t a = 0; a < tried_.size(); ++a) {
+      ++tried_[a][assignments_[point][a]];
+      passed_[a][assignments_[point][a]] += score.has_value();
+    }
     if (brief || all_full_) {
       measured_brief_.at(point) = true;
       brief_[point] = score;
@@ -193,7 +201,7 @@ class SmartSearch final : public Search {
     std::optional<std::size_t> best;
     double best_score = 0;
     for (std::size_t i = 0; i < assignments_.size(); ++i) {
-      if (measured(i)) continue;
+      if (measured(i) || has_failing_value(i)) continue;
       const double p = model_->predict(assignments_[i]);
       if (!best || p > best_score) {
         best = i;
@@ -202,6 +210,17 @@ class SmartSearch final : public Search {
     }
     if (!best || !leader_ || best_score < *leader_ * (1 - options_.tolerance)) return std::nullopt;
     return best;
+  }
+
+  // A value every point tried with it failed or was guarded out (mode=train fails the accuracy
+  // guard wherever it goes): the model has no score to learn that from, so it would rank such
+  // points like their neighbours and spend the budget finding out again.
+  bool has_failing_value(std::size_t point) const {
+    for (std::size_t a = 0; a < tried_.size(); ++a) {
+      const std::size_t level = assignments_[point][a];
+      if (tried_[a][level] > 0 && passed_[a][level] == 0) return true;
+    }
+    return false;
   }
 
   // The best briefly measured points, best first.
@@ -221,6 +240,7 @@ class SmartSearch final : public Search {
   std::vector<std::optional<double>> brief_, full_;
   std::vector<bool> measured_brief_, measured_full_;
   std::vector<std::optional<std::size_t>> expert_;  // per axis
+  std::vector<std::vector<std::size_t>> tried_, passed_;  // points measured per axis and value
   std::mt19937_64 rng_;
   std::vector<std::size_t> screen_;  // around the origin, then around the expert start
   std::size_t screen_next_ = 0;

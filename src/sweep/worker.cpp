@@ -256,6 +256,7 @@ json to_json(const WorkloadTraits& t) {
           {"convolutional", t.convolutional},
           {"linear", t.linear},
           {"conv_bias_before_bn", t.conv_bias_before_bn},
+          {"hidden_linear_sizes", t.hidden_linear_sizes},
           {"image_input", t.image_input},
           {"floating_input", t.floating_input},
           {"cuda", t.cuda},
@@ -273,9 +274,10 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   WorkloadTraits t;
   t.torchscript = j.at("torchscript").get<bool>();
   t.convolutional = j.at("convolutional").get<bool>();
-  // Absent from journals written before int8 and conv_bias=fold existed.
+  // Absent from journals written before int8, conv_bias=fold and pad existed.
   t.linear = j.value("linear", false);
   t.conv_bias_before_bn = j.value("conv_bias_before_bn", false);
+  t.hidden_linear_sizes = j.value("hidden_linear_sizes", std::vector<long long>{});
   t.image_input = j.at("image_input").get<bool>();
   t.floating_input = j.at("floating_input").get<bool>();
   t.cuda = j.at("cuda").get<bool>();

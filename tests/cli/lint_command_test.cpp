@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -80,6 +81,30 @@ TEST(LintCommandTest, FixMeasuresEachRewriteAndWritesAModelOnlyWhenOneIsKept) {
   }
   EXPECT_TRUE(fold) << r.out;
   EXPECT_EQ(std::filesystem::exists(out), kept);
+}
+
+TEST(LintCommandTest, FixTriesEachPaddingMultipleAndKeepsAtMostOne) {
+  const std::string out = ::testing::TempDir() + "/odd_mlp_fix.pt";
+  std::filesystem::remove(out);
+  const auto r = run_cli({"lint", fixture("odd_mlp.pt"), "--input", "784", "--fix", "--out", out,
+                          "--time", "0.3", "--json", "--fail-on", "error"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::set<std::string> pads;
+  int kept_pads = 0;
+  for (const auto& w : j.at("rewrites")) {
+    const std::string change = w.at("change");
+    if (change.rfind("pad=", 0) != 0) continue;
+    pads.insert(change);
+    EXPECT_TRUE(w.at("passes_guard").get<bool>()) << w.dump();  // zeros change nothing
+    kept_pads += w.at("kept").get<bool>();
+  }
+  EXPECT_EQ(pads, (std::set<std::string>{"pad=8", "pad=16", "pad=64"})) << r.out;
+  EXPECT_LE(kept_pads, 1);
+  bool size_fixable = false;
+  for (const auto& f : j.at("findings"))
+    if (f.at("rule") == "size-multiple") size_fixable |= f.at("fixable").get<bool>();
+  EXPECT_TRUE(size_fixable) << r.out;
 }
 
 TEST(LintCommandTest, FixRefusesAMissingOrExistingOutputUnlessForced) {

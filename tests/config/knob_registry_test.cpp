@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "torchperf/compat/torch_compat.h"
@@ -115,6 +116,32 @@ TEST(KnobRegistryTest, FusionDoesNotApplyWhereTheFuserCannotCompileForCpu) {
   EXPECT_FALSE(a.applies);
   EXPECT_NE(a.reason.find("LLVM"), std::string::npos);
   EXPECT_TRUE(find_knob("graph").applies(t, "frozen-opt").applies);
+}
+
+TEST(KnobRegistryTest, PaddingAppliesOnlyToMultiplesTheHiddenSizesAreNotYet) {
+  WorkloadTraits t;
+  const Knob& pad = find_knob("pad");
+  EXPECT_TRUE(pad.applies(t, "keep").applies);
+  const Applicability none = pad.applies(t, "16");
+  EXPECT_FALSE(none.applies);
+  EXPECT_NE(none.reason.find("no Linear layer feeds another"), std::string::npos) << none.reason;
+  t.hidden_linear_sizes = {304, 112};  // multiples of 16, not of 64
+  const Applicability already = pad.applies(t, "16");
+  EXPECT_FALSE(already.applies);
+  EXPECT_NE(already.reason.find("multiples of 16 already"), std::string::npos) << already.reason;
+  EXPECT_TRUE(pad.applies(t, "64").applies);
+  EXPECT_FALSE(pad.swept_by_default);  // lint --fix tries each multiple; tune when asked
+}
+
+TEST(KnobRegistryTest, PaddingIsAppliedBeforeWeightsAreConvertedOrPacked) {
+  const auto& r = knob_registry();
+  const auto at = [&](const std::string& name) {
+    return std::find_if(r.begin(), r.end(), [&](const Knob& k) { return k.name == name; }) -
+           r.begin();
+  };
+  EXPECT_LT(at("pad"), at("precision"));
+  EXPECT_LT(at("pad"), at("qengine"));
+  EXPECT_LT(at("pad"), at("graph"));
 }
 
 TEST(KnobRegistryTest, CudaKnobsDoNotApplyOnCpu) {

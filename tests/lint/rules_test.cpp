@@ -128,6 +128,20 @@ def forward(self, x):
   EXPECT_NE(found[1].evidence.find("30 input features"), std::string::npos) << found[1].evidence;
 }
 
+TEST(LintRulesTest, AHiddenLinearSizeIsFixableByPaddingAndATiedOneIsNot) {
+  const auto odd = with_rule(lint_module(torch::jit::load(fixture("odd_mlp.pt")), avx2()),
+                             "size-multiple");
+  ASSERT_FALSE(odd.empty());
+  for (const auto& f : odd) {
+    EXPECT_TRUE(f.fixable) << f.evidence;
+    EXPECT_NE(f.fix.find("pad=8"), std::string::npos) << f.fix;
+  }
+  const auto tied = with_rule(lint_module(torch::jit::load(fixture("not_paddable.pt")), avx2()),
+                              "size-multiple");
+  ASSERT_FALSE(tied.empty());  // 30 and 20 are not multiples of 8; padding them would change it
+  for (const auto& f : tied) EXPECT_FALSE(f.fixable) << f.evidence;
+}
+
 TEST(LintRulesTest, ReadingATensorOnTheHostIsASync) {
   // The training fixture reads bool(self.calls >= 3) in forward.
   const auto found =

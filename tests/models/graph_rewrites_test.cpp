@@ -5,6 +5,7 @@
 
 #include "torchperf/models/builtin_models.h"
 #include "torchperf/models/inputs.h"
+#include "support/test_support.h"
 
 namespace torchperf {
 namespace {
@@ -27,7 +28,70 @@ torch::jit::Module convbn_with_statistics() {
   return m;
 }
 
+torch::jit::Module load_fixture(const std::string& name) {
+  return torch::jit::load(testing::fixture(name));
+}
+
+std::vector<std::int64_t> weight_shape(const torch::jit::Module& m, const std::string& name) {
+  for (const auto& p : m.named_parameters())
+    if (p.name == name) return p.value.sizes().vec();
+  return {};
+}
+
+// What PyTorch would load from the rewritten model's file.
+torch::jit::Module saved_and_loaded(const torch::jit::Module& m, const std::string& file) {
+  const std::string path = ::testing::TempDir() + "/" + file;
+  m.save(path);
+  return torch::jit::load(path);
+}
+
 }  // namespace
+
+TEST(GraphRewritesTest, HiddenLinearSizesAreFoundThroughActivationsAndDropout) {
+  const auto m = load_fixture("odd_mlp.pt");
+  EXPECT_EQ(hidden_linear_sizes(m), (std::vector<std::int64_t>{300, 100}));
+}
+
+TEST(GraphRewritesTest, PaddingHiddenSizesKeepsTheOutputAndGrowsOnlyTheHiddenDimensions) {
+  auto m = load_fixture("odd_mlp.pt");
+  const std::vector<c10::IValue> inputs = {at::randn({4, 784})};
+  const at::Tensor before = run(m, inputs);
+  auto padded = m.clone();
+  EXPECT_EQ(pad_hidden_linear_sizes(padded, 16), 2);
+  EXPECT_EQ(weight_shape(padded, "0.weight"), (std::vector<std::int64_t>{304, 784}));
+  EXPECT_EQ(weight_shape(padded, "0.bias"), (std::vector<std::int64_t>{304}));
+  EXPECT_EQ(weight_shape(padded, "3.weight"), (std::vector<std::int64_t>{112, 304}));
+  EXPECT_EQ(weight_shape(padded, "5.weight"), (std::vector<std::int64_t>{10, 112}));
+  EXPECT_EQ(weight_shape(m, "0.weight"), (std::vector<std::int64_t>{300, 784}));  // a clone
+  const at::Tensor after = run(padded, inputs);
+  EXPECT_EQ(after.sizes(), before.sizes());
+  EXPECT_TRUE(at::allclose(after, before, 1e-5, 1e-6));
+  EXPECT_EQ(hidden_linear_sizes(padded), (std::vector<std::int64_t>{304, 112}));
+}
+
+TEST(GraphRewritesTest, SizesThatAreMultiplesAlreadyAreNotPadded) {
+  auto m = load_fixture("odd_mlp.pt");
+  EXPECT_EQ(pad_hidden_linear_sizes(m, 3), 1);  // 300 is a multiple of 3; 100 becomes 102
+  EXPECT_EQ(hidden_linear_sizes(m), (std::vector<std::int64_t>{300, 102}));
+  auto again = load_fixture("odd_mlp.pt");
+  EXPECT_EQ(pad_hidden_linear_sizes(again, 4), 0);
+  EXPECT_EQ(weight_shape(again, "0.weight"), (std::vector<std::int64_t>{300, 784}));
+}
+
+TEST(GraphRewritesTest, ThePaddedModelSavesAndLoadsWithTheSameOutput) {
+  auto m = load_fixture("odd_mlp.pt");
+  const std::vector<c10::IValue> inputs = {at::randn({2, 784})};
+  auto padded = m.clone();
+  pad_hidden_linear_sizes(padded, 64);
+  auto back = saved_and_loaded(padded, "odd_mlp_padded.pt");
+  EXPECT_TRUE(at::allclose(run(back, inputs), run(m, inputs), 1e-5, 1e-6));
+}
+
+TEST(GraphRewritesTest, TiedWeightsAndSizesANormReadsAsAWholeAreNotPadded) {
+  auto m = load_fixture("not_paddable.pt");
+  EXPECT_TRUE(hidden_linear_sizes(m).empty());
+  EXPECT_EQ(pad_hidden_linear_sizes(m, 16), 0);
+}
 
 TEST(GraphRewritesTest, FoldingTheConvBiasesKeepsTheOutputAndLeavesNoneBeforeABatchNorm) {
   auto m = convbn_with_statistics();
@@ -45,9 +109,7 @@ TEST(GraphRewritesTest, TheFoldedModelSavesAndLoadsWithTheSameOutput) {
   const auto inputs = make_inputs(find_builtin("convbn").default_inputs, 2, 0);
   auto folded = m.clone();
   fold_conv_bias_into_batch_norm(folded);
-  const std::string path = ::testing::TempDir() + "/convbn_folded.pt";
-  folded.save(path);
-  auto back = torch::jit::load(path);
+  auto back = saved_and_loaded(folded, "convbn_folded.pt");
   EXPECT_TRUE(at::allclose(run(back, inputs), run(m, inputs), 1e-4, 1e-5));
 }
 

@@ -60,6 +60,39 @@ TEST(QuantizeTest, MatchesPyTorchsOwnDynamicQuantizationOfTheSameModel) {
   EXPECT_LT((a - b).abs().max().item<double>(), 1e-3 * b.abs().max().item<double>() + 1e-5);
 }
 
+TEST(QuantizeTest, LstmAndGruLayersRunTheirQuantizedOperators) {
+  auto m = load("recurrent.pt");
+  const at::Tensor x = at::randn({4, 20, 32});
+  const at::Tensor reference = forward(m, x);
+  auto q = m.clone();
+  const QuantizedLayers layers = quantize_linear_dynamic(q);
+  EXPECT_EQ(layers.recurrent, 4);  // two of them share a TorchScript type
+  EXPECT_EQ(layers.linear, 1);
+  EXPECT_TRUE(runs_operator(q, "aten::quantized_lstm"));
+  EXPECT_TRUE(runs_operator(q, "aten::quantized_gru"));
+  EXPECT_FALSE(runs_operator(q, "aten::lstm"));
+  EXPECT_FALSE(runs_operator(q, "aten::gru"));
+  const at::Tensor out = forward(q, x);
+  ASSERT_EQ(out.sizes(), reference.sizes());
+  EXPECT_LT((out - reference).abs().max().item<double>(),
+            0.05 * reference.abs().max().item<double>());
+}
+
+TEST(QuantizeTest, RecurrentLayersMatchPyTorchsOwnDynamicQuantization) {
+  // Python's quantize_dynamic of the same model (LSTM, GRU and Linear, per-channel weights),
+  // scripted and saved by the fixtures.
+  auto ours = load("recurrent.pt");
+  quantize_linear_dynamic(ours);
+  auto theirs = load("recurrent_int8_pytorch.pt");
+  const at::Tensor x = at::randn({4, 20, 32});
+  const at::Tensor a = forward(ours, x), b = forward(theirs, x);
+  EXPECT_LT((a - b).abs().max().item<double>(), 1e-3 * b.abs().max().item<double>() + 1e-5);
+  const std::string path = ::testing::TempDir() + "/recurrent_int8.pt";
+  ours.save(path);
+  auto back = torch::jit::load(path);
+  EXPECT_TRUE(at::allclose(forward(back, x), a));
+}
+
 TEST(QuantizeTest, TheQuantizedModelSavesAndLoadsAgain) {
   auto q = load("linear_stack.pt");
   quantize_linear_dynamic(q);
@@ -87,7 +120,7 @@ TEST(QuantizeTest, AModelWithoutLinearLayersIsRefusedSayingSo) {
     quantize_linear_dynamic(m);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("no Linear layer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no Linear, LSTM or GRU layer"), std::string::npos) << e.what();
   }
 }
 

@@ -94,6 +94,28 @@ TEST(SmartSearchTest, ASpaceOfOnePointIsMeasuredOnceInFull) {
   EXPECT_FALSE(r.proposals[0].brief);
 }
 
+TEST(SmartSearchTest, AValueThatNeverPassedIsNotExplored) {
+  const Space s = landscape_space();
+  SearchOptions spend;  // a budget to spend: exploration would go on as long as it lasts
+  spend.patience = std::numeric_limits<std::size_t>::max();
+  spend.tolerance = std::numeric_limits<double>::infinity();
+  auto search = make_search(SearchKind::kSmart, s, spend);
+  BudgetView budget{200, 1, 3};
+  std::size_t explored = 0;
+  while (auto p = search->next(budget)) {
+    budget.remaining_s -= p->brief ? 1 : 3;
+    const bool bf16 = s.points[p->point].config.get("precision") == std::string("bf16-autocast");
+    if (p->stage == SearchStage::kExplore) {
+      ++explored;
+      EXPECT_FALSE(bf16) << s.points[p->point].key;
+    }
+    // bf16 fails the accuracy guard wherever it is tried.
+    search->record(p->point, p->brief, bf16 ? std::nullopt
+                                            : std::optional<double>(landscape_score(s, p->point)));
+  }
+  EXPECT_GT(explored, 10u);
+}
+
 TEST(SmartSearchTest, FailedPointsAreNeverFinalistsAndRecordedPointsNeverRerun) {
   const Space s = landscape_space();
   auto search = make_search(SearchKind::kSmart, s);

@@ -41,6 +41,10 @@ using FixProgress = std::function<void(const std::string& change)>;
 std::vector<RewriteOutcome> try_rewrites(const FixOptions& options, TimeSource& time,
                                          const FixProgress& progress = nullptr);
 
+// Where several values of one knob won (pad=8 and pad=16), keeps only the fastest; the others
+// say which measured faster.
+void keep_fastest_value_per_knob(std::vector<RewriteOutcome>& outcomes);
+
 // Loads the model afresh, applies the kept rewrites (with the base configuration's model
 // transforms) and saves the TorchScript file: loadable by PyTorch in Python.
 void write_rewritten_model(const BenchOptions& options,

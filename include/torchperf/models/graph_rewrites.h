@@ -1,12 +1,14 @@
-// Rewrites of a TorchScript model's graph that keep what it computes, and the graph reading they
-// share with `lint`: the constant or module attribute a value holds, and the conv bias that a
-// batch norm right after cancels (folded into the norm's running mean).
+// Rewrites of a TorchScript model that keep what it computes, and the graph reading they share
+// with `lint`: the constant or module attribute a value holds, the conv bias that a batch norm
+// right after cancels (folded into the norm's running mean), hidden Linear sizes padded with zeros.
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/script.h>
 
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace torchperf {
 
@@ -33,5 +35,27 @@ int count_conv_bias_before_batch_norm(const torch::jit::Module& module);
 // training mode the batch mean absorbs b. Returns the number folded. Call it on a module that
 // has not run yet (a fresh clone): executors keep the graph they first saw.
 int fold_conv_bias_into_batch_norm(torch::jit::Module& module);
+
+// A hidden size between two Linear layers: the producer's output features reach the consumer's
+// input, through per-element ops only (activations, dropout), and nowhere else. Padding it with
+// zero rows in the producer (and its bias) and zero columns in the consumer leaves the output as
+// it was: whatever the padded features hold, the consumer multiplies them by zero.
+struct HiddenLinearSize {
+  torch::jit::Node* producer = nullptr;  // aten::linear
+  torch::jit::Node* consumer = nullptr;  // aten::linear
+  std::int64_t size = 0;
+};
+
+// Such sizes in an inlined graph of the module, whose weights are module attributes (and not
+// shared with another layer).
+std::vector<HiddenLinearSize> hidden_linear_sizes(torch::jit::Graph& graph,
+                                                  const torch::jit::Module& module);
+
+// The same, read from forward (a copy, inlined): the sizes only.
+std::vector<std::int64_t> hidden_linear_sizes(const torch::jit::Module& module);
+
+// Pads each hidden size that is not a multiple of `multiple` up to the next one, in the module's
+// own weights (forward's graph is not changed). Returns the number padded.
+int pad_hidden_linear_sizes(torch::jit::Module& module, std::int64_t multiple);
 
 }  // namespace torchperf

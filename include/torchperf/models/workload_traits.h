@@ -3,14 +3,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace torchperf {
 
 struct WorkloadTraits {
   bool torchscript = true;        // graph knobs need a TorchScript graph
   bool convolutional = false;     // the graph has 2-D convolutions
-  bool linear = false;            // the graph has linear layers (aten::linear): int8 applies
+  bool linear = false;  // the graph has Linear, LSTM or GRU layers: int8-dynamic applies
   bool conv_bias_before_bn = false;  // a convolution's bias feeds a batch norm (conv_bias=fold)
+  std::vector<long long> hidden_linear_sizes;  // between two Linear layers (pad)
   bool image_input = false;       // some input is a 4-D floating tensor
   bool floating_input = false;    // some input is floating point
   bool cuda = false;              // runs on a CUDA device
