@@ -99,6 +99,27 @@ def main(out):
         recurrent, {torch.nn.LSTM: per_channel_dynamic_qconfig, torch.nn.GRU: per_channel_dynamic_qconfig,
                     torch.nn.Linear: per_channel_dynamic_qconfig})), "recurrent_int8_pytorch.pt")
 
+    # The same on packed sequences (the `data` forms of aten::gru/lstm).
+    class PackedRecurrent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = torch.nn.GRU(16, 24, batch_first=True)
+            self.lstm = torch.nn.LSTM(24, 8, batch_first=True)
+
+        def forward(self, x: torch.Tensor, lengths: torch.Tensor):
+            packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                             enforce_sorted=False)
+            y, _ = self.gru(packed)
+            _, (h, c) = self.lstm(y)
+            return h[-1]
+
+    torch.manual_seed(0)
+    packed = PackedRecurrent().eval()
+    save(torch.jit.script(packed), "packed_recurrent.pt")
+    save(torch.jit.script(quantize_dynamic(
+        packed, {torch.nn.LSTM: per_channel_dynamic_qconfig, torch.nn.GRU: per_channel_dynamic_qconfig})),
+        "packed_recurrent_int8_pytorch.pt")
+
     save(torch.jit.script(TwoInputs()), "two_inputs.pt")
     save(torch.jit.script(StructuredOutput()), "structured_output.pt")
     save(torch.jit.script(MakesNaN()), "nan_output.pt")

@@ -235,7 +235,9 @@ Knob precision_knob() {
       c.cpp_setup = {"// int8-dynamic: load the file quantized in Python (torch.ao.quantization."
                      "quantize_dynamic_jit, per_channel_dynamic_qconfig), or torchperf lint --fix's"};
       c.python_setup = {"model = torch.ao.quantization.quantize_dynamic_jit(model, "
-                        "{\"\": torch.ao.quantization.per_channel_dynamic_qconfig})"};
+                        "{\"\": torch.ao.quantization.per_channel_dynamic_qconfig})",
+                        "# (it quantizes Linear layers; for LSTM/GRU, quantize_dynamic the eager "
+                        "model before scripting it, or load torchperf lint --fix's file)"};
       return c;
     }
     if (value == "bf16" || value == "fp16") {

@@ -65,11 +65,12 @@ std::vector<std::pair<std::string, std::string>> applicable_rewrites(const Bench
   // Each multiple is measured: the one the hardware's vectors suggest is not always the fastest.
   const Knob& pad = find_knob("pad");
   for (const auto& value : pad.values(traits))
-    if (value != pad.baseline(traits) && pad.applies(traits, value).applies)
+    if (!options.config.get("pad") && value != pad.baseline(traits) &&
+        pad.applies(traits, value).applies)
       out.push_back({"pad=" + value, "size-multiple: hidden Linear sizes padded to multiples of " + value});
   if (!options.config.get("precision") &&
       find_knob("precision").applies(traits, "int8-dynamic").applies)
-    out.push_back({"precision=int8-dynamic", "int8 dynamic quantization of the Linear layers"});
+    out.push_back({"precision=int8-dynamic", "int8 dynamic quantization of the Linear, LSTM and GRU layers"});
   return out;
 }
 

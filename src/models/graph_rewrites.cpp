@@ -146,17 +146,17 @@ bool has_bias(const torch::jit::Node* linear) {
 std::vector<HiddenLinearSize> hidden_linear_sizes(torch::jit::Graph& graph,
                                                   const torch::jit::Module& module) {
   std::vector<HiddenLinearSize> sites;
-  std::map<const void*, std::set<const torch::jit::Node*>> users;  // weight storage -> layers
+  std::map<const void*, std::set<const torch::jit::Node*>> users;  // tensor attribute -> readers
   for_each_node(graph.block(), [&](torch::jit::Node* n) {
+    for (const torch::jit::Value* in : n->inputs())
+      if (in->node()->kind() == c10::prim::GetAttr &&
+          in->type()->kind() == c10::TypeKind::TensorType)
+        if (const auto t = known_tensor(in, module)) users[t->data_ptr()].insert(n);
     if (n->kind() != c10::aten::linear) return;
     const auto w = known_tensor(n->input(1), module);
     if (!w || w->dim() != 2) return;
-    users[w->data_ptr()].insert(n);
-    if (has_bias(n)) {
-      const auto b = known_tensor(n->input(2), module);
-      if (!b) return;  // a bias computed in forward: its size cannot change
-      users[b->data_ptr()].insert(n);
-    }
+    // A bias computed in forward cannot change its size.
+    if (has_bias(n) && !known_tensor(n->input(2), module)) return;
     const torch::jit::Value* v = n->output();
     while (v->uses().size() == 1 && v->uses()[0].offset == 0) {
       torch::jit::Node* user = v->uses()[0].user;
@@ -170,10 +170,11 @@ std::vector<HiddenLinearSize> hidden_linear_sizes(torch::jit::Graph& graph,
       v = user->output();
     }
   });
-  // A weight another layer shares (tied weights) keeps its shape.
+  // A weight read anywhere else (tied weights, a matmul on it) keeps its shape, and so does one
+  // that is not a module attribute (a frozen model's constants).
   const auto shared = [&](const torch::jit::Value* v) {
     const auto t = known_tensor(v, module);
-    return !t || users[t->data_ptr()].size() > 1;
+    return !t || !attribute_slot(v, module) || users[t->data_ptr()].size() > 1;
   };
   sites.erase(std::remove_if(sites.begin(), sites.end(),
                              [&](const HiddenLinearSize& s) {
@@ -203,6 +204,7 @@ int pad_hidden_linear_sizes(torch::jit::Module& module, std::int64_t multiple) {
   // layer between two sites has its rows padded for one and its columns for the other.
   const auto pad = [&](const torch::jit::Value* v, std::int64_t dim, std::int64_t to) {
     const auto slot = attribute_slot(v, module);
+    if (!slot) throw std::logic_error("pad_hidden_linear_sizes: a weight is not an attribute");
     const at::Tensor t = slot->object->getAttr(slot->name).toTensor();
     std::vector<std::int64_t> shape = t.sizes().vec();
     const std::int64_t from = shape[dim];

@@ -80,8 +80,6 @@ c10::optional<at::Tensor> tensor_attribute(const torch::jit::Module& m, const st
   return v.toTensor();
 }
 
-// Rewrites the graph's eligible linear calls, taking the packed type from this instance; the
-// other instances of the module's type share the graph and only get their own packed weights.
 // The cell parameters already packed, per module instance and attribute: nn.LSTM has a method
 // per input form (a tensor, a packed sequence) and one weight list, packed once, counted once.
 using PackedCells = std::set<std::pair<const c10::ivalue::Object*, std::string>>;
@@ -156,6 +154,9 @@ void rewrite_recurrent(Graph& graph, torch::jit::Module& m, const std::vector<No
   }
 }
 
+// Rewrites the graph's eligible linear and recurrent calls, taking the packed types from this
+// instance; the other instances of the module's type share the graph and only get their own
+// packed weights.
 std::vector<LinearSite> rewrite(Graph& graph, torch::jit::Module& m, bool reduce_range,
                                 PackedCells& packed, QuantizedLayers& summary) {
   std::vector<LinearSite> sites;

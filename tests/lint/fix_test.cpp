@@ -48,6 +48,9 @@ TEST(FixTest, EveryMultipleTheHiddenSizesAreNotYetIsOfferedAsAPadding) {
   EXPECT_TRUE(has(odd, "pad=64"));
   const auto mlp = applicable_rewrites(quick("builtin:mlp").bench);  // 512: a multiple of all
   EXPECT_FALSE(has(mlp, "pad=8") || has(mlp, "pad=16") || has(mlp, "pad=64"));
+  FixOptions given = quick(testing::fixture("odd_mlp.pt"), "784");
+  given.bench.config.set("pad", "16");  // the user chose a padding: none is offered
+  EXPECT_FALSE(has(applicable_rewrites(given.bench), "pad=8"));
 }
 
 TEST(FixTest, OfSeveralWinningValuesOfOneKnobOnlyTheFastestIsKept) {

@@ -93,6 +93,27 @@ TEST(GraphRewritesTest, TiedWeightsAndSizesANormReadsAsAWholeAreNotPadded) {
   EXPECT_EQ(pad_hidden_linear_sizes(m, 16), 0);
 }
 
+TEST(GraphRewritesTest, AFrozenModelsConstantWeightsAreNotPadded) {
+  auto frozen = torch::jit::freeze(load_fixture("odd_mlp.pt"));
+  EXPECT_TRUE(hidden_linear_sizes(frozen).empty());
+  EXPECT_EQ(pad_hidden_linear_sizes(frozen, 16), 0);
+}
+
+TEST(GraphRewritesTest, AWeightReadAnywhereElseIsNotPadded) {
+  const auto module = [](const std::string& tail) {
+    torch::jit::Module m("__torch__.ReadTwice");
+    m.register_attribute("training", c10::BoolType::get(), false);
+    m.register_parameter("w1", at::randn({30, 16}), false);
+    m.register_parameter("w2", at::randn({10, 30}), false);
+    m.define("def forward(self, x):\n"
+             "    h = torch.relu(torch.linear(x, self.w1))\n"
+             "    return torch.linear(h, self.w2)" + tail + "\n");
+    return m;
+  };
+  EXPECT_EQ(hidden_linear_sizes(module("")), (std::vector<std::int64_t>{30}));
+  EXPECT_TRUE(hidden_linear_sizes(module(" + self.w1.sum()")).empty());
+}
+
 TEST(GraphRewritesTest, FoldingTheConvBiasesKeepsTheOutputAndLeavesNoneBeforeABatchNorm) {
   auto m = convbn_with_statistics();
   const auto inputs = make_inputs(find_builtin("convbn").default_inputs, 2, 0);

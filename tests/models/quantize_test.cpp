@@ -93,6 +93,17 @@ TEST(QuantizeTest, RecurrentLayersMatchPyTorchsOwnDynamicQuantization) {
   EXPECT_TRUE(at::allclose(forward(back, x), a));
 }
 
+TEST(QuantizeTest, RecurrentLayersOnPackedSequencesMatchPyTorchsQuantization) {
+  auto ours = load("packed_recurrent.pt");
+  EXPECT_EQ(quantize_linear_dynamic(ours).recurrent, 2);
+  auto theirs = load("packed_recurrent_int8_pytorch.pt");
+  const std::vector<c10::IValue> inputs = {at::randn({3, 7, 16}),
+                                           at::tensor(std::vector<std::int64_t>{7, 4, 2})};
+  c10::InferenceMode inference;
+  const at::Tensor a = ours.forward(inputs).toTensor(), b = theirs.forward(inputs).toTensor();
+  EXPECT_LT((a - b).abs().max().item<double>(), 1e-3 * b.abs().max().item<double>() + 1e-5);
+}
+
 TEST(QuantizeTest, TheQuantizedModelSavesAndLoadsAgain) {
   auto q = load("linear_stack.pt");
   quantize_linear_dynamic(q);
