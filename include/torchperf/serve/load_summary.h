@@ -1,0 +1,81 @@
+// What a load run shows: throughput, latency percentiles measured from the scheduled send times
+// with distribution-free intervals, errors by kind, and whether enough requests were seen to claim
+// a tail percentile against an objective (the early-stopping idea of MLPerf's LoadGen, here from
+// order statistics: a p99 claim needs an upper bound on the p99 at 99% confidence).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/measure/quantile_bounds.h"
+
+namespace torchperf {
+
+// "p99=50ms": the quantile (p50 … p99.9, any 0 < p < 100) and the latency it must not exceed
+// (with a unit: us, ms or s). UsageError naming the text otherwise.
+struct LatencyObjective {
+  double quantile = 0.99;
+  double limit_s = 0;
+  std::string text;  // as given, for messages
+};
+LatencyObjective parse_latency_objective(const std::string& text);
+
+// How a request ended, as the load generator saw it.
+enum class RequestOutcome {
+  kOk,
+  kRejected,     // 503: the server's queue was full
+  kClientError,  // other 4xx: the request was malformed, or the model unknown
+  kServerError,  // 5xx other than 503
+  kTimeout,      // no answer within the generator's timeout
+  kConnection,   // could not connect or the connection broke
+};
+std::string to_string(RequestOutcome outcome);
+
+struct RequestRecord {
+  double scheduled_s = 0;  // when the schedule said to send it (open loop), or when it was sent
+  double sent_s = 0;       // when it left
+  double done_s = 0;       // when the answer (or the failure) came
+  RequestOutcome outcome = RequestOutcome::kOk;
+};
+
+struct PercentileLatency {
+  double quantile = 0;  // 0.99
+  double value_s = 0;
+  Interval ci;  // NaN ends where the run is too short for them
+};
+
+struct ObjectiveVerdict {
+  LatencyObjective objective;
+  bool enough = false;  // enough requests for a bound at 99% confidence
+  bool valid = false;   // enough, and the bound is within the limit
+  double upper_bound_s = 0;  // the quantile's 99% upper bound; NaN when not enough
+  std::size_t needed = 0;    // requests a bound needs
+  std::string reason;        // the verdict in words
+};
+
+struct LoadSummary {
+  std::size_t requests = 0;
+  std::size_t ok = 0;
+  double duration_s = 0;
+  double offered_per_s = 0;     // requests scheduled a second
+  double throughput_per_s = 0;  // ok answers a second
+  std::vector<PercentileLatency> latency;  // p50, p90, p99, p99.9 of the ok answers
+  double max_send_lag_s = 0;    // the generator's own lateness: sent minus scheduled, at most
+  double median_send_lag_s = 0;
+  std::map<std::string, std::size_t> errors;  // by outcome, failures only
+  std::optional<ObjectiveVerdict> verdict;
+};
+
+// The confidence of an objective's claim: one-sided, as MLPerf's early stopping.
+constexpr double kObjectiveConfidence = 0.99;
+
+// Latency is done minus scheduled. A failed request counts against an objective as a latency
+// above any limit (it was not answered in time), and is left out of the percentiles.
+LoadSummary summarize_load(const std::vector<RequestRecord>& records, double duration_s,
+                           const std::optional<LatencyObjective>& objective,
+                           double confidence = 0.95);
+
+}  // namespace torchperf

@@ -1,0 +1,52 @@
+// What the server counts, rendered in Prometheus's text exposition format for GET /metrics:
+// requests by status, queue depth, the batch-size histogram, and queue, compute and total
+// latency histograms. Thread-safe: request threads and model instances update it concurrently.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace torchperf {
+
+// Cumulative buckets with the given upper bounds (ascending; +Inf is added), a sum and a count.
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds);
+  void observe(double value);
+  // NAME_bucket{le="…"} lines, NAME_sum and NAME_count, after # HELP and # TYPE.
+  void render(std::string& out, const std::string& name, const std::string& help) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::size_t> counts_;  // per bucket, not cumulative; the last is +Inf
+  double sum_ = 0;
+  std::size_t count_ = 0;
+  mutable std::mutex mutex_;
+};
+
+// Latency buckets from 0.5 ms to 10 s, about three a decade.
+std::vector<double> latency_buckets_s();
+// Batch sizes 1, 2, 4, … up to max_batch (included).
+std::vector<double> batch_size_buckets(std::size_t max_batch);
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(std::size_t max_batch);
+  void count_response(int http_status);
+  void set_queue_depth(std::size_t depth);
+  void observe_batch(std::size_t size);
+  void observe_request(double queue_s, double compute_s, double total_s);
+  std::string render() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<int, std::size_t> responses_;
+  std::size_t queue_depth_ = 0;
+  Histogram batch_size_;
+  Histogram queue_s_, compute_s_, total_s_;
+};
+
+}  // namespace torchperf

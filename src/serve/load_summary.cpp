@@ -1,0 +1,122 @@
+#include "torchperf/serve/load_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "torchperf/error.h"
+#include "torchperf/text.h"
+
+namespace torchperf {
+namespace {
+
+std::string milliseconds(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
+
+std::string percentile_name(double quantile) {
+  return "p" + fmt::format("{:g}", quantile * 100);
+}
+
+ObjectiveVerdict judge(const LatencyObjective& objective, std::vector<double> latencies) {
+  ObjectiveVerdict v;
+  v.objective = objective;
+  v.needed = samples_for_quantile_upper_bound(objective.quantile, kObjectiveConfidence);
+  std::sort(latencies.begin(), latencies.end());
+  v.upper_bound_s =
+      quantile_upper_bound_sorted(latencies, objective.quantile, kObjectiveConfidence);
+  const std::string p = percentile_name(objective.quantile);
+  v.enough = latencies.size() >= v.needed;
+  if (!v.enough) {
+    v.reason = fmt::format("too few requests for a {} claim: {} of the {} needed at {:g}% confidence",
+                           p, latencies.size(), v.needed, 100 * kObjectiveConfidence);
+    return v;
+  }
+  v.valid = v.upper_bound_s <= objective.limit_s;
+  const std::string bound = std::isfinite(v.upper_bound_s)
+                                ? milliseconds(v.upper_bound_s)
+                                : std::string("unbounded (failed requests)");
+  v.reason = fmt::format("{} <= {} at {:g}% confidence: {} {}", p, bound,
+                         100 * kObjectiveConfidence, v.valid ? "within" : "over",
+                         milliseconds(objective.limit_s));
+  return v;
+}
+
+}  // namespace
+
+LatencyObjective parse_latency_objective(const std::string& text) {
+  const auto fail = [&]() -> LatencyObjective {
+    throw UsageError("objective '" + text +
+                     "': expected pQUANTILE=LATENCY with a unit, e.g. p99=50ms or p99.9=0.2s");
+  };
+  const std::string t = trim(text);
+  const auto eq = t.find('=');
+  if (t.size() < 4 || t[0] != 'p' || eq == std::string::npos) return fail();
+  const std::string q = t.substr(1, eq - 1), limit = t.substr(eq + 1);
+  char* end = nullptr;
+  const double percent = std::strtod(q.c_str(), &end);
+  if (q.empty() || *end != '\0' || !(percent > 0 && percent < 100)) return fail();
+  const double value = std::strtod(limit.c_str(), &end);
+  const std::string unit = end;
+  double scale = 0;
+  if (unit == "s") scale = 1;
+  if (unit == "ms") scale = 1e-3;
+  if (unit == "us") scale = 1e-6;
+  if (end == limit.c_str() || scale == 0 || !(std::isfinite(value) && value > 0)) return fail();
+  return {percent / 100, value * scale, t};
+}
+
+std::string to_string(RequestOutcome outcome) {
+  switch (outcome) {
+    case RequestOutcome::kOk:
+      return "ok";
+    case RequestOutcome::kRejected:
+      return "rejected (503)";
+    case RequestOutcome::kClientError:
+      return "client error (4xx)";
+    case RequestOutcome::kServerError:
+      return "server error (5xx)";
+    case RequestOutcome::kTimeout:
+      return "timeout";
+    case RequestOutcome::kConnection:
+      return "connection";
+  }
+  return "unknown";
+}
+
+LoadSummary summarize_load(const std::vector<RequestRecord>& records, double duration_s,
+                           const std::optional<LatencyObjective>& objective, double confidence) {
+  if (!(duration_s > 0)) throw std::invalid_argument("summarize_load: duration must be positive");
+  LoadSummary s;
+  s.requests = records.size();
+  s.duration_s = duration_s;
+  s.offered_per_s = static_cast<double>(records.size()) / duration_s;
+  std::vector<double> ok, judged, lags;
+  for (const auto& r : records) {
+    lags.push_back(r.sent_s - r.scheduled_s);
+    if (r.outcome == RequestOutcome::kOk) {
+      ok.push_back(r.done_s - r.scheduled_s);
+      judged.push_back(ok.back());
+    } else {
+      ++s.errors[to_string(r.outcome)];
+      judged.push_back(std::numeric_limits<double>::infinity());
+    }
+  }
+  s.ok = ok.size();
+  s.throughput_per_s = static_cast<double>(ok.size()) / duration_s;
+  if (!lags.empty()) {
+    std::sort(lags.begin(), lags.end());
+    s.max_send_lag_s = lags.back();
+    s.median_send_lag_s = quantile_sorted(lags, 0.5);
+  }
+  std::sort(ok.begin(), ok.end());
+  if (!ok.empty())
+    for (const double q : {0.5, 0.9, 0.99, 0.999})
+      s.latency.push_back({q, quantile_sorted(ok, q),
+                           quantile_confidence_interval_sorted(ok, q, confidence)});
+  if (objective) s.verdict = judge(*objective, std::move(judged));
+  return s;
+}
+
+}  // namespace torchperf

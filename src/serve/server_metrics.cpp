@@ -1,0 +1,94 @@
+#include "torchperf/serve/server_metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace torchperf {
+
+Histogram::Histogram(std::vector<double> upper_bounds)
+    : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1, 0) {
+  if (!std::is_sorted(bounds_.begin(), bounds_.end()))
+    throw std::invalid_argument("Histogram: bucket bounds must ascend");
+}
+
+void Histogram::observe(double value) {
+  // A bucket counts the values at most its bound (Prometheus's le).
+  const auto at = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++counts_[static_cast<std::size_t>(at)];
+  sum_ += value;
+  ++count_;
+}
+
+void Histogram::render(std::string& out, const std::string& name, const std::string& help) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  std::size_t cumulative = 0;
+  for (std::size_t i = 0; i < bounds_.size(); ++i) {
+    cumulative += counts_[i];
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds_[i], cumulative);
+  }
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count_, name,
+                     sum_, name, count_);
+}
+
+std::vector<double> latency_buckets_s() {
+  return {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10};
+}
+
+std::vector<double> batch_size_buckets(std::size_t max_batch) {
+  std::vector<double> b;
+  for (std::size_t s = 1; s < max_batch; s *= 2) b.push_back(static_cast<double>(s));
+  b.push_back(static_cast<double>(std::max<std::size_t>(max_batch, 1)));
+  return b;
+}
+
+ServerMetrics::ServerMetrics(std::size_t max_batch)
+    : batch_size_(batch_size_buckets(max_batch)),
+      queue_s_(latency_buckets_s()),
+      compute_s_(latency_buckets_s()),
+      total_s_(latency_buckets_s()) {}
+
+void ServerMetrics::count_response(int http_status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++responses_[http_status];
+}
+
+void ServerMetrics::set_queue_depth(std::size_t depth) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_depth_ = depth;
+}
+
+void ServerMetrics::observe_batch(std::size_t size) {
+  batch_size_.observe(static_cast<double>(size));
+}
+
+void ServerMetrics::observe_request(double queue_s, double compute_s, double total_s) {
+  queue_s_.observe(queue_s);
+  compute_s_.observe(compute_s);
+  total_s_.observe(total_s);
+}
+
+std::string ServerMetrics::render() const {
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out += "# HELP torchperf_responses_total Responses sent, by HTTP status.\n"
+           "# TYPE torchperf_responses_total counter\n";
+    for (const auto& [status, n] : responses_)
+      out += fmt::format("torchperf_responses_total{{code=\"{}\"}} {}\n", status, n);
+    out += fmt::format(
+        "# HELP torchperf_queue_depth Requests waiting for a batch.\n"
+        "# TYPE torchperf_queue_depth gauge\ntorchperf_queue_depth {}\n",
+        queue_depth_);
+  }
+  batch_size_.render(out, "torchperf_batch_size", "Requests per model call.");
+  queue_s_.render(out, "torchperf_queue_seconds", "Time a request waited for its batch.");
+  compute_s_.render(out, "torchperf_compute_seconds", "Time its batch took in the model.");
+  total_s_.render(out, "torchperf_request_seconds", "Time from arrival to the answer.");
+  return out;
+}
+
+}  // namespace torchperf

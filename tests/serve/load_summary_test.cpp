@@ -1,0 +1,94 @@
+#include "torchperf/serve/load_summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+// n requests a millisecond apart, each answered `latency(i)` after its scheduled time.
+template <typename Latency>
+std::vector<RequestRecord> run_of(std::size_t n, Latency latency) {
+  std::vector<RequestRecord> r(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    r[i].scheduled_s = 1e-3 * static_cast<double>(i);
+    r[i].sent_s = r[i].scheduled_s;
+    r[i].done_s = r[i].scheduled_s + latency(i);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(LoadSummaryTest, LatencyIsMeasuredFromTheScheduledTimeNotFromWhenItWasSent) {
+  // The generator fell 40 ms behind on one request; the server answered it 10 ms after it left.
+  auto records = run_of(100, [](std::size_t) { return 0.010; });
+  records[50].sent_s += 0.040;
+  records[50].done_s += 0.040;
+  const LoadSummary s = summarize_load(records, 0.1, std::nullopt);
+  EXPECT_NEAR(s.latency.back().value_s, 0.050, 0.02);  // p99.9 sees the 50 ms
+  EXPECT_NEAR(s.max_send_lag_s, 0.040, 1e-12);
+  EXPECT_NEAR(s.median_send_lag_s, 0, 1e-12);
+}
+
+TEST(LoadSummaryTest, ThroughputCountsOnlyAnswersAndErrorsAreCountedByKind) {
+  auto records = run_of(1000, [](std::size_t) { return 0.005; });
+  for (std::size_t i = 0; i < 1000; i += 10) records[i].outcome = RequestOutcome::kRejected;
+  records[1].outcome = RequestOutcome::kTimeout;
+  const LoadSummary s = summarize_load(records, 1.0, std::nullopt);
+  EXPECT_EQ(s.requests, 1000u);
+  EXPECT_EQ(s.ok, 899u);
+  EXPECT_DOUBLE_EQ(s.offered_per_s, 1000);
+  EXPECT_DOUBLE_EQ(s.throughput_per_s, 899);
+  EXPECT_EQ(s.errors.at("rejected (503)"), 100u);
+  EXPECT_EQ(s.errors.at("timeout"), 1u);
+  ASSERT_EQ(s.latency.size(), 4u);
+  EXPECT_DOUBLE_EQ(s.latency[2].quantile, 0.99);
+  EXPECT_LE(s.latency[2].ci.low, s.latency[2].value_s);
+}
+
+TEST(LoadSummaryTest, AnObjectiveNeedsEnoughRequestsForItsClaim) {
+  const auto objective = parse_latency_objective("p99=50ms");
+  const auto few = summarize_load(run_of(300, [](std::size_t) { return 0.001; }), 1, objective);
+  ASSERT_TRUE(few.verdict);
+  EXPECT_FALSE(few.verdict->enough);
+  EXPECT_FALSE(few.verdict->valid);
+  EXPECT_EQ(few.verdict->needed, 459u);
+  EXPECT_NE(few.verdict->reason.find("too few requests"), std::string::npos) << few.verdict->reason;
+}
+
+TEST(LoadSummaryTest, AnObjectiveIsValidOnlyWhenTheTailsUpperBoundIsWithinIt) {
+  const auto objective = parse_latency_objective("p99=50ms");
+  // 2% of requests take 80 ms: the p99 is over the limit.
+  const auto slow = summarize_load(
+      run_of(5000, [](std::size_t i) { return i % 50 == 0 ? 0.080 : 0.010; }), 5, objective);
+  EXPECT_TRUE(slow.verdict->enough);
+  EXPECT_FALSE(slow.verdict->valid) << slow.verdict->reason;
+  // 0.2% take 80 ms: the p99 is 10 ms, and its bound too.
+  const auto fast = summarize_load(
+      run_of(5000, [](std::size_t i) { return i % 500 == 0 ? 0.080 : 0.010; }), 5, objective);
+  EXPECT_TRUE(fast.verdict->valid) << fast.verdict->reason;
+  EXPECT_NEAR(fast.verdict->upper_bound_s, 0.010, 1e-12);
+}
+
+TEST(LoadSummaryTest, FailedRequestsCountAgainstTheObjective) {
+  auto records = run_of(5000, [](std::size_t) { return 0.001; });
+  for (std::size_t i = 0; i < 5000; i += 40) records[i].outcome = RequestOutcome::kTimeout;  // 2.5%
+  const auto s = summarize_load(records, 5, parse_latency_objective("p99=50ms"));
+  EXPECT_FALSE(s.verdict->valid);
+  EXPECT_TRUE(std::isinf(s.verdict->upper_bound_s));
+}
+
+TEST(LoadSummaryTest, ObjectivesParseTheirQuantileAndUnit) {
+  const auto a = parse_latency_objective("p99.9=0.2s");
+  EXPECT_DOUBLE_EQ(a.quantile, 0.999);
+  EXPECT_DOUBLE_EQ(a.limit_s, 0.2);
+  EXPECT_DOUBLE_EQ(parse_latency_objective("p50=800us").limit_s, 800e-6);
+  for (const char* bad : {"p99", "99=50ms", "p100=1s", "p99=50", "p99=-5ms", "p99=50min", "pX=1s"})
+    EXPECT_THROW(parse_latency_objective(bad), UsageError) << bad;
+}
+
+}  // namespace torchperf
