@@ -1,0 +1,40 @@
+// What the server answers in the open inference protocol (KServe v2, Triton): an inference
+// response with JSON data or binary outputs, the model's metadata, and the error body every
+// refused request gets ({"error": "…"}, as the protocol has it).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/serve/inference_request.h"
+
+namespace torchperf {
+
+struct EncodedResponse {
+  std::string body;
+  // With binary outputs: the JSON header's length, for the Inference-Header-Content-Length
+  // header (the raw tensors follow it in output order).
+  std::optional<std::size_t> json_length;
+};
+
+EncodedResponse encode_inference_response(const std::string& model_name, const std::string& id,
+                                          const std::vector<WireTensor>& outputs, bool binary);
+
+// A tensor as the metadata describes it: -1 for a size that varies (the batch).
+struct TensorSpec {
+  std::string name;
+  WireType type = WireType::kFp32;
+  std::vector<std::int64_t> shape;
+};
+
+// GET /v2/models/NAME: the name, its one version, the platform and the tensors.
+std::string encode_model_metadata(const std::string& model_name,
+                                  const std::vector<TensorSpec>& inputs,
+                                  const std::vector<TensorSpec>& outputs);
+
+// {"error": message}
+std::string encode_error(const std::string& message);
+
+}  // namespace torchperf
