@@ -67,10 +67,12 @@ std::vector<std::pair<std::string, std::string>> applicable_rewrites(const Bench
   for (const auto& value : pad.values(traits))
     if (!options.config.get("pad") && value != pad.baseline(traits) &&
         pad.applies(traits, value).applies)
-      out.push_back({"pad=" + value, "size-multiple: hidden Linear sizes padded to multiples of " + value});
+      out.push_back({"pad=" + value,
+                     "size-multiple: hidden Linear sizes padded to multiples of " + value});
   if (!options.config.get("precision") &&
       find_knob("precision").applies(traits, "int8-dynamic").applies)
-    out.push_back({"precision=int8-dynamic", "int8 dynamic quantization of the Linear, LSTM and GRU layers"});
+    out.push_back({"precision=int8-dynamic",
+                   "int8 dynamic quantization of the Linear, LSTM and GRU layers"});
   return out;
 }
 

@@ -49,7 +49,7 @@ c10::IValue pack_weight(const at::Tensor& weight, const c10::optional<at::Tensor
 // The weights of an LSTM or GRU, as nn.LSTM keeps them (_flat_weights: per layer and direction,
 // w_ih, w_hh, b_ih, b_hh), packed into the cell parameters aten::quantized_lstm/gru read: each
 // weight quantized as a Linear's is, the biases kept in fp32, as PyTorch's quantize_dynamic does.
-c10::IValue pack_cells(const c10::List<c10::IValue>& flat) {
+c10::IValue pack_cells(const c10::List<c10::IValue>& flat, bool reduce_range) {
   static const auto make = c10::Dispatcher::singleton().findSchemaOrThrow(
       "quantized::make_quantized_cell_params_dynamic", "");
   std::vector<c10::IValue> made;
@@ -57,7 +57,8 @@ c10::IValue pack_cells(const c10::List<c10::IValue>& flat) {
     const at::Tensor b_ih = flat.get(i + 2).toTensor().detach().to(at::kFloat);
     const at::Tensor b_hh = flat.get(i + 3).toTensor().detach().to(at::kFloat);
     torch::jit::Stack stack{pack_weight(flat.get(i).toTensor(), b_ih),
-                            pack_weight(flat.get(i + 1).toTensor(), b_hh), b_ih, b_hh, true};
+                            pack_weight(flat.get(i + 1).toTensor(), b_hh), b_ih, b_hh,
+                            reduce_range};
     make.callBoxed(&stack);
     made.push_back(stack.at(0));
   }
@@ -85,10 +86,10 @@ c10::optional<at::Tensor> tensor_attribute(const torch::jit::Module& m, const st
 using PackedCells = std::set<std::pair<const c10::ivalue::Object*, std::string>>;
 
 // Packs a module's weight list into its cell-parameter attribute, unless done already.
-void pack_cells_once(torch::jit::Module& m, const LinearSite& site, PackedCells& packed,
-                     QuantizedLayers& summary) {
+void pack_cells_once(torch::jit::Module& m, const LinearSite& site, bool reduce_range,
+                     PackedCells& packed, QuantizedLayers& summary) {
   if (!packed.insert({m._ivalue().get(), site.packed}).second) return;
-  const c10::IValue cells = pack_cells(m.attr(site.weight).toList());
+  const c10::IValue cells = pack_cells(m.attr(site.weight).toList(), reduce_range);
   if (m.type()->hasAttribute(site.packed))  // another instance of the type registered it
     m.register_attribute(site.packed, m.type()->getAttribute(site.packed), cells);
   else
@@ -105,7 +106,7 @@ std::size_t params_index(const Node* call) {
 // Rewrites aten::lstm / aten::gru whose weights are the module's own list (nn.LSTM, nn.GRU with
 // biases, without projections) to their quantized forms.
 void rewrite_recurrent(Graph& graph, torch::jit::Module& m, const std::vector<Node*>& calls,
-                       std::vector<LinearSite>& sites, PackedCells& packed,
+                       bool reduce_range, std::vector<LinearSite>& sites, PackedCells& packed,
                        QuantizedLayers& summary) {
   Value* self = graph.inputs().at(0);
   const std::string where = m.type()->name() ? m.type()->name()->name() : "a module";
@@ -130,7 +131,7 @@ void rewrite_recurrent(Graph& graph, torch::jit::Module& m, const std::vector<No
       continue;
     }
     site.packed = "_torchperf_int8_" + site.weight;
-    pack_cells_once(m, site, packed, summary);
+    pack_cells_once(m, site, reduce_range, packed, summary);
 
     torch::jit::WithInsertPoint here(call);
     std::vector<torch::jit::NamedValue> args;
@@ -141,7 +142,8 @@ void rewrite_recurrent(Graph& graph, torch::jit::Module& m, const std::vector<No
       kwargs.emplace_back("dtype", graph.insertConstant(static_cast<int64_t>(at::kQInt8)));
       kwargs.emplace_back("use_dynamic", graph.insertConstant(true));
     }
-    const auto op = c10::Symbol::fromQualString(lstm ? "aten::quantized_lstm" : "aten::quantized_gru");
+    const auto op =
+        c10::Symbol::fromQualString(lstm ? "aten::quantized_lstm" : "aten::quantized_gru");
     Value* result = graph.insert(op, args, kwargs);
     // A call with several outputs comes back packed in a tuple: its outputs take the old ones'
     // uses, and the tuple goes.
@@ -165,7 +167,7 @@ std::vector<LinearSite> rewrite(Graph& graph, torch::jit::Module& m, bool reduce
     if (n->kind() == c10::aten::linear) calls.push_back(n);
     if (n->kind() == c10::aten::lstm || n->kind() == c10::aten::gru) recurrent.push_back(n);
   });
-  rewrite_recurrent(graph, m, recurrent, sites, packed, summary);
+  rewrite_recurrent(graph, m, recurrent, reduce_range, sites, packed, summary);
   Value* self = graph.inputs().at(0);
   for (Node* call : calls) {
     LinearSite site;
@@ -214,8 +216,8 @@ std::vector<LinearSite> rewrite(Graph& graph, torch::jit::Module& m, bool reduce
 QuantizedLayers quantize_linear_dynamic(torch::jit::Module& module) {
   if (at::globalContext().qEngine() == at::QEngine::NoQEngine)
     throw ConfigError("int8-dynamic: this LibTorch has no quantized engine");
-  // Activations in 7 bits, as PyTorch's quantize_dynamic and quantize_dynamic_jit call it on
-  // every engine (FBGEMM accumulates pairs of int8 products in 16 bits without VNNI): the same
+  // Activations in 7 bits (Linear and recurrent cells alike), as PyTorch's quantize_dynamic and
+  // quantize_dynamic_jit call it on every engine (FBGEMM accumulates pairs of int8 products in 16 bits without VNNI): the same
   // numbers as a Python user gets.
   const bool reduce_range = true;
   QuantizedLayers summary;
@@ -231,7 +233,7 @@ QuantizedLayers quantize_linear_dynamic(torch::jit::Module& module) {
       }
       for (const LinearSite& site : found->second) {  // another instance of the same type
         if (site.recurrent) {
-          pack_cells_once(m, site, packed, summary);
+          pack_cells_once(m, site, reduce_range, packed, summary);
           continue;
         }
         const auto bias = site.bias.empty() ? c10::nullopt : tensor_attribute(m, site.bias);
@@ -242,8 +244,9 @@ QuantizedLayers quantize_linear_dynamic(torch::jit::Module& module) {
     }
   }
   if (summary.linear + summary.recurrent == 0)
-    throw ConfigError("int8-dynamic: the model has no Linear, LSTM or GRU layer with weight attributes" +
-                      (summary.skipped.empty() ? std::string() : " (" + summary.skipped.front() + ")"));
+    throw ConfigError(
+        "int8-dynamic: the model has no Linear, LSTM or GRU layer with weight attributes" +
+        (summary.skipped.empty() ? std::string() : " (" + summary.skipped.front() + ")"));
   return summary;
 }
 

@@ -110,10 +110,12 @@ std::vector<std::int64_t> read_shape(const json& input, const std::string& name,
       throw RequestError(fmt::format("input '{}': shape {} has {}, expected sizes of 0 or more",
                                      name, input.at("shape").dump(), d.dump()));
     shape.push_back(d.get<std::int64_t>());
-    elements *= static_cast<std::uint64_t>(shape.back());
-    if (elements > kMaxElements)
+    const auto size = static_cast<std::uint64_t>(shape.back());
+    // Checked before multiplying: a product of large sizes would wrap around.
+    if (size != 0 && elements > kMaxElements / size)
       throw RequestError(fmt::format("input '{}': shape {} has more than {} elements", name,
                                      input.at("shape").dump(), kMaxElements));
+    elements *= size;
   }
   return shape;
 }
@@ -146,12 +148,6 @@ WireType parse_wire_type(const std::string& name) {
 std::string to_string(WireType type) { return info(type).name; }
 
 std::size_t element_size(WireType type) { return info(type).size; }
-
-std::size_t WireTensor::elements() const {
-  std::size_t n = 1;
-  for (const auto d : shape) n *= static_cast<std::size_t>(d);
-  return n;
-}
 
 InferenceRequest parse_inference_request(std::string_view body,
                                          std::optional<std::size_t> json_length) {
@@ -222,8 +218,9 @@ InferenceRequest read_request(const json& j, std::string_view body,
       offset += bytes;
     } else {
       if (!input.contains("data"))
-        throw RequestError(fmt::format("input '{}': expected \"data\" or binary_data_size", t.name));
-      t.bytes.reserve(bytes);
+        throw RequestError(
+            fmt::format("input '{}': expected \"data\" or binary_data_size", t.name));
+      // Not reserved from the shape: a shape may claim far more than the data holds.
       std::size_t count = 0;
       flatten(input.at("data"), t.type, t.name, t.bytes, count);
       if (count != elements)

@@ -29,8 +29,9 @@ ObjectiveVerdict judge(const LatencyObjective& objective, std::vector<double> la
   const std::string p = percentile_name(objective.quantile);
   v.enough = latencies.size() >= v.needed;
   if (!v.enough) {
-    v.reason = fmt::format("too few requests for a {} claim: {} of the {} needed at {:g}% confidence",
-                           p, latencies.size(), v.needed, 100 * kObjectiveConfidence);
+    v.reason =
+        fmt::format("too few requests for a {} claim: {} of the {} needed at {:g}% confidence", p,
+                    latencies.size(), v.needed, 100 * kObjectiveConfidence);
     return v;
   }
   v.valid = v.upper_bound_s <= objective.limit_s;

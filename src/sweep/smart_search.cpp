@@ -10,9 +10,9 @@
 // channels_last together), so a second screen starts from what the guides advise (each knob's
 // expert value) and measures the one-knob changes from there. Then the untried points are ranked
 // by a model with pairwise interactions, refitted after each point, and the best guess is
-// measured until guesses stop beating the leader; a value that never passed is not explored. Screening and exploring use brief
-// measurements (a ranking needs a few percent, not one); the best few are then measured in
-// full, and tune's confirmation decides between them.
+// measured until guesses stop beating the leader; a value that never passed is not explored.
+// Screening and exploring use brief measurements (a ranking needs a few percent, not one); the
+// best few are then measured in full, and tune's confirmation decides between them.
 
 namespace torchperf {
 namespace {
@@ -26,14 +26,9 @@ class SmartSearch final : public Search {
         full_(space.points.size()),
         measured_brief_(space.points.size(), false),
         measured_full_(space.points.size(), false) {
-    std::vector<std::size_t> levels;
-    for (const auto& axis : space.axes) levels.push_back(axis.values.size());
-    for (const std::size_t n : levels) {
-      tried_.emplace_back(n, 0);
-      passed_.emplace_back(n, 0);
-    }
-    model_.emplace(levels);
-    if (options_.patience == 0) options_.patience = std::max<std::size_t>(4, levels.size());
+    for (const auto& axis : space.axes) levels_.push_back(axis.values.size());
+    model_.emplace(levels_);
+    if (options_.patience == 0) options_.patience = std::max<std::size_t>(4, levels_.size());
     // Tiny spaces: every point is measured anyway, so measure each once, in full.
     all_full_ = space.points.size() <= options_.finalists;
     // The origin is the assignment of the space's origin configuration, where it is a point.
@@ -93,10 +88,6 @@ class SmartSearch final : public Search {
   }
 
   void record(std::size_t point, bool brief, std::optional<double> score) override {
-    for (std::size_t a = 0; a < tried_.size(); ++a) {
-      ++tried_[a][assignments_[point][a]];
-      passed_[a][assignments_[point][a]] += score.has_value();
-    }
     if (brief || all_full_) {
       measured_brief_.at(point) = true;
       brief_[point] = score;
@@ -198,10 +189,16 @@ class SmartSearch final : public Search {
       }
     if (xs.empty()) return std::nullopt;
     model_->fit(xs, ys);
+    const auto failing = failing_values();
+    const auto fails = [&](std::size_t point) {
+      for (std::size_t a = 0; a < failing.size(); ++a)
+        if (failing[a][assignments_[point][a]]) return true;
+      return false;
+    };
     std::optional<std::size_t> best;
     double best_score = 0;
     for (std::size_t i = 0; i < assignments_.size(); ++i) {
-      if (measured(i) || has_failing_value(i)) continue;
+      if (measured(i) || fails(i)) continue;
       const double p = model_->predict(assignments_[i]);
       if (!best || p > best_score) {
         best = i;
@@ -212,15 +209,26 @@ class SmartSearch final : public Search {
     return best;
   }
 
-  // A value every point tried with it failed or was guarded out (mode=train fails the accuracy
-  // guard wherever it goes): the model has no score to learn that from, so it would rank such
-  // points like their neighbours and spend the budget finding out again.
-  bool has_failing_value(std::size_t point) const {
-    for (std::size_t a = 0; a < tried_.size(); ++a) {
-      const std::size_t level = assignments_[point][a];
-      if (tried_[a][level] > 0 && passed_[a][level] == 0) return true;
+  // Per axis and value: every point measured with it failed or was guarded out (mode=train fails
+  // the accuracy guard wherever it goes). The model has no score to learn that from, so it would
+  // rank such points like their neighbours and spend the budget finding out again.
+  std::vector<std::vector<bool>> failing_values() const {
+    std::vector<std::vector<bool>> failing, passed;
+    for (const std::size_t n : levels_) {
+      failing.emplace_back(n, false);
+      passed.emplace_back(n, false);
     }
-    return false;
+    for (std::size_t i = 0; i < assignments_.size(); ++i) {
+      if (!measured(i)) continue;
+      const bool ok = brief_[i].has_value() || full_[i].has_value();
+      for (std::size_t a = 0; a < levels_.size(); ++a) {
+        failing[a][assignments_[i][a]] = true;  // tried; cleared below where one passed
+        passed[a][assignments_[i][a]] = passed[a][assignments_[i][a]] || ok;
+      }
+    }
+    for (std::size_t a = 0; a < levels_.size(); ++a)
+      for (std::size_t v = 0; v < levels_[a]; ++v) failing[a][v] = failing[a][v] && !passed[a][v];
+    return failing;
   }
 
   // The best briefly measured points, best first.
@@ -236,11 +244,11 @@ class SmartSearch final : public Search {
 
   SearchOptions options_;
   std::vector<std::vector<std::size_t>> assignments_;
+  std::vector<std::size_t> levels_;  // values per axis
   std::optional<ScoreModel> model_;
   std::vector<std::optional<double>> brief_, full_;
   std::vector<bool> measured_brief_, measured_full_;
   std::vector<std::optional<std::size_t>> expert_;  // per axis
-  std::vector<std::vector<std::size_t>> tried_, passed_;  // points measured per axis and value
   std::mt19937_64 rng_;
   std::vector<std::size_t> screen_;  // around the origin, then around the expert start
   std::size_t screen_next_ = 0;

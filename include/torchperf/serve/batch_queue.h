@@ -77,8 +77,6 @@ class BatchQueue {
     return waiting_.size();
   }
 
-  const BatchingPolicy& policy() const { return policy_; }
-
  private:
   struct Waiting {
     Job job;

@@ -32,7 +32,6 @@ struct WireTensor {
   WireType type = WireType::kFp32;
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> bytes;  // row-major, little-endian, element_size(type) each
-  std::size_t elements() const;
 };
 
 struct InferenceRequest {
