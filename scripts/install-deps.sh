@@ -12,6 +12,7 @@ packages=(
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0      # knob allocator: preloaded into workers
   libboost-dev            # Boost.Math: Student-t quantiles for confidence intervals
   libcli11-dev            # command-line parsing
+  libcpp-httplib-dev      # serve and load: the HTTP server and client (open inference protocol)
   nlohmann-json3-dev      # JSON results and schema
   libfmt-dev              # formatting of tables and messages
   libjpeg62-turbo-dev     # train: JPEG decoding of image folders (libjpeg-turbo)

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "config_argument.h"
 #include "exit_codes.h"
 #include "knob_flags.h"
 #include "progress_bar.h"
@@ -43,18 +44,7 @@ std::string join_inputs(const std::vector<std::string>& inputs) {
 int run(BenchFlags& flags) {
   BenchOptions options = flags.options;
   options.input_spec = join_inputs(flags.inputs);
-  if (names_configuration_file(flags.config)) {
-    // A file from `report --config` (or tune's winner.json): its knobs, and its model and inputs
-    // where the command line gives none.
-    const ConfigurationFile file = read_configuration_file(flags.config);
-    options.config = file.configuration;
-    if (options.model.empty()) options.model = file.model;
-    if (options.input_spec.empty() && options.inputs_file.empty())
-      options.input_spec = file.input_spec;
-    if (options.device == "auto" && !file.device.empty()) options.device = file.device;
-  } else {
-    options.config = Configuration::parse(flags.config);
-  }
+  apply_config_argument(flags.config, options);
   if (options.model.empty())
     throw UsageError("bench: expected a model (a TorchScript file or builtin:NAME)");
   for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);

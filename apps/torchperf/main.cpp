@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
                                             cli::add_report_command(app),
                                             cli::add_train_command(app),
-                                            cli::add_lint_command(app),
+                                            cli::add_lint_command(app), cli::add_serve_command(app),
+                                            cli::add_load_command(app),
                                             cli::add_knobs_command(app), cli::add_env_command(app),
                                             cli::add_export_command(app)};
   try {

@@ -2,6 +2,7 @@
 
 #include "torchperf/bench/timed_run.h"
 #include "torchperf/bench/bench_side.h"
+#include "torchperf/bench/configured_workload.h"
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -169,6 +170,15 @@ struct Prepared {
   TimedRun run;
 };
 
+void apply_configuration(const ResolvedConfiguration& config, Workload& w) {
+  try {
+    prepare_workload(config, w);
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("configuration " + config.to_string() +
+                         " could not be applied: " + compat::concise_error_message(e.what()));
+  }
+}
+
 std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& requested,
                                   TimeSource& time) {
   auto p = std::make_unique<Prepared>();
@@ -177,12 +187,7 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
   p->workload = load_workload(s);
   p->traits = describe_workload(p->workload, s.spec == std::nullopt);
   p->config = resolve(requested, p->traits);
-  try {
-    prepare_workload(p->config, p->workload);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("configuration " + p->config.to_string() +
-                         " could not be applied: " + compat::concise_error_message(e.what()));
-  }
+  apply_configuration(p->config, p->workload);
   p->setup_ms = to_seconds(time.now() - start) * 1e3;
   p->run = make_timed_run(p->workload, p->config);
   return p;
@@ -538,6 +543,22 @@ c10::Device resolve_device(const std::string& requested) {
   if (!device.is_cpu() && !device.is_cuda())
     throw UsageError("--device: expected auto, cpu, cuda or cuda:N, got '" + requested + "'");
   return device;
+}
+
+ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
+  validate(options);
+  const Session s = open_session(options);
+  ConfiguredWorkload c;
+  c.model_name = s.source->name();
+  c.workload = load_workload(s);
+  const WorkloadTraits traits = describe_workload(c.workload, s.spec == std::nullopt);
+  c.config = resolve(options.config, traits);
+  apply_configuration(c.config, c.workload);
+  // The batch knob re-made the inputs from the spec; the spec's dtypes are what a client sends.
+  const auto batch = batch_of(c.workload);
+  const auto given = s.spec ? make_inputs(*s.spec, batch, s.seed) : s.file_inputs;
+  for (const auto& v : given) c.given_inputs.push_back(v.toTensor());
+  return c;
 }
 
 }  // namespace torchperf

@@ -21,8 +21,8 @@ std::string to_string(ArrivalProcess process) {
 
 std::vector<double> schedule_arrivals(const ArrivalPlan& plan) {
   if (!(std::isfinite(plan.rate_per_s) && plan.rate_per_s > 0))
-    throw UsageError(fmt::format("rate {}: expected a positive number of requests a second",
-                                 plan.rate_per_s));
+    throw UsageError(
+        fmt::format("rate {}: expected a positive number of requests a second", plan.rate_per_s));
   if (!(std::isfinite(plan.duration_s) && plan.duration_s > 0))
     throw UsageError(fmt::format("duration {} s: expected a positive time", plan.duration_s));
   const double expected = plan.rate_per_s * plan.duration_s;

@@ -16,8 +16,8 @@ void validate(const BatchingPolicy& policy) {
     throw UsageError(fmt::format("max_queue_delay {} s: expected a time of 0 or more",
                                  policy.max_queue_delay_s));
   if (policy.max_queue < policy.max_batch)
-    throw UsageError(fmt::format("max_queue {}: expected at least max_batch ({})",
-                                 policy.max_queue, policy.max_batch));
+    throw UsageError(fmt::format("max_queue {}: expected at least max_batch ({})", policy.max_queue,
+                                 policy.max_batch));
 }
 
 BatchDecision decide_batch(const BatchingPolicy& policy, std::size_t queued,

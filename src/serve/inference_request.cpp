@@ -1,5 +1,7 @@
 #include "torchperf/serve/inference_request.h"
 
+#include "wire_data.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -21,11 +23,11 @@ struct TypeInfo {
   std::size_t size;
 };
 
-constexpr TypeInfo kTypes[] = {
-    {WireType::kBool, "BOOL", 1},   {WireType::kUint8, "UINT8", 1}, {WireType::kInt8, "INT8", 1},
-    {WireType::kInt16, "INT16", 2}, {WireType::kInt32, "INT32", 4}, {WireType::kInt64, "INT64", 8},
-    {WireType::kFp16, "FP16", 2},   {WireType::kBf16, "BF16", 2},   {WireType::kFp32, "FP32", 4},
-    {WireType::kFp64, "FP64", 8}};
+constexpr TypeInfo kTypes[] = {{WireType::kBool, "BOOL", 1},   {WireType::kUint8, "UINT8", 1},
+                               {WireType::kInt8, "INT8", 1},   {WireType::kInt16, "INT16", 2},
+                               {WireType::kInt32, "INT32", 4}, {WireType::kInt64, "INT64", 8},
+                               {WireType::kFp16, "FP16", 2},   {WireType::kBf16, "BF16", 2},
+                               {WireType::kFp32, "FP32", 4},   {WireType::kFp64, "FP64", 8}};
 
 const TypeInfo& info(WireType type) {
   for (const auto& t : kTypes)
@@ -45,11 +47,11 @@ template <typename T>
 void append_integer(std::vector<std::uint8_t>& out, const json& v, const std::string& where) {
   if (!v.is_number_integer())
     throw RequestError(fmt::format("{}: expected an integer, got {}", where, v.dump()));
-  const bool fits = v.is_number_unsigned()
-                        ? v.get<std::uint64_t>() <=
-                              static_cast<std::uint64_t>(std::numeric_limits<T>::max())
-                        : v.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
-                              v.get<std::int64_t>() <= std::numeric_limits<T>::max();
+  const bool fits =
+      v.is_number_unsigned()
+          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+          : v.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                v.get<std::int64_t>() <= std::numeric_limits<T>::max();
   if (!fits) throw RequestError(fmt::format("{}: {} does not fit the datatype", where, v.dump()));
   append<T>(out, static_cast<T>(v.get<std::int64_t>()));
 }
@@ -126,8 +128,8 @@ std::optional<std::uint64_t> binary_size(const json& input, const std::string& n
   if (!p.is_object() || !p.contains("binary_data_size")) return std::nullopt;
   const json& size = p.at("binary_data_size");
   if (!size.is_number_unsigned())
-    throw RequestError(fmt::format(
-        "input '{}': binary_data_size {} is not a byte count", name, size.dump()));
+    throw RequestError(
+        fmt::format("input '{}': binary_data_size {} is not a byte count", name, size.dump()));
   return size.get<std::uint64_t>();
 }
 
@@ -152,17 +154,18 @@ std::size_t element_size(WireType type) { return info(type).size; }
 InferenceRequest parse_inference_request(std::string_view body,
                                          std::optional<std::size_t> json_length) {
   if (json_length && *json_length > body.size())
-    throw RequestError(fmt::format(
-        "Inference-Header-Content-Length {} is longer than the body ({} bytes)", *json_length,
-        body.size()));
+    throw RequestError(
+        fmt::format("Inference-Header-Content-Length {} is longer than the body ({} bytes)",
+                    *json_length, body.size()));
   const std::string_view header = json_length ? body.substr(0, *json_length) : body;
   json j;
   try {
     j = json::parse(header.begin(), header.end());
   } catch (const json::parse_error& e) {
-    throw RequestError(fmt::format("the request is not JSON (byte {}): expected an inference "
-                                   "request object",
-                                   e.byte));
+    throw RequestError(
+        fmt::format("the request is not JSON (byte {}): expected an inference "
+                    "request object",
+                    e.byte));
   }
   try {
     return read_request(j, body, json_length);
@@ -202,14 +205,15 @@ InferenceRequest read_request(const json& j, std::string_view body,
     const std::uint64_t bytes = elements * element_size(t.type);
     if (binary) {
       if (!json_length)
-        throw RequestError(fmt::format("input '{}': binary data without the "
-                                       "Inference-Header-Content-Length header",
-                                       t.name));
+        throw RequestError(
+            fmt::format("input '{}': binary data without the "
+                        "Inference-Header-Content-Length header",
+                        t.name));
       if (*binary != bytes)
-        throw RequestError(fmt::format("input '{}': {} {} of shape {} is {} bytes, "
-                                       "binary_data_size says {}",
-                                       t.name, elements, to_string(t.type),
-                                       input.at("shape").dump(), bytes, *binary));
+        throw RequestError(fmt::format(
+            "input '{}': {} {} of shape {} is {} bytes, "
+            "binary_data_size says {}",
+            t.name, elements, to_string(t.type), input.at("shape").dump(), bytes, *binary));
       if (body.size() - offset < bytes)
         throw RequestError(fmt::format("input '{}': the body ends {} bytes into its {} bytes",
                                        t.name, body.size() - offset, bytes));
@@ -247,10 +251,25 @@ InferenceRequest read_request(const json& j, std::string_view body,
     }
   }
   if (j.contains("parameters") && j.at("parameters").is_object())
-    r.binary_outputs =
-        r.binary_outputs || j.at("parameters").value("binary_data_output", false);
+    r.binary_outputs = r.binary_outputs || j.at("parameters").value("binary_data_output", false);
   return r;
 }
 
 }  // namespace
+
+EncodedRequest encode_inference_request(const std::vector<WireTensor>& inputs, bool binary,
+                                        bool binary_outputs) {
+  json j = {{"inputs", json::array()}};
+  std::string raw;
+  for (const auto& t : inputs) j["inputs"].push_back(tensor_entry(t, binary, raw));
+  if (binary_outputs) j["parameters"] = {{"binary_data_output", true}};
+  EncodedRequest r;
+  r.body = j.dump();
+  if (!raw.empty()) {
+    r.json_length = r.body.size();
+    r.body += raw;
+  }
+  return r;
+}
+
 }  // namespace torchperf

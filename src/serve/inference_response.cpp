@@ -1,8 +1,10 @@
 #include "torchperf/serve/inference_response.h"
 
+#include "wire_data.h"
+
 #include <cstring>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace torchperf {
 namespace {
@@ -21,8 +23,9 @@ json values(const WireTensor& t) {
   return data;
 }
 
-// JSON data, flat in row-major order, as the protocol's responses carry it.
-json data_of(const WireTensor& t) {
+}  // namespace
+
+json json_data(const WireTensor& t) {
   switch (t.type) {
     case WireType::kBool: {
       json data = json::array();
@@ -48,10 +51,23 @@ json data_of(const WireTensor& t) {
       break;
   }
   throw std::invalid_argument("encode_inference_response: " + to_string(t.type) +
-                              " outputs go as binary data only");
+                              " tensors go as binary data only");
 }
 
-json spec_json(const TensorSpec& s) {
+json tensor_entry(const WireTensor& t, bool binary, std::string& raw) {
+  json entry = {{"name", t.name}, {"datatype", to_string(t.type)}, {"shape", t.shape}};
+  if (binary || t.type == WireType::kFp16 || t.type == WireType::kBf16) {
+    entry["parameters"] = {{"binary_data_size", t.bytes.size()}};
+    raw.append(t.bytes.begin(), t.bytes.end());
+  } else {
+    entry["data"] = json_data(t);
+  }
+  return entry;
+}
+
+namespace {
+
+json spec_json(const WireTensorSpec& s) {
   return {{"name", s.name}, {"datatype", to_string(s.type)}, {"shape", s.shape}};
 }
 
@@ -63,17 +79,7 @@ EncodedResponse encode_inference_response(const std::string& model_name, const s
   if (!id.empty()) j["id"] = id;
   j["outputs"] = json::array();
   std::string raw;
-  for (const auto& t : outputs) {
-    json o = {{"name", t.name}, {"datatype", to_string(t.type)}, {"shape", t.shape}};
-    // 16-bit floats have no JSON form: they go as binary even when JSON was asked for.
-    if (binary || t.type == WireType::kFp16 || t.type == WireType::kBf16) {
-      o["parameters"] = {{"binary_data_size", t.bytes.size()}};
-      raw.append(t.bytes.begin(), t.bytes.end());
-    } else {
-      o["data"] = data_of(t);
-    }
-    j["outputs"].push_back(std::move(o));
-  }
+  for (const auto& t : outputs) j["outputs"].push_back(tensor_entry(t, binary, raw));
   EncodedResponse r;
   r.body = j.dump();
   if (!raw.empty() || binary) {
@@ -84,8 +90,8 @@ EncodedResponse encode_inference_response(const std::string& model_name, const s
 }
 
 std::string encode_model_metadata(const std::string& model_name,
-                                  const std::vector<TensorSpec>& inputs,
-                                  const std::vector<TensorSpec>& outputs) {
+                                  const std::vector<WireTensorSpec>& inputs,
+                                  const std::vector<WireTensorSpec>& outputs) {
   json j = {{"name", model_name},
             {"versions", {"1"}},
             {"platform", "pytorch_libtorch"},
@@ -94,6 +100,36 @@ std::string encode_model_metadata(const std::string& model_name,
   for (const auto& s : inputs) j["inputs"].push_back(spec_json(s));
   for (const auto& s : outputs) j["outputs"].push_back(spec_json(s));
   return j.dump();
+}
+
+namespace {
+
+std::vector<WireTensorSpec> read_specs(const json& j, const char* field) {
+  if (!j.contains(field) || !j.at(field).is_array())
+    throw RequestError(std::string("model metadata without \"") + field + "\"");
+  std::vector<WireTensorSpec> specs;
+  for (const json& t : j.at(field)) {
+    if (!t.is_object() || !t.contains("name") || !t.contains("datatype") || !t.contains("shape"))
+      throw RequestError(std::string("model metadata: an entry of \"") + field +
+                         "\" lacks name, datatype or shape");
+    specs.push_back({t.at("name").get<std::string>(),
+                     parse_wire_type(t.at("datatype").get<std::string>()),
+                     t.at("shape").get<std::vector<std::int64_t>>()});
+  }
+  return specs;
+}
+
+}  // namespace
+
+ModelMetadata parse_model_metadata(const std::string& body) {
+  try {
+    const json j = json::parse(body);
+    if (!j.is_object() || !j.contains("name") || !j.at("name").is_string())
+      throw RequestError("model metadata without a \"name\"");
+    return {j.at("name").get<std::string>(), read_specs(j, "inputs"), read_specs(j, "outputs")};
+  } catch (const json::exception& e) {
+    throw RequestError(std::string("model metadata is not the protocol's: ") + e.what());
+  }
 }
 
 std::string encode_error(const std::string& message) { return json{{"error", message}}.dump(); }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "torchperf/error.h"
+#include "torchperf/json_fields.h"
 #include "torchperf/text.h"
 
 namespace torchperf {
@@ -15,9 +16,7 @@ namespace {
 
 std::string milliseconds(double seconds) { return fmt::format("{:.3g} ms", seconds * 1e3); }
 
-std::string percentile_name(double quantile) {
-  return "p" + fmt::format("{:g}", quantile * 100);
-}
+std::string percentile_name(double quantile) { return "p" + fmt::format("{:g}", quantile * 100); }
 
 ObjectiveVerdict judge(const LatencyObjective& objective, std::vector<double> latencies) {
   ObjectiveVerdict v;
@@ -38,13 +37,27 @@ ObjectiveVerdict judge(const LatencyObjective& objective, std::vector<double> la
   const std::string bound = std::isfinite(v.upper_bound_s)
                                 ? milliseconds(v.upper_bound_s)
                                 : std::string("unbounded (failed requests)");
-  v.reason = fmt::format("{} <= {} at {:g}% confidence: {} {}", p, bound,
-                         100 * kObjectiveConfidence, v.valid ? "within" : "over",
-                         milliseconds(objective.limit_s));
+  v.reason =
+      fmt::format("{} <= {} at {:g}% confidence: {} {}", p, bound, 100 * kObjectiveConfidence,
+                  v.valid ? "within" : "over", milliseconds(objective.limit_s));
   return v;
 }
 
 }  // namespace
+
+double parse_latency(const std::string& text, const std::string& what) {
+  const std::string t = trim(text);
+  char* end = nullptr;
+  const double value = std::strtod(t.c_str(), &end);
+  const std::string unit = end;
+  double scale = 0;
+  if (unit == "s") scale = 1;
+  if (unit == "ms") scale = 1e-3;
+  if (unit == "us") scale = 1e-6;
+  if (end == t.c_str() || scale == 0 || !(std::isfinite(value) && value >= 0))
+    throw UsageError(what + " '" + text + "': expected a time with a unit, e.g. 2ms, 500us, 0.1s");
+  return value * scale;
+}
 
 LatencyObjective parse_latency_objective(const std::string& text) {
   const auto fail = [&]() -> LatencyObjective {
@@ -58,14 +71,14 @@ LatencyObjective parse_latency_objective(const std::string& text) {
   char* end = nullptr;
   const double percent = std::strtod(q.c_str(), &end);
   if (q.empty() || *end != '\0' || !(percent > 0 && percent < 100)) return fail();
-  const double value = std::strtod(limit.c_str(), &end);
-  const std::string unit = end;
-  double scale = 0;
-  if (unit == "s") scale = 1;
-  if (unit == "ms") scale = 1e-3;
-  if (unit == "us") scale = 1e-6;
-  if (end == limit.c_str() || scale == 0 || !(std::isfinite(value) && value > 0)) return fail();
-  return {percent / 100, value * scale, t};
+  double limit_s = 0;
+  try {
+    limit_s = parse_latency(limit, "objective '" + text + "'");
+  } catch (const UsageError&) {
+    return fail();
+  }
+  if (!(limit_s > 0)) return fail();
+  return {percent / 100, limit_s, t};
 }
 
 std::string to_string(RequestOutcome outcome) {
@@ -114,10 +127,37 @@ LoadSummary summarize_load(const std::vector<RequestRecord>& records, double dur
   std::sort(ok.begin(), ok.end());
   if (!ok.empty())
     for (const double q : {0.5, 0.9, 0.99, 0.999})
-      s.latency.push_back({q, quantile_sorted(ok, q),
-                           quantile_confidence_interval_sorted(ok, q, confidence)});
+      s.latency.push_back(
+          {q, quantile_sorted(ok, q), quantile_confidence_interval_sorted(ok, q, confidence)});
   if (objective) s.verdict = judge(*objective, std::move(judged));
   return s;
+}
+
+nlohmann::json to_json(const LoadSummary& s) {
+  nlohmann::json j = {{"requests", s.requests},
+                      {"ok", s.ok},
+                      {"duration_s", s.duration_s},
+                      {"offered_per_s", s.offered_per_s},
+                      {"throughput_per_s", s.throughput_per_s},
+                      {"errors", s.errors},
+                      {"median_send_lag_s", s.median_send_lag_s},
+                      {"max_send_lag_s", s.max_send_lag_s},
+                      {"latency_s", nlohmann::json::object()}};
+  for (const auto& p : s.latency)
+    j["latency_s"][percentile_name(p.quantile)] = {
+        {"value", p.value_s}, {"ci", {nullable(p.ci.low), nullable(p.ci.high)}}};
+  if (s.verdict) {
+    const ObjectiveVerdict& v = *s.verdict;
+    j["objective"] = {{"text", v.objective.text},
+                      {"quantile", v.objective.quantile},
+                      {"limit_s", v.objective.limit_s},
+                      {"enough", v.enough},
+                      {"valid", v.valid},
+                      {"upper_bound_s", nullable(v.upper_bound_s)},
+                      {"needed", v.needed},
+                      {"reason", v.reason}};
+  }
+  return j;
 }
 
 }  // namespace torchperf

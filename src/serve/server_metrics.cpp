@@ -75,8 +75,9 @@ std::string ServerMetrics::render() const {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    out += "# HELP torchperf_responses_total Responses sent, by HTTP status.\n"
-           "# TYPE torchperf_responses_total counter\n";
+    out +=
+        "# HELP torchperf_responses_total Responses sent, by HTTP status.\n"
+        "# TYPE torchperf_responses_total counter\n";
     for (const auto& [status, n] : responses_)
       out += fmt::format("torchperf_responses_total{{code=\"{}\"}} {}\n", status, n);
     out += fmt::format(

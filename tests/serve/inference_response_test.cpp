@@ -22,8 +22,8 @@ WireTensor floats(const std::string& name, std::vector<std::int64_t> shape,
 }  // namespace
 
 TEST(InferenceResponseTest, JsonOutputsCarryTheirDataFlatAndTheRequestId) {
-  const auto r = encode_inference_response("r18", "req-7", {floats("y", {2, 2}, {1, 2.5, -3, 4})},
-                                           false);
+  const auto r =
+      encode_inference_response("r18", "req-7", {floats("y", {2, 2}, {1, 2.5, -3, 4})}, false);
   EXPECT_FALSE(r.json_length);
   const auto j = nlohmann::json::parse(r.body);
   EXPECT_EQ(j.at("model_name"), "r18");
@@ -35,9 +35,8 @@ TEST(InferenceResponseTest, JsonOutputsCarryTheirDataFlatAndTheRequestId) {
 }
 
 TEST(InferenceResponseTest, BinaryOutputsFollowTheJsonHeaderInOutputOrder) {
-  const auto r = encode_inference_response("m", "", {floats("a", {3}, {0.5f, 1, 2}),
-                                                     floats("b", {1}, {-7})},
-                                           true);
+  const auto r = encode_inference_response(
+      "m", "", {floats("a", {3}, {0.5f, 1, 2}), floats("b", {1}, {-7})}, true);
   ASSERT_TRUE(r.json_length);
   const auto header = nlohmann::json::parse(r.body.substr(0, *r.json_length));
   EXPECT_FALSE(header.contains("id"));
@@ -60,9 +59,9 @@ TEST(InferenceResponseTest, SixteenBitFloatsGoAsBinaryEvenInAJsonResponse) {
 }
 
 TEST(InferenceResponseTest, MetadataAndErrorsHaveTheProtocolsShape) {
-  const auto m = nlohmann::json::parse(encode_model_metadata(
-      "r18", {{"input__0", WireType::kFp32, {-1, 3, 224, 224}}},
-      {{"output__0", WireType::kFp32, {-1, 1000}}}));
+  const auto m = nlohmann::json::parse(
+      encode_model_metadata("r18", {{"input__0", WireType::kFp32, {-1, 3, 224, 224}}},
+                            {{"output__0", WireType::kFp32, {-1, 1000}}}));
   EXPECT_EQ(m.at("name"), "r18");
   EXPECT_EQ(m.at("versions"), nlohmann::json({"1"}));
   EXPECT_EQ(m.at("inputs").at(0).at("shape"), nlohmann::json({-1, 3, 224, 224}));

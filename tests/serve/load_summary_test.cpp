@@ -92,3 +92,20 @@ TEST(LoadSummaryTest, ObjectivesParseTheirQuantileAndUnit) {
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+
+TEST(LoadSummaryTest, ALatencyIsReadWithItsUnit) {
+  EXPECT_DOUBLE_EQ(parse_latency("2ms", "--max-queue-delay"), 0.002);
+  EXPECT_DOUBLE_EQ(parse_latency("500us", "--max-queue-delay"), 0.0005);
+  EXPECT_DOUBLE_EQ(parse_latency("0s", "--max-queue-delay"), 0.0);
+  try {
+    parse_latency("2", "--max-queue-delay");
+    FAIL() << "read a time without a unit";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--max-queue-delay '2'"), std::string::npos);
+  }
+  EXPECT_THROW(parse_latency("-1ms", "--max-queue-delay"), UsageError);
+}
+
+}  // namespace torchperf

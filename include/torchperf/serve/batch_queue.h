@@ -46,9 +46,8 @@ class BatchQueue {
         changed_.wait(lock);
         continue;
       }
-      const double waited =
-          closed_ ? std::numeric_limits<double>::infinity()
-                  : to_seconds(clock_.now() - waiting_.front().arrived);
+      const double waited = closed_ ? std::numeric_limits<double>::infinity()
+                                    : to_seconds(clock_.now() - waiting_.front().arrived);
       const BatchDecision d = decide_batch(policy_, waiting_.size(), waited);
       if (d.take > 0) {
         std::vector<Job> batch;

@@ -8,9 +8,9 @@
 namespace torchperf {
 
 struct BatchingPolicy {
-  std::size_t max_batch = 8;        // requests per model call, at most
-  double max_queue_delay_s = 0.002; // how long the oldest request may wait for others
-  std::size_t max_queue = 256;      // requests waiting, at most: the next gets 503 at once
+  std::size_t max_batch = 8;         // requests per model call, at most
+  double max_queue_delay_s = 0.002;  // how long the oldest request may wait for others
+  std::size_t max_queue = 256;       // requests waiting, at most: the next gets 503 at once
 };
 
 // UsageError naming the setting: max_batch 0, a delay that is negative or not finite, or a

@@ -46,4 +46,13 @@ struct InferenceRequest {
 InferenceRequest parse_inference_request(std::string_view body,
                                          std::optional<std::size_t> json_length);
 
+// A request body, as a client sends it: the inputs as JSON data, or (binary) as raw tensors after
+// the JSON header, whose length goes in the Inference-Header-Content-Length header.
+struct EncodedRequest {
+  std::string body;
+  std::optional<std::size_t> json_length;
+};
+EncodedRequest encode_inference_request(const std::vector<WireTensor>& inputs, bool binary,
+                                        bool binary_outputs);
+
 }  // namespace torchperf

@@ -23,7 +23,7 @@ EncodedResponse encode_inference_response(const std::string& model_name, const s
                                           const std::vector<WireTensor>& outputs, bool binary);
 
 // A tensor as the metadata describes it: -1 for a size that varies (the batch).
-struct TensorSpec {
+struct WireTensorSpec {
   std::string name;
   WireType type = WireType::kFp32;
   std::vector<std::int64_t> shape;
@@ -31,8 +31,17 @@ struct TensorSpec {
 
 // GET /v2/models/NAME: the name, its one version, the platform and the tensors.
 std::string encode_model_metadata(const std::string& model_name,
-                                  const std::vector<TensorSpec>& inputs,
-                                  const std::vector<TensorSpec>& outputs);
+                                  const std::vector<WireTensorSpec>& inputs,
+                                  const std::vector<WireTensorSpec>& outputs);
+
+// GET /v2/models/NAME's answer read back (the load generator's side). RequestError naming what
+// is missing or malformed.
+struct ModelMetadata {
+  std::string name;
+  std::vector<WireTensorSpec> inputs;
+  std::vector<WireTensorSpec> outputs;
+};
+ModelMetadata parse_model_metadata(const std::string& body);
 
 // {"error": message}
 std::string encode_error(const std::string& message);

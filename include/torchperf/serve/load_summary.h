@@ -10,9 +10,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "torchperf/measure/quantile_bounds.h"
 
 namespace torchperf {
+
+// "2ms", "500us", "0.1s": a non-negative time with its unit, in seconds. UsageError naming
+// `what` (the flag) otherwise.
+double parse_latency(const std::string& text, const std::string& what);
 
 // "p99=50ms": the quantile (p50 … p99.9, any 0 < p < 100) and the latency it must not exceed
 // (with a unit: us, ms or s). UsageError naming the text otherwise.
@@ -49,8 +55,8 @@ struct PercentileLatency {
 
 struct ObjectiveVerdict {
   LatencyObjective objective;
-  bool enough = false;  // enough requests for a bound at 99% confidence
-  bool valid = false;   // enough, and the bound is within the limit
+  bool enough = false;       // enough requests for a bound at 99% confidence
+  bool valid = false;        // enough, and the bound is within the limit
   double upper_bound_s = 0;  // the quantile's 99% upper bound; NaN when not enough
   std::size_t needed = 0;    // requests a bound needs
   std::string reason;        // the verdict in words
@@ -60,10 +66,10 @@ struct LoadSummary {
   std::size_t requests = 0;
   std::size_t ok = 0;
   double duration_s = 0;
-  double offered_per_s = 0;     // requests scheduled a second
-  double throughput_per_s = 0;  // ok answers a second
+  double offered_per_s = 0;                // requests scheduled a second
+  double throughput_per_s = 0;             // ok answers a second
   std::vector<PercentileLatency> latency;  // p50, p90, p99, p99.9 of the ok answers
-  double max_send_lag_s = 0;    // the generator's own lateness: sent minus scheduled, at most
+  double max_send_lag_s = 0;  // the generator's own lateness: sent minus scheduled, at most
   double median_send_lag_s = 0;
   std::map<std::string, std::size_t> errors;  // by outcome, failures only
   std::optional<ObjectiveVerdict> verdict;
@@ -77,5 +83,8 @@ constexpr double kObjectiveConfidence = 0.99;
 LoadSummary summarize_load(const std::vector<RequestRecord>& records, double duration_s,
                            const std::optional<LatencyObjective>& objective,
                            double confidence = 0.95);
+
+// The summary as JSON (latencies in seconds; intervals that do not exist are null).
+nlohmann::json to_json(const LoadSummary& summary);
 
 }  // namespace torchperf

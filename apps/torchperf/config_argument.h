@@ -1,0 +1,14 @@
+// --config as bench and serve read it: a configuration string, or a FILE.json that tune or report
+// wrote, whose model, inputs and device apply where the command line gives none.
+#pragma once
+
+#include <string>
+
+#include "torchperf/bench/bench_options.h"
+
+namespace torchperf::cli {
+
+// Sets options.config (and from a file, the model, input spec and device left unset).
+void apply_config_argument(const std::string& argument, BenchOptions& options);
+
+}  // namespace torchperf::cli

@@ -1,0 +1,352 @@
+// `serve`: the model (as tune configured it) behind the inference protocol, until SIGTERM or
+// Ctrl-C; `load`: requests at scheduled times (or from N clients) and what they measured.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "config_argument.h"
+#include "exit_codes.h"
+#include "knob_flags.h"
+#include "progress_bar.h"
+#include "torchperf/config/apply.h"
+#include "torchperf/config/configuration_file.h"
+#include "torchperf/error.h"
+#include "torchperf/models/input_spec.h"
+#include "torchperf/serve/inference_server.h"
+#include "torchperf/serve/load_generator.h"
+#include "torchperf/serve/torch_model_runner.h"
+#include "torchperf/sweep/tune_options.h"
+
+extern char** environ;
+
+namespace torchperf::cli {
+namespace {
+
+// SIGTERM and Ctrl-C write their number to a pipe that a watcher thread reads: a handler (not a
+// blocked mask and sigwait) because libraries start threads before main (OpenBLAS's pool), and
+// a signal may land on any of them.
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int sig) {
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+}
+
+void install_stop_handlers() {
+  if (::pipe(g_signal_pipe) != 0)
+    throw RuntimeFailure(std::string("cannot create a pipe for signals: ") + std::strerror(errno));
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+}
+
+struct ServeFlags {
+  BenchOptions model;
+  std::vector<std::string> inputs;
+  std::string config;
+  std::shared_ptr<std::map<std::string, std::string>> knob_values =
+      std::make_shared<std::map<std::string, std::string>>();
+  ServerOptions server;
+  std::string max_queue_delay = "2ms";
+  std::size_t instances = 1;
+  bool no_model = false;
+};
+
+// The name a model is served under: the built-in's name, or the file's stem.
+std::string default_name(const std::string& model) {
+  if (model.rfind("builtin:", 0) == 0) {
+    std::string name = model.substr(8);
+    std::replace(name.begin(), name.end(), ':', '-');
+    return name;
+  }
+  return std::filesystem::path(model).stem().string();
+}
+
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+// Worker knobs (allocator, BLAS, OpenMP variables) take only at process start: the command runs
+// itself again with their environment, once.
+void restart_with_worker_environment(const Configuration& config) {
+  constexpr const char* kMarker = "TORCHPERF_SERVE_RESTARTED";
+  if (worker_knobs_named(config).empty() || std::getenv(kMarker)) return;
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : worker_environment(config)) env[k] = v;
+  env[kMarker] = "1";
+  std::vector<std::string> kvs;
+  for (const auto& [k, v] : env) kvs.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& kv : kvs) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = own_command_line();
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  ::execve("/proc/self/exe", argv.data(), envp.data());
+  throw RuntimeFailure(std::string("cannot restart with the worker knobs' environment: ") +
+                       std::strerror(errno));
+}
+
+int run_serve(ServeFlags& f) {
+  BenchOptions options = f.model;
+  options.input_spec.clear();
+  for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
+  apply_config_argument(f.config, options);
+  for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
+  // A served model answers requests: eval mode (a batch's statistics must not leak between the
+  // requests it holds) and no autograd, unless the configuration says otherwise.
+  if (!options.config.get("mode")) options.config.set("mode", "eval");
+  if (!options.config.get("grad")) options.config.set("grad", "no_grad");
+  ServerOptions server = f.server;
+  server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
+  server.version = TORCHPERF_VERSION;
+  validate(server.batching);
+  if (f.instances == 0) throw UsageError("--instances: expected at least 1");
+
+  std::vector<std::unique_ptr<ModelRunner>> instances;
+  std::string what;
+  if (f.no_model) {
+    if (options.input_spec.empty())
+      throw UsageError("--no-model: expected --input SPEC, the inputs the echo server takes");
+    if (server.model_name.empty()) server.model_name = "echo";
+    for (std::size_t i = 0; i < f.instances; ++i)
+      instances.push_back(
+          std::make_unique<EchoRunner>(wire_inputs(parse_input_spec(options.input_spec))));
+    what = "no model (answers with its inputs)";
+  } else {
+    if (options.model.empty())
+      throw UsageError("serve: expected a model (a TorchScript file or builtin:NAME)");
+    // With several instances, each gets its share of the cores unless threads is set.
+    if (f.instances > 1 && !options.config.get("threads"))
+      options.config.set(
+          "threads", std::to_string(std::max<unsigned>(1, std::thread::hardware_concurrency() /
+                                                              static_cast<unsigned>(f.instances))));
+    validate(options);
+    restart_with_worker_environment(options.config);
+    if (server.model_name.empty()) server.model_name = default_name(options.model);
+    instances = load_model_instances(options, f.instances);
+    what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
+  }
+  SteadyTimeSource clock;
+  InferenceServer s(server, std::move(instances), clock);
+  const int port = s.bind();
+  std::cout << fmt::format(
+                   "serving '{}' at http://{}:{} ({}; {} instance{}, max batch {}, max queue "
+                   "delay {}, queue {})",
+                   server.model_name, server.host, port, what, f.instances,
+                   f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
+                   server.batching.max_queue)
+            << std::endl;
+  install_stop_handlers();
+  int received = 0;
+  std::thread watcher([&] {
+    unsigned char byte = 0;
+    while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    received = byte;
+    s.stop();
+  });
+  s.serve();
+  if (received == 0) {  // serve() ended by itself: release the watcher
+    const unsigned char none = 0;
+    [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &none, 1);
+  }
+  watcher.join();
+  std::cout << fmt::format("stopped ({}): finished what was queued",
+                           received == SIGINT ? "SIGINT" : "SIGTERM")
+            << std::endl;
+  return kSuccess;
+}
+
+struct LoadFlags {
+  LoadOptions options;
+  std::string url;
+  double rate = 0;
+  std::string duration = "10s";
+  std::string arrivals = "poisson";
+  std::string slo;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
+
+void print_summary(const LoadOptions& o, const LoadRun& run, const LoadSummary& s) {
+  if (o.concurrency > 0)
+    std::cout << fmt::format("load: closed loop, {} clients for {:.1f} s against {} (model '{}')\n",
+                             o.concurrency, run.duration_s, o.url, o.model);
+  else
+    std::cout << fmt::format(
+        "load: open loop, {} arrivals at {:g}/s for {:g} s against {} (model '{}')\n",
+        to_string(o.arrivals.process), o.arrivals.rate_per_s, o.arrivals.duration_s, o.url,
+        o.model);
+  std::string errors;
+  for (const auto& [kind, n] : s.errors) errors += fmt::format(", {} {}", kind, n);
+  std::cout << fmt::format("  requests    {} sent, {} ok{}{}\n", s.requests, s.ok, errors,
+                           run.unsent ? fmt::format(", {} not sent", run.unsent) : "");
+  std::cout << fmt::format("  throughput  {:.1f}/s answered ({:.1f}/s sent)\n", s.throughput_per_s,
+                           s.offered_per_s);
+  std::cout << fmt::format("  latency     from each request's {} time, 95% intervals\n",
+                           o.concurrency > 0 ? "send" : "scheduled");
+  for (const auto& p : s.latency) {
+    const std::string ci = std::isnan(p.ci.low) || std::isnan(p.ci.high)
+                               ? "too few requests for an interval"
+                               : fmt::format("{} - {}", ms(p.ci.low), ms(p.ci.high));
+    std::cout << fmt::format("    p{:<6g} {:>10}   ({})\n", p.quantile * 100, ms(p.value_s), ci);
+  }
+  std::cout << fmt::format("  generator   sent late by {} (median), {} (max)\n",
+                           ms(s.median_send_lag_s), ms(s.max_send_lag_s));
+  if (s.verdict)
+    std::cout << fmt::format("  objective   {}: {} ({})\n", s.verdict->objective.text,
+                             s.verdict->valid ? "VALID" : "INVALID", s.verdict->reason);
+}
+
+int run_load_command(LoadFlags& f) {
+  LoadOptions o = f.options;
+  o.url = f.url;
+  o.arrivals.process = parse_arrival_process(f.arrivals);
+  o.arrivals.duration_s = parse_duration(f.duration, "--duration");
+  if (o.concurrency == 0) {
+    if (!(f.rate > 0))
+      throw UsageError(
+          "load: expected --rate R (requests/s, open loop) or "
+          "--concurrency N (closed loop)");
+    o.arrivals.rate_per_s = f.rate;
+  } else if (f.rate > 0) {
+    throw UsageError("--rate and --concurrency: choose one (open or closed loop)");
+  }
+  std::optional<LatencyObjective> objective;
+  if (!f.slo.empty()) objective = parse_latency_objective(f.slo);
+  validate(o);
+  ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
+  const LoadRun run =
+      run_load(o, [&](double fraction) { bar.update("load", fraction, o.arrivals.duration_s); });
+  bar.finish();
+  if (run.records.empty())
+    throw RuntimeFailure("load: no request was sent" +
+                         (run.stopped.empty() ? std::string() : ": " + run.stopped));
+  const LoadSummary s = summarize_load(run.records, run.duration_s, objective);
+  if (f.json) {
+    nlohmann::json j = to_json(s);
+    j["url"] = o.url;
+    j["model"] = o.model;
+    j["mode"] = o.concurrency > 0 ? "closed" : "open";
+    j["unsent"] = run.unsent;
+    if (!run.stopped.empty()) j["stopped"] = run.stopped;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_summary(o, run, s);
+  }
+  if (!run.stopped.empty())
+    throw RuntimeFailure(fmt::format("load ended early: {} ({} sent, {} ok, {} not sent)",
+                                     run.stopped, s.requests, s.ok, run.unsent));
+  if (s.verdict && !s.verdict->valid) return kInvalidResult;
+  return kSuccess;
+}
+
+}  // namespace
+
+Runner add_serve_command(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  f->server.model_name.clear();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve a model over HTTP (the open inference protocol: KServe v2, Triton) with "
+      "dynamic batching, until SIGTERM or Ctrl-C");
+  cmd->add_option("model", f->model.model,
+                  "TorchScript file, or builtin:NAME; may come from a --config file");
+  cmd->add_option("--input", f->inputs,
+                  "Input spec per forward argument, batch dimension excluded (as for bench)");
+  cmd->add_option("--config", f->config,
+                  "Configuration string, or a FILE.json written by tune or report (its model and "
+                  "inputs apply when not given)");
+  cmd->add_option("--name", f->server.model_name,
+                  "The name clients use (default: the file's stem or the built-in's name)");
+  cmd->add_option("--host", f->server.host, "Address to listen on")->default_val("127.0.0.1");
+  cmd->add_option("--port", f->server.port, "Port (0: any free port; the first line says which)")
+      ->default_val(8000);
+  cmd->add_option("--max-batch", f->server.batching.max_batch, "Requests per model call, at most")
+      ->default_val(8);
+  cmd->add_option("--max-queue-delay", f->max_queue_delay,
+                  "How long the oldest request may wait for others (e.g. 2ms, 500us)")
+      ->default_val("2ms");
+  cmd->add_option("--max-queue", f->server.batching.max_queue,
+                  "Requests waiting, at most; the next gets 503 at once")
+      ->default_val(256);
+  cmd->add_option("--instances", f->instances,
+                  "Model copies running batches in parallel, each on its own thread with "
+                  "'threads' intra-op threads (default: cores / instances)")
+      ->default_val(1);
+  cmd->add_option("--max-body", f->server.max_body_bytes,
+                  "Largest request body in bytes (413 above)")
+      ->default_val(64u << 20);
+  cmd->add_option("--device", f->model.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
+  cmd->add_flag("--no-model", f->no_model,
+                "Answer every request with its inputs, without a model: what the HTTP path and the "
+                "queue cost by themselves (needs --input)");
+  add_knob_flags(*cmd, inference_knobs(), f->knob_values);
+  return [cmd, f]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run_serve(*f);
+  };
+}
+
+Runner add_load_command(CLI::App& app) {
+  auto f = std::make_shared<LoadFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "load",
+      "Send inference requests to a server at scheduled times (open loop) or from N "
+      "clients (closed loop), and report throughput and latency percentiles");
+  cmd->add_option("url", f->url, "The server, e.g. http://127.0.0.1:8000")->required();
+  cmd->add_option("--model", f->options.model, "The served model's name")->required();
+  cmd->add_option("--rate", f->rate, "Open loop: requests a second");
+  cmd->add_option("--arrivals", f->arrivals, "Open loop: poisson or constant")
+      ->default_val("poisson");
+  cmd->add_option("--concurrency", f->options.concurrency,
+                  "Closed loop: clients sending back to back");
+  cmd->add_option("--duration", f->duration, "How long to send (e.g. 60s, 2m)")->default_val("10s");
+  cmd->add_option("--slo", f->slo,
+                  "Latency objective, e.g. p99=50ms: VALID when enough requests show it holds "
+                  "at 99% confidence (exit 3 when not)");
+  cmd->add_option("--connections", f->options.connections,
+                  "Open loop: clients sending on schedule (a request waits for a free one, but "
+                  "its latency still counts from its scheduled time)")
+      ->default_val(64);
+  cmd->add_option("--timeout", f->options.timeout_s, "Seconds before a request is a timeout")
+      ->default_val(10);
+  cmd->add_option("--seed", f->options.arrivals.seed, "Seed of the schedule and of the inputs")
+      ->default_val(0);
+  cmd->add_flag(
+      "--json-data", [f](std::int64_t) { f->options.binary = false; },
+      "Send inputs as JSON numbers instead of binary data");
+  cmd->add_flag("--json", f->json, "Print the summary as JSON");
+  cmd->add_flag("--quiet", f->quiet, "No progress bar");
+  return [cmd, f]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run_load_command(*f);
+  };
+}
+
+}  // namespace torchperf::cli

@@ -1,0 +1,28 @@
+// A workload opened from bench's options and prepared under one configuration, for a caller that
+// runs it itself (serve): the same loading, input checks and one-time transforms that bench times,
+// so a served model is the model that was measured.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "torchperf/bench/bench_options.h"
+#include "torchperf/config/configuration.h"
+#include "torchperf/models/workload.h"
+
+namespace torchperf {
+
+struct ConfiguredWorkload {
+  std::string model_name;
+  Workload workload;  // its inputs prepared as the configuration feeds them
+  ResolvedConfiguration config;
+  // The inputs as the user gives them (the spec's dtypes, before precision or format change
+  // them), at the configuration's batch: what a client sends.
+  std::vector<at::Tensor> given_inputs;
+};
+
+// Throws as bench does: UsageError for bad options, ModelError for a model that cannot be
+// opened, RuntimeFailure naming the configuration when it cannot be applied.
+ConfiguredWorkload open_configured_workload(const BenchOptions& options);
+
+}  // namespace torchperf

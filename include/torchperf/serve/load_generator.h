@@ -1,0 +1,48 @@
+// The load generator: requests to an inference server at scheduled times (open loop: Poisson or
+// constant arrivals, each request's latency counted from when it was due, so a server that falls
+// behind cannot hide its queue), or back to back from N clients (closed loop, for saturation).
+// Bounded in requests and in time; a server that is down or dies mid-run ends the run early.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "torchperf/serve/arrivals.h"
+#include "torchperf/serve/load_summary.h"
+#include "torchperf/serve/model_runner.h"
+
+namespace torchperf {
+
+struct LoadOptions {
+  std::string url;               // http://HOST:PORT
+  std::string model;             // the served model's name
+  ArrivalPlan arrivals;          // open loop: process, rate, duration, seed
+  std::size_t concurrency = 0;   // > 0: closed loop with this many clients for arrivals.duration_s
+  std::size_t connections = 64;  // open loop: clients sending, each with its own connection
+  double timeout_s = 10;         // a request unanswered this long is a timeout
+  bool binary = true;            // inputs as binary data (else JSON numbers)
+};
+
+// UsageError naming the option: a URL that is not http://HOST:PORT, an empty model, a closed
+// loop without a duration, no connections, a timeout that is not positive.
+void validate(const LoadOptions& options);
+
+struct LoadRun {
+  std::vector<RequestRecord> records;  // requests sent, in no particular order
+  double duration_s = 0;               // the schedule's length (open) or the run's (closed)
+  ModelSignature signature;            // from the server's metadata
+  std::size_t unsent = 0;  // scheduled but not sent: the run ended early (the server went away)
+  std::string stopped;     // why it ended early; empty when it ran to the end
+};
+
+// fraction of the run done, in [0, 1]
+using LoadProgress = std::function<void(double fraction)>;
+
+// Reads the model's metadata, builds one request of batch 1 from it (seeded values), and runs
+// the load. Throws RuntimeFailure naming the URL when the server cannot be reached at the start,
+// UsageError when it does not serve the model.
+LoadRun run_load(const LoadOptions& options, const LoadProgress& progress = nullptr);
+
+}  // namespace torchperf

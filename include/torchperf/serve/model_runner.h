@@ -1,0 +1,63 @@
+// What the server runs a batch of requests on, apart from HTTP and threads: a model instance with
+// the tensors it takes and gives (its signature), and the check every request passes before it
+// may join a batch. Torch-free, so that the server and its tests need no LibTorch headers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "torchperf/serve/inference_request.h"
+#include "torchperf/serve/inference_response.h"
+
+namespace torchperf {
+
+// The tensors a model takes and gives, the batch dimension first as -1.
+struct ModelSignature {
+  std::vector<WireTensorSpec> inputs;
+  std::vector<WireTensorSpec> outputs;
+};
+
+// One instance of the model: the server gives each instance a thread of its own, and an instance
+// is called from that thread only.
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+  virtual const ModelSignature& signature() const = 0;
+  // Called once on the instance's thread before its first batch (per-thread state such as the
+  // intra-op thread count), and once after its last.
+  virtual void enter_thread() {}
+  virtual void exit_thread() {}
+  // Runs checked requests as one model call (their batches concatenated along the first
+  // dimension) and returns each request's outputs, in signature order, split back. Throws when
+  // the model fails: every request of the batch is answered with the message.
+  virtual std::vector<std::vector<WireTensor>> run(
+      const std::vector<const InferenceRequest*>& batch) = 0;
+};
+
+// Puts a request's inputs in signature order (by name when the names match, else in the order
+// given) and checks their count, datatypes and shapes, and the outputs it asks for. RequestError
+// naming the input and what was expected.
+void conform_request(const ModelSignature& signature, InferenceRequest& request);
+
+// The samples a checked request carries (the first dimension of its first input).
+std::int64_t request_batch(const InferenceRequest& request);
+
+// A request's outputs as asked: all of them, or the names it listed, in its order.
+std::vector<WireTensor> select_outputs(const InferenceRequest& request,
+                                       std::vector<WireTensor> outputs);
+
+// The server without a model: answers each request with its inputs as outputs "output0" … It
+// measures what the HTTP path, the queue and the load generator cost by themselves.
+class EchoRunner final : public ModelRunner {
+ public:
+  explicit EchoRunner(std::vector<WireTensorSpec> inputs);
+  const ModelSignature& signature() const override { return signature_; }
+  std::vector<std::vector<WireTensor>> run(
+      const std::vector<const InferenceRequest*>& batch) override;
+
+ private:
+  ModelSignature signature_;
+};
+
+}  // namespace torchperf

@@ -1,0 +1,252 @@
+#include "torchperf/serve/load_generator.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include "torchperf/error.h"
+#include "torchperf/measure/clock.h"
+#include "torchperf/serve/inference_request.h"
+
+namespace torchperf {
+namespace {
+
+constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
+
+// Values a model takes: unit normal floats, zeros for integers (a valid index into any table).
+WireTensor sample_tensor(const WireTensorSpec& spec, std::mt19937_64& rng) {
+  WireTensor t;
+  t.name = spec.name;
+  t.type = spec.type;
+  std::size_t n = 1;
+  for (const auto d : spec.shape) {
+    t.shape.push_back(d < 0 ? 1 : d);
+    n *= static_cast<std::size_t>(t.shape.back());
+  }
+  t.bytes.assign(n * element_size(spec.type), 0);
+  std::normal_distribution<float> normal;
+  if (spec.type == WireType::kFp32) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const float v = normal(rng);
+      std::memcpy(t.bytes.data() + i * sizeof v, &v, sizeof v);
+    }
+  } else if (spec.type == WireType::kFp64) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = normal(rng);
+      std::memcpy(t.bytes.data() + i * sizeof v, &v, sizeof v);
+    }
+  }
+  return t;
+}
+
+struct Request {
+  std::string path;
+  httplib::Headers headers;
+  std::string body;
+  std::string content_type;
+};
+
+RequestOutcome outcome_of(const httplib::Result& result, double elapsed_s, double timeout_s) {
+  if (!result) {
+    const auto e = result.error();
+    if (e == httplib::Error::ConnectionTimeout ||
+        (e == httplib::Error::Read && elapsed_s >= 0.95 * timeout_s))
+      return RequestOutcome::kTimeout;
+    return RequestOutcome::kConnection;
+  }
+  if (result->status == 200) return RequestOutcome::kOk;
+  if (result->status == 503) return RequestOutcome::kRejected;
+  if (result->status >= 400 && result->status < 500) return RequestOutcome::kClientError;
+  return RequestOutcome::kServerError;
+}
+
+std::unique_ptr<httplib::Client> connect(const LoadOptions& o) {
+  auto client = std::make_unique<httplib::Client>(o.url);
+  client->set_keep_alive(true);
+  const auto timeout = std::chrono::duration<double>(o.timeout_s);
+  client->set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  client->set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  client->set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+  return client;
+}
+
+// Sent, answered and classified; the times are seconds from start.
+// A closed loop has no schedule (scheduled_s < 0): a request is due when it is sent.
+RequestRecord send(httplib::Client& client, const Request& r, const LoadOptions& o,
+                   Clock::time_point start, double scheduled_s) {
+  RequestRecord rec;
+  rec.sent_s = to_seconds(Clock::now() - start);
+  rec.scheduled_s = scheduled_s < 0 ? rec.sent_s : scheduled_s;
+  const auto result = client.Post(r.path.c_str(), r.headers, r.body, r.content_type.c_str());
+  rec.done_s = to_seconds(Clock::now() - start);
+  rec.outcome = outcome_of(result, rec.done_s - rec.sent_s, o.timeout_s);
+  return rec;
+}
+
+ModelSignature read_signature(const LoadOptions& o) {
+  auto client = connect(o);
+  const auto res = client->Get(("/v2/models/" + o.model).c_str());
+  if (!res)
+    throw RuntimeFailure(
+        fmt::format("cannot reach the server at {}: {}", o.url, httplib::to_string(res.error())));
+  if (res->status == 404)
+    throw UsageError(fmt::format("--model '{}': the server at {} does not serve it ({})", o.model,
+                                 o.url, res->body));
+  if (res->status != 200)
+    throw RuntimeFailure(fmt::format("the server at {} answered GET /v2/models/{} with HTTP {}",
+                                     o.url, o.model, res->status));
+  try {
+    const ModelMetadata m = parse_model_metadata(res->body);
+    return {m.inputs, m.outputs};
+  } catch (const RequestError& e) {
+    throw RuntimeFailure(fmt::format("the server at {}: {}", o.url, e.what()));
+  }
+}
+
+// Whether the run should end early: the server refused a connection after having been reached.
+struct Stop {
+  std::atomic<bool> now{false};
+  std::mutex mutex;
+  std::string reason;
+  void set(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (reason.empty()) reason = why;
+    now = true;
+  }
+};
+
+}  // namespace
+
+void validate(const LoadOptions& o) {
+  static const std::regex url(R"(http://[^/:\s]+:[0-9]{1,5}/?)");
+  if (!std::regex_match(o.url, url))
+    throw UsageError("URL '" + o.url + "': expected http://HOST:PORT, e.g. http://127.0.0.1:8000");
+  if (o.model.empty()) throw UsageError("--model: expected the served model's name");
+  if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
+    throw UsageError(
+        fmt::format("--timeout {}: expected a positive number of seconds", o.timeout_s));
+  if (!(o.arrivals.duration_s > 0) || !std::isfinite(o.arrivals.duration_s))
+    throw UsageError(fmt::format("--duration {}: expected a positive time", o.arrivals.duration_s));
+  if (o.concurrency == 0 && o.connections == 0)
+    throw UsageError("--connections: expected at least 1");
+  if (o.concurrency > 4096 || o.connections > 4096)
+    throw UsageError("--concurrency/--connections: at most 4096 clients");
+}
+
+LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
+  validate(options);
+  LoadOptions o = options;
+  if (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
+  LoadRun run;
+  run.signature = read_signature(o);
+  std::mt19937_64 rng(o.arrivals.seed);
+  std::vector<WireTensor> inputs;
+  for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng));
+  const bool binary =
+      o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
+        return t.type == WireType::kFp16 || t.type == WireType::kBf16;
+      });
+  const EncodedRequest encoded = encode_inference_request(inputs, binary, true);
+  Request request;
+  request.path = "/v2/models/" + o.model + "/infer";
+  request.body = encoded.body;
+  request.content_type = encoded.json_length ? "application/octet-stream" : "application/json";
+  if (encoded.json_length)
+    request.headers.emplace(kHeaderLength, std::to_string(*encoded.json_length));
+
+  const bool closed = o.concurrency > 0;
+  const std::vector<double> schedule =
+      closed ? std::vector<double>{} : schedule_arrivals(o.arrivals);
+  const std::size_t clients =
+      closed ? o.concurrency : std::min(o.connections, std::max<std::size_t>(1, schedule.size()));
+  const double duration = o.arrivals.duration_s;
+  // Nothing is sent after this: a request due later would have waited past the timeout anyway.
+  const double last_send_s = duration + o.timeout_s;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  Stop stop;
+  std::mutex merge;
+  std::vector<RequestRecord> records;
+  // Every client connects before the clock starts: connection set-up is not the server's latency,
+  // and a burst of connects at the start would overflow a small listen backlog.
+  std::vector<std::unique_ptr<httplib::Client>> connected;
+  for (std::size_t c = 0; c < clients; ++c) {
+    connected.push_back(connect(o));
+    if (!connected.back()->Get("/v2/health/live"))
+      throw RuntimeFailure(fmt::format("cannot open connection {} of {} to the server at {}", c + 1,
+                                       clients, o.url));
+  }
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (std::size_t c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      std::unique_ptr<httplib::Client> client = std::move(connected[c]);
+      std::vector<RequestRecord> mine;
+      for (;;) {
+        if (stop.now) break;
+        double due = -1;
+        if (closed) {
+          if (to_seconds(Clock::now() - start) >= duration) break;
+        } else {
+          const std::size_t i = next.fetch_add(1);
+          if (i >= schedule.size()) break;
+          due = schedule[i];
+          std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(due)));
+          if (stop.now || to_seconds(Clock::now() - start) > last_send_s) {
+            break;
+          }
+        }
+        RequestRecord rec = send(*client, request, o, start, due);
+        if (rec.outcome == RequestOutcome::kConnection) {
+          // One retry on a fresh connection tells a closed keep-alive from a server that is gone.
+          client = connect(o);
+          const auto probe = client->Get("/v2/health/live");
+          if (!probe)
+            stop.set(fmt::format("the server at {} stopped answering ({})", o.url,
+                                 httplib::to_string(probe.error())));
+        }
+        mine.push_back(rec);
+        ++done;
+      }
+      std::lock_guard<std::mutex> lock(merge);
+      records.insert(records.end(), mine.begin(), mine.end());
+    });
+  }
+  if (progress) {
+    while (done < (closed ? std::numeric_limits<std::size_t>::max() : schedule.size()) &&
+           !stop.now) {
+      const double elapsed = to_seconds(Clock::now() - start);
+      if (elapsed >= duration + o.timeout_s) break;
+      progress(std::min(1.0, elapsed / duration));
+      if (closed && elapsed >= duration) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (progress) progress(1.0);
+  run.records = std::move(records);
+  run.duration_s = closed ? to_seconds(Clock::now() - start) : duration;
+  if (!closed && run.records.size() < schedule.size()) {
+    run.unsent = schedule.size() - run.records.size();
+    run.stopped = stop.reason.empty()
+                      ? fmt::format(
+                            "{} requests were due after the run's end plus the timeout "
+                            "({:.1f} s): the clients were all waiting for answers",
+                            run.unsent, last_send_s)
+                      : stop.reason;
+  } else if (stop.now) {
+    run.stopped = stop.reason;
+  }
+  return run;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,109 @@
+#include "torchperf/serve/model_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace torchperf {
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    out += (i ? "," : "") + (shape[i] < 0 ? std::string("N") : std::to_string(shape[i]));
+  return out + "]";
+}
+
+bool names_match(const ModelSignature& signature, const InferenceRequest& request) {
+  for (const auto& t : request.inputs)
+    if (std::none_of(signature.inputs.begin(), signature.inputs.end(),
+                     [&](const WireTensorSpec& s) { return s.name == t.name; }))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void conform_request(const ModelSignature& signature, InferenceRequest& request) {
+  if (request.inputs.size() != signature.inputs.size())
+    throw RequestError(fmt::format("the model takes {} input{}, the request has {}",
+                                   signature.inputs.size(), signature.inputs.size() == 1 ? "" : "s",
+                                   request.inputs.size()));
+  if (names_match(signature, request)) {
+    std::vector<WireTensor> ordered;
+    for (const auto& s : signature.inputs) {
+      auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
+                             [&](const WireTensor& t) { return t.name == s.name; });
+      if (it == request.inputs.end())
+        throw RequestError(fmt::format("input '{}' is missing (one name given twice?)", s.name));
+      ordered.push_back(std::move(*it));
+      request.inputs.erase(it);
+    }
+    request.inputs = std::move(ordered);
+  }
+  std::int64_t batch = -1;
+  for (std::size_t i = 0; i < signature.inputs.size(); ++i) {
+    const WireTensorSpec& s = signature.inputs[i];
+    const WireTensor& t = request.inputs[i];
+    if (t.type != s.type)
+      throw RequestError(fmt::format("input '{}' ({}): expected datatype {}, got {}", t.name,
+                                     s.name, to_string(s.type), to_string(t.type)));
+    bool fits = t.shape.size() == s.shape.size() && !t.shape.empty() && t.shape[0] >= 1;
+    for (std::size_t d = 1; fits && d < s.shape.size(); ++d)
+      fits = s.shape[d] < 0 || s.shape[d] == t.shape[d];
+    if (!fits)
+      throw RequestError(fmt::format("input '{}' ({}): expected shape {}, got {}", t.name, s.name,
+                                     shape_text(s.shape), shape_text(t.shape)));
+    if (batch >= 0 && t.shape[0] != batch)
+      throw RequestError(fmt::format("input '{}': batch {} differs from the first input's {}",
+                                     t.name, t.shape[0], batch));
+    batch = t.shape[0];
+  }
+  for (const auto& name : request.outputs)
+    if (std::none_of(signature.outputs.begin(), signature.outputs.end(),
+                     [&](const WireTensorSpec& s) { return s.name == name; })) {
+      std::string known;
+      for (const auto& s : signature.outputs) known += (known.empty() ? "" : ", ") + s.name;
+      throw RequestError(
+          fmt::format("output '{}' is not one of the model's outputs ({})", name, known));
+    }
+}
+
+std::int64_t request_batch(const InferenceRequest& request) {
+  if (request.inputs.empty() || request.inputs[0].shape.empty()) return 1;
+  return request.inputs[0].shape[0];
+}
+
+std::vector<WireTensor> select_outputs(const InferenceRequest& request,
+                                       std::vector<WireTensor> outputs) {
+  if (request.outputs.empty()) return outputs;
+  std::vector<WireTensor> chosen;
+  for (const auto& name : request.outputs)
+    for (auto& t : outputs)
+      if (t.name == name) chosen.push_back(t);
+  return chosen;
+}
+
+EchoRunner::EchoRunner(std::vector<WireTensorSpec> inputs) {
+  signature_.inputs = std::move(inputs);
+  for (std::size_t i = 0; i < signature_.inputs.size(); ++i) {
+    WireTensorSpec out = signature_.inputs[i];
+    out.name = "output" + std::to_string(i);
+    signature_.outputs.push_back(std::move(out));
+  }
+}
+
+std::vector<std::vector<WireTensor>> EchoRunner::run(
+    const std::vector<const InferenceRequest*>& batch) {
+  std::vector<std::vector<WireTensor>> answers;
+  answers.reserve(batch.size());
+  for (const InferenceRequest* r : batch) {
+    std::vector<WireTensor> outputs = r->inputs;
+    for (std::size_t i = 0; i < outputs.size(); ++i) outputs[i].name = signature_.outputs[i].name;
+    answers.push_back(std::move(outputs));
+  }
+  return answers;
+}
+
+}  // namespace torchperf

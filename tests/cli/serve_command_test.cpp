@@ -1,0 +1,157 @@
+// serve and load as a user runs them: real processes, real HTTP on loopback, real signals.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "support/test_support.h"
+#include "test_paths.h"
+
+extern char** environ;
+
+namespace torchperf {
+namespace {
+
+using testing::run_cli;
+
+// `torchperf serve ARGS --port 0` in the background; the first line of its output says the port.
+class ServeProcess {
+ public:
+  explicit ServeProcess(std::vector<std::string> args) {
+    args.insert(args.begin(), {TORCHPERF_TEST_CLI, "serve"});
+    args.insert(args.end(), {"--port", "0"});
+    int out[2];
+    EXPECT_EQ(::pipe(out), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    out_ = fdopen(out[0], "r");
+    first_line_ = line();
+    std::smatch m;
+    if (std::regex_search(first_line_, m, std::regex(R"(http://127\.0\.0\.1:(\d+))")))
+      port_ = std::stoi(m[1]);
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) stop(SIGKILL);
+    if (out_) fclose(out_);
+  }
+  // Sends the signal and returns the exit status (128 + signal when killed by it).
+  int stop(int sig = SIGTERM) {
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string line() {
+    char buffer[4096];
+    return fgets(buffer, sizeof buffer, out_) ? std::string(buffer) : std::string();
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  const std::string& first_line() const { return first_line_; }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+  std::string first_line_;
+  int port_ = 0;
+};
+
+TEST(ServeCommandTest, ServesTheModelAndAnswersTheProtocolsEndpoints) {
+  ServeProcess serve({"builtin:mlp", "--max-batch", "4"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("serving 'mlp'"), std::string::npos);
+  EXPECT_NE(serve.first_line().find("mode=eval"), std::string::npos) << serve.first_line();
+  httplib::Client c("127.0.0.1", serve.port());
+  EXPECT_EQ(c.Get("/v2/health/ready")->status, 200);
+  const auto meta = nlohmann::json::parse(c.Get("/v2/models/mlp")->body);
+  EXPECT_EQ(meta.at("inputs")[0].at("shape"), nlohmann::json::array({-1, 784}));
+  nlohmann::json body = {{"inputs",
+                          {{{"name", "x"},
+                            {"datatype", "FP32"},
+                            {"shape", {1, 784}},
+                            {"data", std::vector<float>(784, 0.5f)}}}}};
+  const auto answer = c.Post("/v2/models/mlp/infer", body.dump(), "application/json");
+  ASSERT_EQ(answer->status, 200) << answer->body;
+  EXPECT_EQ(nlohmann::json::parse(answer->body).at("outputs")[0].at("shape"),
+            nlohmann::json::array({1, 10}));
+  EXPECT_NE(c.Get("/metrics")->body.find("torchperf_responses_total{code=\"200\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
+TEST(ServeCommandTest, LoadReportsPercentilesAndTheObjectivesVerdictAsJson) {
+  ServeProcess serve({"builtin:mlp"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  const auto run = run_cli({"load", serve.url(), "--model", "mlp", "--rate", "100", "--duration",
+                            "1s", "--slo", "p99=5s", "--json"});
+  ASSERT_EQ(run.exit_code, 3) << run.err;  // ~100 requests: too few for a p99 claim
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j.at("ok"), j.at("requests"));
+  EXPECT_GT(j.at("requests").get<int>(), 50);
+  EXPECT_TRUE(j.at("latency_s").contains("p99"));
+  EXPECT_FALSE(j.at("objective").at("enough"));
+  const auto table = run_cli(
+      {"load", serve.url(), "--model", "mlp", "--concurrency", "2", "--duration", "1s", "--quiet"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("closed loop, 2 clients"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("p99.9"), std::string::npos);
+  EXPECT_EQ(serve.stop(SIGINT), 0);
+}
+
+TEST(ServeCommandTest, TheServerWithoutAModelEchoesItsInputs) {
+  ServeProcess serve({"--no-model", "--input", "8"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("serving 'echo'"), std::string::npos);
+  const auto run = run_cli(
+      {"load", serve.url(), "--model", "echo", "--rate", "200", "--duration", "0.5s", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out).at("errors").size(), 0u);
+}
+
+TEST(ServeCommandTest, LoadAgainstAServerThatIsDownFailsNamingTheUrl) {
+  int port = 0;
+  {
+    ServeProcess gone({"--no-model", "--input", "8"});
+    port = gone.port();
+  }
+  const auto run = run_cli({"load", "http://127.0.0.1:" + std::to_string(port), "--model", "echo",
+                            "--rate", "10", "--duration", "1s"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("cannot reach the server at http://127.0.0.1:"), std::string::npos)
+      << run.err;
+}
+
+TEST(ServeCommandTest, BadFlagsAndModelsGetOneLineErrorsWithTheirExitCodes) {
+  const auto delay = run_cli({"serve", "builtin:mlp", "--max-queue-delay", "2"});
+  EXPECT_EQ(delay.exit_code, 2);
+  EXPECT_NE(delay.err.find("--max-queue-delay '2'"), std::string::npos) << delay.err;
+  const auto model = run_cli({"serve", testing::fixture("not_a_model.txt"), "--input", "3"});
+  EXPECT_EQ(model.exit_code, 4) << model.err;
+  const auto both =
+      run_cli({"load", "http://127.0.0.1:1", "--model", "m", "--rate", "5", "--concurrency", "2"});
+  EXPECT_EQ(both.exit_code, 2);
+  const auto url = run_cli({"load", "127.0.0.1:8000", "--model", "m", "--rate", "5"});
+  EXPECT_EQ(url.exit_code, 2);
+  EXPECT_NE(url.err.find("expected http://HOST:PORT"), std::string::npos) << url.err;
+  const auto shape = run_cli({"serve", "builtin:mlp", "--input", "7"});
+  EXPECT_EQ(shape.exit_code, 5) << shape.err;
+}
+
+}  // namespace
+}  // namespace torchperf

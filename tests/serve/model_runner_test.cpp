@@ -1,0 +1,99 @@
+#include "torchperf/serve/model_runner.h"
+
+#include <gtest/gtest.h>
+
+namespace torchperf {
+namespace {
+
+ModelSignature two_inputs() {
+  ModelSignature s;
+  s.inputs = {{"image", WireType::kFp32, {-1, 2, 2}}, {"ids", WireType::kInt64, {-1, 3}}};
+  s.outputs = {{"output0", WireType::kFp32, {-1, 5}}, {"output1", WireType::kInt64, {-1}}};
+  return s;
+}
+
+WireTensor tensor(const std::string& name, WireType type, std::vector<std::int64_t> shape) {
+  std::size_t n = 1;
+  for (auto d : shape) n *= static_cast<std::size_t>(d);
+  return {name, type, shape, std::vector<std::uint8_t>(n * element_size(type))};
+}
+
+TEST(ModelRunnerTest, InputsNamedAsTheSignatureArePutInItsOrder) {
+  InferenceRequest r;
+  r.inputs = {tensor("ids", WireType::kInt64, {2, 3}), tensor("image", WireType::kFp32, {2, 2, 2})};
+  conform_request(two_inputs(), r);
+  EXPECT_EQ(r.inputs[0].name, "image");
+  EXPECT_EQ(r.inputs[1].name, "ids");
+  EXPECT_EQ(request_batch(r), 2);
+}
+
+TEST(ModelRunnerTest, InputsWithOtherNamesAreTakenInTheOrderGiven) {
+  InferenceRequest r;
+  r.inputs = {tensor("a", WireType::kFp32, {1, 2, 2}), tensor("b", WireType::kInt64, {1, 3})};
+  conform_request(two_inputs(), r);
+  EXPECT_EQ(r.inputs[0].name, "a");
+}
+
+TEST(ModelRunnerTest, ACountDatatypeShapeOrBatchMismatchNamesTheInput) {
+  const auto refused = [](InferenceRequest r) -> std::string {
+    try {
+      conform_request(two_inputs(), r);
+    } catch (const RequestError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  InferenceRequest one;
+  one.inputs = {tensor("image", WireType::kFp32, {1, 2, 2})};
+  EXPECT_EQ(refused(one), "the model takes 2 inputs, the request has 1");
+  InferenceRequest type;
+  type.inputs = {tensor("image", WireType::kFp64, {1, 2, 2}),
+                 tensor("ids", WireType::kInt64, {1, 3})};
+  EXPECT_EQ(refused(type), "input 'image' (image): expected datatype FP32, got FP64");
+  InferenceRequest shape;
+  shape.inputs = {tensor("image", WireType::kFp32, {1, 2, 3}),
+                  tensor("ids", WireType::kInt64, {1, 3})};
+  EXPECT_EQ(refused(shape), "input 'image' (image): expected shape [N,2,2], got [1,2,3]");
+  InferenceRequest batch;
+  batch.inputs = {tensor("image", WireType::kFp32, {2, 2, 2}),
+                  tensor("ids", WireType::kInt64, {1, 3})};
+  EXPECT_EQ(refused(batch), "input 'ids': batch 1 differs from the first input's 2");
+  InferenceRequest empty;
+  empty.inputs = {tensor("image", WireType::kFp32, {0, 2, 2}),
+                  tensor("ids", WireType::kInt64, {0, 3})};
+  EXPECT_EQ(refused(empty), "input 'image' (image): expected shape [N,2,2], got [0,2,2]");
+  InferenceRequest output;
+  output.inputs = {tensor("image", WireType::kFp32, {1, 2, 2}),
+                   tensor("ids", WireType::kInt64, {1, 3})};
+  output.outputs = {"logits"};
+  EXPECT_EQ(refused(output),
+            "output 'logits' is not one of the model's outputs (output0, output1)");
+}
+
+TEST(ModelRunnerTest, OutputsAskedForAreSelectedInTheRequestsOrder) {
+  InferenceRequest r;
+  r.outputs = {"output1"};
+  const auto chosen = select_outputs(
+      r, {tensor("output0", WireType::kFp32, {1, 5}), tensor("output1", WireType::kInt64, {1})});
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0].name, "output1");
+  r.outputs.clear();
+  EXPECT_EQ(select_outputs(r, {tensor("output0", WireType::kFp32, {1, 5})}).size(), 1u);
+}
+
+TEST(ModelRunnerTest, TheEchoRunnerAnswersEachRequestWithItsInputs) {
+  EchoRunner echo({{"x", WireType::kFp32, {-1, 2}}});
+  EXPECT_EQ(echo.signature().outputs[0].name, "output0");
+  InferenceRequest a, b;
+  a.inputs = {tensor("x", WireType::kFp32, {1, 2})};
+  a.inputs[0].bytes[0] = 7;
+  b.inputs = {tensor("x", WireType::kFp32, {3, 2})};
+  const auto answers = echo.run({&a, &b});
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0][0].bytes[0], 7);
+  EXPECT_EQ(answers[1][0].shape, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(answers[1][0].name, "output0");
+}
+
+}  // namespace
+}  // namespace torchperf
