@@ -17,4 +17,9 @@ void apply_config_argument(const std::string& argument, BenchOptions& options) {
   if (options.device == "auto" && !file.device.empty()) options.device = file.device;
 }
 
+void default_to_serving(Configuration& config) {
+  if (!config.get("mode")) config.set("mode", "eval");
+  if (!config.get("grad")) config.set("grad", "no_grad");
+}
+
 }  // namespace torchperf::cli

@@ -11,4 +11,8 @@ namespace torchperf::cli {
 // Sets options.config (and from a file, the model, input spec and device left unset).
 void apply_config_argument(const std::string& argument, BenchOptions& options);
 
+// A served model answers requests: eval mode (a batch's statistics must not leak between the
+// requests it holds) and no autograd, unless the configuration says otherwise.
+void default_to_serving(Configuration& config);
+
 }  // namespace torchperf::cli

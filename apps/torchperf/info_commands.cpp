@@ -3,13 +3,13 @@
 #include <iostream>
 
 #include "commands.h"
-#include "torchperf/compat/torch_error.h"
-#include "torchperf/error.h"
-#include "torchperf/models/model.h"
 #include "exit_codes.h"
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/compat/torch_error.h"
 #include "torchperf/config/knob.h"
+#include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
+#include "torchperf/models/model.h"
 #include "torchperf/report/table_writer.h"
 
 namespace torchperf::cli {
@@ -60,8 +60,8 @@ Runner add_knobs_command(CLI::App& app) {
       std::string commands;
       for (const auto& c : used_by(k)) commands += (commands.empty() ? "" : ", ") + c;
       std::cout << fmt::format("  {:<16} {}  [{}{}]\n  {:<16} {}\n", k.name, values, commands,
-                               k.scope == KnobScope::kWorker ? "; a fresh worker process" : "",
-                               "", k.description);
+                               k.scope == KnobScope::kWorker ? "; a fresh worker process" : "", "",
+                               k.description);
     }
     std::cout << "\nbuilt-in models (builtin:NAME)\n";
     for (const auto& m : builtin_models())
@@ -103,8 +103,8 @@ Runner add_export_command(CLI::App& app) {
     try {
       loaded->as_torchscript()->module().save(*path);
     } catch (const std::exception& e) {
-      throw UsageError("export: cannot write '" + *path + "': " +
-                       compat::concise_error_message(e.what()));
+      throw UsageError("export: cannot write '" + *path +
+                       "': " + compat::concise_error_message(e.what()));
     }
     std::cout << "wrote " << *path << " (" << *model << ", inputs "
               << to_string(find_builtin(model->substr(8)).default_inputs) << ")\n";

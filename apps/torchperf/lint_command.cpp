@@ -9,8 +9,8 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "report_files.h"
-#include "torchperf/error.h"
 #include "torchperf/config/configuration.h"
+#include "torchperf/error.h"
 #include "torchperf/lint/fix.h"
 #include "torchperf/lint/lint.h"
 #include "torchperf/lint/lint_report.h"
@@ -63,7 +63,8 @@ nlohmann::json fix(const LintFlags& f, bool quiet_table) {
   });
   bool any = false;
   nlohmann::json j = nlohmann::json::array();
-  if (!quiet_table) std::cout << "\nrewrites (each against the model as given, " << f.config << ")\n";
+  if (!quiet_table)
+    std::cout << "\nrewrites (each against the model as given, " << f.config << ")\n";
   for (const auto& r : outcomes) {
     any |= r.kept;
     const std::string ci = std::isnan(r.interval.low)
@@ -72,15 +73,20 @@ nlohmann::json fix(const LintFlags& f, bool quiet_table) {
     if (!quiet_table)
       std::cout << fmt::format("  {:<24} {:.3f}x ({})  {}  {}\n", r.change, r.speedup, ci,
                                r.accuracy, r.kept ? "kept" : "not kept: " + r.reason);
-    j.push_back({{"change", r.change},     {"fixes", r.fixes},
-                 {"speedup", r.speedup},   {"ci", {r.interval.low, r.interval.high}},
-                 {"accuracy", r.accuracy}, {"passes_guard", r.passes_guard},
-                 {"kept", r.kept},         {"reason", r.reason}});
+    j.push_back({{"change", r.change},
+                 {"fixes", r.fixes},
+                 {"speedup", r.speedup},
+                 {"ci", {r.interval.low, r.interval.high}},
+                 {"accuracy", r.accuracy},
+                 {"passes_guard", r.passes_guard},
+                 {"kept", r.kept},
+                 {"reason", r.reason}});
   }
   if (outcomes.empty() && !quiet_table) std::cout << "  none applies to this model\n";
   if (any) {
     write_rewritten_model(o.bench, outcomes, f.out);
-    if (!quiet_table) std::cout << "wrote " << f.out << " (the kept rewrites; loadable by torch.jit.load)\n";
+    if (!quiet_table)
+      std::cout << "wrote " << f.out << " (the kept rewrites; loadable by torch.jit.load)\n";
   } else if (!quiet_table) {
     std::cout << "no rewrite kept: " << f.out << " not written\n";
   }
@@ -91,8 +97,9 @@ nlohmann::json fix(const LintFlags& f, bool quiet_table) {
 
 Runner add_lint_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "lint", "Find performance anti-patterns in a TorchScript model's graph, each with where it "
-              "is, the evidence and the fix");
+      "lint",
+      "Find performance anti-patterns in a TorchScript model's graph, each with where it "
+      "is, the evidence and the fix");
   auto f = std::make_shared<LintFlags>();
   cmd->add_option("model", f->model, "TorchScript file (.pt) or builtin:NAME")->required();
   cmd->add_option("--fail-on", f->fail_on,
@@ -115,8 +122,9 @@ Runner add_lint_command(CLI::App& app) {
   cmd->add_option("--config", f->config,
                   "--fix: the configuration both sides run under (default careful = eval+no_grad)")
       ->default_str("careful");
-  cmd->add_option("--accuracy", f->accuracy,
-                  "--fix: the guard a rewrite's output must pass (default cosine>=0.999,top1>=99%)");
+  cmd->add_option(
+      "--accuracy", f->accuracy,
+      "--fix: the guard a rewrite's output must pass (default cosine>=0.999,top1>=99%)");
   cmd->add_option("--time", f->time_s, "--fix: seconds per head-to-head comparison")
       ->default_val(3);
   return [cmd, f]() -> int {

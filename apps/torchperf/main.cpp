@@ -33,13 +33,11 @@ int main(int argc, char** argv) {
       "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TORCHPERF_VERSION);
-  const std::vector<cli::Runner> runners = {cli::add_bench_command(app), cli::add_tune_command(app),
-                                            cli::add_report_command(app),
-                                            cli::add_train_command(app),
-                                            cli::add_lint_command(app), cli::add_serve_command(app),
-                                            cli::add_load_command(app),
-                                            cli::add_knobs_command(app), cli::add_env_command(app),
-                                            cli::add_export_command(app)};
+  const std::vector<cli::Runner> runners = {
+      cli::add_bench_command(app), cli::add_tune_command(app),       cli::add_report_command(app),
+      cli::add_train_command(app), cli::add_lint_command(app),       cli::add_serve_command(app),
+      cli::add_load_command(app),  cli::add_serve_tune_command(app), cli::add_knobs_command(app),
+      cli::add_env_command(app),   cli::add_export_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

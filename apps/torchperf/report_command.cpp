@@ -23,8 +23,8 @@ struct ReportFlags {
 };
 
 // Where an output goes: the FILE given, "-" for stdout, or next to the (first) run's results.
-std::string destination(const CLI::Option* opt, const std::string& value,
-                        const RunAnalysis& first, const std::string& default_name) {
+std::string destination(const CLI::Option* opt, const std::string& value, const RunAnalysis& first,
+                        const std::string& default_name) {
   if (!opt->count()) return "";
   // The FILE is optional, so `--html runs/a runs/b` would take the first run for it.
   if (!value.empty() && value != "-" &&
@@ -50,8 +50,9 @@ int run(const ReportFlags& f) {
   const std::string md = destination(f.md_opt, f.md, first, "report.md");
   const std::string csv = destination(f.csv_opt, f.csv, first, "points.csv");
   if ((md == "-") + (csv == "-") + (html == "-") + f.json > 1)
-    throw UsageError("only one output can go to standard output ('-' or --json): give the others "
-                     "a FILE");
+    throw UsageError(
+        "only one output can go to standard output ('-' or --json): give the others "
+        "a FILE");
   if (!f.config.empty() && !first.winner)
     throw UsageError("--config: run '" + first.run.label + "' has no winner to save");
   bool printed = false;
@@ -91,8 +92,9 @@ Runner add_report_command(CLI::App& app) {
   auto f = std::make_shared<ReportFlags>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Explain tune runs: effects, interactions, Pareto fronts, recommendations, plots");
-  cmd->add_option("runs", f->runs,
-                  "tune output directories (or their results.jsonl); several are shown side by side")
+  cmd->add_option(
+         "runs", f->runs,
+         "tune output directories (or their results.jsonl); several are shown side by side")
       ->required();
   f->html_opt = cmd->add_option("--html", f->html,
                                 "Write the self-contained HTML page to FILE (default: "

@@ -115,10 +115,7 @@ int run_serve(ServeFlags& f) {
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
   apply_config_argument(f.config, options);
   for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
-  // A served model answers requests: eval mode (a batch's statistics must not leak between the
-  // requests it holds) and no autograd, unless the configuration says otherwise.
-  if (!options.config.get("mode")) options.config.set("mode", "eval");
-  if (!options.config.get("grad")) options.config.set("grad", "no_grad");
+  default_to_serving(options.config);
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
   server.version = TORCHPERF_VERSION;

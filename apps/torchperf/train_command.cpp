@@ -62,7 +62,8 @@ TraceSchedule parse_schedule(const std::string& text) {
 }
 
 int run(TrainFlags& f) {
-  if (f.spec.model.empty()) throw UsageError("train: expected a model (a TorchScript file or builtin:NAME)");
+  if (f.spec.model.empty())
+    throw UsageError("train: expected a model (a TorchScript file or builtin:NAME)");
   if (f.steps < 1) throw UsageError("--steps: expected at least 1");
   if (f.ladder && f.rounds < kMinRatioRounds)
     throw UsageError("--rounds: expected at least " + std::to_string(kMinRatioRounds) +
@@ -96,9 +97,9 @@ int run(TrainFlags& f) {
     // A change of process state (threads) is compared with each side in a worker of its own.
     WorkerRun workers;
     workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
-    workers.log_dir = (std::filesystem::temp_directory_path() /
-                       ("torchperf-train-" + std::to_string(::getpid())))
-                          .string();
+    workers.log_dir =
+        (std::filesystem::temp_directory_path() / ("torchperf-train-" + std::to_string(::getpid())))
+            .string();
     std::filesystem::create_directories(workers.log_dir);
     workers.limits.timeout_s = 600;
     o.workers = workers;
@@ -114,7 +115,8 @@ int run(TrainFlags& f) {
     std::filesystem::remove_all(workers.log_dir);  // kept on failure: the error names the log
     bar.finish();
     report.configuration = report.ladder->rungs.back().configuration.to_string();
-    if (!f.trace.empty()) last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
+    if (!f.trace.empty())
+      last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
   } else {
     last = std::make_unique<TrainingSession>(context, config);
     report.configuration = last->configuration().to_string();
@@ -129,8 +131,9 @@ int run(TrainFlags& f) {
   if (!f.trace.empty()) {
     const TraceSummary t = write_trace(*last, schedule, f.trace);
     if (!f.quiet)
-      std::cerr << fmt::format("train: trace of {} steps ({} phase, {} operator events) written to {}\n",
-                               t.steps, t.phase_events, t.operator_events, f.trace);
+      std::cerr << fmt::format(
+          "train: trace of {} steps ({} phase, {} operator events) written to {}\n", t.steps,
+          t.phase_events, t.operator_events, f.trace);
   }
   if (!f.html.empty()) {
     write_text_file(f.html, render_train_html(report));
@@ -150,16 +153,20 @@ Runner add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Profile a training step: where the time goes, advice, and (--ladder) the climb");
   cmd->add_option("model", f->spec.model, "TorchScript file, or builtin:NAME");
-  cmd->add_option("--data", f->data,
-                  "synthetic-cifar (32x32 RGB bytes resized, 10 classes), images:DIR (one "
-                  "sub-folder of JPEG/PNG per class) or tensors:FILE (torch.save((inputs, targets)))")
+  cmd->add_option(
+         "--data", f->data,
+         "synthetic-cifar (32x32 RGB bytes resized, 10 classes), images:DIR (one "
+         "sub-folder of JPEG/PNG per class) or tensors:FILE (torch.save((inputs, targets)))")
       ->default_val("synthetic-cifar");
   cmd->add_option("--image-size", f->spec.data.image_size, "Images are resized to this square size")
       ->default_val(224);
-  cmd->add_flag("--strict", f->spec.data.strict, "A corrupt image is an error (default: skipped and counted)");
-  cmd->add_option("--loss", f->spec.loss, "auto (cross-entropy for class targets, else mse), cross-entropy, mse")
+  cmd->add_flag("--strict", f->spec.data.strict,
+                "A corrupt image is an error (default: skipped and counted)");
+  cmd->add_option("--loss", f->spec.loss,
+                  "auto (cross-entropy for class targets, else mse), cross-entropy, mse")
       ->default_val("auto");
-  cmd->add_option("--optimizer", f->spec.optimizer, "sgd (momentum 0.9) or adam")->default_val("sgd");
+  cmd->add_option("--optimizer", f->spec.optimizer, "sgd (momentum 0.9) or adam")
+      ->default_val("sgd");
   cmd->add_option("--lr", f->spec.learning_rate, "Learning rate")->default_val(0.01);
   cmd->add_option("--grad-scaler", f->spec.grad_scaler,
                   "auto (with --amp fp16), on, off: skip steps whose gradients are not finite")
@@ -176,7 +183,8 @@ Runner add_train_command(CLI::App& app) {
                 "if it wins head to head, repeat");
   cmd->add_flag("--allow-semantic-changes", f->allow_semantic,
                 "Let the ladder change the batch size and the precision (they change training)");
-  cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")->default_val(10);
+  cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")
+      ->default_val(10);
   cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 4)")
       ->default_val(4);
   cmd->add_option("--max-rounds", f->max_rounds,
@@ -185,7 +193,8 @@ Runner add_train_command(CLI::App& app) {
       ->default_val(12);
   cmd->add_option("--block-steps", f->block_steps, "Ladder: timed steps per block of a round")
       ->default_val(3);
-  cmd->add_option("--trace", f->trace, "Write a Chrome trace (Perfetto) of some steps to FILE.json");
+  cmd->add_option("--trace", f->trace,
+                  "Write a Chrome trace (Perfetto) of some steps to FILE.json");
   cmd->add_option("--trace-schedule", f->trace_schedule, "WAIT,WARMUP,ACTIVE steps of the trace")
       ->default_val("1,1,3");
   cmd->add_option("--html", f->html, "Write the HTML report (stacked step-time bars) to FILE.html");

@@ -275,6 +275,9 @@ InferenceServer::InferenceServer(ServerOptions options,
   impl_ = std::make_unique<Impl>(std::move(options), std::move(instances), clock);
   Impl& s = *impl_;
   s.http.set_payload_max_length(s.options.max_body_bytes);
+  // Without TCP_NODELAY a response written in two parts (headers, body) waits for the client's
+  // delayed ACK: 40 ms added to a fraction of the answers.
+  s.http.set_tcp_nodelay(true);
   // httplib's default sets SO_REUSEPORT, with which a second server binds a port in use and the
   // two share its connections. SO_REUSEADDR alone: a restart may reuse a port in TIME_WAIT.
   s.http.set_socket_options([](socket_t sock) {

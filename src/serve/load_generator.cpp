@@ -71,6 +71,7 @@ RequestOutcome outcome_of(const httplib::Result& result, double elapsed_s, doubl
 std::unique_ptr<httplib::Client> connect(const LoadOptions& o) {
   auto client = std::make_unique<httplib::Client>(o.url);
   client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);  // a request's headers and body must not wait for an ACK
   const auto timeout = std::chrono::duration<double>(o.timeout_s);
   client->set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
   client->set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
@@ -247,6 +248,17 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
     run.stopped = stop.reason;
   }
   return run;
+}
+
+std::string fetch_metrics(const std::string& url) {
+  httplib::Client client(url);
+  client.set_read_timeout(10, 0);
+  const auto res = client.Get("/metrics");
+  if (!res || res->status != 200)
+    throw RuntimeFailure(
+        fmt::format("cannot read {}/metrics: {}", url,
+                    res ? "HTTP " + std::to_string(res->status) : httplib::to_string(res.error())));
+  return res->body;
 }
 
 }  // namespace torchperf

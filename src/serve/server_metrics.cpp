@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -90,6 +92,21 @@ std::string ServerMetrics::render() const {
   compute_s_.render(out, "torchperf_compute_seconds", "Time its batch took in the model.");
   total_s_.render(out, "torchperf_request_seconds", "Time from arrival to the answer.");
   return out;
+}
+
+std::map<std::size_t, std::size_t> parse_batch_size_histogram(const std::string& text) {
+  static const std::regex bucket(R"re(torchperf_batch_size_bucket\{le="([0-9]+)"\} ([0-9]+))re");
+  std::map<std::size_t, std::size_t> cumulative;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), bucket);
+       it != std::sregex_iterator(); ++it)
+    cumulative[std::stoul((*it)[1])] = std::stoul((*it)[2]);
+  std::map<std::size_t, std::size_t> counts;
+  std::size_t below = 0;
+  for (const auto& [le, n] : cumulative) {
+    counts[le] = n - std::min(n, below);
+    below = n;
+  }
+  return counts;
 }
 
 }  // namespace torchperf

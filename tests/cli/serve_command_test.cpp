@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -151,6 +152,40 @@ TEST(ServeCommandTest, BadFlagsAndModelsGetOneLineErrorsWithTheirExitCodes) {
   EXPECT_NE(url.err.find("expected http://HOST:PORT"), std::string::npos) << url.err;
   const auto shape = run_cli({"serve", "builtin:mlp", "--input", "7"});
   EXPECT_EQ(shape.exit_code, 5) << shape.err;
+}
+
+}  // namespace
+}  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+TEST(ServeTuneCommandTest, MeasuresCandidatesInFreshServersAndNamesAWinnerWithinTheBudget) {
+  const std::string out = ::testing::TempDir() + "serve-tune-cli";
+  const auto run = run_cli({"serve-tune", "builtin:mlp", "--slo", "p99=1s", "--budget", "25s",
+                            "--max-batches", "1,4", "--delays", "1ms", "--cores", "1",
+                            "--curve-time", "0.3", "--min-run", "1", "--out", out, "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("WINNER"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("one request per forward"), std::string::npos);
+  EXPECT_NE(run.out.find("serve it: torchperf serve builtin:mlp"), std::string::npos);
+  std::ifstream in(out + "/serve-tune.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("schema"), "torchperf.serve-tune/1");
+  EXPECT_LE(j.at("elapsed_s").get<double>(), 25.0 + 10.0);  // the budget plus one run's tail
+  bool winner = false;
+  for (const auto& c : j.at("candidates")) {
+    winner = winner || c.at("winner").get<bool>();
+    EXPECT_LE(c.at("instances").get<int>() * c.at("threads").get<int>(), 1);
+  }
+  EXPECT_TRUE(winner);
+  EXPECT_TRUE(std::filesystem::exists(out + "/serve-tune.html"));
+}
+
+TEST(ServeTuneCommandTest, BadSettingsGetUsageErrors) {
+  EXPECT_EQ(run_cli({"serve-tune", "builtin:mlp", "--max-batches", "0,4"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"serve-tune", "builtin:mlp", "--slo", "fast"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"serve-tune", "builtin:mlp", "--delays", "1"}).exit_code, 2);
 }
 
 }  // namespace

@@ -55,3 +55,18 @@ TEST(ServerMetricsTest, TheExpositionHasResponsesQueueDepthBatchesAndLatencies) 
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+
+TEST(ServerMetricsTest, TheBatchSizeHistogramIsReadBackFromTheText) {
+  ServerMetrics m(8);
+  for (const std::size_t b : {1, 1, 3, 8, 8, 8}) m.observe_batch(b);
+  const auto counts = parse_batch_size_histogram(m.render());
+  EXPECT_EQ(counts.at(1), 2u);
+  EXPECT_EQ(counts.at(2), 0u);
+  EXPECT_EQ(counts.at(4), 1u);
+  EXPECT_EQ(counts.at(8), 3u);
+  EXPECT_TRUE(parse_batch_size_histogram("# nothing").empty());
+}
+
+}  // namespace torchperf

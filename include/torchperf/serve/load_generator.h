@@ -45,4 +45,7 @@ using LoadProgress = std::function<void(double fraction)>;
 // UsageError when it does not serve the model.
 LoadRun run_load(const LoadOptions& options, const LoadProgress& progress = nullptr);
 
+// GET URL/metrics: the server's Prometheus text. RuntimeFailure naming the URL when it fails.
+std::string fetch_metrics(const std::string& url);
+
 }  // namespace torchperf

@@ -32,6 +32,10 @@ std::vector<double> latency_buckets_s();
 // Batch sizes 1, 2, 4, … up to max_batch (included).
 std::vector<double> batch_size_buckets(std::size_t max_batch);
 
+// Model calls by batch-size bucket (its upper bound) from GET /metrics's text, the cumulative
+// buckets turned back into counts per bucket; empty when the text has no batch-size histogram.
+std::map<std::size_t, std::size_t> parse_batch_size_histogram(const std::string& metrics_text);
+
 class ServerMetrics {
  public:
   explicit ServerMetrics(std::size_t max_batch);

@@ -1,0 +1,330 @@
+// `serve-tune`: the serving settings with the highest request rate within a latency objective.
+// The offline batch-latency curve comes from bench in worker processes (one per thread count, as
+// process state requires), and each candidate from a fresh `torchperf serve` process, loaded over
+// loopback by this one.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "config_argument.h"
+#include "exit_codes.h"
+#include "progress_bar.h"
+#include "torchperf/error.h"
+#include "torchperf/serve/load_generator.h"
+#include "torchperf/serve/serve_tune.h"
+#include "torchperf/serve/serve_tune_report.h"
+#include "torchperf/serve/server_metrics.h"
+#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/sweep/tune_options.h"
+
+extern char** environ;
+
+namespace torchperf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string self() { return fs::read_symlink("/proc/self/exe").string(); }
+
+// `torchperf serve … --port 0` as a child; its first line names the port. Stopped with SIGTERM
+// (then SIGKILL after 30 s) when destroyed.
+class ServerProcess final : public ServedCandidate {
+ public:
+  ServerProcess(std::vector<std::string> args, std::string model_name, LatencyObjective objective,
+                const std::string& log)
+      : model_(std::move(model_name)), objective_(std::move(objective)) {
+    int out[2];
+    if (::pipe(out) != 0) throw RuntimeFailure("serve-tune: cannot create a pipe");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(out[0]);
+      throw RuntimeFailure("serve-tune: cannot start a server: " + std::string(strerror(rc)));
+    }
+    FILE* f = fdopen(out[0], "r");
+    char line[4096] = {0};
+    const bool got = fgets(line, sizeof line, f) != nullptr;
+    fclose(f);
+    std::smatch m;
+    const std::string first = got ? line : "";
+    if (!std::regex_search(first, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
+      stop();
+      std::ifstream in(log);
+      std::string last, l;
+      while (std::getline(in, l))
+        if (!l.empty()) last = l;
+      throw RuntimeFailure("serve-tune: the server did not start: " +
+                           (last.empty() ? "see " + log : last));
+    }
+    url_ = "http://127.0.0.1:" + m[1].str();
+  }
+  ~ServerProcess() override { stop(); }
+
+  LoadSummary load(double rate, double duration) override {
+    LoadOptions o;
+    o.url = url_;
+    o.model = model_;
+    o.arrivals.rate_per_s = rate;
+    o.arrivals.duration_s = duration;
+    o.arrivals.seed = seed_++;
+    o.connections = 64;
+    o.timeout_s = std::max(2.0, 20 * objective_.limit_s);
+    const LoadRun run = run_load(o);
+    if (!run.stopped.empty() && run.unsent > 0 && run.records.empty())
+      throw RuntimeFailure("serve-tune: " + run.stopped);
+    std::vector<RequestRecord> records = run.records;
+    // Requests never sent count against the objective: they were not answered in time.
+    for (std::size_t i = 0; i < run.unsent; ++i)
+      records.push_back({duration, duration, duration, RequestOutcome::kTimeout});
+    return summarize_load(records, run.duration_s, objective_);
+  }
+
+  std::map<std::size_t, std::size_t> batch_sizes() override {
+    return parse_batch_size_histogram(fetch_metrics(url_));
+  }
+
+ private:
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 3000; ++i) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  pid_t pid_ = -1;
+  std::string url_, model_;
+  LatencyObjective objective_;
+  std::uint64_t seed_ = 1;
+};
+
+struct Flags {
+  BenchOptions model;
+  std::vector<std::string> inputs;
+  std::string config;
+  std::string slo = "p99=50ms";
+  std::string budget = "15m";
+  std::string max_batches = "1,2,4,8,16,32";
+  std::string delays = "1ms,5ms";
+  std::size_t cores = 0;
+  std::string out;
+  double curve_time_s = 1.5;
+  double min_run_s = 5;
+  bool json = false;
+  bool quiet = false;
+};
+
+class ProcessBackend final : public ServingBackend {
+ public:
+  ProcessBackend(const Flags& f, BenchOptions options, std::string log_dir, LatencyObjective slo)
+      : f_(f), options_(std::move(options)), log_dir_(std::move(log_dir)), slo_(std::move(slo)) {}
+
+  ServiceCurve measure_curve(std::size_t threads,
+                             const std::vector<std::size_t>& batches) override {
+    std::map<std::size_t, double> seconds;
+    for (const auto b : batches) {
+      BenchOptions o = options_;
+      o.config.set("threads", std::to_string(threads));
+      o.config.set("batch", std::to_string(b));
+      o.time_s = f_.curve_time_s;
+      WorkerRun run;
+      run.executable = self();
+      run.log_dir = log_dir_;
+      run.log_prefix = fmt::format("curve-t{}-b{}", threads, b);
+      run.limits.timeout_s = 120 + 20 * o.time_s;
+      const BenchResult r = measure_in_worker(o, run);
+      if (!r.measurement || !(r.measurement->throughput_samples_per_s > 0))
+        throw RuntimeFailure(
+            fmt::format("serve-tune: batch {} at {} threads gave no measurement", b, threads));
+      seconds[b] = static_cast<double>(b) / r.measurement->throughput_samples_per_s;
+    }
+    return ServiceCurve(seconds);
+  }
+
+  std::unique_ptr<ServedCandidate> serve(const ServingCandidate& c) override {
+    std::vector<std::string> args = {self(), "serve"};
+    if (!options_.model.empty()) args.push_back(options_.model);
+    if (!options_.input_spec.empty()) args.insert(args.end(), {"--input", options_.input_spec});
+    Configuration config = options_.config;
+    config.set("threads", std::to_string(c.threads));
+    args.insert(
+        args.end(),
+        {"--config", config.to_string(), "--name", "candidate", "--port", "0", "--instances",
+         std::to_string(c.instances), "--max-batch", std::to_string(c.max_batch),
+         "--max-queue-delay", fmt::format("{:g}us", c.max_queue_delay_s * 1e6), "--max-queue",
+         std::to_string(std::max<std::size_t>(256, 4 * c.max_batch)), "--device", options_.device});
+    const std::string log =
+        (fs::path(log_dir_) / fmt::format("server-{}.log", ++servers_)).string();
+    return std::make_unique<ServerProcess>(args, "candidate", slo_, log);
+  }
+
+ private:
+  const Flags& f_;
+  BenchOptions options_;
+  std::string log_dir_;
+  LatencyObjective slo_;
+  int servers_ = 0;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+int run(Flags& f) {
+  BenchOptions options = f.model;
+  for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
+  apply_config_argument(f.config, options);
+  if (options.model.empty())
+    throw UsageError("serve-tune: expected a model (a TorchScript file or builtin:NAME)");
+  default_to_serving(options.config);
+  ServeTuneOptions o;
+  o.objective = parse_latency_objective(f.slo);
+  o.budget_s = parse_duration(f.budget, "--budget");
+  o.cores = f.cores > 0 ? f.cores : std::max(1u, std::thread::hardware_concurrency());
+  o.max_batches.clear();
+  for (const auto& b : split_list(f.max_batches)) {
+    std::size_t used = 0;
+    unsigned long v = 0;
+    try {
+      v = std::stoul(b, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != b.size() || v == 0)
+      throw UsageError("--max-batches '" + f.max_batches + "': expected sizes such as 1,4,16");
+    o.max_batches.push_back(v);
+  }
+  o.delays_s.clear();
+  for (const auto& d : split_list(f.delays)) o.delays_s.push_back(parse_latency(d, "--delays"));
+  o.min_run_s = f.min_run_s;
+  validate(o);
+  validate(options);
+  if (f.out.empty()) f.out = "serve-tune-" + fs::path(options.model).stem().string();
+  fs::create_directories(fs::path(f.out) / "logs");
+
+  ProcessBackend backend(f, options, (fs::path(f.out) / "logs").string(), o.objective);
+  ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
+  SteadyTimeSource clock;
+  const auto started = std::chrono::steady_clock::now();
+  if (!f.quiet)
+    std::cerr << fmt::format(
+        "serve-tune: {} candidates on {} cores, objective {}, budget {:.0f} s\n",
+        serving_candidates(o).size(), o.cores, o.objective.text, o.budget_s);
+  const ServeTuneResult r =
+      run_serve_tune(o, backend, clock, [&](const std::string& phase, double x) {
+        const double spent =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        bar.show(x, phase, std::max(0.0, o.budget_s - spent));
+      });
+  bar.finish();
+  const nlohmann::json j = to_json(r, o);
+  std::ofstream(fs::path(f.out) / "serve-tune.json") << j.dump(2) << "\n";
+  std::ofstream(fs::path(f.out) / "serve-tune.html") << serve_tune_html(r, o, options.model);
+  std::ofstream(fs::path(f.out) / "serve-tune.csv")
+      << serve_tune_csv(r, o);
+  if (f.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "serve-tune of " << options.model << " (" << options.config.to_string()
+              << "), objective " << o.objective.text << "\n"
+              << serve_tune_table(r, o).render(TextFormat::kTerminal);
+    std::cout << fmt::format("time: {:.0f} s of {:.0f} s{}\n", r.elapsed_s, o.budget_s,
+                             r.stopped.empty() ? "" : " (" + r.stopped + ")");
+    if (r.winner) {
+      const auto& w = r.candidates[*r.winner].candidate;
+      std::cout << serve_tune_verdict(r) << "\n"
+                << fmt::format(
+                       "serve it: torchperf serve {} {}--config '{}' --instances {} "
+                       "--max-batch {} --max-queue-delay {:g}us\n",
+                       options.model,
+                       options.input_spec.empty() ? "" : "--input '" + options.input_spec + "' ",
+                       [&] {
+                         Configuration c = options.config;
+                         c.set("threads", std::to_string(w.threads));
+                         return c.to_string();
+                       }(),
+                       w.instances, w.max_batch, w.max_queue_delay_s * 1e6);
+    }
+    std::cout << "wrote " << (fs::path(f.out) / "serve-tune.{json,csv,html}").string() << "\n";
+  }
+  if (!r.winner) {
+    std::cerr << "torchperf: no candidate met " << o.objective.text << " at any rate tried\n";
+    return kInvalidResult;
+  }
+  return kSuccess;
+}
+
+}  // namespace
+
+Runner add_serve_tune_command(CLI::App& app) {
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve-tune",
+      "Find the serving settings (instances, threads, max batch, queue delay) with "
+      "the highest request rate whose latency meets an objective, by measurement");
+  cmd->add_option("model", f->model.model, "TorchScript file, or builtin:NAME");
+  cmd->add_option("--input", f->inputs, "Input spec per forward argument (as for bench)");
+  cmd->add_option("--config", f->config,
+                  "The model's configuration (string, or tune's winner FILE.json); threads is "
+                  "searched");
+  cmd->add_option("--slo", f->slo, "Latency objective, e.g. p99=50ms")->default_val("p99=50ms");
+  cmd->add_option("--budget", f->budget, "Time for the whole search (e.g. 15m)")
+      ->default_val("15m");
+  cmd->add_option("--max-batches", f->max_batches, "max_batch values to try")
+      ->default_val("1,2,4,8,16,32");
+  cmd->add_option("--delays", f->delays, "max_queue_delay values to try")->default_val("1ms,5ms");
+  cmd->add_option("--cores", f->cores, "Cores to share among instances (default: all)");
+  cmd->add_option("--curve-time", f->curve_time_s, "Seconds of bench per batch size of the curve")
+      ->default_val(1.5);
+  cmd->add_option("--min-run", f->min_run_s, "A load run's least length in seconds")
+      ->default_val(5);
+  cmd->add_option("--out", f->out, "Folder for serve-tune.json/.csv/.html and the servers' logs");
+  cmd->add_option("--device", f->model.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
+  cmd->add_flag("--json", f->json, "Print the result as JSON");
+  cmd->add_flag("--quiet", f->quiet, "No progress");
+  return [cmd, f]() -> int {
+    if (!cmd->parsed()) return -1;
+    return run(*f);
+  };
+}
+
+}  // namespace torchperf::cli

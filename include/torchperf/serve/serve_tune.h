@@ -1,0 +1,102 @@
+// serve-tune's search: serving settings (instances, threads per instance, max_batch,
+// max_queue_delay) ranked by the rate the queueing model predicts within the objective, then
+// measured, best first, each by a fresh server and open-loop load at rising or falling rates,
+// until the budget is spent. Where the servers run and how load reaches them is the backend's.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/measure/clock.h"
+#include "torchperf/serve/load_summary.h"
+#include "torchperf/serve/queue_model.h"
+
+namespace torchperf {
+
+struct ServingCandidate {
+  std::size_t instances = 1;
+  std::size_t threads = 1;  // intra-op threads per instance
+  std::size_t max_batch = 1;
+  double max_queue_delay_s = 0;
+  // "instances=1 threads=2 max_batch=8 delay=2ms"
+  std::string label() const;
+};
+
+// One candidate's server, started fresh; destroyed: stopped.
+class ServedCandidate {
+ public:
+  virtual ~ServedCandidate() = default;
+  // Open-loop Poisson load at this rate for this long, judged against the objective.
+  virtual LoadSummary load(double rate_per_s, double duration_s) = 0;
+  // Model calls by batch size over every load run so far (from the server's /metrics).
+  virtual std::map<std::size_t, std::size_t> batch_sizes() { return {}; }
+};
+
+class ServingBackend {
+ public:
+  virtual ~ServingBackend() = default;
+  // Seconds per model call at each batch size, with this many intra-op threads (offline).
+  virtual ServiceCurve measure_curve(std::size_t threads,
+                                     const std::vector<std::size_t>& batches) = 0;
+  virtual std::unique_ptr<ServedCandidate> serve(const ServingCandidate& candidate) = 0;
+};
+
+struct ServeTuneOptions {
+  LatencyObjective objective;
+  double budget_s = 900;
+  std::size_t cores = 2;  // instances x threads never exceed it
+  std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
+  std::vector<double> delays_s = {0.001, 0.005};
+  std::size_t trials_per_candidate = 4;  // load runs while bracketing a candidate's best rate
+  double min_run_s = 5;                  // a load run's least length
+  double server_start_s = 3;             // a guess until the first start is timed
+};
+
+// UsageError naming the option: no batch sizes or delays, a batch or core count of 0, a negative
+// delay, a budget or run length that is not positive.
+void validate(const ServeTuneOptions& options);
+
+struct RateTrial {
+  double rate_per_s = 0;
+  double duration_s = 0;
+  LoadSummary summary;
+  bool valid = false;      // the objective's verdict
+  double predicted_s = 0;  // the queueing model's quantile at this rate
+};
+
+struct CandidateResult {
+  ServingCandidate candidate;
+  double predicted_max_rate = 0;  // within the objective, by the queueing model
+  std::vector<RateTrial> trials;  // in the order run
+  bool measured = false;
+  std::string skipped;  // why it was not measured (budget, cannot beat the best so far)
+  // The highest rate that ran VALID, and its trial; nullopt when none did.
+  std::optional<std::size_t> best_trial;
+  std::map<std::size_t, std::size_t> batch_sizes;  // calls by batch size, over its runs
+  double best_rate() const;
+};
+
+struct ServeTuneResult {
+  std::map<std::size_t, ServiceCurve> curves;  // by threads per instance
+  std::vector<CandidateResult> candidates;     // in the order measured, then the rest
+  std::optional<std::size_t> winner;           // the highest valid rate
+  std::optional<std::size_t> unbatched;        // max_batch 1, one instance, all cores
+  double elapsed_s = 0;
+  std::string stopped;  // why measuring ended before every candidate was tried
+};
+
+// phase in words, fraction of the budget spent
+using ServeTuneProgress = std::function<void(const std::string& phase, double fraction)>;
+
+// The candidates of the options, every instances x threads that fits the cores.
+std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& options);
+
+ServeTuneResult run_serve_tune(const ServeTuneOptions& options, ServingBackend& backend,
+                               TimeSource& clock, const ServeTuneProgress& progress = nullptr);
+
+}  // namespace torchperf

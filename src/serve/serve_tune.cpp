@@ -1,0 +1,181 @@
+#include "torchperf/serve/serve_tune.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "torchperf/error.h"
+#include "torchperf/measure/quantile_bounds.h"
+
+namespace torchperf {
+namespace {
+
+BatchingPolicy policy_of(const ServingCandidate& c) {
+  return {c.max_batch, c.max_queue_delay_s, std::max<std::size_t>(256, 4 * c.max_batch)};
+}
+
+bool is_unbatched(const ServingCandidate& c, std::size_t cores) {
+  return c.max_batch == 1 && c.instances == 1 && c.threads == cores;
+}
+
+}  // namespace
+
+std::string ServingCandidate::label() const {
+  return fmt::format("instances={} threads={} max_batch={} delay={:g}ms", instances, threads,
+                     max_batch, max_queue_delay_s * 1e3);
+}
+
+double CandidateResult::best_rate() const {
+  return best_trial ? trials[*best_trial].rate_per_s : 0.0;
+}
+
+void validate(const ServeTuneOptions& o) {
+  if (o.max_batches.empty()) throw UsageError("--max-batches: expected at least one batch size");
+  if (o.delays_s.empty()) throw UsageError("--delays: expected at least one delay");
+  for (const auto b : o.max_batches)
+    if (b == 0) throw UsageError("--max-batches: every size must be at least 1");
+  for (const auto d : o.delays_s)
+    if (!(d >= 0) || !std::isfinite(d)) throw UsageError("--delays: expected times >= 0");
+  if (o.cores == 0) throw UsageError("--cores: expected at least 1");
+  if (!(o.budget_s > 0)) throw UsageError("--budget: expected a positive time");
+  if (!(o.min_run_s > 0)) throw UsageError("--min-run: expected a positive time");
+  if (o.trials_per_candidate == 0) throw UsageError("--trials: expected at least 1");
+}
+
+std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& o) {
+  std::vector<ServingCandidate> out;
+  std::vector<std::size_t> batches = o.max_batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (std::size_t instances = 1; instances <= o.cores; ++instances)
+    for (std::size_t threads = 1; instances * threads <= o.cores; ++threads)
+      for (const auto b : batches)
+        for (const auto d : o.delays_s) {
+          // With one request per call, a delay only adds latency: the smallest one is enough.
+          if (b == 1 && d != *std::min_element(o.delays_s.begin(), o.delays_s.end())) continue;
+          out.push_back({instances, threads, b, d});
+        }
+  return out;
+}
+
+ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backend,
+                               TimeSource& clock, const ServeTuneProgress& progress) {
+  validate(o);
+  const auto start = clock.now();
+  const auto elapsed = [&] { return to_seconds(clock.now() - start); };
+  const auto report = [&](const std::string& phase) {
+    if (progress) progress(phase, std::min(1.0, elapsed() / o.budget_s));
+  };
+  ServeTuneResult result;
+  const std::vector<ServingCandidate> candidates = serving_candidates(o);
+  std::set<std::size_t> thread_counts;
+  for (const auto& c : candidates) thread_counts.insert(c.threads);
+  std::vector<std::size_t> batches = o.max_batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (const auto t : thread_counts) {
+    report(fmt::format("batch-latency curve at {} thread{}", t, t == 1 ? "" : "s"));
+    result.curves[t] = backend.measure_curve(t, batches);
+  }
+  const double q = o.objective.quantile, limit = o.objective.limit_s;
+  std::vector<CandidateResult> ranked;
+  for (const auto& c : candidates) {
+    CandidateResult r;
+    r.candidate = c;
+    r.predicted_max_rate =
+        predict_max_rate(policy_of(c), c.instances, result.curves.at(c.threads), q, limit);
+    ranked.push_back(std::move(r));
+  }
+  // The unbatched server first (the reference batching must beat), then the best predicted.
+  std::stable_sort(
+      ranked.begin(), ranked.end(), [&](const CandidateResult& a, const CandidateResult& b) {
+        const bool ua = is_unbatched(a.candidate, o.cores), ub = is_unbatched(b.candidate, o.cores);
+        if (ua != ub) return ua;
+        return a.predicted_max_rate > b.predicted_max_rate;
+      });
+
+  const std::size_t needed = samples_for_quantile_upper_bound(q, kObjectiveConfidence);
+  double start_s = o.server_start_s;
+  double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
+  std::size_t calibrated = 0;
+  double best = 0;
+  for (auto& r : ranked) {
+    const ServingCandidate& c = r.candidate;
+    const double remaining = o.budget_s - elapsed();
+    if (!result.stopped.empty() || remaining < start_s + o.min_run_s) {
+      if (result.stopped.empty())
+        result.stopped = fmt::format("the budget ran out ({:.0f} s left, a run needs {:.0f} s)",
+                                     std::max(0.0, remaining), start_s + o.min_run_s);
+      r.skipped = "budget";
+      continue;
+    }
+    const double calibration = calibrated ? std::exp(log_calibration / calibrated) : 1.0;
+    const double expected = r.predicted_max_rate * calibration;
+    if (!is_unbatched(c, o.cores) && best > 0 && expected * 1.25 < best) {
+      r.skipped =
+          fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected, best);
+      continue;
+    }
+    report("serving " + c.label());
+    const auto launched = clock.now();
+    std::unique_ptr<ServedCandidate> served = backend.serve(c);
+    start_s = to_seconds(clock.now() - launched);
+    r.measured = true;
+    const ServiceCurve& curve = result.curves.at(c.threads);
+    double rate = expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1);
+    bool seen_invalid = false;
+    for (std::size_t t = 0; t < o.trials_per_candidate; ++t) {
+      const double duration = std::max(o.min_run_s, 1.25 * static_cast<double>(needed) / rate);
+      if (elapsed() + duration > o.budget_s) {
+        result.stopped = fmt::format("the budget ran out while measuring {}", c.label());
+        break;
+      }
+      report(fmt::format("{} at {:.0f}/s", c.label(), rate));
+      RateTrial trial;
+      trial.rate_per_s = rate;
+      trial.duration_s = duration;
+      trial.predicted_s =
+          predict_latency(policy_of(c), c.instances, curve, rate, 5000).quantile_s(q);
+      trial.summary = served->load(rate, duration);
+      trial.valid = trial.summary.verdict && trial.summary.verdict->valid;
+      r.trials.push_back(trial);
+      if (trial.valid) {
+        if (!r.best_trial || rate > r.trials[*r.best_trial].rate_per_s)
+          r.best_trial = r.trials.size() - 1;
+        if (seen_invalid) break;  // bracketed: valid here, invalid a step above
+        rate *= 1.2;
+      } else {
+        seen_invalid = true;
+        if (r.best_trial) break;
+        // An overloaded server answers at about its capacity: go below that (or 20% lower).
+        const double answered = trial.summary.throughput_per_s;
+        rate = 0.8 * std::min(rate, answered > 0 ? answered : rate);
+      }
+    }
+    r.batch_sizes = served->batch_sizes();
+    served.reset();
+    if (r.best_trial && r.predicted_max_rate > 0) {
+      log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
+      ++calibrated;
+    }
+    best = std::max(best, r.best_rate());
+  }
+  // Measured first, in the order run; the rest after.
+  std::stable_partition(ranked.begin(), ranked.end(),
+                        [](const CandidateResult& r) { return r.measured; });
+  result.candidates = std::move(ranked);
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    const auto& r = result.candidates[i];
+    if (is_unbatched(r.candidate, o.cores) && r.measured) result.unbatched = i;
+    if (r.best_trial &&
+        (!result.winner || r.best_rate() > result.candidates[*result.winner].best_rate()))
+      result.winner = i;
+  }
+  result.elapsed_s = elapsed();
+  report("done");
+  return result;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,149 @@
+#include "torchperf/serve/serve_tune.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+// 10 ms a call plus 1 ms a sample at 2 threads; one thread is 1.8x slower.
+ServiceCurve curve_at(std::size_t threads) {
+  const double f = threads == 1 ? 1.8 : 1.0;
+  return ServiceCurve({{1, 0.011 * f}, {8, 0.018 * f}, {32, 0.042 * f}});
+}
+
+// A server whose latencies are the queueing model's on a curve 20% slower than the offline one
+// (the HTTP path and the load generator share the cores), on a scripted clock.
+class FakeServed final : public ServedCandidate {
+ public:
+  FakeServed(ServingCandidate c, ManualTimeSource& clock, LatencyObjective objective)
+      : c_(c), clock_(clock), objective_(objective) {}
+  LoadSummary load(double rate, double duration) override {
+    const auto n = static_cast<std::size_t>(rate * duration);
+    std::map<std::size_t, double> slower;
+    const ServiceCurve offline = curve_at(c_.threads);
+    for (const auto& [b, s] : offline.points()) slower[b] = 1.2 * s;
+    const QueuePrediction p = predict_latency({c_.max_batch, c_.max_queue_delay_s, 256},
+                                              c_.instances, ServiceCurve(slower), rate, n, 3);
+    std::vector<RequestRecord> records;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double at = static_cast<double>(i) / rate;
+      records.push_back({at, at, at + p.latency_s[i], RequestOutcome::kOk});
+    }
+    clock_.advance(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration)));
+    return summarize_load(records, duration, objective_);
+  }
+
+ private:
+  ServingCandidate c_;
+  ManualTimeSource& clock_;
+  LatencyObjective objective_;
+};
+
+class FakeBackend final : public ServingBackend {
+ public:
+  FakeBackend(ManualTimeSource& clock, LatencyObjective objective)
+      : clock_(clock), objective_(objective) {}
+  ServiceCurve measure_curve(std::size_t threads, const std::vector<std::size_t>&) override {
+    clock_.advance(std::chrono::seconds(10));
+    return curve_at(threads);
+  }
+  std::unique_ptr<ServedCandidate> serve(const ServingCandidate& c) override {
+    served.push_back(c);
+    clock_.advance(std::chrono::seconds(2));
+    return std::make_unique<FakeServed>(c, clock_, objective_);
+  }
+  std::vector<ServingCandidate> served;
+
+ private:
+  ManualTimeSource& clock_;
+  LatencyObjective objective_;
+};
+
+ServeTuneOptions options(double budget_s) {
+  ServeTuneOptions o;
+  o.objective = parse_latency_objective("p99=100ms");
+  o.budget_s = budget_s;
+  o.cores = 2;
+  o.max_batches = {1, 8, 32};
+  o.delays_s = {0.002};
+  return o;
+}
+
+TEST(ServeTuneTest, CandidatesCoverInstancesAndThreadsThatFitTheCores) {
+  ServeTuneOptions o = options(100);
+  o.delays_s = {0.001, 0.005};
+  const auto c = serving_candidates(o);
+  // (1 instance x 1 or 2 threads, 2 x 1) x (batch 1 with one delay + batches 8, 32 with two)
+  EXPECT_EQ(c.size(), 3u * 5u);
+  for (const auto& x : c) EXPECT_LE(x.instances * x.threads, 2u);
+}
+
+TEST(ServeTuneTest, TheUnbatchedServerIsMeasuredFirstAndBatchingWins) {
+  ManualTimeSource clock;
+  const ServeTuneOptions o = options(600);
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  ASSERT_FALSE(backend.served.empty());
+  EXPECT_EQ(backend.served[0].max_batch, 1u);
+  EXPECT_EQ(backend.served[0].threads, 2u);
+  ASSERT_TRUE(r.winner);
+  ASSERT_TRUE(r.unbatched);
+  const auto& winner = r.candidates[*r.winner];
+  EXPECT_GT(winner.candidate.max_batch, 1u);
+  EXPECT_GT(winner.best_rate(), 3 * r.candidates[*r.unbatched].best_rate());
+  // Its best rate ran VALID, and 20% more did not (or the trials ran out).
+  const RateTrial& best = winner.trials[*winner.best_trial];
+  EXPECT_TRUE(best.valid);
+  EXPECT_GE(best.summary.requests, 459u);
+  EXPECT_EQ(r.curves.size(), 2u);
+}
+
+TEST(ServeTuneTest, TheBudgetIsKeptAndWhatWasNotMeasuredSaysWhy) {
+  ManualTimeSource clock;
+  const ServeTuneOptions o = options(60);
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  EXPECT_LE(r.elapsed_s, 60.0);
+  EXPECT_FALSE(r.stopped.empty());
+  bool skipped = false;
+  for (const auto& c : r.candidates)
+    if (!c.measured) {
+      EXPECT_FALSE(c.skipped.empty());
+      skipped = true;
+    }
+  EXPECT_TRUE(skipped);
+}
+
+TEST(ServeTuneTest, CandidatesPredictedToFallFarShortAreNotServed) {
+  ManualTimeSource clock;
+  const ServeTuneOptions o = options(3600);
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  std::size_t short_of_best = 0;
+  for (const auto& c : r.candidates)
+    short_of_best += c.skipped.find("below the best measured") != std::string::npos;
+  EXPECT_GT(short_of_best, 0u);
+  EXPECT_LT(backend.served.size(), r.candidates.size());
+}
+
+TEST(ServeTuneTest, BadOptionsAreRefusedNamingThem) {
+  ServeTuneOptions o = options(60);
+  o.max_batches = {};
+  EXPECT_THROW(validate(o), UsageError);
+  o = options(60);
+  o.delays_s = {-1};
+  EXPECT_THROW(validate(o), UsageError);
+  o = options(0);
+  EXPECT_THROW(validate(o), UsageError);
+  o = options(60);
+  o.cores = 0;
+  EXPECT_THROW(validate(o), UsageError);
+}
+
+}  // namespace
+}  // namespace torchperf
