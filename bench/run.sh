@@ -18,7 +18,9 @@
 #      built-in models and a torchvision fixture: the winners head to head, the wall times;
 #   9. int8 dynamic quantization: torchperf's precision=int8-dynamic vs PyTorch's own
 #      quantize_dynamic_jit of the same TorchScript file (built-in MLP and encoder, batch 16), at 1
-#      thread and every usable core, alternated.
+#      thread and every usable core, alternated;
+#  10. serving: the highest rate within a p99 objective with dynamic batching (max_batch 8) and with
+#      one request per forward, beside bench's offline throughput at batch 8 (ResNet-18, encoder).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,7 +40,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -353,5 +355,42 @@ for name in mlp encoder; do
     done
     print_rounds "torchperf int8" "quantize_dynamic_jit" "${tp_runs[*]}" "${py_runs[*]}" 0.05
   done
+done
+fi
+
+if section 10; then
+# Serving: the highest Poisson rate whose p99 meets the objective (serve-tune's bracketing, a
+# fresh server per candidate), with dynamic batching at max_batch 8 and with one request per
+# forward, beside bench's offline throughput at batch 8, all at every core in one instance.
+# Objectives: ResNet-18 p99=500ms (about 3.5x one batch-8 call of the tuned model here: waiting
+# for a batch, the call, and a queue), the encoder p99=50ms (its calls take ~2 ms; the HTTP path
+# dominates).
+cores=$(nproc)
+serve_budget=${BENCH_SERVE_BUDGET:-150s}
+for spec in "builtin:resnet18|mode=eval,grad=inference,precision=bf16,format=channels_last,graph=frozen|p99=500ms" \
+            "builtin:encoder|mode=eval,grad=inference|p99=50ms"; do
+  IFS='|' read -r m config slo <<< "$spec"
+  echo "== 10. serving $m ($config), objective $slo, $cores threads in one instance"
+  offline=$("$tp" bench "$m" --config "$config" --batch 8 --threads "$cores" --time "$seconds" \
+      --quiet --json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')
+  out="$build/bench-serve-$(basename "$m" | tr ':' '-')"
+  "$tp" serve-tune "$m" --config "$config" --slo "$slo" --budget "$serve_budget" \
+      --instances 1 --threads "$cores" --max-batches 1,8 --delays 5ms --out "$out" --quiet > /dev/null || true
+  "$python" - "$out/serve-tune.json" "$offline" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); offline = float(sys.argv[2])
+rate = {c["max_batch"]: c["best_rate"] for c in j["candidates"]}
+def p99(c):
+    best = [t for t in c["trials"] if t["valid"] and t["rate_per_s"] == c["best_rate"]]
+    return best[0]["summary"]["latency_s"]["p99"]["value"] * 1e3 if best else float("nan")
+for c in j["candidates"]:
+    print(f"  max_batch {c['max_batch']:2d}: {c['best_rate']:8.1f} requests/s within the objective "
+          f"(p99 {p99(c):.1f} ms; {len(c['trials'])} load runs)")
+print(f"  offline bench, batch 8: {offline:8.1f} samples/s")
+b, u = rate.get(8, 0), rate.get(1, 0)
+print(f"  served (batch 8) / offline (batch 8)     = {b / offline:.3f}  (target >= 0.85)")
+print(f"  served (batch 8) / one request per call  = {b / u:.3f}  (target >= 3)" if u else
+      "  one request per call: no rate met the objective")
+PY
 done
 fi

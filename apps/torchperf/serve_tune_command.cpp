@@ -141,6 +141,7 @@ struct Flags {
   std::string max_batches = "1,2,4,8,16,32";
   std::string delays = "1ms,5ms";
   std::size_t cores = 0;
+  std::vector<std::size_t> instances, threads;
   std::string out;
   double curve_time_s = 1.5;
   double min_run_s = 5;
@@ -236,6 +237,8 @@ int run(Flags& f) {
   o.delays_s.clear();
   for (const auto& d : split_list(f.delays)) o.delays_s.push_back(parse_latency(d, "--delays"));
   o.min_run_s = f.min_run_s;
+  o.instances = f.instances;
+  o.threads = f.threads;
   validate(o);
   validate(options);
   if (f.out.empty()) f.out = "serve-tune-" + fs::path(options.model).stem().string();
@@ -313,6 +316,11 @@ Runner add_serve_tune_command(CLI::App& app) {
       ->default_val("1,2,4,8,16,32");
   cmd->add_option("--delays", f->delays, "max_queue_delay values to try")->default_val("1ms,5ms");
   cmd->add_option("--cores", f->cores, "Cores to share among instances (default: all)");
+  cmd->add_option("--instances", f->instances, "Instance counts to try (default: all that fit)")
+      ->delimiter(',');
+  cmd->add_option("--threads", f->threads,
+                  "Threads per instance to try (default: all that fit the cores)")
+      ->delimiter(',');
   cmd->add_option("--curve-time", f->curve_time_s, "Seconds of bench per batch size of the curve")
       ->default_val(1.5);
   cmd->add_option("--min-run", f->min_run_s, "A load run's least length in seconds")

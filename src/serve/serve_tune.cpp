@@ -16,8 +16,12 @@ BatchingPolicy policy_of(const ServingCandidate& c) {
   return {c.max_batch, c.max_queue_delay_s, std::max<std::size_t>(256, 4 * c.max_batch)};
 }
 
-bool is_unbatched(const ServingCandidate& c, std::size_t cores) {
-  return c.max_batch == 1 && c.instances == 1 && c.threads == cores;
+// One request per forward on one instance with the most threads tried: what batching must beat.
+bool is_unbatched(const ServingCandidate& c, const std::vector<ServingCandidate>& all) {
+  std::size_t most = 0;
+  for (const auto& x : all)
+    if (x.instances == 1) most = std::max(most, x.threads);
+  return c.max_batch == 1 && c.instances == 1 && c.threads == most;
 }
 
 }  // namespace
@@ -49,14 +53,21 @@ std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& o) {
   std::vector<std::size_t> batches = o.max_batches;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  const auto allowed = [](const std::vector<std::size_t>& chosen, std::size_t v) {
+    return chosen.empty() || std::find(chosen.begin(), chosen.end(), v) != chosen.end();
+  };
   for (std::size_t instances = 1; instances <= o.cores; ++instances)
-    for (std::size_t threads = 1; instances * threads <= o.cores; ++threads)
+    for (std::size_t threads = 1; instances * threads <= o.cores; ++threads) {
+      if (!allowed(o.instances, instances) || !allowed(o.threads, threads)) continue;
       for (const auto b : batches)
         for (const auto d : o.delays_s) {
           // With one request per call, a delay only adds latency: the smallest one is enough.
           if (b == 1 && d != *std::min_element(o.delays_s.begin(), o.delays_s.end())) continue;
           out.push_back({instances, threads, b, d});
         }
+    }
+  if (out.empty())
+    throw UsageError(fmt::format("--instances/--threads: no combination fits {} cores", o.cores));
   return out;
 }
 
@@ -91,7 +102,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   // The unbatched server first (the reference batching must beat), then the best predicted.
   std::stable_sort(
       ranked.begin(), ranked.end(), [&](const CandidateResult& a, const CandidateResult& b) {
-        const bool ua = is_unbatched(a.candidate, o.cores), ub = is_unbatched(b.candidate, o.cores);
+        const bool ua = is_unbatched(a.candidate, candidates), ub = is_unbatched(b.candidate, candidates);
         if (ua != ub) return ua;
         return a.predicted_max_rate > b.predicted_max_rate;
       });
@@ -113,7 +124,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
     }
     const double calibration = calibrated ? std::exp(log_calibration / calibrated) : 1.0;
     const double expected = r.predicted_max_rate * calibration;
-    if (!is_unbatched(c, o.cores) && best > 0 && expected * 1.25 < best) {
+    if (!is_unbatched(c, candidates) && best > 0 && expected * 1.25 < best) {
       r.skipped =
           fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected, best);
       continue;
@@ -168,7 +179,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   result.candidates = std::move(ranked);
   for (std::size_t i = 0; i < result.candidates.size(); ++i) {
     const auto& r = result.candidates[i];
-    if (is_unbatched(r.candidate, o.cores) && r.measured) result.unbatched = i;
+    if (is_unbatched(r.candidate, candidates) && r.measured) result.unbatched = i;
     if (r.best_trial &&
         (!result.winner || r.best_rate() > result.candidates[*result.winner].best_rate()))
       result.winner = i;

@@ -83,6 +83,17 @@ TEST(ServeTuneTest, CandidatesCoverInstancesAndThreadsThatFitTheCores) {
   for (const auto& x : c) EXPECT_LE(x.instances * x.threads, 2u);
 }
 
+TEST(ServeTuneTest, InstancesAndThreadsCanBeFixed) {
+  ServeTuneOptions o = options(100);
+  o.instances = {1};
+  o.threads = {2};
+  const auto c = serving_candidates(o);
+  EXPECT_EQ(c.size(), 3u);  // batches 1, 8, 32
+  for (const auto& x : c) EXPECT_EQ(x.instances * x.threads, 2u);
+  o.instances = {3};
+  EXPECT_THROW(serving_candidates(o), UsageError);
+}
+
 TEST(ServeTuneTest, TheUnbatchedServerIsMeasuredFirstAndBatchingWins) {
   ManualTimeSource clock;
   const ServeTuneOptions o = options(600);

@@ -50,6 +50,8 @@ struct ServeTuneOptions {
   LatencyObjective objective;
   double budget_s = 900;
   std::size_t cores = 2;  // instances x threads never exceed it
+  std::vector<std::size_t> instances;  // the instance counts to try; empty: every one that fits
+  std::vector<std::size_t> threads;    // threads per instance to try; empty: every one that fits
   std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
   std::vector<double> delays_s = {0.001, 0.005};
   std::size_t trials_per_candidate = 4;  // load runs while bracketing a candidate's best rate
