@@ -100,79 +100,88 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
     ranked.push_back(std::move(r));
   }
   // The unbatched server first (the reference batching must beat), then the best predicted.
-  std::stable_sort(
-      ranked.begin(), ranked.end(), [&](const CandidateResult& a, const CandidateResult& b) {
-        const bool ua = is_unbatched(a.candidate, candidates), ub = is_unbatched(b.candidate, candidates);
-        if (ua != ub) return ua;
-        return a.predicted_max_rate > b.predicted_max_rate;
-      });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const CandidateResult& a, const CandidateResult& b) {
+                     const bool ua = is_unbatched(a.candidate, candidates),
+                                ub = is_unbatched(b.candidate, candidates);
+                     if (ua != ub) return ua;
+                     return a.predicted_max_rate > b.predicted_max_rate;
+                   });
 
   const std::size_t needed = samples_for_quantile_upper_bound(q, kObjectiveConfidence);
   double start_s = o.server_start_s;
   double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
   std::size_t calibrated = 0;
   double best = 0;
-  for (auto& r : ranked) {
-    const ServingCandidate& c = r.candidate;
-    const double remaining = o.budget_s - elapsed();
-    if (!result.stopped.empty() || remaining < start_s + o.min_run_s) {
-      if (result.stopped.empty())
-        result.stopped = fmt::format("the budget ran out ({:.0f} s left, a run needs {:.0f} s)",
-                                     std::max(0.0, remaining), start_s + o.min_run_s);
-      r.skipped = "budget";
-      continue;
-    }
-    const double calibration = calibrated ? std::exp(log_calibration / calibrated) : 1.0;
-    const double expected = r.predicted_max_rate * calibration;
-    if (!is_unbatched(c, candidates) && best > 0 && expected * 1.25 < best) {
-      r.skipped =
-          fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected, best);
-      continue;
-    }
-    report("serving " + c.label());
-    const auto launched = clock.now();
-    std::unique_ptr<ServedCandidate> served = backend.serve(c);
-    start_s = to_seconds(clock.now() - launched);
-    r.measured = true;
-    const ServiceCurve& curve = result.curves.at(c.threads);
-    double rate = expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1);
-    bool seen_invalid = false;
-    for (std::size_t t = 0; t < o.trials_per_candidate; ++t) {
-      const double duration = std::max(o.min_run_s, 1.25 * static_cast<double>(needed) / rate);
-      if (elapsed() + duration > o.budget_s) {
-        result.stopped = fmt::format("the budget ran out while measuring {}", c.label());
-        break;
+  // First pass: best predicted first, candidates predicted far below the best measured deferred.
+  // Second pass, while the budget lasts: the deferred ones (the prediction may be wrong).
+  std::vector<bool> deferred(ranked.size(), false);
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t index = 0; index < ranked.size(); ++index) {
+      CandidateResult& r = ranked[index];
+      if (pass == 1 && !deferred[index]) continue;
+      const ServingCandidate& c = r.candidate;
+      const double remaining = o.budget_s - elapsed();
+      if (!result.stopped.empty() || remaining < start_s + o.min_run_s) {
+        if (result.stopped.empty())
+          result.stopped = fmt::format("the budget ran out ({:.0f} s left, a run needs {:.0f} s)",
+                                       std::max(0.0, remaining), start_s + o.min_run_s);
+        if (!deferred[index]) r.skipped = "budget";
+        continue;
       }
-      report(fmt::format("{} at {:.0f}/s", c.label(), rate));
-      RateTrial trial;
-      trial.rate_per_s = rate;
-      trial.duration_s = duration;
-      trial.predicted_s =
-          predict_latency(policy_of(c), c.instances, curve, rate, 5000).quantile_s(q);
-      trial.summary = served->load(rate, duration);
-      trial.valid = trial.summary.verdict && trial.summary.verdict->valid;
-      r.trials.push_back(trial);
-      if (trial.valid) {
-        if (!r.best_trial || rate > r.trials[*r.best_trial].rate_per_s)
-          r.best_trial = r.trials.size() - 1;
-        if (seen_invalid) break;  // bracketed: valid here, invalid a step above
-        rate *= 1.2;
-      } else {
-        seen_invalid = true;
-        if (r.best_trial) break;
-        // An overloaded server answers at about its capacity: go below that (or 20% lower).
-        const double answered = trial.summary.throughput_per_s;
-        rate = 0.8 * std::min(rate, answered > 0 ? answered : rate);
+      const double calibration = calibrated ? std::exp(log_calibration / calibrated) : 1.0;
+      const double expected = r.predicted_max_rate * calibration;
+      if (pass == 0 && !is_unbatched(c, candidates) && best > 0 && expected * 1.25 < best) {
+        r.skipped =
+            fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected, best);
+        deferred[index] = true;
+        continue;
       }
+      r.skipped.clear();
+      report("serving " + c.label());
+      const auto launched = clock.now();
+      std::unique_ptr<ServedCandidate> served = backend.serve(c);
+      start_s = to_seconds(clock.now() - launched);
+      r.measured = true;
+      const ServiceCurve& curve = result.curves.at(c.threads);
+      double rate = expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1);
+      bool seen_invalid = false;
+      for (std::size_t t = 0; t < o.trials_per_candidate; ++t) {
+        const double duration = std::max(o.min_run_s, 1.25 * static_cast<double>(needed) / rate);
+        if (elapsed() + duration > o.budget_s) {
+          result.stopped = fmt::format("the budget ran out while measuring {}", c.label());
+          break;
+        }
+        report(fmt::format("{} at {:.0f}/s", c.label(), rate));
+        RateTrial trial;
+        trial.rate_per_s = rate;
+        trial.duration_s = duration;
+        trial.predicted_s =
+            predict_latency(policy_of(c), c.instances, curve, rate, 5000).quantile_s(q);
+        trial.summary = served->load(rate, duration);
+        trial.valid = trial.summary.verdict && trial.summary.verdict->valid;
+        r.trials.push_back(trial);
+        if (trial.valid) {
+          if (!r.best_trial || rate > r.trials[*r.best_trial].rate_per_s)
+            r.best_trial = r.trials.size() - 1;
+          if (seen_invalid) break;  // bracketed: valid here, invalid a step above
+          rate *= 1.2;
+        } else {
+          seen_invalid = true;
+          if (r.best_trial) break;
+          // An overloaded server answers at about its capacity: go below that (or 20% lower).
+          const double answered = trial.summary.throughput_per_s;
+          rate = 0.8 * std::min(rate, answered > 0 ? answered : rate);
+        }
+      }
+      r.batch_sizes = served->batch_sizes();
+      served.reset();
+      if (r.best_trial && r.predicted_max_rate > 0) {
+        log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
+        ++calibrated;
+      }
+      best = std::max(best, r.best_rate());
     }
-    r.batch_sizes = served->batch_sizes();
-    served.reset();
-    if (r.best_trial && r.predicted_max_rate > 0) {
-      log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
-      ++calibrated;
-    }
-    best = std::max(best, r.best_rate());
-  }
   // Measured first, in the order run; the rest after.
   std::stable_partition(ranked.begin(), ranked.end(),
                         [](const CandidateResult& r) { return r.measured; });

@@ -1,7 +1,8 @@
 // serve-tune's search: serving settings (instances, threads per instance, max_batch,
 // max_queue_delay) ranked by the rate the queueing model predicts within the objective, then
-// measured, best first, each by a fresh server and open-loop load at rising or falling rates,
-// until the budget is spent. Where the servers run and how load reaches them is the backend's.
+// measured, best first (those predicted far below the best measured last), each by a fresh
+// server and open-loop load at rising or falling rates, until the budget is spent. Where the
+// servers run and how load reaches them is the backend's.
 #pragma once
 
 #include <cstddef>
