@@ -47,18 +47,60 @@ std::string self() { return fs::read_symlink("/proc/self/exe").string(); }
 class ServerProcess final : public ServedCandidate {
  public:
   ServerProcess(std::vector<std::string> args, std::string model_name, LatencyObjective objective,
-                const std::string& log)
-      : model_(std::move(model_name)), objective_(std::move(objective)) {
+                std::string log)
+      : args_(std::move(args)),
+        log_(std::move(log)),
+        model_(std::move(model_name)),
+        objective_(std::move(objective)) {
+    start();
+  }
+  ~ServerProcess() override { stop(); }
+
+  LoadSummary load(double rate, double duration) override {
+    // Requests an overloaded run gave up on are still queued in the server (and in its HTTP
+    // threads): a fresh server, so that the next run does not start behind them.
+    if (overloaded_) {
+      stop();
+      start();
+      overloaded_ = false;
+    }
+    LoadOptions o;
+    o.url = url_;
+    o.model = model_;
+    o.arrivals.rate_per_s = rate;
+    o.arrivals.duration_s = duration;
+    o.arrivals.seed = seed_++;
+    o.connections = 64;
+    o.timeout_s = std::max(2.0, 20 * objective_.limit_s);
+    const LoadRun run = run_load(o);
+    if (!run.stopped.empty() && run.unsent > 0 && run.records.empty())
+      throw RuntimeFailure("serve-tune: " + run.stopped);
+    std::vector<RequestRecord> records = run.records;
+    // Requests never sent count against the objective: they were not answered in time.
+    for (std::size_t i = 0; i < run.unsent; ++i)
+      records.push_back({duration, duration, duration, RequestOutcome::kTimeout});
+    LoadSummary summary = summarize_load(records, run.duration_s, objective_);
+    overloaded_ = summary.ok < summary.requests;
+    return summary;
+  }
+
+  std::map<std::size_t, std::size_t> batch_sizes() override {
+    return parse_batch_size_histogram(fetch_metrics(url_));
+  }
+
+ private:
+  // Spawns the server and reads its first line for the port.
+  void start() {
     int out[2];
     if (::pipe(out) != 0) throw RuntimeFailure("serve-tune: cannot create a pipe");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args_) argv.push_back(a.data());
     argv.push_back(nullptr);
     const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -75,41 +117,16 @@ class ServerProcess final : public ServedCandidate {
     const std::string first = got ? line : "";
     if (!std::regex_search(first, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
       stop();
-      std::ifstream in(log);
+      std::ifstream in(log_);
       std::string last, l;
       while (std::getline(in, l))
         if (!l.empty()) last = l;
       throw RuntimeFailure("serve-tune: the server did not start: " +
-                           (last.empty() ? "see " + log : last));
+                           (last.empty() ? "see " + log_ : last));
     }
     url_ = "http://127.0.0.1:" + m[1].str();
   }
-  ~ServerProcess() override { stop(); }
 
-  LoadSummary load(double rate, double duration) override {
-    LoadOptions o;
-    o.url = url_;
-    o.model = model_;
-    o.arrivals.rate_per_s = rate;
-    o.arrivals.duration_s = duration;
-    o.arrivals.seed = seed_++;
-    o.connections = 64;
-    o.timeout_s = std::max(2.0, 20 * objective_.limit_s);
-    const LoadRun run = run_load(o);
-    if (!run.stopped.empty() && run.unsent > 0 && run.records.empty())
-      throw RuntimeFailure("serve-tune: " + run.stopped);
-    std::vector<RequestRecord> records = run.records;
-    // Requests never sent count against the objective: they were not answered in time.
-    for (std::size_t i = 0; i < run.unsent; ++i)
-      records.push_back({duration, duration, duration, RequestOutcome::kTimeout});
-    return summarize_load(records, run.duration_s, objective_);
-  }
-
-  std::map<std::size_t, std::size_t> batch_sizes() override {
-    return parse_batch_size_histogram(fetch_metrics(url_));
-  }
-
- private:
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
@@ -127,7 +144,10 @@ class ServerProcess final : public ServedCandidate {
   }
 
   pid_t pid_ = -1;
+  std::vector<std::string> args_;
+  std::string log_;
   std::string url_, model_;
+  bool overloaded_ = false;
   LatencyObjective objective_;
   std::uint64_t seed_ = 1;
 };
