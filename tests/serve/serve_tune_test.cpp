@@ -29,7 +29,8 @@ class FakeServed final : public ServedCandidate {
     const QueuePrediction p = predict_latency({c_.max_batch, c_.max_queue_delay_s, 256},
                                               c_.instances, ServiceCurve(slower), rate, n, 3);
     std::vector<RequestRecord> records;
-    for (std::size_t i = 0; i < n; ++i) {
+    // A Poisson schedule of n expected arrivals may hold a few fewer.
+    for (std::size_t i = 0; i < p.latency_s.size(); ++i) {
       const double at = static_cast<double>(i) / rate;
       records.push_back({at, at, at + p.latency_s[i], RequestOutcome::kOk});
     }

@@ -34,8 +34,9 @@ struct QueuePrediction {
   double quantile_s(double q) const;
 };
 
-// Simulates `requests` Poisson arrivals at rate_per_s (seeded) through the policy's batcher
-// (max_batch, max_queue_delay; the queue bound is not modelled) and `instances` servers.
+// Simulates the Poisson arrivals (seeded) of requests / rate_per_s seconds, about `requests` of
+// them, through the policy's batcher (max_batch, max_queue_delay; the queue bound is not
+// modelled) and `instances` servers.
 QueuePrediction predict_latency(const BatchingPolicy& policy, std::size_t instances,
                                 const ServiceCurve& curve, double rate_per_s,
                                 std::size_t requests = 20000, std::uint64_t seed = 1);
