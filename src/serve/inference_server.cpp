@@ -148,9 +148,13 @@ void InferenceServer::Impl::route() {
                                                                      httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string message;
+    // httplib also refuses an application/x-www-form-urlencoded body over 8 KB (curl -d sends
+    // that type) with 413, and this handler does not see its headers.
     if (res.status == 413)
-      message =
-          fmt::format("the body is over the server's limit of {} bytes", options.max_body_bytes);
+      message = fmt::format(
+          "the body is over the server's limit of {} bytes, or was sent as "
+          "application/x-www-form-urlencoded (8 KB at most): send Content-Type: application/json",
+          options.max_body_bytes);
     else if (res.status == 404)
       message = fmt::format("no such endpoint: {} {}", req.method, req.path);
     else

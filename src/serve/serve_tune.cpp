@@ -176,6 +176,10 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       }
       r.batch_sizes = served->batch_sizes();
       served.reset();
+      if (r.trials.empty()) {  // the budget ended before its first run
+        r.measured = false;
+        r.skipped = "budget";
+      }
       if (r.best_trial && r.predicted_max_rate > 0) {
         log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
         ++calibrated;

@@ -233,6 +233,15 @@ TEST(InferenceServerTest, ABodyOverTheLimitGets413) {
   EXPECT_NE(error_of(r).find("limit of 1000 bytes"), std::string::npos);
 }
 
+TEST(InferenceServerTest, ALargeFormEncodedBodySaysToSendJson) {
+  Serving s(echo());
+  auto c = s.client();
+  const auto r = c.Post("/v2/models/m/infer", std::string(20000, ' '),
+                        "application/x-www-form-urlencoded");
+  ASSERT_EQ(r->status, 413);
+  EXPECT_NE(error_of(r).find("application/json"), std::string::npos) << error_of(r);
+}
+
 TEST(InferenceServerTest, AFullQueueGets503AtOnce) {
   auto runner = std::make_unique<GatedRunner>(3);
   GatedRunner* gate = runner.get();
