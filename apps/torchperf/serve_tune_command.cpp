@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -32,6 +31,7 @@
 #include "torchperf/serve/server_metrics.h"
 #include "torchperf/sweep/paired_workers.h"
 #include "torchperf/sweep/tune_options.h"
+#include "torchperf/text.h"
 
 extern char** environ;
 
@@ -158,7 +158,7 @@ struct Flags {
   std::string config;
   std::string slo = "p99=50ms";
   std::string budget = "15m";
-  std::string max_batches = "1,2,4,8,16,32";
+  std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
   std::string delays = "1ms,5ms";
   std::size_t cores = 0;
   std::vector<std::size_t> instances, threads;
@@ -221,15 +221,6 @@ class ProcessBackend final : public ServingBackend {
   int servers_ = 0;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 int run(Flags& f) {
   BenchOptions options = f.model;
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
@@ -241,21 +232,9 @@ int run(Flags& f) {
   o.objective = parse_latency_objective(f.slo);
   o.budget_s = parse_duration(f.budget, "--budget");
   o.cores = f.cores > 0 ? f.cores : std::max(1u, std::thread::hardware_concurrency());
-  o.max_batches.clear();
-  for (const auto& b : split_list(f.max_batches)) {
-    std::size_t used = 0;
-    unsigned long v = 0;
-    try {
-      v = std::stoul(b, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != b.size() || v == 0)
-      throw UsageError("--max-batches '" + f.max_batches + "': expected sizes such as 1,4,16");
-    o.max_batches.push_back(v);
-  }
+  o.max_batches = f.max_batches;
   o.delays_s.clear();
-  for (const auto& d : split_list(f.delays)) o.delays_s.push_back(parse_latency(d, "--delays"));
+  for (const auto& d : split(f.delays, ',')) o.delays_s.push_back(parse_latency(d, "--delays"));
   o.min_run_s = f.min_run_s;
   o.instances = f.instances;
   o.threads = f.threads;
@@ -282,8 +261,7 @@ int run(Flags& f) {
   const nlohmann::json j = to_json(r, o);
   std::ofstream(fs::path(f.out) / "serve-tune.json") << j.dump(2) << "\n";
   std::ofstream(fs::path(f.out) / "serve-tune.html") << serve_tune_html(r, o, options.model);
-  std::ofstream(fs::path(f.out) / "serve-tune.csv")
-      << serve_tune_csv(r, o);
+  std::ofstream(fs::path(f.out) / "serve-tune.csv") << serve_tune_csv(r, o);
   if (f.json) {
     std::cout << j.dump(2) << "\n";
   } else {
@@ -333,7 +311,8 @@ Runner add_serve_tune_command(CLI::App& app) {
   cmd->add_option("--budget", f->budget, "Time for the whole search (e.g. 15m)")
       ->default_val("15m");
   cmd->add_option("--max-batches", f->max_batches, "max_batch values to try")
-      ->default_val("1,2,4,8,16,32");
+      ->delimiter(',')
+      ->default_str("1,2,4,8,16,32");
   cmd->add_option("--delays", f->delays, "max_queue_delay values to try")->default_val("1ms,5ms");
   cmd->add_option("--cores", f->cores, "Cores to share among instances (default: all)");
   cmd->add_option("--instances", f->instances, "Instance counts to try (default: all that fit)")

@@ -9,7 +9,6 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
-#include <regex>
 #include <thread>
 
 #include "torchperf/error.h"

@@ -115,6 +115,15 @@ TEST(ServeCommandTest, LoadReportsPercentilesAndTheObjectivesVerdictAsJson) {
   EXPECT_EQ(serve.stop(SIGINT), 0);
 }
 
+TEST(ServeCommandTest, AWorkerKnobRestartsTheServerWithItsEnvironment) {
+  ServeProcess serve({"builtin:mlp", "--omp-wait", "passive"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("omp_wait=passive"), std::string::npos) << serve.first_line();
+  httplib::Client c("127.0.0.1", serve.port());
+  EXPECT_EQ(c.Get("/v2/health/ready")->status, 200);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
 TEST(ServeCommandTest, TheServerWithoutAModelEchoesItsInputs) {
   ServeProcess serve({"--no-model", "--input", "8"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
