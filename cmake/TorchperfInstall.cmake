@@ -3,7 +3,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 install(TARGETS torchperf torchperf_compat torchperf_measure torchperf_models torchperf_config
                 torchperf_bench torchperf_sweep torchperf_analysis torchperf_report torchperf_train
-                torchperf_lint torchperf_serve torchperf_options
+                torchperf_lint torchperf_serve torchperf_trace torchperf_options
         EXPORT torchperfTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -21,5 +21,6 @@ Runner add_export_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
 Runner add_load_command(CLI::App& app);
 Runner add_serve_tune_command(CLI::App& app);
+Runner add_trace_command(CLI::App& app);
 
 }  // namespace torchperf::cli

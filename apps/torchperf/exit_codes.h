@@ -12,6 +12,7 @@ inline constexpr int kModelError = 4;  // model or inputs file missing, corrupt 
 inline constexpr int kWorkloadError = 5;  // the model rejected the inputs (shape, dtype, count)
 inline constexpr int kResultsError = 6;  // a results file missing, empty, damaged, foreign, other schema
 inline constexpr int kDiverged = 7;  // train: the loss became NaN/Inf with no scaler to skip it
+inline constexpr int kTraceError = 8;  // trace: a trace file missing, not JSON, truncated, corrupt
 inline constexpr int kInterrupted = 130;  // Ctrl-C: what finished is kept (tune --resume)
 
 }  // namespace torchperf::cli

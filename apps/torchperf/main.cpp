@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   const std::vector<cli::Runner> runners = {
       cli::add_bench_command(app), cli::add_tune_command(app),       cli::add_report_command(app),
       cli::add_train_command(app), cli::add_lint_command(app),       cli::add_serve_command(app),
-      cli::add_load_command(app),  cli::add_serve_tune_command(app), cli::add_knobs_command(app),
+      cli::add_load_command(app),  cli::add_serve_tune_command(app), cli::add_trace_command(app),
+      cli::add_knobs_command(app),
       cli::add_env_command(app),   cli::add_export_command(app)};
   try {
     app.parse(argc, argv);
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
     return fail(cli::kModelError, e.what());
   } catch (const WorkloadError& e) {
     return fail(cli::kWorkloadError, e.what());
+  } catch (const TraceError& e) {
+    return fail(cli::kTraceError, e.what());
   } catch (const TrainingDiverged& e) {
     return fail(cli::kDiverged, e.what());
   } catch (const Interrupted& e) {

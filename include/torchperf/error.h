@@ -55,6 +55,13 @@ class TrainingDiverged : public Error {
   using Error::Error;
 };
 
+// A profiler trace (`trace`) that cannot be read: missing, not JSON, truncated, a corrupt gzip,
+// no trace events, or (with --strict) an event with missing or mistyped fields.
+class TraceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // The user stopped a long run (Ctrl-C); what finished before is kept.
 class Interrupted : public Error {
  public:

@@ -1,0 +1,69 @@
+// The detailed views of one trace: operators (host self and total time, the device time of the
+// kernels they launched), kernels (by name, with their class), and launch statistics (CPU launch
+// duration, GPU duration, launch delay, short kernels). Torch-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchperf/trace/trace.h"
+
+namespace torchperf {
+
+struct OperatorRow {
+  std::string name;
+  std::string shapes;  // "Input Dims" as written, when grouped by shape
+  std::uint64_t calls = 0;
+  double host_total = 0;    // ns, every call's duration (nested calls of the same name included)
+  double host_self = 0;     // ns, minus the operators and annotations called inside it
+  double device_total = 0;  // ns, kernels, copies and sets it launched itself
+};
+
+// Sorted by host self time, largest first.
+std::vector<OperatorRow> operator_view(const Trace& trace, bool by_shape);
+
+enum class KernelClass { kComputation, kCommunication, kMemory };
+const char* kernel_class_name(KernelClass k);
+
+struct KernelRow {
+  std::string name;
+  KernelClass kind = KernelClass::kComputation;
+  std::uint64_t count = 0;
+  double total = 0, max = 0;  // ns
+  double share = 0;           // of all device time (kernels, copies, sets)
+  double mean() const { return count > 0 ? total / static_cast<double>(count) : 0; }
+};
+
+// Kernels, copies and sets by name, largest total first.
+std::vector<KernelRow> kernel_view(const Trace& trace);
+
+struct KernelClassTotals {
+  double computation = 0, communication = 0, memory = 0;  // ns
+};
+KernelClassTotals kernel_class_totals(const std::vector<KernelRow>& rows);
+
+struct LaunchRow {
+  std::string name;
+  std::uint64_t count = 0;
+  double launch_total = 0, gpu_total = 0, delay_total = 0;  // ns
+  std::uint64_t short_kernels = 0;
+};
+
+struct Distribution {
+  double median = 0, p90 = 0, max = 0;  // ns
+};
+
+// HTA's kernel launch statistics: for each kernel whose launch is in the trace, the CPU
+// duration of the runtime call, the GPU duration, and the delay from the call's start to the
+// kernel's start. A short kernel runs for less time than its launch took on the CPU: the host
+// cannot keep the device busy with it.
+struct LaunchStats {
+  std::uint64_t kernels = 0, matched = 0, short_kernels = 0;
+  Distribution launch, gpu, delay;
+  std::vector<LaunchRow> rows;  // by name, most short kernels first, then total delay
+};
+
+LaunchStats launch_stats(const Trace& trace);
+
+}  // namespace torchperf

@@ -1,0 +1,206 @@
+#include "torchperf/trace/trace_advice.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace torchperf {
+namespace {
+
+std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
+std::string ms(double ns) { return fmt::format("{:.2f} ms", ns * 1e-6); }
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+bool reduced_precision_kernel(const std::string& name) {
+  const std::string n = lower(name);
+  for (const char* marker : {"bf16", "bfloat16", "f16", "fp16", "half", "hmma", "h884", "h1688",
+                             "h16816", "fp8", "e4m3"})
+    if (has(n, marker)) return true;
+  return false;
+}
+
+bool synchronising_call(const std::string& name) {
+  return name == "aten::item" || name == "aten::_local_scalar_dense" ||
+         has(name, "StreamSynchronize") || has(name, "DeviceSynchronize") ||
+         has(name, "EventSynchronize") || name == "cudaMemcpy" || name == "hipMemcpy" ||
+         name == "cudaStreamWaitEvent" || name == "hipStreamWaitEvent";
+}
+
+std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
+                                 const std::vector<KernelRow>& kernels,
+                                 const LaunchStats& launches) {
+  std::vector<Advice> out;
+  const StepBreakdown& step = o.average;
+  const double steps = std::max<double>(1, static_cast<double>(o.steps.size()));
+  const std::string per_step = o.annotated_steps ? "step" : "trace";
+
+  const double data = step.share(TimeCategory::kDataLoader);
+  if (data > kDataWaitThreshold)
+    out.push_back({"data-wait",
+                   "load batches ahead of the step: DataLoader(num_workers=N, prefetch_factor, "
+                   "persistent_workers=True)",
+                   fmt::format("the data loader is {} of the {} {} (threshold {})", pct(data),
+                               ms(step.duration()), per_step, pct(kDataWaitThreshold)),
+                   "workers", "more", false, data});
+
+  // Host-to-device copies: from pageable memory they cannot overlap; exposed, they cost steps.
+  double pageable_bytes = 0, pageable_count = 0, pageable_time = 0;
+  for (const DeviceEvent& e : trace.device)
+    if (e.kind == DeviceKind::kMemcpy && e.copy == CopyKind::kHostToDevicePageable) {
+      pageable_bytes += static_cast<double>(e.bytes);
+      pageable_count += 1;
+      pageable_time += static_cast<double>(e.duration);
+    }
+  const double copy = step.share(TimeCategory::kMemcpy);
+  const double pageable_share = step.duration() > 0 ? pageable_time / steps / step.duration() : 0;
+  if (pageable_share <= kPageableCopyThreshold) pageable_count = 0;
+  if (pageable_count > 0 || copy > kCopyThreshold) {
+    std::string evidence = fmt::format("exposed copies are {} of the {} (threshold {})", pct(copy),
+                                       per_step, pct(kCopyThreshold));
+    if (pageable_count > 0)
+      evidence += fmt::format(
+          "; {:.0f} host-to-device copies per {} come from pageable memory "
+          "({:.1f} MB, {} of the {}; threshold {})",
+          pageable_count / steps, per_step, pageable_bytes / steps / 1e6, pct(pageable_share),
+          per_step, pct(kPageableCopyThreshold));
+    if (pageable_count > 0)
+      out.push_back({"copy",
+                     "copy from pinned memory without waiting: DataLoader(pin_memory=True) and "
+                     "tensor.to(device, non_blocking=True)",
+                     evidence, "pin_memory", "on", false, std::max(copy, pageable_share)});
+    else
+      out.push_back({"copy", "overlap the copies with compute: non_blocking=True on a side stream",
+                     evidence, "non_blocking", "on", false, copy});
+  }
+
+  if (o.has_device && step.utilization() < kTraceUtilisationThreshold) {
+    const double idle = std::max(1.0, step.idle);
+    const double host = step.host_wait / idle;
+    std::string message =
+        host >= 0.5 ? "the device waits for the host: a larger batch, fewer and larger operators "
+                      "(torch.compile, CUDA graphs), less Python in the step"
+                    : "the device is idle between kernels that were queued in time: look for "
+                      "synchronisation between streams and for waits on events";
+    out.push_back({"utilisation", message,
+                   fmt::format("the device computes {} of the {} (threshold {}); of its idle "
+                               "{}, host wait {}, kernel wait {}, other {}",
+                               pct(step.utilization()), per_step, pct(kTraceUtilisationThreshold),
+                               ms(step.idle), pct(step.host_wait / idle),
+                               pct(step.kernel_wait / idle), pct(step.other_wait / idle)),
+                   host >= 0.5 ? "batch" : "", host >= 0.5 ? "larger" : "", host >= 0.5,
+                   1.0 - step.utilization()});
+  }
+
+  if (launches.matched > 0) {
+    const double short_share =
+        static_cast<double>(launches.short_kernels) / static_cast<double>(launches.matched);
+    if (short_share > kShortKernelThreshold)
+      out.push_back({"short-kernels",
+                     "fuse small kernels: torch.compile, CUDA graphs, or fused optimizers "
+                     "(foreach/fused=True)",
+                     fmt::format("{} of {} kernels run shorter on the device than their launch "
+                                 "on the host (threshold {}); median launch {:.1f} us, median "
+                                 "kernel {:.1f} us",
+                                 pct(short_share), launches.matched, pct(kShortKernelThreshold),
+                                 launches.launch.median * 1e-3, launches.gpu.median * 1e-3),
+                     "", "", false, short_share * (1.0 - step.utilization())});
+  }
+
+  // Synchronising calls inside the steps.
+  double sync_time = 0, sync_calls = 0;
+  std::string sync_names;
+  std::vector<std::pair<double, std::string>> by_name;
+  {
+    std::unordered_map<std::uint32_t, std::pair<double, double>> acc;
+    for (const HostEvent& e : trace.host) {
+      if (e.kind != HostKind::kRuntime && e.kind != HostKind::kOperator) continue;
+      if (!synchronising_call(trace.name(e.name))) continue;
+      if (o.annotated_steps) {
+        const auto inside = std::any_of(
+            o.steps.begin(), o.steps.end(),
+            [&](const StepBreakdown& s) { return e.start >= s.start && e.start < s.end; });
+        if (!inside) continue;
+      }
+      auto& a = acc[e.name];
+      a.first += static_cast<double>(e.duration);
+      a.second += 1;
+    }
+    for (const auto& [name, a] : acc) {
+      // aten::item contains _local_scalar_dense and the runtime's copy: count the outermost.
+      if (trace.name(name) == "aten::_local_scalar_dense" || trace.name(name) == "cudaMemcpy" ||
+          trace.name(name) == "hipMemcpy")
+        if (std::any_of(acc.begin(), acc.end(),
+                        [&](const auto& other) { return trace.name(other.first) == "aten::item"; }))
+          continue;
+      sync_time += a.first;
+      sync_calls += a.second;
+      by_name.push_back({a.second, trace.name(name)});
+    }
+    std::sort(by_name.rbegin(), by_name.rend());
+    for (std::size_t i = 0; i < by_name.size() && i < 3; ++i)
+      sync_names +=
+          (i > 0 ? ", " : "") + by_name[i].second + fmt::format(" x{:.0f}", by_name[i].first);
+  }
+  const double sync_share = step.duration() > 0 ? sync_time / steps / step.duration() : 0;
+  if (sync_calls > 0 && sync_share > kSyncThreshold)
+    out.push_back({"sync",
+                   "avoid host-device synchronisation inside the step: no .item(), .cpu(), "
+                   "print of device tensors or explicit synchronize; keep values on the device",
+                   fmt::format("{:.1f} synchronising calls per {} take {} of it (threshold {}): {}",
+                               sync_calls / steps, per_step, pct(sync_share), pct(kSyncThreshold),
+                               sync_names),
+                   "", "", false, sync_share});
+
+  const double exposed = step.share(TimeCategory::kCommunication);
+  if (exposed > kCommunicationThreshold) {
+    std::string evidence = fmt::format(
+        "communication not hidden by computation is {} of the {} "
+        "(threshold {})",
+        pct(exposed), per_step, pct(kCommunicationThreshold));
+    if (o.overlap() >= 0)
+      evidence +=
+          fmt::format("; {} of communication kernel time overlaps computation", pct(o.overlap()));
+    out.push_back({"communication",
+                   "overlap communication with the backward pass: DDP's bucket_cap_mb, "
+                   "gradient accumulation with no_sync(), or fewer, larger all-reduces",
+                   evidence, "", "", false, exposed});
+  }
+
+  // Reduced precision on hardware with tensor (matrix) cores.
+  const auto device = std::find_if(trace.devices.begin(), trace.devices.end(),
+                                   [](const DeviceInfo& d) { return d.has_matrix_units(); });
+  double computation = 0, reduced = 0;
+  for (const KernelRow& k : kernels) {
+    if (k.kind != KernelClass::kComputation) continue;
+    computation += k.total;
+    if (reduced_precision_kernel(k.name)) reduced += k.total;
+  }
+  if (device != trace.devices.end() && computation > 0 &&
+      reduced / computation < kReducedPrecisionThreshold) {
+    const double kernel_share = step.share(TimeCategory::kKernel);
+    out.push_back({"reduced-precision",
+                   "compute in bf16 or fp16 with autocast (torch.autocast, and a GradScaler for "
+                   "fp16): the matrix units run 16-bit types several times faster",
+                   fmt::format("{} of kernel time is in fp16/bf16 kernels (threshold {}) on {} "
+                               "(compute {}.{}, with {} cores); kernels are {} of the {}",
+                               pct(reduced / computation), pct(kReducedPrecisionThreshold),
+                               device->name, device->compute_major, device->compute_minor,
+                               device->amd() ? "matrix" : "tensor", pct(kernel_share), per_step),
+                   "amp", device->amd() ? "bf16" : "fp16", true, kernel_share});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Advice& a, const Advice& b) { return a.weight > b.weight; });
+  return out;
+}
+
+}  // namespace torchperf

@@ -1,0 +1,538 @@
+#include "torchperf/trace/trace_reader.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "torchperf/error.h"
+#include "torchperf/trace/json_stream.h"
+
+namespace torchperf {
+
+std::uint32_t StringPool::intern(std::string_view text) {
+  if (const auto it = index_.find(text); it != index_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(strings_.size());
+  strings_.emplace_back(text);
+  index_.emplace(strings_.back(), id);
+  return id;
+}
+
+bool DeviceInfo::amd() const {
+  return name.find("AMD") != std::string::npos || name.find("Radeon") != std::string::npos ||
+         name.find("Instinct") != std::string::npos;
+}
+
+bool DeviceInfo::has_matrix_units() const {
+  return amd() ? compute_major >= 9 : compute_major >= 7;
+}
+
+bool parse_microseconds(std::string_view text, std::int64_t& nanoseconds) {
+  while (!text.empty() &&
+         (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t'))
+    text.remove_suffix(1);
+  if (text.empty()) return false;
+  std::size_t i = 0;
+  const bool negative = text[0] == '-';
+  if (negative) ++i;
+  const std::size_t digits_from = i;
+  std::int64_t whole = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (i - digits_from >= 16) return false;  // ns would not fit in 63 bits
+    whole = whole * 10 + (text[i] - '0');
+  }
+  if (i == digits_from || whole > 9'000'000'000'000'000) return false;
+  std::int64_t fraction = 0;
+  int fraction_digits = 0;
+  bool round_up = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    const std::size_t from = i;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (fraction_digits < 3) {
+        fraction = fraction * 10 + (text[i] - '0');
+        ++fraction_digits;
+      } else if (i == from + 3) {
+        round_up = text[i] >= '5';
+      }
+    }
+    if (i == from) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    // Exponent notation (rare): through a double, which is exact enough for durations.
+    char* end = nullptr;
+    const std::string copy(text);
+    const double us = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size() || !std::isfinite(us) || std::fabs(us) > 9e15)
+      return false;
+    nanoseconds = static_cast<std::int64_t>(std::llround(us * 1000.0));
+    return true;
+  }
+  if (i != text.size()) return false;
+  for (; fraction_digits < 3; ++fraction_digits) fraction *= 10;
+  std::int64_t ns = whole * 1000 + fraction + (round_up ? 1 : 0);
+  nanoseconds = negative ? -ns : ns;
+  return true;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace od = simdjson::ondemand;
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+CopyKind copy_kind(std::string_view name, std::string_view kind_arg) {
+  if (contains(name, "HtoD") || kind_arg == "HtoD" || kind_arg == "1") {
+    if (contains(name, "Pageable")) return CopyKind::kHostToDevicePageable;
+    if (contains(name, "Pinned")) return CopyKind::kHostToDevicePinned;
+    return CopyKind::kHostToDevice;
+  }
+  if (contains(name, "DtoH") || kind_arg == "DtoH" || kind_arg == "2")
+    return CopyKind::kDeviceToHost;
+  if (contains(name, "DtoD") || kind_arg == "DtoD" || kind_arg == "3")
+    return CopyKind::kDeviceToDevice;
+  return CopyKind::kOther;
+}
+
+bool communication_kernel(std::string_view name) {
+  return contains(name, "nccl") || contains(name, "rccl") || contains(name, "NCCL");
+}
+
+// What one "X" event's category makes it.
+enum class Role { kIgnore, kHost, kStep, kDevice };
+
+struct Classified {
+  Role role = Role::kIgnore;
+  HostKind host = HostKind::kOperator;
+  DeviceKind device = DeviceKind::kKernel;
+};
+
+Classified classify(std::string_view category, std::string_view name, bool has_category) {
+  Classified c;
+  const bool profiler_step = starts_with(name, "ProfilerStep#");
+  if (!has_category || category == "cpu_op" || category == "Operator" || category == "operator") {
+    c.role = profiler_step ? Role::kStep : Role::kHost;
+    c.host = contains(name, "DataLoader") ? HostKind::kDataLoader : HostKind::kOperator;
+    return c;
+  }
+  if (category == "user_annotation") {
+    c.role = profiler_step ? Role::kStep : Role::kHost;
+    c.host = contains(name, "DataLoader") ? HostKind::kDataLoader
+             : starts_with(name, "gloo:") ? HostKind::kCommunication
+                                          : HostKind::kAnnotation;
+    return c;
+  }
+  if (category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime" ||
+      category == "runtime") {
+    c.role = Role::kHost;
+    c.host = HostKind::kRuntime;
+    return c;
+  }
+  if (category == "kernel" || category == "Kernel") {
+    c.role = Role::kDevice;
+    c.device = DeviceKind::kKernel;
+  } else if (category == "gpu_memcpy" || category == "Memcpy") {
+    c.role = Role::kDevice;
+    c.device = DeviceKind::kMemcpy;
+  } else if (category == "gpu_memset" || category == "Memset") {
+    c.role = Role::kDevice;
+    c.device = DeviceKind::kMemset;
+  } else if (category == "cuda_sync") {
+    c.role = Role::kDevice;
+    c.device = DeviceKind::kSync;
+  } else if (category == "step") {  // torchperf train --trace
+    c.role = Role::kStep;
+  } else if (category == "phase") {
+    c.role = Role::kHost;
+    c.host = name == "data wait" ? HostKind::kDataLoader
+             : name == "copy"    ? HostKind::kCopy
+                                 : HostKind::kAnnotation;
+  }
+  return c;
+}
+
+// The step number in "ProfilerStep#12" or torchperf train's "step 12".
+std::int64_t step_number(std::string_view name, std::int64_t fallback) {
+  const auto at = name.find_last_of("# ");
+  if (at == std::string_view::npos) return fallback;
+  std::int64_t n = 0;
+  std::size_t i = at + 1;
+  if (i >= name.size()) return fallback;
+  for (; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return fallback;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() &&
+         (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
+}
+
+class TraceBuilder : public TraceVisitor {
+ public:
+  TraceBuilder(Trace& trace, const TraceReadOptions& options) : trace_(trace), options_(options) {
+    trace_.strings.intern("");
+  }
+
+  void on_member(std::string_view key, std::string_view json) override {
+    if (key == "traceEvents") {
+      // "traceEvents" that is not an array: the splitter hands it over as a member.
+      throw TraceError(trace_.path + ": \"traceEvents\" is not an array of events");
+    }
+    if (key != "deviceProperties" && key != "distributedInfo") return;
+    const auto value = nlohmann::json::parse(json, nullptr, false);
+    if (value.is_discarded()) {
+      if (options_.strict)
+        throw TraceError(trace_.path + ": \"" + std::string(key) + "\" is not valid JSON");
+      return;
+    }
+    if (key == "distributedInfo" && value.is_object()) {
+      if (const auto it = value.find("rank"); it != value.end() && it->is_number_integer())
+        trace_.rank = it->get<int>();
+      if (const auto it = value.find("world_size"); it != value.end() && it->is_number_integer())
+        trace_.world_size = it->get<int>();
+      if (const auto it = value.find("backend"); it != value.end() && it->is_string())
+        trace_.backend = it->get<std::string>();
+    }
+    if (key == "deviceProperties" && value.is_array()) {
+      for (const auto& d : value) {
+        if (!d.is_object()) continue;
+        DeviceInfo info;
+        info.id = d.value("id", 0);
+        if (d.contains("name") && d["name"].is_string()) info.name = d["name"].get<std::string>();
+        if (d.contains("computeMajor") && d["computeMajor"].is_number_integer())
+          info.compute_major = d["computeMajor"].get<int>();
+        if (d.contains("computeMinor") && d["computeMinor"].is_number_integer())
+          info.compute_minor = d["computeMinor"].get<int>();
+        if (d.contains("totalGlobalMem") && d["totalGlobalMem"].is_number_unsigned())
+          info.memory_bytes = d["totalGlobalMem"].get<std::uint64_t>();
+        trace_.devices.push_back(info);
+      }
+    }
+  }
+
+  void on_event(std::string_view json, std::uint64_t offset) override {
+    ++trace_.events;
+    simdjson::padded_string_view view(json.data(), json.size(), json.size() + kJsonPadding);
+    od::document doc;
+    if (parser_.iterate(view).get(doc) != simdjson::SUCCESS)
+      return skip(trace_.skips.malformed, offset, "not valid JSON");
+    od::object object;
+    if (doc.get_object().get(object) != simdjson::SUCCESS)
+      return skip(trace_.skips.wrong_type, offset, "not a JSON object");
+    const simdjson::error_code error = read_fields(object);
+    if (error == simdjson::INCORRECT_TYPE)
+      return skip(trace_.skips.wrong_type, offset, "a field of the wrong type (" + problem_ + ")");
+    if (error != simdjson::SUCCESS)
+      return skip(trace_.skips.malformed, offset,
+                  std::string("not valid JSON (") + simdjson::error_message(error) + ")");
+    add_event(offset);
+  }
+
+  void finish() {
+    std::sort(trace_.steps.begin(), trace_.steps.end(),
+              [](const Step& a, const Step& b) { return a.start < b.start; });
+    std::int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const auto& e : trace_.host) {
+      first = std::min(first, e.start);
+      last = std::max(last, e.end());
+    }
+    for (const auto& e : trace_.device) {
+      first = std::min(first, e.start);
+      last = std::max(last, e.end());
+    }
+    for (const auto& s : trace_.steps) {
+      first = std::min(first, s.start);
+      last = std::max(last, s.end);
+    }
+    trace_.first_ns = first == INT64_MAX ? 0 : first;
+    trace_.last_ns = last == INT64_MIN ? 0 : last;
+  }
+
+ private:
+  // The current event's fields, as read.
+  struct Fields {
+    std::string_view ph, cat, name, pid, tid, shapes, copy_kind;
+    std::int64_t ts = 0, dur = 0, correlation = -1;
+    std::int64_t device = -1, stream = -1;
+    std::uint64_t bytes = 0;
+    bool has_ph = false, has_cat = false, has_name = false, has_ts = false, has_dur = false;
+  };
+
+  simdjson::error_code read_fields(od::object& object) {
+    f_ = Fields{};
+    for (auto field_result : object) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field); e) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key); e) return e;
+      od::value value = field.value();
+      simdjson::error_code e = simdjson::SUCCESS;
+      if (key == "ph") {
+        e = read_string(value, f_.ph, "ph");
+        f_.has_ph = true;
+      } else if (key == "cat") {
+        e = read_string(value, f_.cat, "cat");
+        f_.has_cat = true;
+      } else if (key == "name") {
+        e = read_name(value);
+        f_.has_name = true;
+      } else if (key == "ts") {
+        e = read_time(value, f_.ts, "ts");
+        f_.has_ts = true;
+      } else if (key == "dur") {
+        e = read_time(value, f_.dur, "dur");
+        f_.has_dur = true;
+      } else if (key == "pid") {
+        f_.pid = trim(value.raw_json_token());
+      } else if (key == "tid") {
+        f_.tid = trim(value.raw_json_token());
+      } else if (key == "args") {
+        e = read_args(value);
+      }
+      if (e) return e;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code read_string(od::value& value, std::string_view& out, const char* what) {
+    const auto e = value.get_string().get(out);
+    if (e == simdjson::INCORRECT_TYPE) problem_ = std::string("\"") + what + "\" is not a string";
+    return e;
+  }
+
+  // Names are interned at once: the parser's string buffer is reused by the next string.
+  simdjson::error_code read_name(od::value& value) {
+    std::string_view name;
+    const auto e = read_string(value, name, "name");
+    if (e) return e;
+    name_id_ = trace_.strings.intern(name);
+    f_.name = trace_.strings.at(name_id_);
+    return simdjson::SUCCESS;
+  }
+
+  simdjson::error_code read_time(od::value& value, std::int64_t& out, const char* what) {
+    od::json_type type;
+    if (auto e = value.type().get(type); e) return e;
+    if (type != od::json_type::number) {
+      problem_ = std::string("\"") + what + "\" is not a number";
+      return simdjson::INCORRECT_TYPE;
+    }
+    if (!parse_microseconds(value.raw_json_token(), out)) {
+      problem_ = std::string("\"") + what + "\" is not a time in microseconds";
+      return simdjson::INCORRECT_TYPE;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  static simdjson::error_code read_integer(od::value& value, std::int64_t& out) {
+    od::json_type type;
+    if (auto e = value.type().get(type); e) return e;
+    if (type == od::json_type::number) {
+      std::int64_t v = 0;
+      if (value.get_int64().get(v) == simdjson::SUCCESS) out = v;
+      return simdjson::SUCCESS;
+    }
+    return simdjson::SUCCESS;  // "stream": "0x0" (HIP): left as unknown
+  }
+
+  simdjson::error_code read_args(od::value& value) {
+    od::json_type type;
+    if (auto e = value.type().get(type); e) return e;
+    if (type != od::json_type::object) return simdjson::SUCCESS;
+    od::object args;
+    if (auto e = value.get_object().get(args); e) return e;
+    for (auto field_result : args) {
+      od::field field;
+      if (auto e = std::move(field_result).get(field); e) return e;
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key); e) return e;
+      od::value v = field.value();
+      simdjson::error_code e = simdjson::SUCCESS;
+      if (key == "correlation") {
+        e = read_integer(v, f_.correlation);
+      } else if (key == "device") {
+        e = read_integer(v, f_.device);
+      } else if (key == "stream") {
+        e = read_integer(v, f_.stream);
+      } else if (key == "bytes") {
+        std::int64_t b = 0;
+        e = read_integer(v, b);
+        if (b > 0) f_.bytes = static_cast<std::uint64_t>(b);
+      } else if (key == "Input Dims") {
+        od::array dims;
+        if (v.get_array().get(dims) == simdjson::SUCCESS &&
+            dims.raw_json().get(f_.shapes) == simdjson::SUCCESS)
+          shapes_id_ = trace_.strings.intern(trim(f_.shapes));
+      } else if (key == "kind") {
+        std::string_view kind;
+        if (v.get_string().get(kind) == simdjson::SUCCESS) copy_kind_ = std::string(kind);
+      }
+      if (e) return e;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  void skip(std::uint64_t& counter, std::uint64_t offset, const std::string& what) {
+    const std::string problem = "event " + std::to_string(trace_.events) + " at byte " +
+                                std::to_string(offset) + ": " + what;
+    if (options_.strict) throw TraceError(trace_.path + ": " + problem + " (--strict)");
+    ++counter;
+    if (trace_.skips.first_problem.empty()) trace_.skips.first_problem = problem;
+  }
+
+  void add_event(std::uint64_t offset) {
+    const std::uint32_t shapes = shapes_id_;
+    const std::string copy_arg = std::move(copy_kind_);
+    shapes_id_ = 0;
+    copy_kind_.clear();
+    if (!f_.has_ph) return skip(trace_.skips.missing_field, offset, "no \"ph\"");
+    if (f_.ph != "X") {
+      ++trace_.ignored;
+      return;
+    }
+    const char* missing = !f_.has_name ? "name" : !f_.has_ts ? "ts" : !f_.has_dur ? "dur" : nullptr;
+    if (missing != nullptr)
+      return skip(trace_.skips.missing_field, offset,
+                  std::string("a complete event (\"ph\": \"X\") without \"") + missing + "\"");
+    if (f_.dur < 0) return skip(trace_.skips.wrong_type, offset, "a negative \"dur\"");
+    const Classified c = classify(f_.cat, f_.name, f_.has_cat);
+    switch (c.role) {
+      case Role::kIgnore:
+        ++trace_.ignored;
+        return;
+      case Role::kStep:
+        trace_.steps.push_back(
+            {step_number(f_.name, static_cast<std::int64_t>(trace_.steps.size())), f_.ts,
+             f_.ts + f_.dur});
+        return;
+      case Role::kHost: {
+        HostEvent e;
+        e.start = f_.ts;
+        e.duration = f_.dur;
+        e.name = name_id_;
+        e.kind = c.host;
+        e.thread = thread_index();
+        e.shapes = shapes;
+        if (c.host == HostKind::kRuntime) e.correlation = f_.correlation;
+        trace_.host.push_back(e);
+        return;
+      }
+      case Role::kDevice: {
+        DeviceEvent e;
+        e.start = f_.ts;
+        e.duration = f_.dur;
+        e.name = name_id_;
+        e.kind = c.device;
+        e.correlation = f_.correlation;
+        e.bytes = f_.bytes;
+        e.device = static_cast<std::int32_t>(f_.device);
+        e.stream = static_cast<std::int32_t>(f_.stream);
+        if (c.device == DeviceKind::kMemcpy) e.copy = copy_kind(f_.name, copy_arg);
+        if (c.device == DeviceKind::kKernel) e.communication = communication_kernel(f_.name);
+        trace_.device.push_back(e);
+        return;
+      }
+    }
+  }
+
+  std::uint32_t thread_index() {
+    key_.assign(f_.pid);
+    key_ += '/';
+    key_.append(f_.tid);
+    if (const auto it = threads_.find(key_); it != threads_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(trace_.threads.size());
+    trace_.threads.push_back(key_);
+    threads_.emplace(key_, id);
+    return id;
+  }
+
+  Trace& trace_;
+  const TraceReadOptions& options_;
+  od::parser parser_;
+  Fields f_;
+  std::uint32_t name_id_ = 0, shapes_id_ = 0;
+  std::string copy_kind_;
+  std::string problem_;
+  std::string key_;
+  std::unordered_map<std::string, std::uint32_t> threads_;
+};
+
+Trace read_from(ByteSource& source, const TraceReadOptions& options) {
+  Trace trace;
+  trace.path = source.name();
+  trace.file_bytes = source.total();
+  trace.compressed = source.compressed();
+  TraceBuilder builder(trace, options);
+  SplitProgress progress;
+  progress.report = options.progress;
+  const SplitResult split = split_trace_json(source, builder, progress);
+  trace.json_bytes = split.bytes;
+  if (split.object_form && !split.has_trace_events)
+    throw TraceError(trace.path +
+                     ": no trace events: the JSON object has no \"traceEvents\" "
+                     "array; is this a profiler trace?");
+  if (trace.events == 0)
+    throw TraceError(trace.path + ": no trace events: " +
+                     (split.object_form ? "\"traceEvents\" is empty" : "the array is empty"));
+  trace.form = split.object_form ? "kineto" : "array";
+  builder.finish();
+  if (trace.host.empty() && trace.device.empty() && trace.steps.empty())
+    throw TraceError(trace.path + ": none of its " + std::to_string(trace.events) +
+                     " events is a complete event (\"ph\": \"X\" with name, ts and dur) that "
+                     "the analyses read" +
+                     (trace.skips.first_problem.empty()
+                          ? std::string()
+                          : "; the first problem: " + trace.skips.first_problem));
+  return trace;
+}
+
+}  // namespace
+
+Trace read_trace(const std::string& path, const TraceReadOptions& options) {
+  if (!fs::exists(path)) throw TraceError(path + ": no such file or folder");
+  auto source = open_byte_source(path);
+  return read_from(*source, options);
+}
+
+Trace read_trace_text(std::string_view text, const std::string& name,
+                      const TraceReadOptions& options) {
+  auto source = memory_byte_source(text, name);
+  return read_from(*source, options);
+}
+
+std::vector<std::string> trace_files(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw TraceError(path + ": no such file or folder");
+  if (!fs::is_directory(path, ec)) return {path};
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = entry.path().filename().string();
+    const auto ends = [&](const std::string& suffix) {
+      return name.size() >= suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends(".json") || ends(".json.gz")) files.push_back(entry.path().string());
+  }
+  if (ec) throw TraceError(path + ": cannot list the folder: " + ec.message());
+  if (files.empty())
+    throw TraceError(path + ": the folder has no trace files (*.json or *.json.gz)");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace torchperf

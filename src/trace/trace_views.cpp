@@ -1,0 +1,200 @@
+#include "torchperf/trace/trace_views.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "torchperf/trace/launch_index.h"
+
+namespace torchperf {
+namespace {
+
+Distribution distribution(std::vector<double> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  const auto at = [&](double q) {
+    return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5)];
+  };
+  d.median = at(0.5);
+  d.p90 = at(0.9);
+  d.max = values.back();
+  return d;
+}
+
+// Device time per correlation id (a launch can start several events: a copy and a kernel).
+std::unordered_map<std::int64_t, double> device_time_by_correlation(const Trace& trace) {
+  std::unordered_map<std::int64_t, double> time;
+  time.reserve(trace.device.size());
+  for (const DeviceEvent& e : trace.device)
+    if (e.correlation >= 0 && e.kind != DeviceKind::kSync)
+      time[e.correlation] += static_cast<double>(e.duration);
+  return time;
+}
+
+}  // namespace
+
+const char* kernel_class_name(KernelClass k) {
+  switch (k) {
+    case KernelClass::kComputation:
+      return "computation";
+    case KernelClass::kCommunication:
+      return "communication";
+    case KernelClass::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+std::vector<OperatorRow> operator_view(const Trace& trace, bool by_shape) {
+  // Host events per thread, outer before inner: (thread, start, longest first).
+  std::vector<std::uint32_t> order;
+  order.reserve(trace.host.size());
+  for (std::uint32_t i = 0; i < trace.host.size(); ++i) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const HostEvent& x = trace.host[a];
+    const HostEvent& y = trace.host[b];
+    if (x.thread != y.thread) return x.thread < y.thread;
+    if (x.start != y.start) return x.start < y.start;
+    return x.duration > y.duration;
+  });
+  const auto device_time = device_time_by_correlation(trace);
+  std::vector<double> self(trace.host.size(), 0), device(trace.host.size(), 0);
+  for (std::uint32_t i = 0; i < trace.host.size(); ++i)
+    self[i] = static_cast<double>(trace.host[i].duration);
+  std::vector<std::uint32_t> stack;
+  std::uint32_t thread = UINT32_MAX;
+  for (const std::uint32_t i : order) {
+    const HostEvent& e = trace.host[i];
+    if (e.thread != thread) {
+      stack.clear();
+      thread = e.thread;
+    }
+    while (!stack.empty() && trace.host[stack.back()].end() <= e.start) stack.pop_back();
+    if (e.kind == HostKind::kRuntime) {
+      // The launched device time goes to the innermost operator around the call.
+      const auto it = device_time.find(e.correlation);
+      if (it != device_time.end())
+        for (auto s = stack.rbegin(); s != stack.rend(); ++s)
+          if (trace.host[*s].kind == HostKind::kOperator) {
+            device[*s] += it->second;
+            break;
+          }
+      continue;  // a runtime call is not an operator's child in PyTorch's self time
+    }
+    if (!stack.empty())
+      self[stack.back()] = std::max(0.0, self[stack.back()] - static_cast<double>(e.duration));
+    stack.push_back(i);
+  }
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  std::vector<OperatorRow> rows;
+  for (std::uint32_t i = 0; i < trace.host.size(); ++i) {
+    const HostEvent& e = trace.host[i];
+    if (e.kind != HostKind::kOperator) continue;
+    const std::uint64_t key =
+        (static_cast<std::uint64_t>(e.name) << 32) | (by_shape ? e.shapes : 0u);
+    auto [it, added] = index.emplace(key, rows.size());
+    if (added) {
+      OperatorRow row;
+      row.name = trace.name(e.name);
+      if (by_shape) row.shapes = trace.name(e.shapes);
+      rows.push_back(row);
+    }
+    OperatorRow& row = rows[it->second];
+    ++row.calls;
+    row.host_total += static_cast<double>(e.duration);
+    row.host_self += self[i];
+    row.device_total += device[i];
+  }
+  std::sort(rows.begin(), rows.end(), [](const OperatorRow& a, const OperatorRow& b) {
+    return a.host_self > b.host_self || (a.host_self == b.host_self && a.name < b.name);
+  });
+  return rows;
+}
+
+std::vector<KernelRow> kernel_view(const Trace& trace) {
+  std::unordered_map<std::uint32_t, std::size_t> index;
+  std::vector<KernelRow> rows;
+  double all = 0;
+  for (const DeviceEvent& e : trace.device) {
+    if (e.kind == DeviceKind::kSync) continue;
+    auto [it, added] = index.emplace(e.name, rows.size());
+    if (added) {
+      KernelRow row;
+      row.name = trace.name(e.name);
+      row.kind = e.kind != DeviceKind::kKernel ? KernelClass::kMemory
+                 : e.communication             ? KernelClass::kCommunication
+                                               : KernelClass::kComputation;
+      rows.push_back(row);
+    }
+    KernelRow& row = rows[it->second];
+    const double d = static_cast<double>(e.duration);
+    ++row.count;
+    row.total += d;
+    row.max = std::max(row.max, d);
+    all += d;
+  }
+  for (KernelRow& row : rows) row.share = all > 0 ? row.total / all : 0;
+  std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
+    return a.total > b.total || (a.total == b.total && a.name < b.name);
+  });
+  return rows;
+}
+
+KernelClassTotals kernel_class_totals(const std::vector<KernelRow>& rows) {
+  KernelClassTotals t;
+  for (const KernelRow& r : rows) {
+    switch (r.kind) {
+      case KernelClass::kComputation:
+        t.computation += r.total;
+        break;
+      case KernelClass::kCommunication:
+        t.communication += r.total;
+        break;
+      case KernelClass::kMemory:
+        t.memory += r.total;
+        break;
+    }
+  }
+  return t;
+}
+
+LaunchStats launch_stats(const Trace& trace) {
+  LaunchStats stats;
+  const LaunchIndex launches(trace);
+  std::vector<double> launch, gpu, delay;
+  std::unordered_map<std::uint32_t, std::size_t> index;
+  for (const DeviceEvent& e : trace.device) {
+    if (e.kind != DeviceKind::kKernel) continue;
+    ++stats.kernels;
+    const HostEvent* call = launches.find(e.correlation);
+    if (call == nullptr) continue;
+    ++stats.matched;
+    const double l = static_cast<double>(call->duration);
+    const double g = static_cast<double>(e.duration);
+    const double d = static_cast<double>(std::max<std::int64_t>(0, e.start - call->start));
+    launch.push_back(l);
+    gpu.push_back(g);
+    delay.push_back(d);
+    const bool is_short = g < l;
+    if (is_short) ++stats.short_kernels;
+    auto [it, added] = index.emplace(e.name, stats.rows.size());
+    if (added) stats.rows.push_back({trace.name(e.name)});
+    LaunchRow& row = stats.rows[it->second];
+    ++row.count;
+    row.launch_total += l;
+    row.gpu_total += g;
+    row.delay_total += d;
+    if (is_short) ++row.short_kernels;
+  }
+  stats.launch = distribution(std::move(launch));
+  stats.gpu = distribution(std::move(gpu));
+  stats.delay = distribution(std::move(delay));
+  std::sort(stats.rows.begin(), stats.rows.end(), [](const LaunchRow& a, const LaunchRow& b) {
+    if (a.short_kernels != b.short_kernels) return a.short_kernels > b.short_kernels;
+    if (a.delay_total != b.delay_total) return a.delay_total > b.delay_total;
+    return a.name < b.name;
+  });
+  return stats;
+}
+
+}  // namespace torchperf
