@@ -1,0 +1,77 @@
+// Small Kineto traces written in tests with known timings (µs), for the trace part's tests: the
+// events PyTorch's profiler writes, with the fields it writes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace torchperf::testing {
+
+class TraceText {
+ public:
+  TraceText& op(const std::string& name, double ts, double dur, int tid = 1,
+                const std::string& args = "") {
+    return add(fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
+                           name, tid, ts, dur, args));
+  }
+  TraceText& annotation(const std::string& name, double ts, double dur, int tid = 1) {
+    return add(fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}}})",
+                           name, tid, ts, dur));
+  }
+  TraceText& step(int number, double ts, double dur) {
+    return annotation("ProfilerStep#" + std::to_string(number), ts, dur);
+  }
+  TraceText& runtime(const std::string& name, double ts, double dur, long correlation,
+                     int tid = 1) {
+    return add(fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{"correlation": {}, "cbid": 211}}}})",
+                           name, tid, ts, dur, correlation));
+  }
+  TraceText& kernel(const std::string& name, double ts, double dur, long correlation,
+                    int stream = 7) {
+    return add(fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": {}, "correlation": {}}}}})",
+                           name, stream, ts, dur, stream, correlation));
+  }
+  TraceText& memcpy(const std::string& name, double ts, double dur, long correlation,
+                    long bytes) {
+    return add(fmt::format(R"({{"ph": "X", "cat": "gpu_memcpy", "name": "{}", "pid": 0, "tid": 7, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {}, "bytes": {}}}}})",
+                           name, ts, dur, correlation, bytes));
+  }
+  TraceText& flow(long id, double ts) {
+    return add(fmt::format(R"({{"ph": "s", "id": {}, "pid": 10, "tid": 1, "ts": {}, "cat": "ac2g", "name": "ac2g"}})",
+                           id, ts));
+  }
+  TraceText& raw(const std::string& event) { return add(event); }
+  // deviceProperties of one device: an NVIDIA A100 (compute 8.0) unless said otherwise.
+  TraceText& device(const std::string& name = "NVIDIA A100-SXM4-40GB", int major = 8) {
+    devices_ = fmt::format(R"([{{"id": 0, "name": "{}", "totalGlobalMem": 42297524224, "computeMajor": {}, "computeMinor": 0}}])",
+                           name, major);
+    return *this;
+  }
+  TraceText& rank(int rank, int world) {
+    distributed_ = fmt::format(R"({{"backend": "nccl", "rank": {}, "world_size": {}}})", rank, world);
+    return *this;
+  }
+
+  std::string json() const {
+    std::string out = "{\n  \"schemaVersion\": 1,\n";
+    if (!devices_.empty()) out += "  \"deviceProperties\": " + devices_ + ",\n";
+    if (!distributed_.empty()) out += "  \"distributedInfo\": " + distributed_ + ",\n";
+    out += "  \"traceEvents\": [\n";
+    for (std::size_t i = 0; i < events_.size(); ++i)
+      out += "  " + events_[i] + (i + 1 < events_.size() ? ",\n" : "\n");
+    out += "  ],\n  \"displayTimeUnit\": \"ms\"\n}\n";
+    return out;
+  }
+
+ private:
+  TraceText& add(std::string event) {
+    events_.push_back(std::move(event));
+    return *this;
+  }
+  std::vector<std::string> events_;
+  std::string devices_, distributed_;
+};
+
+}  // namespace torchperf::testing

@@ -1,0 +1,149 @@
+#include "torchperf/trace/trace_overview.h"
+
+#include <gtest/gtest.h>
+
+#include "support/trace_text.h"
+#include "test_paths.h"
+#include "torchperf/trace/intervals.h"
+#include "torchperf/trace/trace_reader.h"
+
+namespace torchperf {
+namespace {
+
+using testing::TraceText;
+
+double category_us(const StepBreakdown& s, TimeCategory c) {
+  return s.time[static_cast<std::size_t>(c)] * 1e-3;
+}
+
+// One step of 100 µs whose every instant is worked out by hand in the comments.
+TraceText one_step() {
+  TraceText t;
+  t.device()
+      .step(1, 0, 100)
+      .op("aten::forward", 0, 90)
+      .runtime("cudaLaunchKernel", 5, 3, 1)
+      .kernel("gemm_a", 10, 10, 1)  // queued at 8: the device waited for the host from 0
+      .runtime("cudaLaunchKernel", 9, 3, 2)
+      .kernel("gemm_b", 22, 8, 2)  // queued at 12, before gemm_a ended: a 2 µs kernel wait
+      .runtime("cudaLaunchKernel", 13, 1, 5)
+      .kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 25, 10, 5)  // half under gemm_b
+      .runtime("cudaLaunchKernel", 50, 5, 3)
+      .kernel("gemm_c", 60, 10, 3)  // queued at 55, after the device went idle at 35
+      .runtime("cudaMemcpyAsync", 56, 1, 6)
+      .memcpy("Memcpy HtoD (Pinned -> Device)", 72, 8, 6, 1 << 20)
+      .runtime("cudaLaunchKernel", 40, 1, 4)
+      .kernel("gemm_d", 92, 5, 4)  // queued at 41, yet 12 µs idle before it: other wait
+      .op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 96, 3);
+  return t;
+}
+
+TEST(Intervals, UnionDifferenceAndClippingAreExact) {
+  const IntervalSet a = merge_intervals({{0, 10}, {5, 15}, {20, 30}, {30, 31}, {40, 40}});
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].end, 15);
+  EXPECT_EQ(a[1].end, 31);
+  const IntervalSet b = merge_intervals({{3, 4}, {12, 22}});
+  EXPECT_EQ(total_length(subtract(a, b)), 26 - 1 - 3 - 2);
+  EXPECT_EQ(intersection_length(a, b), 6);
+  EXPECT_EQ(total_length(clip(a, 10, 25)), 10);
+  EXPECT_EQ(total_length(unite(a, b)), 31);  // [12, 22) bridges the two
+}
+
+TEST(TraceOverview, EachInstantOfAStepGoesToOneCategoryInPriorityOrder) {
+  const Trace trace = read_trace_text(one_step().json(), "t.json");
+  const TraceOverview o = overview(trace);
+  ASSERT_EQ(o.steps.size(), 1u);
+  const StepBreakdown& s = o.steps[0];
+  EXPECT_EQ(s.number, 1);
+  EXPECT_DOUBLE_EQ(s.duration(), 100e3);
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kKernel), 33);         // 10 + 8 + 10 + 5
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCommunication), 5);   // 30-35, not under gemm_b
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kMemcpy), 8);
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kMemset), 0);
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kRuntime), 11);  // 3 + 1 + 0 + 1 + 5 + 1
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kDataLoader), 2);  // 97-99, after gemm_d
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCpuExec), 38);    // 90 minus 52 covered
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kOther), 3);
+  EXPECT_NEAR(s.share(TimeCategory::kKernel), 0.33, 1e-12);
+  EXPECT_EQ(s.kernels, 5u);
+}
+
+TEST(TraceOverview, DeviceTimeSplitsIntoComputeNonComputeAndIdleWithIdleCauses) {
+  const TraceOverview o = overview(read_trace_text(one_step().json(), "t.json"));
+  const StepBreakdown& s = o.steps[0];
+  ASSERT_TRUE(s.has_device);
+  EXPECT_DOUBLE_EQ(s.device_busy * 1e-3, 38);  // kernels of any kind
+  EXPECT_DOUBLE_EQ(s.utilization(), 0.38);
+  EXPECT_DOUBLE_EQ(s.compute * 1e-3, 33);
+  EXPECT_DOUBLE_EQ(s.non_compute * 1e-3, 13);  // communication 5 + copy 8
+  EXPECT_DOUBLE_EQ(s.idle * 1e-3, 54);
+  EXPECT_DOUBLE_EQ(s.host_wait * 1e-3, 38);   // 0-10, 35-60, and 97-100 with nothing queued
+  EXPECT_DOUBLE_EQ(s.kernel_wait * 1e-3, 4);  // 20-22, 70-72
+  EXPECT_DOUBLE_EQ(s.other_wait * 1e-3, 12);  // 80-92
+  EXPECT_DOUBLE_EQ(o.communication * 1e-3, 10);
+  EXPECT_DOUBLE_EQ(o.overlap(), 0.5);
+}
+
+TEST(TraceOverview, AStepsWindowReachesTheEndOfTheDeviceWorkItLaunched) {
+  TraceText t;
+  t.step(1, 0, 50).step(2, 100, 50)
+      .runtime("cudaLaunchKernel", 45, 1, 1)
+      .kernel("late", 60, 20, 1)
+      .op("aten::add", 110, 10);
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_TRUE(o.annotated_steps);
+  EXPECT_EQ(o.steps[0].end, 80000);
+  EXPECT_EQ(o.steps[1].start, 100000);
+  EXPECT_EQ(o.steps[1].end, 150000);
+  EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kKernel), 20);
+  EXPECT_DOUBLE_EQ(o.average.duration(), (80e3 + 50e3) / 2);
+  EXPECT_DOUBLE_EQ(category_us(o.average, TimeCategory::kCpuExec), 5);
+}
+
+TEST(TraceOverview, WithoutStepAnnotationsTheWholeTraceIsOneWindow) {
+  TraceText t;
+  t.op("aten::mm", 10, 20).op("aten::add", 40, 10);
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  EXPECT_FALSE(o.annotated_steps);
+  EXPECT_FALSE(o.has_device);
+  ASSERT_EQ(o.steps.size(), 1u);
+  EXPECT_EQ(o.steps[0].number, -1);
+  EXPECT_DOUBLE_EQ(o.steps[0].duration(), 40e3);
+  EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kCpuExec), 30);
+  EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kOther), 10);
+  EXPECT_EQ(o.overlap(), -1);
+}
+
+TEST(TraceOverview, AHostCollectiveOfACpuOnlyRankIsCommunication) {
+  const TraceOverview o = overview(read_trace(std::string(TORCHPERF_TEST_SOURCE_DIR) +
+                                              "/tests/data/traces/cpu-only-rank34.json.gz"));
+  ASSERT_EQ(o.steps.size(), 1u);
+  EXPECT_FALSE(o.has_device);
+  EXPECT_GT(o.steps[0].share(TimeCategory::kCommunication), 0.5);
+}
+
+TEST(TraceOverview, TheCategoriesOfEveryStepOfARealTraceSumToItsWindow) {
+  const Trace trace = read_trace(std::string(TORCHPERF_TEST_SOURCE_DIR) +
+                                 "/tests/data/traces/diff-control-a100.json.gz");
+  const TraceOverview o = overview(trace);
+  ASSERT_EQ(o.steps.size(), 6u);
+  for (const StepBreakdown& s : o.steps) {
+    double sum = 0;
+    for (double t : s.time) {
+      EXPECT_GE(t, 0);
+      sum += t;
+    }
+    EXPECT_NEAR(sum, s.duration(), 1e-6 * s.duration());
+    EXPECT_NEAR(s.compute + s.non_compute + s.idle, s.duration(), 1e-6 * s.duration());
+    EXPECT_NEAR(s.host_wait + s.kernel_wait + s.other_wait, s.idle, 1e-6 * s.duration());
+    EXPECT_GT(s.utilization(), 0.5);
+    EXPECT_LE(s.utilization(), 1.0);
+  }
+  EXPECT_GT(o.overlap(), 0);
+  EXPECT_LT(o.overlap(), 1);
+}
+
+}  // namespace
+}  // namespace torchperf

@@ -1,0 +1,102 @@
+#include "torchperf/trace/trace_views.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "support/trace_text.h"
+#include "torchperf/trace/trace_reader.h"
+
+namespace torchperf {
+namespace {
+
+using testing::TraceText;
+
+Trace nested_operators() {
+  TraceText t;
+  t.op("A", 0, 100, 1, R"("Input Dims": [[2, 3]])")
+      .op("B", 10, 20)
+      .runtime("cudaLaunchKernel", 15, 1, 1)
+      .kernel("k", 50, 5, 1)
+      .op("C", 40, 10)
+      .op("D", 42, 2)
+      .op("A", 0, 10, 2, R"("Input Dims": [[4]])");
+  return read_trace_text(t.json(), "t.json");
+}
+
+const OperatorRow& row(const std::vector<OperatorRow>& rows, const std::string& name) {
+  const auto it = std::find_if(rows.begin(), rows.end(),
+                               [&](const OperatorRow& r) { return r.name == name; });
+  EXPECT_NE(it, rows.end()) << name;
+  return *it;
+}
+
+TEST(OperatorView, SelfTimeIsTheDurationMinusTheOperatorsCalledInsideOnTheSameThread) {
+  const auto rows = operator_view(nested_operators(), false);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].name, "A");  // largest self time first
+  EXPECT_EQ(row(rows, "A").calls, 2u);
+  EXPECT_DOUBLE_EQ(row(rows, "A").host_total, 110e3);
+  EXPECT_DOUBLE_EQ(row(rows, "A").host_self, 80e3);  // 100 - 20 - 10, and 10 on thread 2
+  EXPECT_DOUBLE_EQ(row(rows, "B").host_self, 20e3);  // a runtime call is not a child
+  EXPECT_DOUBLE_EQ(row(rows, "C").host_self, 8e3);
+  EXPECT_DOUBLE_EQ(row(rows, "D").host_self, 2e3);
+}
+
+TEST(OperatorView, DeviceTimeGoesToTheInnermostOperatorThatLaunchedIt) {
+  const auto rows = operator_view(nested_operators(), false);
+  EXPECT_DOUBLE_EQ(row(rows, "B").device_total, 5e3);
+  EXPECT_DOUBLE_EQ(row(rows, "A").device_total, 0);
+}
+
+TEST(OperatorView, ByShapeKeepsCallsWithDifferentInputDimsApart) {
+  const auto rows = operator_view(nested_operators(), true);
+  ASSERT_EQ(rows.size(), 5u);
+  std::vector<std::string> shapes;
+  for (const auto& r : rows)
+    if (r.name == "A") shapes.push_back(r.shapes);
+  std::sort(shapes.begin(), shapes.end());
+  EXPECT_EQ(shapes, (std::vector<std::string>{"[[2, 3]]", "[[4]]"}));
+}
+
+TEST(KernelView, GroupsByNameWithClassAndShareOfAllDeviceTime) {
+  TraceText t;
+  t.kernel("k1", 0, 10, 1).kernel("k1", 20, 10, 2)
+      .kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 40, 20, 3)
+      .memcpy("Memcpy DtoD (Device -> Device)", 70, 10, 4, 100);
+  const auto rows = kernel_view(read_trace_text(t.json(), "t.json"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].name, "k1");  // ties broken by name: k1 < nccl…
+  EXPECT_EQ(rows[0].kind, KernelClass::kComputation);
+  EXPECT_EQ(rows[0].count, 2u);
+  EXPECT_DOUBLE_EQ(rows[0].mean(), 10e3);
+  EXPECT_DOUBLE_EQ(rows[0].share, 0.4);
+  EXPECT_EQ(rows[1].kind, KernelClass::kCommunication);
+  EXPECT_EQ(rows[2].kind, KernelClass::kMemory);
+  const KernelClassTotals totals = kernel_class_totals(rows);
+  EXPECT_DOUBLE_EQ(totals.computation, 20e3);
+  EXPECT_DOUBLE_EQ(totals.communication, 20e3);
+  EXPECT_DOUBLE_EQ(totals.memory, 10e3);
+}
+
+TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCallsStart) {
+  TraceText t;
+  t.runtime("cudaLaunchKernel", 0, 4, 1).kernel("tiny", 10, 1, 1)
+      .runtime("cudaLaunchKernel", 5, 2, 2).kernel("big", 30, 50, 2)
+      .runtime("cudaLaunchKernel", 8, 4, 3).kernel("tiny", 80, 2, 3)
+      .kernel("orphan", 90, 1, 99);  // no launch in the trace
+  const LaunchStats s = launch_stats(read_trace_text(t.json(), "t.json"));
+  EXPECT_EQ(s.kernels, 4u);
+  EXPECT_EQ(s.matched, 3u);
+  EXPECT_EQ(s.short_kernels, 2u);
+  ASSERT_EQ(s.rows.size(), 2u);
+  EXPECT_EQ(s.rows[0].name, "tiny");
+  EXPECT_EQ(s.rows[0].short_kernels, 2u);
+  EXPECT_DOUBLE_EQ(s.rows[0].delay_total, (10 + 72) * 1e3);
+  EXPECT_DOUBLE_EQ(s.delay.median, 25e3);  // delays 10, 25, 72
+  EXPECT_DOUBLE_EQ(s.delay.max, 72e3);
+  EXPECT_DOUBLE_EQ(s.launch.median, 4e3);
+}
+
+}  // namespace
+}  // namespace torchperf
