@@ -22,6 +22,10 @@
 #  10. serving: serve-tune's winner (the highest rate within a p99 objective) against bench's
 #      offline throughput of the same settings and against one request per forward (ResNet-18,
 #      encoder).
+#  11. trace: `torchperf trace` (overview, every view and the advice) on a generated trace of about
+#      1 GB built from the real A100 trace's events, plain and gzip, against Python's json.load of
+#      the same file (what Holistic Trace Analysis does first): seconds and peak memory, alternated
+#      A B A B.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +45,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -409,4 +413,43 @@ else:
         print(f"  served winner / one request per forward = {w['best_rate'] / u[0]['best_rate']:.3f}  (target >= 3)")
 PY
 done
+fi
+
+if section 11; then
+  big="$build/bench/trace-1g.json"
+  mkdir -p "$build/bench"
+  [ -f "$big" ] || "$python" "$root/scripts/make_big_trace.py" \
+      "$root/tests/data/traces/diff-control-a100.json.gz" "$big" 1000 > /dev/null
+  [ -f "$big.gz" ] || gzip -1 -c "$big" > "$big.gz"
+  echo "== 11. trace: $(du -m "$big" | cut -f1) MB of JSON ($(du -m "$big.gz" | cut -f1) MB gzip), torchperf trace vs Python's json.load"
+  timing=$(mktemp)
+  for f in "$big" "$big.gz"; do
+    tp_runs="" py_runs=""
+    for round in 1 2; do
+      /usr/bin/time -f "%e %M" -o "$timing" "$tp" trace "$f" --json > /dev/null
+      tp_runs="$tp_runs $(tr '\n' ' ' < "$timing")"
+      /usr/bin/time -f "%e %M" -o "$timing" "$python" -c '
+import gzip, json, sys
+path = sys.argv[1]
+with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+    trace = json.load(f)
+print(len(trace["traceEvents"]))' "$f" > /dev/null
+      py_runs="$py_runs $(tr '\n' ' ' < "$timing")"
+    done
+    "$python" - "$f" "$tp_runs" "$py_runs" <<'PY'
+import os, sys
+path, tp, py = sys.argv[1], [float(v) for v in sys.argv[2].split()], [float(v) for v in sys.argv[3].split()]
+size = os.path.getsize(path) / 1e6
+tp_s, tp_kb = tp[0::2], tp[1::2]
+py_s, py_kb = py[0::2], py[1::2]
+print(f"  {os.path.basename(path)} ({size:.0f} MB on disk)")
+print(f"    torchperf trace (whole analysis): {min(tp_s):6.2f} s (runs {', '.join(f'{s:.2f}' for s in tp_s)}), peak {max(tp_kb) / 1024:7.0f} MB")
+print(f"    python json.load (parse only)   : {min(py_s):6.2f} s (runs {', '.join(f'{s:.2f}' for s in py_s)}), peak {max(py_kb) / 1024:7.0f} MB")
+print(f"    time ratio python / torchperf = {min(py_s) / min(tp_s):.1f}x; memory ratio = {max(py_kb) / max(tp_kb):.1f}x")
+if not path.endswith(".gz"):
+    print(f"    target: torchperf <= 5 s: {'met' if min(tp_s) <= 5 else 'NOT met'}; "
+          f"peak memory <= the file's size: {'met' if max(tp_kb) * 1024 <= size * 1e6 else 'NOT met'}")
+PY
+  done
+  rm -f "$timing"
 fi

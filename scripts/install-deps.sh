@@ -14,6 +14,8 @@ packages=(
   libcli11-dev            # command-line parsing
   libcpp-httplib-dev      # serve and load: the HTTP server and client (open inference protocol)
   nlohmann-json3-dev      # JSON results and schema
+  libsimdjson-dev         # trace: each profiler-trace event parsed in place (On Demand)
+  zlib1g-dev              # trace: gzip traces inflated as a stream
   libfmt-dev              # formatting of tables and messages
   libjpeg62-turbo-dev     # train: JPEG decoding of image folders (libjpeg-turbo)
   libpng-dev              # train: PNG decoding of image folders

@@ -217,7 +217,9 @@ class Splitter {
       : source_(source),
         visitor_(visitor),
         progress_(progress),
-        buf_(kChunk + kJsonPadding),
+        // Small inputs (and the fuzzer's) get a small buffer; it grows as values need.
+        buf_(std::min<std::uint64_t>(kChunk, std::max<std::uint64_t>(source.total(), 4096)) +
+             kJsonPadding),
         next_report_(progress.every_bytes) {}
 
   SplitResult run() {
@@ -258,7 +260,8 @@ class Splitter {
       pos_ -= keep;
     }
     end_ = kept;
-    if (buf_.size() - kJsonPadding - end_ < kChunk / 2) buf_.resize(buf_.size() * 2);
+    const std::size_t capacity = buf_.size() - kJsonPadding;
+    if (capacity - end_ < std::min(kChunk, capacity) / 2) buf_.resize(capacity * 2 + kJsonPadding);
     const std::size_t got = source_.read(buf_.data() + end_, buf_.size() - kJsonPadding - end_);
     if (got == 0) {
       eof_ = true;

@@ -32,8 +32,7 @@ bool reduced_precision_kernel(const std::string& name) {
 bool synchronising_call(const std::string& name) {
   return name == "aten::item" || name == "aten::_local_scalar_dense" ||
          has(name, "StreamSynchronize") || has(name, "DeviceSynchronize") ||
-         has(name, "EventSynchronize") || name == "cudaMemcpy" || name == "hipMemcpy" ||
-         name == "cudaStreamWaitEvent" || name == "hipStreamWaitEvent";
+         has(name, "EventSynchronize") || name == "cudaMemcpy" || name == "hipMemcpy";
 }
 
 std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "torchperf/error.h"
+#include "torchperf/json_fields.h"
 #include "torchperf/trace/json_stream.h"
 
 namespace torchperf {
@@ -116,19 +118,36 @@ struct Classified {
   DeviceKind device = DeviceKind::kKernel;
 };
 
-Classified classify(std::string_view category, std::string_view name, bool has_category) {
+// What an event's name says, worked out once per distinct name (names repeat by the million).
+struct NameTraits {
+  bool profiler_step = false, data_loader = false, gloo = false, communication = false;
+  bool data_wait_phase = false, copy_phase = false;
+};
+
+NameTraits name_traits(std::string_view name) {
+  NameTraits t;
+  t.profiler_step = starts_with(name, "ProfilerStep#");
+  t.data_loader = contains(name, "DataLoader");
+  t.gloo = starts_with(name, "gloo:");
+  t.communication = communication_kernel(name);
+  t.data_wait_phase = name == "data wait";
+  t.copy_phase = name == "copy";
+  return t;
+}
+
+Classified classify(std::string_view category, const NameTraits& name, bool has_category) {
   Classified c;
-  const bool profiler_step = starts_with(name, "ProfilerStep#");
-  if (!has_category || category == "cpu_op" || category == "Operator" || category == "operator") {
-    c.role = profiler_step ? Role::kStep : Role::kHost;
-    c.host = contains(name, "DataLoader") ? HostKind::kDataLoader : HostKind::kOperator;
+  if (!has_category || category == "cpu_op" || category == "Operator" ||
+      category == "operator") {
+    c.role = name.profiler_step ? Role::kStep : Role::kHost;
+    c.host = name.data_loader ? HostKind::kDataLoader : HostKind::kOperator;
     return c;
   }
   if (category == "user_annotation") {
-    c.role = profiler_step ? Role::kStep : Role::kHost;
-    c.host = contains(name, "DataLoader") ? HostKind::kDataLoader
-             : starts_with(name, "gloo:") ? HostKind::kCommunication
-                                          : HostKind::kAnnotation;
+    c.role = name.profiler_step ? Role::kStep : Role::kHost;
+    c.host = name.data_loader ? HostKind::kDataLoader
+             : name.gloo      ? HostKind::kCommunication
+                              : HostKind::kAnnotation;
     return c;
   }
   if (category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime" ||
@@ -153,9 +172,9 @@ Classified classify(std::string_view category, std::string_view name, bool has_c
     c.role = Role::kStep;
   } else if (category == "phase") {
     c.role = Role::kHost;
-    c.host = name == "data wait" ? HostKind::kDataLoader
-             : name == "copy"    ? HostKind::kCopy
-                                 : HostKind::kAnnotation;
+    c.host = name.data_wait_phase ? HostKind::kDataLoader
+             : name.copy_phase    ? HostKind::kCopy
+                                  : HostKind::kAnnotation;
   }
   return c;
 }
@@ -167,6 +186,7 @@ std::int64_t step_number(std::string_view name, std::int64_t fallback) {
   std::int64_t n = 0;
   std::size_t i = at + 1;
   if (i >= name.size()) return fallback;
+  if (name.size() - i > 15) return fallback;  // not a step count
   for (; i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9') return fallback;
     n = n * 10 + (name[i] - '0');
@@ -199,24 +219,20 @@ class TraceBuilder : public TraceVisitor {
         throw TraceError(trace_.path + ": \"" + std::string(key) + "\" is not valid JSON");
       return;
     }
-    if (key == "distributedInfo" && value.is_object()) {
-      if (const auto it = value.find("rank"); it != value.end() && it->is_number_integer())
-        trace_.rank = it->get<int>();
-      if (const auto it = value.find("world_size"); it != value.end() && it->is_number_integer())
-        trace_.world_size = it->get<int>();
-      if (const auto it = value.find("backend"); it != value.end() && it->is_string())
-        trace_.backend = it->get<std::string>();
+    // Fields of the wrong type are left at their defaults: these are descriptions, not data.
+    if (key == "distributedInfo") {
+      trace_.rank = integer_field(value, "rank", -1);
+      trace_.world_size = integer_field(value, "world_size", 0);
+      trace_.backend = string_field(value, "backend");
     }
     if (key == "deviceProperties" && value.is_array()) {
       for (const auto& d : value) {
         if (!d.is_object()) continue;
         DeviceInfo info;
-        info.id = d.value("id", 0);
-        if (d.contains("name") && d["name"].is_string()) info.name = d["name"].get<std::string>();
-        if (d.contains("computeMajor") && d["computeMajor"].is_number_integer())
-          info.compute_major = d["computeMajor"].get<int>();
-        if (d.contains("computeMinor") && d["computeMinor"].is_number_integer())
-          info.compute_minor = d["computeMinor"].get<int>();
+        info.id = integer_field(d, "id");
+        info.name = string_field(d, "name");
+        info.compute_major = integer_field(d, "computeMajor");
+        info.compute_minor = integer_field(d, "computeMinor");
         if (d.contains("totalGlobalMem") && d["totalGlobalMem"].is_number_unsigned())
           info.memory_bytes = d["totalGlobalMem"].get<std::uint64_t>();
         trace_.devices.push_back(info);
@@ -281,6 +297,14 @@ class TraceBuilder : public TraceVisitor {
       if (auto e = field.unescaped_key().get(key); e) return e;
       od::value value = field.value();
       simdjson::error_code e = simdjson::SUCCESS;
+      // The keys of an event are few and short: told apart by length and first letter before
+      // being compared.
+      const char k0 = key.empty() ? '\0' : key[0];
+      const std::size_t n = key.size();
+      if (n > 4 || n < 2 || (k0 != 'p' && k0 != 'c' && k0 != 'n' && k0 != 't' && k0 != 'd' &&
+                             k0 != 'a')) {
+        continue;
+      }
       if (key == "ph") {
         e = read_string(value, f_.ph, "ph");
         f_.has_ph = true;
@@ -409,7 +433,14 @@ class TraceBuilder : public TraceVisitor {
       return skip(trace_.skips.missing_field, offset,
                   std::string("a complete event (\"ph\": \"X\") without \"") + missing + "\"");
     if (f_.dur < 0) return skip(trace_.skips.wrong_type, offset, "a negative \"dur\"");
-    const Classified c = classify(f_.cat, f_.name, f_.has_cat);
+    // Within 73 years of the epoch, so that every end, difference and sum fits in 64 bits.
+    constexpr std::int64_t kLimit = std::int64_t{1} << 61;
+    if (f_.ts < -kLimit || f_.ts > kLimit || f_.dur > kLimit)
+      return skip(trace_.skips.wrong_type, offset, "a \"ts\" or \"dur\" beyond 73 years");
+    if (name_id_ >= traits_.size()) traits_.resize(trace_.strings.size());
+    if (!traits_[name_id_]) traits_[name_id_] = name_traits(f_.name);
+    const NameTraits& traits = *traits_[name_id_];
+    const Classified c = classify(f_.cat, traits, f_.has_cat);
     switch (c.role) {
       case Role::kIgnore:
         ++trace_.ignored;
@@ -442,7 +473,7 @@ class TraceBuilder : public TraceVisitor {
         e.device = static_cast<std::int32_t>(f_.device);
         e.stream = static_cast<std::int32_t>(f_.stream);
         if (c.device == DeviceKind::kMemcpy) e.copy = copy_kind(f_.name, copy_arg);
-        if (c.device == DeviceKind::kKernel) e.communication = communication_kernel(f_.name);
+        if (c.device == DeviceKind::kKernel) e.communication = traits.communication;
         trace_.device.push_back(e);
         return;
       }
@@ -469,6 +500,7 @@ class TraceBuilder : public TraceVisitor {
   std::string problem_;
   std::string key_;
   std::unordered_map<std::string, std::uint32_t> threads_;
+  std::vector<std::optional<NameTraits>> traits_;  // by name id
 };
 
 Trace read_from(ByteSource& source, const TraceReadOptions& options) {

@@ -358,7 +358,8 @@ Panel bars_panel(const std::string& id, const std::string& title, const std::str
                  const std::vector<std::string>& colours = {}) {
   nlohmann::json values = nlohmann::json::array();
   for (std::size_t b = 0; b < bars.size(); ++b)
-    values.push_back({{"name", shorten(bars[b].first, 60)},
+    // Numbered: two long names can shorten to the same label, and a label is a row.
+    values.push_back({{"name", fmt::format("{}. {}", b + 1, shorten(bars[b].first, 56))},
                       {"full_name", bars[b].first},
                       {"order", b},
                       {"value", bars[b].second},

@@ -9,6 +9,7 @@
 #include "support/trace_text.h"
 #include "test_paths.h"
 #include "torchperf/error.h"
+#include "torchperf/trace/trace_analysis.h"
 
 namespace torchperf {
 namespace {
@@ -213,6 +214,28 @@ TEST(TraceReader, AFolderListsItsTraceFilesAndAnEmptyFolderIsAnError) {
             (std::vector<std::string>{(dir / "notes.txt").string()}));
   EXPECT_THROW(trace_files((dir / "missing").string()), TraceError);
   fs::remove_all(dir);
+}
+
+TEST(TraceReader, NoInputOfTheFuzzCorpusCrashesTheReaderOrTheAnalyses) {
+  // The inputs libFuzzer found (scripts/fuzz_trace.sh): each is a trace or a TraceError, in
+  // every build, so that ASan and UBSan see them in CI too.
+  const fs::path corpus = fs::path(TORCHPERF_TEST_SOURCE_DIR) / "tests/fuzz/corpus/trace";
+  std::size_t inputs = 0, read = 0;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    ++inputs;
+    for (const bool strict : {false, true}) {
+      TraceReadOptions options;
+      options.strict = strict;
+      try {
+        analyze_trace(read_trace(entry.path().string(), options), true);
+        read += strict ? 0 : 1;
+      } catch (const TraceError& e) {
+        EXPECT_NE(std::string(e.what()).find(entry.path().string()), std::string::npos) << e.what();
+      }
+    }
+  }
+  EXPECT_GE(inputs, 5u);
+  EXPECT_GE(read, 4u);  // the seeds are traces
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ inline constexpr double kReducedPrecisionThreshold = 0.10;
 bool reduced_precision_kernel(const std::string& name);
 
 // Host calls that wait for the device: aten::item / _local_scalar_dense, stream, device and event
-// synchronisation, synchronous copies.
+// synchronisation, synchronous copies. (cudaStreamWaitEvent is not one: the host goes on.)
 bool synchronising_call(const std::string& name);
 
 std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& overview,
