@@ -97,8 +97,13 @@ class PrefetchingByteSource : public ByteSource {
   std::size_t read(char* out, std::size_t n) override {
     std::size_t given = 0;
     while (given < n) {
-      if (at_ == current_.bytes.size()) {
+      if (at_ == current_.size) {
         std::unique_lock<std::mutex> lock(mutex_);
+        // The chunk read is handed back to be filled again: no allocation, no zeroing.
+        if (current_.bytes) free_.push_back(std::move(current_.bytes));
+        current_ = Chunk{};
+        at_ = 0;
+        changed_.notify_all();
         changed_.wait(lock, [&] { return !ready_.empty() || done_; });
         if (ready_.empty()) {
           if (error_) std::rethrow_exception(error_);
@@ -106,13 +111,11 @@ class PrefetchingByteSource : public ByteSource {
         }
         current_ = std::move(ready_.front());
         ready_.pop_front();
-        at_ = 0;
         consumed_ = current_.consumed_after;
         changed_.notify_all();
-        if (current_.bytes.empty()) break;
       }
-      const std::size_t k = std::min(n - given, current_.bytes.size() - at_);
-      std::memcpy(out + given, current_.bytes.data() + at_, k);
+      const std::size_t k = std::min(n - given, current_.size - at_);
+      std::memcpy(out + given, current_.bytes.get() + at_, k);
       at_ += k;
       given += k;
     }
@@ -124,7 +127,8 @@ class PrefetchingByteSource : public ByteSource {
 
  private:
   struct Chunk {
-    std::vector<char> bytes;
+    std::unique_ptr<char[]> bytes;
+    std::size_t size = 0;
     std::uint64_t consumed_after = 0;
   };
   static constexpr std::size_t kChunkBytes = 4u << 20;
@@ -134,14 +138,21 @@ class PrefetchingByteSource : public ByteSource {
     try {
       for (;;) {
         Chunk chunk;
-        chunk.bytes.resize(kChunkBytes);
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!free_.empty()) {
+            chunk.bytes = std::move(free_.back());
+            free_.pop_back();
+          }
+        }
+        if (!chunk.bytes) chunk.bytes.reset(new char[kChunkBytes]);
         std::size_t filled = 0;
         while (filled < kChunkBytes) {
-          const std::size_t got = inner_->read(chunk.bytes.data() + filled, kChunkBytes - filled);
+          const std::size_t got = inner_->read(chunk.bytes.get() + filled, kChunkBytes - filled);
           if (got == 0) break;
           filled += got;
         }
-        chunk.bytes.resize(filled);
+        chunk.size = filled;
         chunk.consumed_after = inner_->consumed();
         std::unique_lock<std::mutex> lock(mutex_);
         changed_.wait(lock, [&] { return ready_.size() < kAhead || stop_; });
@@ -170,6 +181,7 @@ class PrefetchingByteSource : public ByteSource {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Chunk> ready_;
+  std::vector<std::unique_ptr<char[]>> free_;
   bool done_ = false, stop_ = false;
   std::exception_ptr error_;
   Chunk current_;

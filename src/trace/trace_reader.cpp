@@ -4,10 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
+#include <exception>
 #include <filesystem>
-#include <optional>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
@@ -137,8 +143,7 @@ NameTraits name_traits(std::string_view name) {
 
 Classified classify(std::string_view category, const NameTraits& name, bool has_category) {
   Classified c;
-  if (!has_category || category == "cpu_op" || category == "Operator" ||
-      category == "operator") {
+  if (!has_category || category == "cpu_op" || category == "Operator" || category == "operator") {
     c.role = name.profiler_step ? Role::kStep : Role::kHost;
     c.host = name.data_loader ? HostKind::kDataLoader : HostKind::kOperator;
     return c;
@@ -203,8 +208,10 @@ std::string_view trim(std::string_view text) {
 
 class TraceBuilder : public TraceVisitor {
  public:
-  TraceBuilder(Trace& trace, const TraceReadOptions& options) : trace_(trace), options_(options) {
-    trace_.strings.intern("");
+  // event_base: events of the file before the first one this builder sees (a batch's place).
+  TraceBuilder(Trace& trace, const TraceReadOptions& options, std::uint64_t event_base = 0)
+      : trace_(trace), options_(options), event_base_(event_base) {
+    if (trace_.strings.size() == 0) trace_.strings.intern("");
   }
 
   void on_member(std::string_view key, std::string_view json) override {
@@ -258,26 +265,6 @@ class TraceBuilder : public TraceVisitor {
     add_event(offset);
   }
 
-  void finish() {
-    std::sort(trace_.steps.begin(), trace_.steps.end(),
-              [](const Step& a, const Step& b) { return a.start < b.start; });
-    std::int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const auto& e : trace_.host) {
-      first = std::min(first, e.start);
-      last = std::max(last, e.end());
-    }
-    for (const auto& e : trace_.device) {
-      first = std::min(first, e.start);
-      last = std::max(last, e.end());
-    }
-    for (const auto& s : trace_.steps) {
-      first = std::min(first, s.start);
-      last = std::max(last, s.end);
-    }
-    trace_.first_ns = first == INT64_MAX ? 0 : first;
-    trace_.last_ns = last == INT64_MIN ? 0 : last;
-  }
-
  private:
   // The current event's fields, as read.
   struct Fields {
@@ -301,8 +288,8 @@ class TraceBuilder : public TraceVisitor {
       // being compared.
       const char k0 = key.empty() ? '\0' : key[0];
       const std::size_t n = key.size();
-      if (n > 4 || n < 2 || (k0 != 'p' && k0 != 'c' && k0 != 'n' && k0 != 't' && k0 != 'd' &&
-                             k0 != 'a')) {
+      if (n > 4 || n < 2 ||
+          (k0 != 'p' && k0 != 'c' && k0 != 'n' && k0 != 't' && k0 != 'd' && k0 != 'a')) {
         continue;
       }
       if (key == "ph") {
@@ -411,8 +398,8 @@ class TraceBuilder : public TraceVisitor {
   }
 
   void skip(std::uint64_t& counter, std::uint64_t offset, const std::string& what) {
-    const std::string problem = "event " + std::to_string(trace_.events) + " at byte " +
-                                std::to_string(offset) + ": " + what;
+    const std::string problem = "event " + std::to_string(event_base_ + trace_.events) +
+                                " at byte " + std::to_string(offset) + ": " + what;
     if (options_.strict) throw TraceError(trace_.path + ": " + problem + " (--strict)");
     ++counter;
     if (trace_.skips.first_problem.empty()) trace_.skips.first_problem = problem;
@@ -493,6 +480,7 @@ class TraceBuilder : public TraceVisitor {
 
   Trace& trace_;
   const TraceReadOptions& options_;
+  std::uint64_t event_base_ = 0;
   od::parser parser_;
   Fields f_;
   std::uint32_t name_id_ = 0, shapes_id_ = 0;
@@ -503,15 +491,236 @@ class TraceBuilder : public TraceVisitor {
   std::vector<std::optional<NameTraits>> traits_;  // by name id
 };
 
+// Steps in time order, and the span of what the analyses read.
+void finish_trace(Trace& trace) {
+  std::sort(trace.steps.begin(), trace.steps.end(),
+            [](const Step& a, const Step& b) { return a.start < b.start; });
+  std::int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& e : trace.host) {
+    first = std::min(first, e.start);
+    last = std::max(last, e.end());
+  }
+  for (const auto& e : trace.device) {
+    first = std::min(first, e.start);
+    last = std::max(last, e.end());
+  }
+  for (const auto& s : trace.steps) {
+    first = std::min(first, s.start);
+    last = std::max(last, s.end);
+  }
+  trace.first_ns = first == INT64_MAX ? 0 : first;
+  trace.last_ns = last == INT64_MIN ? 0 : last;
+}
+
+// Events copied out of the splitter's buffer, to be parsed on another thread.
+struct EventBatch {
+  std::size_t number = 0;
+  std::uint64_t first_event = 0;  // events of the file before this batch
+  std::string bytes;              // the events back to back, kJsonPadding spaces after the last
+  std::vector<std::uint32_t> starts, sizes;
+  std::vector<std::uint64_t> offsets;  // in the file
+};
+
+struct BatchResult {
+  Trace partial;
+  std::exception_ptr error;
+};
+
+// Appends a batch's partial trace to the whole, its names and threads renumbered. Batches are
+// merged in file order, so the result is the one a single thread would build.
+class TraceMerger {
+ public:
+  explicit TraceMerger(Trace& trace) : trace_(trace) {
+    for (std::uint32_t i = 0; i < trace_.threads.size(); ++i)
+      threads_.emplace(trace_.threads[i], i);
+  }
+  void merge(Trace& part) {
+    names_.resize(part.strings.size());
+    for (std::uint32_t i = 0; i < part.strings.size(); ++i)
+      names_[i] = trace_.strings.intern(part.strings.at(i));
+    threads_of_part_.resize(part.threads.size());
+    for (std::uint32_t i = 0; i < part.threads.size(); ++i) {
+      const auto [it, added] = threads_.emplace(part.threads[i], trace_.threads.size());
+      if (added) trace_.threads.push_back(part.threads[i]);
+      threads_of_part_[i] = it->second;
+    }
+    for (HostEvent e : part.host) {
+      e.name = names_[e.name];
+      e.shapes = names_[e.shapes];
+      e.thread = threads_of_part_[e.thread];
+      trace_.host.push_back(e);
+    }
+    for (DeviceEvent e : part.device) {
+      e.name = names_[e.name];
+      trace_.device.push_back(e);
+    }
+    trace_.steps.insert(trace_.steps.end(), part.steps.begin(), part.steps.end());
+    trace_.events += part.events;
+    trace_.ignored += part.ignored;
+    trace_.skips.missing_field += part.skips.missing_field;
+    trace_.skips.wrong_type += part.skips.wrong_type;
+    trace_.skips.malformed += part.skips.malformed;
+    if (trace_.skips.first_problem.empty()) trace_.skips.first_problem = part.skips.first_problem;
+  }
+
+ private:
+  Trace& trace_;
+  std::unordered_map<std::string, std::uint32_t> threads_;
+  std::vector<std::uint32_t> names_, threads_of_part_;
+};
+
+// The splitter's visitor when events are parsed on worker threads: it copies events into
+// batches, hands them to the workers, and merges their results in order as they come back
+// (so that at most a few batches' records are held twice).
+class ParallelTraceBuilder : public TraceVisitor {
+ public:
+  ParallelTraceBuilder(Trace& trace, const TraceReadOptions& options, std::size_t threads)
+      : trace_(trace), options_(options), metadata_(trace, options), merger_(trace) {
+    batch_bytes_ = options.batch_bytes;
+    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ParallelTraceBuilder() override { stop(); }
+
+  void on_member(std::string_view key, std::string_view json) override {
+    metadata_.on_member(key, json);
+  }
+
+  void on_event(std::string_view json, std::uint64_t offset) override {
+    current_.starts.push_back(static_cast<std::uint32_t>(current_.bytes.size()));
+    current_.sizes.push_back(static_cast<std::uint32_t>(json.size()));
+    current_.offsets.push_back(offset);
+    current_.bytes.append(json);
+    ++events_;
+    if (current_.bytes.size() >= batch_bytes_) hand_over();
+  }
+
+  // After the splitter: the last batch, then every result merged in order.
+  void finish() {
+    hand_over();
+    std::unique_lock<std::mutex> lock(mutex_);
+    closed_ = true;
+    work_ready_.notify_all();
+    while (merged_ < next_number_) merge_ready(lock, true);
+  }
+
+ private:
+  void hand_over() {
+    if (current_.starts.empty()) return;
+    current_.bytes.append(kJsonPadding, ' ');
+    current_.number = next_number_++;
+    EventBatch batch = std::move(current_);
+    current_ = EventBatch{};
+    current_.first_event = events_;
+    current_.bytes.reserve(batch_bytes_ + (64u << 10));
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A bounded queue: the splitter waits rather than copy the whole file ahead of the workers.
+    while (queue_.size() >= 2 * workers_.size()) {
+      merge_ready(lock, false);
+      if (queue_.size() >= 2 * workers_.size()) work_done_.wait(lock);
+    }
+    queue_.push_back(std::move(batch));
+    work_ready_.notify_one();
+    merge_ready(lock, false);
+  }
+
+  // Merges the results that are next in order; with `wait`, waits for the next one first.
+  void merge_ready(std::unique_lock<std::mutex>& lock, bool wait) {
+    if (wait) work_done_.wait(lock, [&] { return results_.count(merged_) > 0; });
+    for (auto it = results_.find(merged_); it != results_.end(); it = results_.find(merged_)) {
+      BatchResult result = std::move(it->second);
+      results_.erase(it);
+      ++merged_;
+      lock.unlock();
+      if (result.error) {
+        lock.lock();
+        std::rethrow_exception(result.error);
+      }
+      merger_.merge(result.partial);
+      lock.lock();
+    }
+  }
+
+  void work() {
+    for (;;) {
+      EventBatch batch;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        work_ready_.wait(lock, [&] { return !queue_.empty() || closed_ || stopping_; });
+        if (stopping_ || queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+        work_done_.notify_all();
+      }
+      BatchResult result;
+      result.partial.path = trace_.path;
+      try {
+        TraceBuilder builder(result.partial, options_, batch.first_event);
+        for (std::size_t i = 0; i < batch.starts.size(); ++i)
+          builder.on_event(std::string_view(batch.bytes.data() + batch.starts[i], batch.sizes[i]),
+                           batch.offsets[i]);
+      } catch (...) {
+        result.error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      results_.emplace(batch.number, std::move(result));
+      work_done_.notify_all();
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    work_ready_.notify_all();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+  }
+
+  Trace& trace_;
+  const TraceReadOptions& options_;
+  TraceBuilder metadata_;  // deviceProperties, distributedInfo: on this thread
+  TraceMerger merger_;
+  std::size_t batch_bytes_ = 4u << 20;
+  EventBatch current_;
+  std::uint64_t events_ = 0;
+  std::size_t next_number_ = 0, merged_ = 0;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_ready_, work_done_;
+  std::deque<EventBatch> queue_;
+  std::map<std::size_t, BatchResult> results_;
+  bool closed_ = false, stopping_ = false;
+};
+
+// Threads that parse events: one below kParallelBytes (small files, tests, the fuzzer), else
+// every core (up to 4): the splitter and the reader thread keep one busy between them.
+constexpr std::uint64_t kParallelBytes = 16u << 20;
+
+std::size_t parse_threads(const ByteSource& source, const TraceReadOptions& options) {
+  if (options.threads > 0) return options.threads;
+  const std::uint64_t json = source.compressed() ? source.total() * 10 : source.total();
+  if (json < kParallelBytes) return 1;
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
+}
+
 Trace read_from(ByteSource& source, const TraceReadOptions& options) {
   Trace trace;
   trace.path = source.name();
   trace.file_bytes = source.total();
   trace.compressed = source.compressed();
-  TraceBuilder builder(trace, options);
   SplitProgress progress;
   progress.report = options.progress;
-  const SplitResult split = split_trace_json(source, builder, progress);
+  SplitResult split;
+  const std::size_t threads = parse_threads(source, options);
+  if (threads <= 1) {
+    TraceBuilder builder(trace, options);
+    split = split_trace_json(source, builder, progress);
+  } else {
+    ParallelTraceBuilder builder(trace, options, threads);
+    split = split_trace_json(source, builder, progress);
+    builder.finish();
+  }
   trace.json_bytes = split.bytes;
   if (split.object_form && !split.has_trace_events)
     throw TraceError(trace.path +
@@ -521,7 +730,7 @@ Trace read_from(ByteSource& source, const TraceReadOptions& options) {
     throw TraceError(trace.path + ": no trace events: " +
                      (split.object_form ? "\"traceEvents\" is empty" : "the array is empty"));
   trace.form = split.object_form ? "kineto" : "array";
-  builder.finish();
+  finish_trace(trace);
   if (trace.host.empty() && trace.device.empty() && trace.steps.empty())
     throw TraceError(trace.path + ": none of its " + std::to_string(trace.events) +
                      " events is a complete event (\"ph\": \"X\" with name, ts and dur) that "

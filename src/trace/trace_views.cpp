@@ -46,17 +46,27 @@ const char* kernel_class_name(KernelClass k) {
 }
 
 std::vector<OperatorRow> operator_view(const Trace& trace, bool by_shape) {
-  // Host events per thread, outer before inner: (thread, start, longest first).
+  // Host events per thread, outer before inner: (thread, start, longest first), then file order.
+  // The keys are copied out so that the sort does not chase indices into the events.
+  struct Key {
+    std::int64_t start, negative_duration;
+    std::uint32_t thread, index;
+    bool operator<(const Key& o) const {
+      if (thread != o.thread) return thread < o.thread;
+      if (start != o.start) return start < o.start;
+      if (negative_duration != o.negative_duration) return negative_duration < o.negative_duration;
+      return index < o.index;
+    }
+  };
+  std::vector<Key> keys;
+  keys.reserve(trace.host.size());
+  for (std::uint32_t i = 0; i < trace.host.size(); ++i)
+    keys.push_back({trace.host[i].start, -trace.host[i].duration, trace.host[i].thread, i});
+  std::sort(keys.begin(), keys.end());
   std::vector<std::uint32_t> order;
-  order.reserve(trace.host.size());
-  for (std::uint32_t i = 0; i < trace.host.size(); ++i) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const HostEvent& x = trace.host[a];
-    const HostEvent& y = trace.host[b];
-    if (x.thread != y.thread) return x.thread < y.thread;
-    if (x.start != y.start) return x.start < y.start;
-    return x.duration > y.duration;
-  });
+  order.reserve(keys.size());
+  for (const Key& k : keys) order.push_back(k.index);
+  keys = std::vector<Key>();
   const auto device_time = device_time_by_correlation(trace);
   std::vector<double> self(trace.host.size(), 0), device(trace.host.size(), 0);
   for (std::uint32_t i = 0; i < trace.host.size(); ++i)

@@ -45,8 +45,8 @@ class TraceCommandTest : public ::testing::Test {
 };
 
 TEST_F(TraceCommandTest, PrintsTheOverviewOfAKinetoTraceAndWritesItsPage) {
-  const auto r = run_cli({"trace", real("diff-control-a100.json.gz"), "--html",
-                          (dir_ / "t.html").string()});
+  const auto r =
+      run_cli({"trace", real("diff-control-a100.json.gz"), "--html", (dir_ / "t.html").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("step time breakdown"), std::string::npos);
   EXPECT_NE(r.out.find("advice"), std::string::npos);
@@ -80,8 +80,8 @@ TEST_F(TraceCommandTest, DiffComparesTwoTraces) {
 
 TEST_F(TraceCommandTest, ReadsTheTraceThatTorchperfTrainWrites) {
   const std::string trace = (dir_ / "train.json").string();
-  const auto train = run_cli({"train", fixture("tiny_cnn.pt"), "--image-size", "16", "--batch",
-                              "4", "--steps", "3", "--warmup", "1", "--device", "cpu", "--quiet",
+  const auto train = run_cli({"train", fixture("tiny_cnn.pt"), "--image-size", "16", "--batch", "4",
+                              "--steps", "3", "--warmup", "1", "--device", "cpu", "--quiet",
                               "--trace", trace, "--trace-schedule", "0,1,2"});
   ASSERT_EQ(train.exit_code, 0) << train.err;
   const auto r = run_cli({"trace", trace, "--json"});
@@ -96,15 +96,15 @@ TEST_F(TraceCommandTest, EveryBadInputIsOneLineWithExitCodeEight) {
   expect_trace_error({"trace", write("notjson.json", "hello")}, "not JSON: expected '{'");
   expect_trace_error({"trace", write("cut.json", R"({"traceEvents": [{"ph": "X", "name": "a", )")},
                      "truncated JSON: the text ends at byte ");
-  expect_trace_error({"trace", write("none.json", R"({"schemaVersion": 1})")},
-                     "no trace events");
-  expect_trace_error({"trace", write("corrupt.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11))},
-                     "gzip");
+  expect_trace_error({"trace", write("none.json", R"({"schemaVersion": 1})")}, "no trace events");
+  expect_trace_error(
+      {"trace", write("corrupt.json.gz", std::string("\x1f\x8b\x08\x00garbage", 11))}, "gzip");
   expect_trace_error({"trace", (dir_ / "missing.json").string()}, "no such file or folder");
   fs::create_directories(dir_ / "empty");
   expect_trace_error({"trace", (dir_ / "empty").string()}, "has no trace files");
-  const std::string bad =
-      write("bad.json", R"([{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "name": "b", "ts": "x", "dur": 1}])");
+  const std::string bad = write(
+      "bad.json",
+      R"([{"ph": "X", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "name": "b", "ts": "x", "dur": 1}])");
   const auto lenient = run_cli({"trace", bad});
   ASSERT_EQ(lenient.exit_code, 0) << lenient.err;
   EXPECT_NE(lenient.out.find("skipped: 1 events"), std::string::npos) << lenient.out;

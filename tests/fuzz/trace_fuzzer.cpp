@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.strict = size > 0 && (data[size - 1] & 1) != 0;
   try {
     if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
-      static const std::string path = "/tmp/torchperf-fuzz-" + std::to_string(::getpid()) + ".json.gz";
+      static const std::string path =
+          "/tmp/torchperf-fuzz-" + std::to_string(::getpid()) + ".json.gz";
       std::FILE* f = std::fopen(path.c_str(), "wb");
       if (f == nullptr) return 0;
       std::fwrite(data, 1, size, f);

@@ -13,44 +13,51 @@ class TraceText {
  public:
   TraceText& op(const std::string& name, double ts, double dur, int tid = 1,
                 const std::string& args = "") {
-    return add(fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
-                           name, tid, ts, dur, args));
+    return add(fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{{}}}}})",
+        name, tid, ts, dur, args));
   }
   TraceText& annotation(const std::string& name, double ts, double dur, int tid = 1) {
-    return add(fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}}})",
-                           name, tid, ts, dur));
+    return add(fmt::format(
+        R"({{"ph": "X", "cat": "user_annotation", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}}})",
+        name, tid, ts, dur));
   }
   TraceText& step(int number, double ts, double dur) {
     return annotation("ProfilerStep#" + std::to_string(number), ts, dur);
   }
   TraceText& runtime(const std::string& name, double ts, double dur, long correlation,
                      int tid = 1) {
-    return add(fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{"correlation": {}, "cbid": 211}}}})",
-                           name, tid, ts, dur, correlation));
+    return add(fmt::format(
+        R"({{"ph": "X", "cat": "cuda_runtime", "name": "{}", "pid": 10, "tid": {}, "ts": {}, "dur": {}, "args": {{"correlation": {}, "cbid": 211}}}})",
+        name, tid, ts, dur, correlation));
   }
   TraceText& kernel(const std::string& name, double ts, double dur, long correlation,
                     int stream = 7) {
-    return add(fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": {}, "correlation": {}}}}})",
-                           name, stream, ts, dur, stream, correlation));
+    return add(fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "{}", "pid": 0, "tid": {}, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": {}, "correlation": {}}}}})",
+        name, stream, ts, dur, stream, correlation));
   }
-  TraceText& memcpy(const std::string& name, double ts, double dur, long correlation,
-                    long bytes) {
-    return add(fmt::format(R"({{"ph": "X", "cat": "gpu_memcpy", "name": "{}", "pid": 0, "tid": 7, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {}, "bytes": {}}}}})",
-                           name, ts, dur, correlation, bytes));
+  TraceText& memcpy(const std::string& name, double ts, double dur, long correlation, long bytes) {
+    return add(fmt::format(
+        R"({{"ph": "X", "cat": "gpu_memcpy", "name": "{}", "pid": 0, "tid": 7, "ts": {}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {}, "bytes": {}}}}})",
+        name, ts, dur, correlation, bytes));
   }
   TraceText& flow(long id, double ts) {
-    return add(fmt::format(R"({{"ph": "s", "id": {}, "pid": 10, "tid": 1, "ts": {}, "cat": "ac2g", "name": "ac2g"}})",
-                           id, ts));
+    return add(fmt::format(
+        R"({{"ph": "s", "id": {}, "pid": 10, "tid": 1, "ts": {}, "cat": "ac2g", "name": "ac2g"}})",
+        id, ts));
   }
   TraceText& raw(const std::string& event) { return add(event); }
   // deviceProperties of one device: an NVIDIA A100 (compute 8.0) unless said otherwise.
   TraceText& device(const std::string& name = "NVIDIA A100-SXM4-40GB", int major = 8) {
-    devices_ = fmt::format(R"([{{"id": 0, "name": "{}", "totalGlobalMem": 42297524224, "computeMajor": {}, "computeMinor": 0}}])",
-                           name, major);
+    devices_ = fmt::format(
+        R"([{{"id": 0, "name": "{}", "totalGlobalMem": 42297524224, "computeMajor": {}, "computeMinor": 0}}])",
+        name, major);
     return *this;
   }
   TraceText& rank(int rank, int world) {
-    distributed_ = fmt::format(R"({{"backend": "nccl", "rank": {}, "world_size": {}}})", rank, world);
+    distributed_ =
+        fmt::format(R"({{"backend": "nccl", "rank": {}, "world_size": {}}})", rank, world);
     return *this;
   }
 

@@ -66,8 +66,8 @@ std::string error_of(const std::string& text) {
 }
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("torchperf-json-stream-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("torchperf-json-stream-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir;
 }
@@ -176,7 +176,8 @@ TEST(JsonStream, TruncatedTextSaysWhereItEndsAndHowManyEventsCameBefore) {
 TEST(JsonStream, ReadsGzipAsAStreamAndPlainFilesAsTheyAre) {
   const fs::path dir = temp_dir();
   std::string text = R"({"traceEvents": [)";
-  for (int i = 0; i < 20000; ++i) text += (i ? "," : "") + std::string(R"({"ph": "X", "i": )") + std::to_string(i) + "}";
+  for (int i = 0; i < 20000; ++i)
+    text += (i ? "," : "") + std::string(R"({"ph": "X", "i": )") + std::to_string(i) + "}";
   text += "]}";
   write_gzip(dir / "t.json.gz", text);
   std::ofstream(dir / "t.json") << text;
@@ -195,7 +196,9 @@ TEST(JsonStream, ReadsGzipAsAStreamAndPlainFilesAsTheyAre) {
 TEST(JsonStream, ACorruptOrTruncatedGzipIsATraceErrorNamingTheFile) {
   const fs::path dir = temp_dir();
   std::string text = R"({"traceEvents": [)";
-  for (int i = 0; i < 50000; ++i) text += (i ? "," : "") + std::string(R"({"ph": "X", "i": )") + std::to_string(i * 7919 % 100003) + "}";
+  for (int i = 0; i < 50000; ++i)
+    text += (i ? "," : "") + std::string(R"({"ph": "X", "i": )") +
+            std::to_string(i * 7919 % 100003) + "}";
   text += "]}";
   write_gzip(dir / "good.json.gz", text);
   const std::string gz = read_file(dir / "good.json.gz");
@@ -213,7 +216,8 @@ TEST(JsonStream, ACorruptOrTruncatedGzipIsATraceErrorNamingTheFile) {
     } catch (const TraceError& e) {
       const std::string what = e.what();
       EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << what;
-      EXPECT_TRUE(what.find("gzip") != std::string::npos || what.find("truncated") != std::string::npos)
+      EXPECT_TRUE(what.find("gzip") != std::string::npos ||
+                  what.find("truncated") != std::string::npos)
           << what;
     }
   }
@@ -231,7 +235,8 @@ class EndlessSource : public ByteSource {
  public:
   explicit EndlessSource(std::uint64_t size) : size_(size) {
     name_ = "endless";
-    event_ = R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"s": "\"}"}},)";
+    event_ =
+        R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"s": "\"}"}},)";
     while (block_.size() < (1u << 20)) block_ += event_;
   }
   std::size_t read(char* out, std::size_t n) override {

@@ -19,8 +19,8 @@ std::vector<Advice> advice_for(const TraceText& t) {
 }
 
 const Advice* find(const std::vector<Advice>& advice, const std::string& rule) {
-  const auto it = std::find_if(advice.begin(), advice.end(),
-                               [&](const Advice& a) { return a.rule == rule; });
+  const auto it =
+      std::find_if(advice.begin(), advice.end(), [&](const Advice& a) { return a.rule == rule; });
   return it == advice.end() ? nullptr : &*it;
 }
 
@@ -37,8 +37,9 @@ TraceText busy_step() {
 TEST(TraceAdvice, NamesReducedPrecisionAndSynchronisingCalls) {
   EXPECT_TRUE(reduced_precision_kernel("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn"));
   EXPECT_TRUE(reduced_precision_kernel("volta_h884gemm_64x64_nn"));
-  EXPECT_TRUE(reduced_precision_kernel("void at::native::vectorized_elementwise_kernel<4, "
-                                       "at::native::BFloat16, float>"));
+  EXPECT_TRUE(
+      reduced_precision_kernel("void at::native::vectorized_elementwise_kernel<4, "
+                               "at::native::BFloat16, float>"));
   EXPECT_FALSE(reduced_precision_kernel("volta_sgemm_128x64_nn"));
   EXPECT_FALSE(reduced_precision_kernel("cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4"));
   EXPECT_TRUE(synchronising_call("aten::item"));
@@ -47,14 +48,14 @@ TEST(TraceAdvice, NamesReducedPrecisionAndSynchronisingCalls) {
   EXPECT_FALSE(synchronising_call("cudaLaunchKernel"));
 }
 
-TEST(TraceAdvice, ABusyDeviceInBf16GetsNoAdvice) {
-  EXPECT_TRUE(advice_for(busy_step()).empty());
-}
+TEST(TraceAdvice, ABusyDeviceInBf16GetsNoAdvice) { EXPECT_TRUE(advice_for(busy_step()).empty()); }
 
 TEST(TraceAdvice, Fp32KernelsOnTensorCoresAskForAutocast) {
   TraceText t;
-  t.device("NVIDIA A100-SXM4-40GB", 8).step(1, 0, 100)
-      .runtime("cudaLaunchKernel", 0, 1, 1).kernel("volta_sgemm_128x64_nn", 1, 99, 1);
+  t.device("NVIDIA A100-SXM4-40GB", 8)
+      .step(1, 0, 100)
+      .runtime("cudaLaunchKernel", 0, 1, 1)
+      .kernel("volta_sgemm_128x64_nn", 1, 99, 1);
   const auto advice = advice_for(t);
   const Advice* a = find(advice, "reduced-precision");
   ASSERT_NE(a, nullptr);
@@ -63,8 +64,10 @@ TEST(TraceAdvice, Fp32KernelsOnTensorCoresAskForAutocast) {
   EXPECT_NE(a->evidence.find("0.0% of kernel time is in fp16/bf16 kernels"), std::string::npos)
       << a->evidence;
   TraceText old;  // a Pascal GPU has no tensor cores: nothing to gain
-  old.device("Tesla P100-PCIE-16GB", 6).step(1, 0, 100)
-      .runtime("cudaLaunchKernel", 0, 1, 1).kernel("volta_sgemm_128x64_nn", 1, 99, 1);
+  old.device("Tesla P100-PCIE-16GB", 6)
+      .step(1, 0, 100)
+      .runtime("cudaLaunchKernel", 0, 1, 1)
+      .kernel("volta_sgemm_128x64_nn", 1, 99, 1);
   EXPECT_EQ(find(advice_for(old), "reduced-precision"), nullptr);
 }
 
@@ -115,8 +118,7 @@ TEST(TraceAdvice, SynchronisingCallsInsideTheStepAreCountedOncePerItem) {
   const auto advice = advice_for(t);
   const Advice* a = find(advice, "sync");
   ASSERT_NE(a, nullptr);
-  EXPECT_NE(a->evidence.find("4.0 synchronising calls per step"), std::string::npos)
-      << a->evidence;
+  EXPECT_NE(a->evidence.find("4.0 synchronising calls per step"), std::string::npos) << a->evidence;
   EXPECT_NE(a->evidence.find("aten::item x3"), std::string::npos) << a->evidence;
 }
 
@@ -139,9 +141,8 @@ TEST(TraceAdvice, TheA100TraceIsToldAboutSyncsTf32AndShortKernels) {
   const auto advice = analyze_trace(trace).advice;
   for (const char* rule : {"reduced-precision", "sync", "short-kernels", "communication"})
     EXPECT_NE(find(advice, rule), nullptr) << rule;
-  EXPECT_TRUE(std::is_sorted(advice.begin(), advice.end(), [](const Advice& a, const Advice& b) {
-    return a.weight > b.weight;
-  }));
+  EXPECT_TRUE(std::is_sorted(advice.begin(), advice.end(),
+                             [](const Advice& a, const Advice& b) { return a.weight > b.weight; }));
 }
 
 }  // namespace

@@ -14,22 +14,32 @@ namespace {
 using testing::TraceText;
 
 const DiffRow* find(const std::vector<DiffRow>& rows, const std::string& name) {
-  const auto it = std::find_if(rows.begin(), rows.end(),
-                               [&](const DiffRow& r) { return r.name == name; });
+  const auto it =
+      std::find_if(rows.begin(), rows.end(), [&](const DiffRow& r) { return r.name == name; });
   return it == rows.end() ? nullptr : &*it;
 }
 
 TEST(TraceDiff, OperatorsAndKernelsAreAddedRemovedSlowerFasterOrTheSamePerStep) {
   TraceText before, after;
-  before.step(1, 0, 100).op("aten::mm", 0, 40).op("aten::gone", 50, 10).op("aten::same", 70, 10)
-      .kernel("k_slow", 0, 10, 1).kernel("k_fast", 20, 30, 2);
+  before.step(1, 0, 100)
+      .op("aten::mm", 0, 40)
+      .op("aten::gone", 50, 10)
+      .op("aten::same", 70, 10)
+      .kernel("k_slow", 0, 10, 1)
+      .kernel("k_fast", 20, 30, 2);
   // Two steps after: per-step times halve the totals.
-  after.step(1, 0, 100).step(2, 100, 100)
-      .op("aten::mm", 0, 10).op("aten::mm", 100, 10)        // 40 -> 10 per step: faster
-      .op("aten::new", 50, 6).op("aten::new", 150, 6)       // added
-      .op("aten::same", 70, 10).op("aten::same", 170, 10.2)  // within 5%: the same
-      .kernel("k_slow", 0, 30, 1).kernel("k_slow", 100, 30, 2)
-      .kernel("k_fast", 20, 5, 3).kernel("k_fast", 120, 5, 4);
+  after.step(1, 0, 100)
+      .step(2, 100, 100)
+      .op("aten::mm", 0, 10)
+      .op("aten::mm", 100, 10)  // 40 -> 10 per step: faster
+      .op("aten::new", 50, 6)
+      .op("aten::new", 150, 6)  // added
+      .op("aten::same", 70, 10)
+      .op("aten::same", 170, 10.2)  // within 5%: the same
+      .kernel("k_slow", 0, 30, 1)
+      .kernel("k_slow", 100, 30, 2)
+      .kernel("k_fast", 20, 5, 3)
+      .kernel("k_fast", 120, 5, 4);
   const TraceDiff d = diff_traces(analyze_trace(read_trace_text(before.json(), "before.json")),
                                   analyze_trace(read_trace_text(after.json(), "after.json")));
   EXPECT_EQ(d.steps_before, 1u);

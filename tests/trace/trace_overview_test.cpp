@@ -57,11 +57,11 @@ TEST(TraceOverview, EachInstantOfAStepGoesToOneCategoryInPriorityOrder) {
   const StepBreakdown& s = o.steps[0];
   EXPECT_EQ(s.number, 1);
   EXPECT_DOUBLE_EQ(s.duration(), 100e3);
-  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kKernel), 33);         // 10 + 8 + 10 + 5
-  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCommunication), 5);   // 30-35, not under gemm_b
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kKernel), 33);        // 10 + 8 + 10 + 5
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCommunication), 5);  // 30-35, not under gemm_b
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kMemcpy), 8);
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kMemset), 0);
-  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kRuntime), 11);  // 3 + 1 + 0 + 1 + 5 + 1
+  EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kRuntime), 11);    // 3 + 1 + 0 + 1 + 5 + 1
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kDataLoader), 2);  // 97-99, after gemm_d
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCpuExec), 38);    // 90 minus 52 covered
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kOther), 3);
@@ -87,7 +87,8 @@ TEST(TraceOverview, DeviceTimeSplitsIntoComputeNonComputeAndIdleWithIdleCauses) 
 
 TEST(TraceOverview, AStepsWindowReachesTheEndOfTheDeviceWorkItLaunched) {
   TraceText t;
-  t.step(1, 0, 50).step(2, 100, 50)
+  t.step(1, 0, 50)
+      .step(2, 100, 50)
       .runtime("cudaLaunchKernel", 45, 1, 1)
       .kernel("late", 60, 20, 1)
       .op("aten::add", 110, 10);

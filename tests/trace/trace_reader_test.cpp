@@ -52,16 +52,22 @@ TEST(ParseMicroseconds, KeepsNanosecondsOfTodaysTimestampsExactly) {
 
 TEST(ParseMicroseconds, RefusesWhatIsNotATimeThatFitsInNanoseconds) {
   std::int64_t ns = 0;
-  for (const char* bad : {"", "-", "1.", ".5", "1x", "12345678901234567", "9999999999999999",
-                          "1e300", "\"12\""})
+  for (const char* bad :
+       {"", "-", "1.", ".5", "1x", "12345678901234567", "9999999999999999", "1e300", "\"12\""})
     EXPECT_FALSE(parse_microseconds(bad, ns)) << bad;
 }
 
 TEST(TraceReader, ReadsKinetoEventsIntoHostDeviceAndSteps) {
   TraceText t;
-  t.device().rank(2, 4).step(7, 0, 100).op("aten::mm", 1, 50).runtime("cudaLaunchKernel", 2, 3, 11)
-      .kernel("sgemm", 10, 20, 11).memcpy("Memcpy HtoD (Pageable -> Device)", 40, 5, 12, 4096)
-      .flow(11, 2).annotation("## forward ##", 0, 60)
+  t.device()
+      .rank(2, 4)
+      .step(7, 0, 100)
+      .op("aten::mm", 1, 50)
+      .runtime("cudaLaunchKernel", 2, 3, 11)
+      .kernel("sgemm", 10, 20, 11)
+      .memcpy("Memcpy HtoD (Pageable -> Device)", 40, 5, 12, 4096)
+      .flow(11, 2)
+      .annotation("## forward ##", 0, 60)
       .op("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 90, 5);
   const Trace trace = read_trace_text(t.json(), "t.json");
   EXPECT_EQ(trace.form, "kineto");
@@ -152,8 +158,9 @@ TEST(TraceReader, StrictMakesTheFirstBadEventAnErrorNamingItsPlace) {
 }
 
 TEST(TraceReader, JsonWithoutTraceEventsIsRefusedInOneLine) {
-  EXPECT_NE(error_of(R"({"schemaVersion": 1})").find("t.json: no trace events: the JSON object "
-                                                     "has no \"traceEvents\" array"),
+  EXPECT_NE(error_of(R"({"schemaVersion": 1})")
+                .find("t.json: no trace events: the JSON object "
+                      "has no \"traceEvents\" array"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"traceEvents": []})").find("\"traceEvents\" is empty"), std::string::npos);
   EXPECT_NE(error_of("[]").find("the array is empty"), std::string::npos);
@@ -194,6 +201,61 @@ TEST(TraceReader, ReadsEveryRealTraceFromA100V100Mi250CpuOnlyAndNccl) {
   }
 }
 
+TEST(TraceReader, ParsingOnSeveralThreadsBuildsTheSameTraceAsOne) {
+  TraceReadOptions one, several;
+  one.threads = 1;
+  several.threads = 3;
+  several.batch_bytes = 64u << 10;  // about 500 batches, merged in order
+  for (const char* name : {"diff-control-a100.json.gz", "v100-ns-resolution-rank0.json.gz"}) {
+    const Trace a = read_trace(real_trace(name), one);
+    const Trace b = read_trace(real_trace(name), several);
+    EXPECT_EQ(a.events, b.events);
+    EXPECT_EQ(a.ignored, b.ignored);
+    EXPECT_EQ(a.threads, b.threads);
+    ASSERT_EQ(a.host.size(), b.host.size());
+    for (std::size_t i = 0; i < a.host.size(); ++i) {
+      ASSERT_EQ(a.host[i].start, b.host[i].start) << i;
+      ASSERT_EQ(a.host[i].duration, b.host[i].duration) << i;
+      ASSERT_EQ(a.host[i].correlation, b.host[i].correlation) << i;
+      ASSERT_EQ(a.host[i].kind, b.host[i].kind) << i;
+      ASSERT_EQ(a.host[i].thread, b.host[i].thread) << i;
+      ASSERT_EQ(a.name(a.host[i].name), b.name(b.host[i].name)) << i;
+      ASSERT_EQ(a.name(a.host[i].shapes), b.name(b.host[i].shapes)) << i;
+    }
+    ASSERT_EQ(a.device.size(), b.device.size());
+    for (std::size_t i = 0; i < a.device.size(); ++i) {
+      ASSERT_EQ(a.device[i].start, b.device[i].start) << i;
+      ASSERT_EQ(a.device[i].correlation, b.device[i].correlation) << i;
+      ASSERT_EQ(a.name(a.device[i].name), b.name(b.device[i].name)) << i;
+    }
+    ASSERT_EQ(a.steps.size(), b.steps.size());
+    EXPECT_EQ(a.first_ns, b.first_ns);
+    EXPECT_EQ(a.last_ns, b.last_ns);
+  }
+}
+
+TEST(TraceReader, OnSeveralThreadsTheFirstBadEventInFileOrderIsTheOneReported) {
+  TraceText t;
+  for (int i = 0; i < 3000; ++i) t.op("op" + std::to_string(i), i, 1);
+  t.raw(R"({"ph": "X", "name": "first", "ts": "1", "dur": 2})");
+  for (int i = 0; i < 3000; ++i) t.op("op", i, 1);
+  t.raw(R"({"ph": "X", "name": "second", "dur": 2})");
+  TraceReadOptions several;
+  several.threads = 2;
+  several.batch_bytes = 4096;
+  const Trace lenient = read_trace_text(t.json(), "t.json", several);
+  EXPECT_EQ(lenient.skips.total(), 2u);
+  EXPECT_NE(lenient.skips.first_problem.find("event 3001 at byte"), std::string::npos)
+      << lenient.skips.first_problem;
+  several.strict = true;
+  try {
+    read_trace_text(t.json(), "t.json", several);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("event 3001 at byte"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TraceReader, TheNanosecondResolutionTraceKeepsItsSubMicrosecondTimes) {
   const Trace trace = read_trace(real_trace("v100-ns-resolution-rank0.json.gz"));
   const auto fractional = std::count_if(trace.device.begin(), trace.device.end(),
@@ -202,14 +264,16 @@ TEST(TraceReader, TheNanosecondResolutionTraceKeepsItsSubMicrosecondTimes) {
 }
 
 TEST(TraceReader, AFolderListsItsTraceFilesAndAnEmptyFolderIsAnError) {
-  const fs::path dir = fs::temp_directory_path() / ("torchperf-trace-files-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("torchperf-trace-files-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   EXPECT_THROW(trace_files(dir.string()), TraceError);
   std::ofstream(dir / "rank1.json.gz") << "";
   std::ofstream(dir / "rank0.json") << "";
   std::ofstream(dir / "notes.txt") << "";
-  EXPECT_EQ(trace_files(dir.string()),
-            (std::vector<std::string>{(dir / "rank0.json").string(), (dir / "rank1.json.gz").string()}));
+  EXPECT_EQ(
+      trace_files(dir.string()),
+      (std::vector<std::string>{(dir / "rank0.json").string(), (dir / "rank1.json.gz").string()}));
   EXPECT_EQ(trace_files((dir / "notes.txt").string()),
             (std::vector<std::string>{(dir / "notes.txt").string()}));
   EXPECT_THROW(trace_files((dir / "missing").string()), TraceError);

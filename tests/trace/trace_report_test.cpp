@@ -33,13 +33,14 @@ TEST(TraceReport, TheTerminalReportHasTheOverviewDeviceTimeAdviceAndTheViewsAske
   const std::string text = format_trace_report(r, every_view());
   for (const char* part :
        {"Kineto form, 34.8 MB of JSON (1.8 MB gzip)", "rank 3 of 8 (nccl)",
-        "steps: 6 (#1009 to #1014)", "step time breakdown", "#1014", "mean", "share",
-        "data loader", "idle: host wait", "communication kernels:", "advice", "sync",
-        "operators (5 of", "aten::_local_scalar_dense", "kernels (5 of",
-        "ncclKernel_SendRecv_RING_SIMPLE", "launches: 8568 of 8568 kernels matched"})
+        "steps: 6 (#1009 to #1014)", "step time breakdown", "#1014", "mean", "share", "data loader",
+        "idle: host wait", "communication kernels:", "advice", "sync", "operators (5 of",
+        "aten::_local_scalar_dense", "kernels (5 of", "ncclKernel_SendRecv_RING_SIMPLE",
+        "launches: 8568 of 8568 kernels matched"})
     EXPECT_NE(text.find(part), std::string::npos) << part;
   r.traces[0].info.path = "x";
-  EXPECT_EQ(format_trace_report(r, TraceReportOptions{}).find("by host self time"), std::string::npos);
+  EXPECT_EQ(format_trace_report(r, TraceReportOptions{}).find("by host self time"),
+            std::string::npos);
 }
 
 TEST(TraceReport, ManyStepsAreShownFirstAndLastWithTheMean) {
@@ -68,7 +69,8 @@ TEST(TraceReport, JsonFollowsTheSchemaWithStepsCategoriesAndAdvice) {
   ASSERT_EQ(t.at("steps").size(), 3u);
   EXPECT_EQ(t.at("steps").at(0).at("step"), 4);
   double sum = 0;
-  for (const auto& [key, value] : t.at("average").at("categories_ms").items()) sum += value.get<double>();
+  for (const auto& [key, value] : t.at("average").at("categories_ms").items())
+    sum += value.get<double>();
   EXPECT_NEAR(sum, t.at("average").at("ms").get<double>(), 1e-6);
   EXPECT_TRUE(t.at("average").contains("idle_ms"));
   EXPECT_EQ(t.at("kernels").size(), 5u);
@@ -101,8 +103,9 @@ nlohmann::json drawn(const std::string& html, const std::string& name) {
   const fs::path page = dir / (name + ".html");
   std::ofstream(page) << html;
   fs::create_directories("test-artifacts");
-  const std::string dom = testing::browser_dom(
-      page.string(), dir.string(), fs::absolute(fs::path("test-artifacts") / (name + ".png")).string());
+  const std::string dom =
+      testing::browser_dom(page.string(), dir.string(),
+                           fs::absolute(fs::path("test-artifacts") / (name + ".png")).string());
   fs::remove_all(dir);
   const std::string marker = "id=\"torchperf-status\">";
   const auto at = dom.find(marker);
@@ -121,9 +124,9 @@ TEST(TraceReport, EveryPanelOfTheHtmlPagesDrawsEveryMarkInHeadlessChromium) {
   ranks.traces = diff.traces;
   ranks.ranks = compare_ranks(ranks.traces, false);
   const TraceReportOptions options = every_view();
-  for (const auto& [name, report] :
-       {std::pair<std::string, const TraceReport*>{"trace", &one}, {"trace-diff", &diff},
-        {"trace-ranks", &ranks}}) {
+  for (const auto& [name, report] : {std::pair<std::string, const TraceReport*>{"trace", &one},
+                                     {"trace-diff", &diff},
+                                     {"trace-ranks", &ranks}}) {
     const nlohmann::json status = drawn(render_trace_html(*report, options), name);
     ASSERT_TRUE(status.is_object()) << name << ": the page never finished drawing";
     EXPECT_TRUE(status.at("done").get<bool>()) << name;

@@ -25,8 +25,8 @@ Trace nested_operators() {
 }
 
 const OperatorRow& row(const std::vector<OperatorRow>& rows, const std::string& name) {
-  const auto it = std::find_if(rows.begin(), rows.end(),
-                               [&](const OperatorRow& r) { return r.name == name; });
+  const auto it =
+      std::find_if(rows.begin(), rows.end(), [&](const OperatorRow& r) { return r.name == name; });
   EXPECT_NE(it, rows.end()) << name;
   return *it;
 }
@@ -61,7 +61,8 @@ TEST(OperatorView, ByShapeKeepsCallsWithDifferentInputDimsApart) {
 
 TEST(KernelView, GroupsByNameWithClassAndShareOfAllDeviceTime) {
   TraceText t;
-  t.kernel("k1", 0, 10, 1).kernel("k1", 20, 10, 2)
+  t.kernel("k1", 0, 10, 1)
+      .kernel("k1", 20, 10, 2)
       .kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 40, 20, 3)
       .memcpy("Memcpy DtoD (Device -> Device)", 70, 10, 4, 100);
   const auto rows = kernel_view(read_trace_text(t.json(), "t.json"));
@@ -81,9 +82,12 @@ TEST(KernelView, GroupsByNameWithClassAndShareOfAllDeviceTime) {
 
 TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCallsStart) {
   TraceText t;
-  t.runtime("cudaLaunchKernel", 0, 4, 1).kernel("tiny", 10, 1, 1)
-      .runtime("cudaLaunchKernel", 5, 2, 2).kernel("big", 30, 50, 2)
-      .runtime("cudaLaunchKernel", 8, 4, 3).kernel("tiny", 80, 2, 3)
+  t.runtime("cudaLaunchKernel", 0, 4, 1)
+      .kernel("tiny", 10, 1, 1)
+      .runtime("cudaLaunchKernel", 5, 2, 2)
+      .kernel("big", 30, 50, 2)
+      .runtime("cudaLaunchKernel", 8, 4, 3)
+      .kernel("tiny", 80, 2, 3)
       .kernel("orphan", 90, 1, 99);  // no launch in the trace
   const LaunchStats s = launch_stats(read_trace_text(t.json(), "t.json"));
   EXPECT_EQ(s.kernels, 4u);

@@ -19,6 +19,10 @@ struct TraceReadOptions {
   bool strict = false;
   // Called as the file is read: bytes of the file consumed, and its size.
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Threads that parse events (0: one for files under 16 MB of JSON, else up to 4, one a core);
+  // events go to them in batches of batch_bytes. The result does not depend on either.
+  std::size_t threads = 0;
+  std::size_t batch_bytes = 4u << 20;
 };
 
 // TraceError for a missing file, text that is not JSON or ends early (with the byte offset), a
