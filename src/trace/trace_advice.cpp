@@ -120,7 +120,9 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
   std::string sync_names;
   std::vector<std::pair<double, std::string>> by_name;
   {
-    std::unordered_map<std::uint32_t, std::pair<double, double>> acc;
+    // The outermost synchronising call counts, once: aten::item contains _local_scalar_dense,
+    // which contains the copy and the stream synchronisation.
+    std::vector<const HostEvent*> calls;
     for (const HostEvent& e : trace.host) {
       if (e.kind != HostKind::kRuntime && e.kind != HostKind::kOperator) continue;
       if (!synchronising_call(trace.name(e.name))) continue;
@@ -130,17 +132,24 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
             [&](const StepBreakdown& s) { return e.start >= s.start && e.start < s.end; });
         if (!inside) continue;
       }
-      auto& a = acc[e.name];
-      a.first += static_cast<double>(e.duration);
+      calls.push_back(&e);
+    }
+    std::sort(calls.begin(), calls.end(), [](const HostEvent* a, const HostEvent* b) {
+      if (a->thread != b->thread) return a->thread < b->thread;
+      if (a->start != b->start) return a->start < b->start;
+      if (a->duration != b->duration) return a->duration > b->duration;
+      return a < b;  // file order: the caller is written first
+    });
+    std::unordered_map<std::uint32_t, std::pair<double, double>> acc;
+    const HostEvent* outer = nullptr;
+    for (const HostEvent* e : calls) {
+      if (outer != nullptr && outer->thread == e->thread && e->start < outer->end()) continue;
+      outer = e;
+      auto& a = acc[e->name];
+      a.first += static_cast<double>(e->duration);
       a.second += 1;
     }
     for (const auto& [name, a] : acc) {
-      // aten::item contains _local_scalar_dense and the runtime's copy: count the outermost.
-      if (trace.name(name) == "aten::_local_scalar_dense" || trace.name(name) == "cudaMemcpy" ||
-          trace.name(name) == "hipMemcpy")
-        if (std::any_of(acc.begin(), acc.end(),
-                        [&](const auto& other) { return trace.name(other.first) == "aten::item"; }))
-          continue;
       sync_time += a.first;
       sync_calls += a.second;
       by_name.push_back({a.second, trace.name(name)});

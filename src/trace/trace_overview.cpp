@@ -125,6 +125,7 @@ std::vector<StepBreakdown> windows(const Trace& trace, const LaunchIndex& launch
     steps.push_back(b);
   }
   for (const DeviceEvent& e : trace.device) {
+    if (e.kind == DeviceKind::kSync) continue;  // a wait, not work the step launched
     const HostEvent* launch = launches.find(e.correlation);
     if (launch == nullptr) continue;
     auto it = std::upper_bound(trace.steps.begin(), trace.steps.end(), launch->start,
@@ -185,8 +186,9 @@ void fill_step(const Trace& trace, const LaunchIndex& launches, const CategorySe
     at = i.end;
   }
   // The gap at the end of the window: ended by the next device work, if any.
-  const auto next = std::upper_bound(sets.device_busy.begin(), sets.device_busy.end(), step.end,
-                                     [](std::int64_t t, const Interval& i) { return t < i.start; });
+  // Work starting exactly at the window's end is what ended the gap.
+  const auto next = std::lower_bound(sets.device_busy.begin(), sets.device_busy.end(), step.end,
+                                     [](const Interval& i, std::int64_t t) { return i.start < t; });
   attribute_gap(trace, launches, at, step.end, next == sets.device_busy.end() ? nullptr : &*next,
                 step);
   step.kernels = static_cast<std::uint64_t>(

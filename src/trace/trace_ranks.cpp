@@ -43,7 +43,7 @@ RankComparison compare_ranks(const std::vector<TraceAnalysis>& traces, bool stri
     for (std::size_t i = 0; i < traces.size(); ++i)
       line += (i > 0 ? "," : "") + std::string(" rank ") +
               std::to_string(traces[i].info.rank >= 0 ? traces[i].info.rank : static_cast<int>(i)) +
-              " has " + describe_steps(traces[i].overview.steps);
+              " (" + traces[i].info.path + ") has " + describe_steps(traces[i].overview.steps);
     if (shared.empty())
       line += "; no step is shared, so each rank's mean is over all its steps";
     else
@@ -53,6 +53,7 @@ RankComparison compare_ranks(const std::vector<TraceAnalysis>& traces, bool stri
   }
   for (std::size_t i = 0; i < traces.size(); ++i) {
     RankRow row;
+    row.trace = i;
     row.rank = traces[i].info.rank >= 0 ? traces[i].info.rank : static_cast<int>(i);
     row.path = traces[i].info.path;
     row.steps = traces[i].overview.annotated_steps ? traces[i].overview.steps.size() : 0;

@@ -184,6 +184,10 @@ Classified classify(std::string_view category, const NameTraits& name, bool has_
   return c;
 }
 
+// A step whose name carries no number: numbered by its place once the trace is whole (a batch
+// does not know its place among the steps).
+constexpr std::int64_t kUnnumberedStep = INT64_MIN;
+
 // The step number in "ProfilerStep#12" or torchperf train's "step 12".
 std::int64_t step_number(std::string_view name, std::int64_t fallback) {
   const auto at = name.find_last_of("# ");
@@ -249,6 +253,7 @@ class TraceBuilder : public TraceVisitor {
 
   void on_event(std::string_view json, std::uint64_t offset) override {
     ++trace_.events;
+    static_assert(kJsonPadding >= simdjson::SIMDJSON_PADDING);
     simdjson::padded_string_view view(json.data(), json.size(), json.size() + kJsonPadding);
     od::document doc;
     if (parser_.iterate(view).get(doc) != simdjson::SUCCESS)
@@ -277,6 +282,8 @@ class TraceBuilder : public TraceVisitor {
 
   simdjson::error_code read_fields(od::object& object) {
     f_ = Fields{};
+    shapes_id_ = 0;  // what an earlier, skipped event's args left must not reach this one
+    copy_kind_.clear();
     for (auto field_result : object) {
       od::field field;
       if (auto e = std::move(field_result).get(field); e) return e;
@@ -433,9 +440,7 @@ class TraceBuilder : public TraceVisitor {
         ++trace_.ignored;
         return;
       case Role::kStep:
-        trace_.steps.push_back(
-            {step_number(f_.name, static_cast<std::int64_t>(trace_.steps.size())), f_.ts,
-             f_.ts + f_.dur});
+        trace_.steps.push_back({step_number(f_.name, kUnnumberedStep), f_.ts, f_.ts + f_.dur});
         return;
       case Role::kHost: {
         HostEvent e;
@@ -495,6 +500,9 @@ class TraceBuilder : public TraceVisitor {
 void finish_trace(Trace& trace) {
   std::sort(trace.steps.begin(), trace.steps.end(),
             [](const Step& a, const Step& b) { return a.start < b.start; });
+  for (std::size_t i = 0; i < trace.steps.size(); ++i)
+    if (trace.steps[i].number == kUnnumberedStep)
+      trace.steps[i].number = static_cast<std::int64_t>(i);
   std::int64_t first = INT64_MAX, last = INT64_MIN;
   for (const auto& e : trace.host) {
     first = std::min(first, e.start);
@@ -577,7 +585,12 @@ class ParallelTraceBuilder : public TraceVisitor {
   ParallelTraceBuilder(Trace& trace, const TraceReadOptions& options, std::size_t threads)
       : trace_(trace), options_(options), metadata_(trace, options), merger_(trace) {
     batch_bytes_ = options.batch_bytes;
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    try {
+      for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    } catch (...) {  // a thread that cannot start: join the ones that did
+      stop();
+      throw;
+    }
   }
   ~ParallelTraceBuilder() override { stop(); }
 
@@ -633,6 +646,7 @@ class ParallelTraceBuilder : public TraceVisitor {
       lock.unlock();
       if (result.error) {
         lock.lock();
+        merge_failed_ = true;
         std::rethrow_exception(result.error);
       }
       merger_.merge(result.partial);
@@ -691,6 +705,11 @@ class ParallelTraceBuilder : public TraceVisitor {
   std::deque<EventBatch> queue_;
   std::map<std::size_t, BatchResult> results_;
   bool closed_ = false, stopping_ = false;
+  bool merge_failed_ = false;
+
+ public:
+  // Whether an error came from a batch (an event) rather than from the splitter (the text).
+  bool merge_failed() const { return merge_failed_; }
 };
 
 // Threads that parse events: one below kParallelBytes (small files, tests, the fuzzer), else
@@ -718,7 +737,15 @@ Trace read_from(ByteSource& source, const TraceReadOptions& options) {
     split = split_trace_json(source, builder, progress);
   } else {
     ParallelTraceBuilder builder(trace, options, threads);
-    split = split_trace_json(source, builder, progress);
+    try {
+      split = split_trace_json(source, builder, progress);
+    } catch (...) {
+      // The text is bad further on (or an event is, with --strict). An event before that point
+      // that --strict refuses is the error one thread would report first: finish the batches.
+      const std::exception_ptr error = std::current_exception();
+      if (!builder.merge_failed()) builder.finish();
+      std::rethrow_exception(error);
+    }
     builder.finish();
   }
   trace.json_bytes = split.bytes;
@@ -744,7 +771,8 @@ Trace read_from(ByteSource& source, const TraceReadOptions& options) {
 }  // namespace
 
 Trace read_trace(const std::string& path, const TraceReadOptions& options) {
-  if (!fs::exists(path)) throw TraceError(path + ": no such file or folder");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw TraceError(path + ": no such file or folder");
   auto source = open_byte_source(path);
   return read_from(*source, options);
 }
@@ -761,7 +789,7 @@ std::vector<std::string> trace_files(const std::string& path) {
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(path, ec)) {
-    if (!entry.is_regular_file()) continue;
+    if (!entry.is_regular_file(ec)) continue;
     const std::string name = entry.path().filename().string();
     const auto ends = [&](const std::string& suffix) {
       return name.size() >= suffix.size() &&

@@ -594,12 +594,8 @@ std::string format_trace_report(const TraceReport& r, const TraceReportOptions& 
     out += fmt::format("slowest: rank {}, {:.2f}x the fastest\n\n",
                        r.ranks->ranks[r.ranks->slowest].rank, r.ranks->spread);
     // The slowest rank in full: it sets the job's pace.
-    const int slowest = r.ranks->ranks[r.ranks->slowest].rank;
-    for (std::size_t i = 0; i < r.traces.size(); ++i)
-      if ((r.traces[i].info.rank >= 0 ? r.traces[i].info.rank : static_cast<int>(i)) == slowest) {
-        out += "the slowest rank:\n" + format_one(r.traces[i], options);
-        break;
-      }
+    out += "the slowest rank:\n" +
+           format_one(r.traces[r.ranks->ranks[r.ranks->slowest].trace], options);
     return out;
   }
   for (const TraceAnalysis& a : r.traces) out += format_one(a, options);

@@ -85,6 +85,21 @@ TEST(TraceOverview, DeviceTimeSplitsIntoComputeNonComputeAndIdleWithIdleCauses) 
   EXPECT_DOUBLE_EQ(o.overlap(), 0.5);
 }
 
+TEST(TraceOverview, TheGapAtAWindowsEndIsJudgedByTheWorkThatStartsRightAfter) {
+  TraceText t;
+  t.step(1, 0, 50)
+      .step(2, 50, 50)
+      .runtime("cudaLaunchKernel", 1, 1, 1)
+      .kernel("a", 5, 20, 1)
+      // Starts exactly where step 1 ends, with no launch in the trace (another process's
+      // stream): so step 1's idle 25-50 is "other", not "nothing was queued" (host wait).
+      .kernel("b", 50, 10, 2);
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(o.steps[0].other_wait * 1e-3, 25);
+  EXPECT_DOUBLE_EQ(o.steps[0].host_wait * 1e-3, 5);  // 0-5: a was launched at 2
+}
+
 TEST(TraceOverview, AStepsWindowReachesTheEndOfTheDeviceWorkItLaunched) {
   TraceText t;
   t.step(1, 0, 50)

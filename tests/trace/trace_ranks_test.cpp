@@ -42,7 +42,8 @@ TEST(CompareRanks, NamesTheSlowestRankAndTheSpread) {
 TEST(CompareRanks, RanksWithDifferentStepsAreComparedOnTheStepsTheyShare) {
   const RankComparison c = compare_ranks({rank(0, 100, {1, 2, 3}), rank(1, 100, {2, 3})}, false);
   EXPECT_EQ(c.shared_steps, (std::vector<std::int64_t>{2, 3}));
-  EXPECT_NE(c.warning.find("rank 0 has 3 (#1-#3), rank 1 has 2 (#2-#3)"), std::string::npos)
+  EXPECT_NE(c.warning.find("rank 0 (rank0.json) has 3 (#1-#3), rank 1 (rank1.json) has 2 (#2-#3)"),
+            std::string::npos)
       << c.warning;
   EXPECT_NE(c.warning.find("uses the 2 steps they share"), std::string::npos);
   EXPECT_EQ(c.ranks[0].steps, 3u);

@@ -256,6 +256,33 @@ TEST(TraceReader, OnSeveralThreadsTheFirstBadEventInFileOrderIsTheOneReported) {
   }
 }
 
+TEST(TraceReader, OnSeveralThreadsABadEventBeforeBadTextIsTheErrorWithStrict) {
+  TraceText t;
+  for (int i = 0; i < 2000; ++i) t.op("op", i, 1);
+  t.raw(R"({"ph": "X", "name": "bad", "ts": "1", "dur": 2})");
+  std::string text = t.json();
+  text.resize(text.size() - 20);  // cut after the events: the text is bad after the bad event
+  TraceReadOptions several;
+  several.threads = 2;
+  several.batch_bytes = 1u << 20;  // the bad event is still in the batch being filled
+  several.strict = true;
+  try {
+    read_trace_text(text, "t.json", several);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("event 2001 at byte"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceReader, ASkippedEventsArgumentsDoNotReachTheNextEvent) {
+  TraceText t;
+  t.raw(R"({"ph": "X", "name": "bad", "args": {"Input Dims": [[7]]}, "ts": "x", "dur": 1})")
+      .op("next", 0, 1);
+  const Trace trace = read_trace_text(t.json(), "t.json");
+  ASSERT_EQ(trace.host.size(), 1u);
+  EXPECT_EQ(trace.host[0].shapes, 0u);
+}
+
 TEST(TraceReader, TheNanosecondResolutionTraceKeepsItsSubMicrosecondTimes) {
   const Trace trace = read_trace(real_trace("v100-ns-resolution-rank0.json.gz"));
   const auto fractional = std::count_if(trace.device.begin(), trace.device.end(),

@@ -15,6 +15,12 @@ namespace torchperf {
 // Interned strings: names and input shapes are stored once; events hold their index.
 class StringPool {
  public:
+  // Not copyable: a copy's index would point into the original's strings.
+  StringPool() = default;
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+  StringPool(StringPool&&) = default;
+  StringPool& operator=(StringPool&&) = default;
   std::uint32_t intern(std::string_view text);
   const std::string& at(std::uint32_t id) const { return strings_[id]; }
   std::size_t size() const { return strings_.size(); }

@@ -12,6 +12,7 @@
 namespace torchperf {
 
 struct RankRow {
+  std::size_t trace = 0;  // its index in the list compared
   int rank = -1;
   std::string path;
   std::size_t steps = 0;                 // annotated steps in the trace
