@@ -318,11 +318,20 @@ cmp = json.loads(subprocess.run([tp, "bench", model, *inp, "--config", win["smar
 s = cmp["comparison"]["speedup"]
 lo, hi = s["ci"]
 ratio = f"{s['ratio']:.3f} ({lo:.3f}-{hi:.3f})" if lo is not None else f"{s['ratio']:.3f} (no CI)"
+# What the points themselves took (every point record in the journal, brief and full); the rest
+# of the wall time is what both searches pay: the fp32 references and the head-to-head comparisons.
+def point_s(k):
+    recs = [json.loads(l) for l in open(f"{base}-{k}/results.jsonl")]
+    return sum(x.get("wall_s", 0) for x in recs if x.get("record") == "point")
+pts = {k: point_s(k) for k in r}
 def measured(k):
     sp = r[k]["search"]
     return f"{len(r[k]['points'])} ({sp['spent']})" if k == "smart" else str(len(r[k]["points"]))
 print(f"  {name:26s} {r['exhaustive']['space']['points']:7d} {wall['exhaustive']:9.0f} {wall['smart']:9.0f} "
       f"{ratio:24s} {100 * wall['smart'] / wall['exhaustive']:8.1f}% {measured('exhaustive')} | {measured('smart')}")
+print(f"  {'':26s} point time: exhaustive {pts['exhaustive']:.0f} s, smart {pts['smart']:.0f} s "
+      f"({100 * pts['smart'] / max(pts['exhaustive'], 1e-9):.1f}%); the rest (references, head to head): "
+      f"{wall['exhaustive'] - pts['exhaustive']:.0f} s and {wall['smart'] - pts['smart']:.0f} s")
 print(f"  {'':26s} exhaustive: {win['exhaustive']}")
 print(f"  {'':26s} smart:      {win['smart']}"
       f"{'  (the same)' if win['smart'] == win['exhaustive'] else ''}")

@@ -89,8 +89,7 @@ bool Sampler::precise_enough(const std::vector<double>& samples, std::size_t& ne
 
 bool Sampler::ratio_precise_enough(const std::vector<double>& ratios,
                                    std::size_t& next_check) const {
-  if (ratios.size() < std::max(options_.min_samples, kMinRatioRounds) ||
-      ratios.size() < next_check)
+  if (ratios.size() < std::max(options_.min_samples, kMinRatioRounds) || ratios.size() < next_check)
     return false;
   next_check = std::max(ratios.size() + 1, ratios.size() + ratios.size() / 20);
   return estimate_ratio(ratios, options_.confidence).relative_half_width <=
@@ -169,7 +168,12 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
       set.stop = StopReason::kConfidenceReached;
       break;
     }
-    if (measured >= options_.time_budget) {
+    // A slow pair (a baseline at a big batch: seconds a call) can spend the budget in two or
+    // three rounds, too few for any interval, and a verdict of "undetermined" says nothing: it
+    // goes on to the rounds an interval needs, within a hard cap on the overrun.
+    const bool too_few_rounds = set.speedup.size() < options_.min_paired_rounds &&
+                                measured < options_.paired_overrun * options_.time_budget;
+    if (measured >= options_.time_budget && !too_few_rounds) {
       next_check = 0;
       set.stop = ratio_precise_enough(set.speedup, next_check) ? StopReason::kConfidenceReached
                                                                : StopReason::kTimeBudgetSpent;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <tuple>
 
 namespace torchperf {
 
@@ -67,56 +69,43 @@ double steps_of(const TraceOverview& o) {
   return std::max<double>(1, static_cast<double>(o.steps.size()));
 }
 
+// Per name, a side's time and calls per step; `first` picks the before or the after side.
+template <typename Row, typename Fields>
+void add_rows(std::map<std::string, std::pair<Side, Side>>& by_name, const std::vector<Row>& rows,
+              bool first, double steps, Fields fields) {
+  for (const Row& r : rows) {
+    auto& sides = by_name[r.name];
+    Side& s = first ? sides.first : sides.second;
+    const auto [kind, time, calls] = fields(r);
+    s.present = true;
+    s.kind = kind;
+    s.time += time / steps;
+    s.calls += static_cast<double>(calls) / steps;
+  }
+}
+
 }  // namespace
 
 TraceDiff diff_traces(const TraceAnalysis& before, const TraceAnalysis& after) {
-  const std::string& before_path = before.info.path;
-  const std::string& after_path = after.info.path;
-  const TraceOverview& before_overview = before.overview;
-  const TraceOverview& after_overview = after.overview;
-  const auto& before_ops = before.operators;
-  const auto& after_ops = after.operators;
-  const auto& before_kernels = before.kernels;
-  const auto& after_kernels = after.kernels;
   TraceDiff diff;
-  diff.before = before_path;
-  diff.after = after_path;
-  diff.step_before = before_overview.average;
-  diff.step_after = after_overview.average;
-  diff.steps_before = before_overview.steps.size();
-  diff.steps_after = after_overview.steps.size();
-  const double na = steps_of(before_overview), nb = steps_of(after_overview);
-
-  std::map<std::string, std::pair<Side, Side>> ops;
-  for (const OperatorRow& r : before_ops) {
-    Side& s = ops[r.name].first;
-    s.present = true;
-    s.kind = "operator";
-    s.time += r.host_self / na;
-    s.calls += static_cast<double>(r.calls) / na;
-  }
-  for (const OperatorRow& r : after_ops) {
-    Side& s = ops[r.name].second;
-    s.present = true;
-    s.kind = "operator";
-    s.time += r.host_self / nb;
-    s.calls += static_cast<double>(r.calls) / nb;
-  }
-  std::map<std::string, std::pair<Side, Side>> kernels;
-  for (const KernelRow& r : before_kernels) {
-    Side& s = kernels[r.name].first;
-    s.present = true;
-    s.kind = kernel_class_name(r.kind);
-    s.time += r.total / na;
-    s.calls += static_cast<double>(r.count) / na;
-  }
-  for (const KernelRow& r : after_kernels) {
-    Side& s = kernels[r.name].second;
-    s.present = true;
-    s.kind = kernel_class_name(r.kind);
-    s.time += r.total / nb;
-    s.calls += static_cast<double>(r.count) / nb;
-  }
+  diff.before = before.info.path;
+  diff.after = after.info.path;
+  diff.step_before = before.overview.average;
+  diff.step_after = after.overview.average;
+  diff.steps_before = before.overview.steps.size();
+  diff.steps_after = after.overview.steps.size();
+  const double na = steps_of(before.overview), nb = steps_of(after.overview);
+  const auto op_fields = [](const OperatorRow& r) {
+    return std::make_tuple(std::string("operator"), r.host_self, r.calls);
+  };
+  const auto kernel_fields = [](const KernelRow& r) {
+    return std::make_tuple(std::string(kernel_class_name(r.kind)), r.total, r.count);
+  };
+  std::map<std::string, std::pair<Side, Side>> ops, kernels;
+  add_rows(ops, before.operators, true, na, op_fields);
+  add_rows(ops, after.operators, false, nb, op_fields);
+  add_rows(kernels, before.kernels, true, na, kernel_fields);
+  add_rows(kernels, after.kernels, false, nb, kernel_fields);
   diff.operators = compare(ops);
   diff.kernels = compare(kernels);
   return diff;

@@ -1,6 +1,7 @@
 #include "torchperf/trace/trace_overview.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "torchperf/trace/intervals.h"
 #include "torchperf/trace/launch_index.h"
@@ -37,6 +38,25 @@ double TraceOverview::overlap() const {
 }
 
 namespace {
+
+// The category of a host event's own time; an annotation is a range around other work.
+std::optional<TimeCategory> host_category(HostKind kind) {
+  switch (kind) {
+    case HostKind::kRuntime:
+      return TimeCategory::kRuntime;
+    case HostKind::kDataLoader:
+      return TimeCategory::kDataLoader;
+    case HostKind::kOperator:
+      return TimeCategory::kCpuExec;
+    case HostKind::kCommunication:
+      return TimeCategory::kCommunication;
+    case HostKind::kCopy:
+      return TimeCategory::kMemcpy;
+    case HostKind::kAnnotation:
+      break;
+  }
+  return std::nullopt;
+}
 
 // The trace's events as unions, one per category, built once and clipped per step.
 struct CategorySets {
@@ -77,25 +97,7 @@ CategorySets category_sets(const Trace& trace) {
   }
   for (std::uint32_t i = 0; i < trace.host.size(); ++i) {
     const HostEvent& e = trace.host[i];
-    switch (e.kind) {
-      case HostKind::kRuntime:
-        put(TimeCategory::kRuntime, e.start, e.end(), i);
-        break;
-      case HostKind::kDataLoader:
-        put(TimeCategory::kDataLoader, e.start, e.end(), i);
-        break;
-      case HostKind::kOperator:
-        put(TimeCategory::kCpuExec, e.start, e.end(), i);
-        break;
-      case HostKind::kCommunication:
-        put(TimeCategory::kCommunication, e.start, e.end(), i);
-        break;
-      case HostKind::kCopy:
-        put(TimeCategory::kMemcpy, e.start, e.end(), i);
-        break;
-      case HostKind::kAnnotation:  // ranges around other work, not work of their own
-        break;
-    }
+    if (const auto category = host_category(e.kind)) put(*category, e.start, e.end(), i);
   }
   CategorySets sets;
   for (std::size_t c = 0; c < kTimeCategories; ++c)

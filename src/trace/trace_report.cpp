@@ -303,28 +303,36 @@ std::string count_line(const std::vector<DiffRow>& rows) {
 const char* const kCategoryColours[] = {"#1f77b4", "#9467bd", "#ff7f0e", "#ffbb78",
                                         "#d62728", "#8c564b", "#2ca02c", "#c7c7c7"};
 
-Panel stacked_steps_panel(const std::string& id, const std::string& title,
-                          const std::string& caption,
-                          const std::vector<std::pair<std::string, StepBreakdown>>& bars) {
+// Horizontal bars, each split into parts stacked in one order: a step's time categories, its
+// idle causes.
+struct StackedBars {
+  std::string id, title, caption, axis;
+  std::string legend;  // what a part is ("category", "cause"): the colour's field
+  std::vector<std::string> parts, colours;
+  std::vector<std::pair<std::string, std::vector<double>>> bars;  // label, ms per part
+};
+
+Panel stacked_panel(const StackedBars& s) {
   nlohmann::json values = nlohmann::json::array();
-  std::vector<std::string> domain;
-  for (std::size_t c = 0; c < kTimeCategories; ++c)
-    domain.push_back(category_name(static_cast<TimeCategory>(c)));
-  for (std::size_t b = 0; b < bars.size(); ++b)
-    for (std::size_t c = 0; c < kTimeCategories; ++c)
-      values.push_back({{"bar", bars[b].first},
+  for (std::size_t b = 0; b < s.bars.size(); ++b) {
+    const std::vector<double>& ms = s.bars[b].second;
+    double total = 0;
+    for (double x : ms) total += x;
+    for (std::size_t c = 0; c < s.parts.size(); ++c)
+      values.push_back({{"bar", s.bars[b].first},
                         {"order", b},
-                        {"category", domain[c]},
-                        {"category_order", c},
-                        {"ms", bars[b].second.time[c] * 1e-6},
-                        {"share", bars[b].second.share(static_cast<TimeCategory>(c))}});
+                        {s.legend, s.parts[c]},
+                        {"part_order", c},
+                        {"ms", ms[c]},
+                        {"share", total > 0 ? ms[c] / total : 0}});
+  }
   Panel p;
-  p.id = id;
-  p.title = title;
-  p.caption = caption;
+  p.id = s.id;
+  p.title = s.title;
+  p.caption = s.caption;
   p.spec = {
       {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
-      {"title", title},
+      {"title", s.title},
       {"width", 600},
       {"data", {{"values", values}}},
       {"mark", {{"type", "bar"}, {"tooltip", true}}},
@@ -334,22 +342,34 @@ Panel stacked_steps_panel(const std::string& id, const std::string& title,
           {"type", "nominal"},
           {"title", nullptr},
           {"sort", {{"field", "order"}}}}},
-        {"x", {{"field", "ms"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "ms"}}},
+        {"x", {{"field", "ms"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", s.axis}}},
         {"color",
-         {{"field", "category"},
+         {{"field", s.legend},
           {"type", "nominal"},
-          {"scale",
-           {{"domain", domain},
-            {"range", std::vector<std::string>(std::begin(kCategoryColours),
-                                               std::end(kCategoryColours))}}}}},
-        {"order", {{"field", "category_order"}}},
+          {"scale", {{"domain", s.parts}, {"range", s.colours}}}}},
+        {"order", {{"field", "part_order"}}},
         {"tooltip",
          {{{"field", "bar"}},
-          {{"field", "category"}},
+          {{"field", s.legend}},
           {{"field", "ms"}, {"format", ".3f"}},
           {{"field", "share"}, {"format", ".1%"}}}}}}};
   p.expected_marks = {{"rect", static_cast<int>(values.size())}};
   return p;
+}
+
+Panel stacked_steps_panel(const std::string& id, const std::string& title,
+                          const std::string& caption,
+                          const std::vector<std::pair<std::string, StepBreakdown>>& bars) {
+  StackedBars s{id, title, caption, "ms", "category", {}, {}, {}};
+  for (std::size_t c = 0; c < kTimeCategories; ++c)
+    s.parts.push_back(category_name(static_cast<TimeCategory>(c)));
+  s.colours.assign(std::begin(kCategoryColours), std::end(kCategoryColours));
+  for (const auto& [label, step] : bars) {
+    std::vector<double> ms;
+    for (std::size_t c = 0; c < kTimeCategories; ++c) ms.push_back(step.time[c] * 1e-6);
+    s.bars.emplace_back(label, ms);
+  }
+  return stacked_panel(s);
 }
 
 Panel bars_panel(const std::string& id, const std::string& title, const std::string& caption,
@@ -390,53 +410,23 @@ Panel bars_panel(const std::string& id, const std::string& title, const std::str
 }
 
 Panel idle_panel(const TraceAnalysis& a) {
-  std::vector<std::pair<std::string, StepBreakdown>> bars;
-  nlohmann::json values = nlohmann::json::array();
-  const char* causes[] = {"host wait", "kernel wait", "other wait"};
-  std::size_t order = 0;
-  const auto add = [&](const std::string& label, const StepBreakdown& s) {
-    const double parts[] = {s.host_wait, s.kernel_wait, s.other_wait};
-    for (std::size_t c = 0; c < 3; ++c)
-      values.push_back({{"bar", label},
-                        {"order", order},
-                        {"cause", causes[c]},
-                        {"cause_order", c},
-                        {"ms", parts[c] * 1e-6}});
-    ++order;
+  StackedBars s{"idle",
+                "Why the device was idle",
+                "Idle time per step by cause: host wait (the next kernel was not yet launched), "
+                "kernel wait (a short gap between queued kernels), other (waits on events, "
+                "other streams).",
+                "idle ms",
+                "cause",
+                {"host wait", "kernel wait", "other wait"},
+                {"#d62728", "#ff7f0e", "#7f7f7f"},
+                {}};
+  const auto add = [&](const std::string& label, const StepBreakdown& step) {
+    s.bars.emplace_back(label, std::vector<double>{step.host_wait * 1e-6, step.kernel_wait * 1e-6,
+                                                   step.other_wait * 1e-6});
   };
-  for (const StepBreakdown& s : a.overview.steps) add(step_label(s), s);
+  for (const StepBreakdown& step : a.overview.steps) add(step_label(step), step);
   if (a.overview.steps.size() > 1) add("mean", a.overview.average);
-  Panel p;
-  p.id = "idle";
-  p.title = "Why the device was idle";
-  p.caption =
-      "Idle time per step by cause: host wait (the next kernel was not yet launched), "
-      "kernel wait (a short gap between queued kernels), other (waits on events, "
-      "other streams).";
-  p.spec = {
-      {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
-      {"title", p.title},
-      {"width", 600},
-      {"data", {{"values", values}}},
-      {"mark", {{"type", "bar"}, {"tooltip", true}}},
-      {"encoding",
-       {{"y",
-         {{"field", "bar"},
-          {"type", "nominal"},
-          {"title", nullptr},
-          {"sort", {{"field", "order"}}}}},
-        {"x", {{"field", "ms"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "idle ms"}}},
-        {"color",
-         {{"field", "cause"},
-          {"type", "nominal"},
-          {"scale",
-           {{"domain", {"host wait", "kernel wait", "other wait"}},
-            {"range", {"#d62728", "#ff7f0e", "#7f7f7f"}}}}}},
-        {"order", {{"field", "cause_order"}}},
-        {"tooltip",
-         {{{"field", "bar"}}, {{"field", "cause"}}, {{"field", "ms"}, {"format", ".3f"}}}}}}};
-  p.expected_marks = {{"rect", static_cast<int>(values.size())}};
-  return p;
+  return stacked_panel(s);
 }
 
 std::string rank_label(const TraceAnalysis& a, std::size_t index) {

@@ -160,6 +160,30 @@ TEST(SamplerTest, PairedRunNeedsItsMinimumRoundsEvenWhenTheFirstOnesAgree) {
   EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kIndistinguishable);
 }
 
+TEST(SamplerTest, PairedRunOfASlowPairGoesPastItsBudgetToTheRoundsAnIntervalNeeds) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(100)};
+  ScriptedRun b{clock, {}, milliseconds(150)};
+  Sampler sampler(clock, quick());  // 500 ms: two rounds of 250 ms spend it
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  EXPECT_EQ(set.speedup.size(), SamplingOptions{}.min_paired_rounds);
+  EXPECT_EQ(set.stop, StopReason::kTimeBudgetSpent);
+  EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kFaster);
+  EXPECT_DOUBLE_EQ(set.speedup_estimate.ratio, 1.5);
+}
+
+TEST(SamplerTest, PairedRunOfAVerySlowPairStopsAtThreeTimesItsBudget) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(300)};
+  ScriptedRun b{clock, {}, milliseconds(400)};
+  Sampler sampler(clock, quick());
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  // Rounds of 700 ms: the third ends past 1.5 s, three times the budget, and the run stops there
+  // without an interval rather than run on.
+  EXPECT_EQ(set.speedup.size(), 3u);
+  EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kUndetermined);
+}
+
 TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirstAndEntersEachSideOnce) {
   ManualTimeSource clock;
   std::string order;
@@ -191,7 +215,7 @@ TEST(SamplerTest, SidesTimedInAnotherProcessAreAskedForWholeBlocks) {
   a.block = [&](std::size_t n) {
     asked.push_back(n);
     clock.advance(milliseconds(1));  // the round trip: the supervisor's clock moves
-    return Nanoseconds(n * 100000);   // the worker's own timing: 0.1 ms an iteration
+    return Nanoseconds(n * 100000);  // the worker's own timing: 0.1 ms an iteration
   };
   b.block = [&](std::size_t n) { return Nanoseconds(n * 200000); };
   a.iterate = [] { FAIL() << "a remote side is never iterated here"; };

@@ -26,6 +26,10 @@ struct SamplingOptions {
       3;  // settled: median of the last window within tolerance of the one before
   double warmup_tolerance = 0.05;
   std::size_t min_warmup_iterations = 3;  // TorchScript's profiling executor optimises after 2 runs
+  // A paired run goes past its budget, up to paired_overrun times it, to reach the rounds a
+  // ratio's interval needs.
+  std::size_t min_paired_rounds = kMinRatioRounds + 1;
+  double paired_overrun = 3;
 };
 
 // What is timed: one iteration, and the wait for the device to finish what was queued.
