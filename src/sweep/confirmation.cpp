@@ -128,6 +128,10 @@ void Supervisor::confirm() {
       [&](const std::string& key) {
         const auto it = point_of.find(key);
         return it == point_of.end() ? 0.0 : it->second->metrics.cosine;
+      },
+      [&](const std::string& key) {
+        const auto it = point_of.find(key);
+        return it == point_of.end() ? 0LL : static_cast<long long>(it->second->metrics.batch);
       });
   std::string winner = d.winner;
   result_.tie = d.tie;
@@ -150,7 +154,8 @@ void Supervisor::confirm() {
 WinnerDecision decide_winner(const std::vector<std::string>& leaders,
                              const std::vector<HeadToHead>& confirmation,
                              const std::function<int(const std::string&)>& changes,
-                             const std::function<double(const std::string&)>& cosine) {
+                             const std::function<double(const std::string&)>& cosine,
+                             const std::function<long long(const std::string&)>& batch) {
   WinnerDecision d;
   if (leaders.empty()) {
     d.note = "no configuration finished and passed the accuracy guard";
@@ -181,15 +186,17 @@ WinnerDecision decide_winner(const std::vector<std::string>& leaders,
   } else if (tied.size() > 1) {
     d.tie = true;
     d.tied = tied;
-    // Among the tied, the simplest (fewest changes from the origin), then the closest to the
+    // Among the tied, the simplest (fewest changes from the origin), then the smaller batch (at
+    // the same throughput it answers sooner and holds less memory), then the closest to the
     // reference output, then the sweep's order.
     d.winner = *std::min_element(tied.begin(), tied.end(), [&](const auto& x, const auto& y) {
       if (changes(x) != changes(y)) return changes(x) < changes(y);
+      if (batch && batch(x) != batch(y)) return batch(x) < batch(y);
       return cosine(x) > cosine(y);
     });
     d.note = fmt::format(
         "{} leaders are indistinguishable head to head; the simplest is named (fewest changes, "
-        "then closest to the fp32 output)",
+        "then the smaller batch, then closest to the fp32 output)",
         tied.size());
   } else {
     d.note = "its lead over the runners-up is significant head to head";

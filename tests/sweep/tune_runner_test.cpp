@@ -72,22 +72,22 @@ const PointResult* with_status(const TuneResult& r, const std::string& kind) {
 }  // namespace
 
 TEST(DecideWinnerTest, TheLeaderWinsWhenItBeatsEveryRunnerUpSignificantly) {
-  const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 1.2, 1.1, 1.3, 20, Verdict::kFaster, ""},
-                                {"a", "c", 1.5, 1.4, 1.6, 20, Verdict::kFaster, ""}},
-                               [](const std::string&) { return 1; },
-                               [](const std::string&) { return 1.0; });
+  const auto d = decide_winner(
+      {"a", "b", "c"},
+      {{"a", "b", 1.2, 1.1, 1.3, 20, Verdict::kFaster, ""},
+       {"a", "c", 1.5, 1.4, 1.6, 20, Verdict::kFaster, ""}},
+      [](const std::string&) { return 1; }, [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "a");
   EXPECT_FALSE(d.tie);
   EXPECT_NE(d.note.find("significant"), std::string::npos);
 }
 
 TEST(DecideWinnerTest, ARunnerUpThatBeatsTheLeaderHeadToHeadWins) {
-  const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 0.95, 0.93, 0.97, 20, Verdict::kSlower, ""},
-                                {"a", "c", 0.90, 0.88, 0.92, 20, Verdict::kSlower, ""}},
-                               [](const std::string&) { return 1; },
-                               [](const std::string&) { return 1.0; });
+  const auto d = decide_winner(
+      {"a", "b", "c"},
+      {{"a", "b", 0.95, 0.93, 0.97, 20, Verdict::kSlower, ""},
+       {"a", "c", 0.90, 0.88, 0.92, 20, Verdict::kSlower, ""}},
+      [](const std::string&) { return 1; }, [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "c") << "the larger margin";
   EXPECT_NE(d.note.find("beat the sweep's leader a"), std::string::npos) << d.note;
 }
@@ -95,20 +95,34 @@ TEST(DecideWinnerTest, ARunnerUpThatBeatsTheLeaderHeadToHeadWins) {
 TEST(DecideWinnerTest, ATieNamesTheSimplestThenTheMostAccurate) {
   const std::map<std::string, int> changes = {{"a", 3}, {"b", 2}, {"c", 2}};
   const std::map<std::string, double> cosine = {{"a", 1.0}, {"b", 0.9995}, {"c", 1.0}};
-  const auto d = decide_winner({"a", "b", "c"},
-                               {{"a", "b", 1.01, 0.99, 1.03, 20, Verdict::kIndistinguishable, ""},
-                                {"a", "c", 1.0, 0.0, 0.0, 3, Verdict::kUndetermined, ""}},
-                               [&](const std::string& k) { return changes.at(k); },
-                               [&](const std::string& k) { return cosine.at(k); });
+  const auto d = decide_winner(
+      {"a", "b", "c"},
+      {{"a", "b", 1.01, 0.99, 1.03, 20, Verdict::kIndistinguishable, ""},
+       {"a", "c", 1.0, 0.0, 0.0, 3, Verdict::kUndetermined, ""}},
+      [&](const std::string& k) { return changes.at(k); },
+      [&](const std::string& k) { return cosine.at(k); });
   EXPECT_TRUE(d.tie);
   EXPECT_EQ(d.tied.size(), 3u);
   EXPECT_EQ(d.winner, "c");
 }
 
+TEST(DecideWinnerTest, ATieBetweenBatchSizesNamesTheSmallerBatchBeforeTheMostAccurate) {
+  // The same throughput at batch 8 answers sooner and holds less memory than at batch 32.
+  const std::map<std::string, long long> batch = {{"a", 32}, {"b", 8}};
+  const std::map<std::string, double> cosine = {{"a", 1.0}, {"b", 0.9999}};
+  const auto d = decide_winner(
+      {"a", "b"}, {{"a", "b", 1.03, 0.99, 1.08, 17, Verdict::kIndistinguishable, ""}},
+      [](const std::string&) { return 1; }, [&](const std::string& k) { return cosine.at(k); },
+      [&](const std::string& k) { return batch.at(k); });
+  EXPECT_TRUE(d.tie);
+  EXPECT_EQ(d.winner, "b");
+  EXPECT_NE(d.note.find("smaller batch"), std::string::npos) << d.note;
+}
+
 TEST(DecideWinnerTest, FailedComparisonsLeaveTheLeaderUnconfirmed) {
-  const auto d = decide_winner({"a", "b"}, {{"a", "b", 0, 0, 0, 0, Verdict::kUndetermined, "worker crashed"}},
-                               [](const std::string&) { return 1; },
-                               [](const std::string&) { return 1.0; });
+  const auto d = decide_winner(
+      {"a", "b"}, {{"a", "b", 0, 0, 0, 0, Verdict::kUndetermined, "worker crashed"}},
+      [](const std::string&) { return 1; }, [](const std::string&) { return 1.0; });
   EXPECT_EQ(d.winner, "a");
   EXPECT_NE(d.note.find("unconfirmed"), std::string::npos);
   EXPECT_TRUE(decide_winner({}, {}, nullptr, nullptr).winner.empty());
@@ -152,7 +166,8 @@ TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
 TEST_F(TuneRunnerTest, ResumingSkipsFinishedPointsAndRerunsACutShortOne) {
   SteadyTimeSource clock;
   TuneOptions o = options();
-  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad,inference;precision=fp32");
+  o.space =
+      parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad,inference;precision=fp32");
   o.guard = AccuracyGuard::default_guard();
   run_tune(o, clock);
   const std::string path = (dir_ / "results.jsonl").string();

@@ -39,12 +39,12 @@ struct PointResult {
   PointMetrics metrics;
   double score = 0;  // higher is better
   double wall_s = 0;
-  double overhead_s = 0;       // wall time not spent warming up or measuring
-  bool resumed = false;        // read from the journal, not run in this session
+  double overhead_s = 0;  // wall time not spent warming up or measuring
+  bool resumed = false;   // read from the journal, not run in this session
   // How the search measured it: brief points rank candidates, full ones (brief false) decide.
   SearchStage stage = SearchStage::kSweep;
   bool brief = false;
-  double time_s = 0;  // its measurement budget
+  double time_s = 0;           // its measurement budget
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
@@ -55,7 +55,7 @@ struct HeadToHead {
   double ratio = 0, low = 0, high = 0;
   std::size_t rounds = 0;
   Verdict verdict = Verdict::kUndetermined;  // what the interval says of A
-  std::string failure;  // non-empty when the comparison itself failed
+  std::string failure;                       // non-empty when the comparison itself failed
 };
 
 // A one-knob change from the baseline, from the sweep (the two points were not paired): the
@@ -78,10 +78,10 @@ struct TuneResult {
   std::vector<PointResult> points;  // every finished point, journal order (a point measured
                                     // briefly, then in full, once: in full)
   SearchKind search = SearchKind::kExhaustive;
-  std::string search_spent;        // points proposed by stage, e.g. "screen 13, explore 8, final 4"
-  double brief_time_s = 0;         // the brief measurement budget (smart)
+  std::string search_spent;  // points proposed by stage, e.g. "screen 13, explore 8, final 4"
+  double brief_time_s = 0;   // the brief measurement budget (smart)
   std::size_t brief_points = 0, full_points = 0;  // measurements this session, by length
-  std::size_t not_run = 0;          // left out by the budget
+  std::size_t not_run = 0;                        // left out by the budget
   bool budget_exhausted = false;
   double estimated_full_s = 0;  // the up-front estimate for the points still to run, confirmation
                                 // included
@@ -122,7 +122,8 @@ TuneResult run_tune(const TuneOptions& options, TimeSource& time,
 // Names the winner from the leaders (best first, as keys) and the leader's head-to-head
 // comparisons with the others (b = the runner-up's key): the leader when it beats them all
 // significantly; a runner-up that beat it (the largest margin); or, when some are
-// indistinguishable, the simplest of the tied (fewest changes, then highest cosine).
+// indistinguishable, the simplest of the tied: fewest changes, then the smaller batch (the same
+// throughput at less latency and memory), then the highest cosine, then the sweep's order.
 struct WinnerDecision {
   std::string winner;  // empty when there are no leaders
   bool tie = false;
@@ -132,7 +133,8 @@ struct WinnerDecision {
 WinnerDecision decide_winner(const std::vector<std::string>& leaders,
                              const std::vector<HeadToHead>& confirmation,
                              const std::function<int(const std::string&)>& changes,
-                             const std::function<double(const std::string&)>& cosine);
+                             const std::function<double(const std::string&)>& cosine,
+                             const std::function<long long(const std::string&)>& batch = nullptr);
 
 // The header a journal starts with for these options (what --resume checks).
 nlohmann::json journal_header(const TuneOptions& options);
