@@ -10,7 +10,8 @@
 // channels_last together), so a second screen starts from what the guides advise (each knob's
 // expert value) and measures the one-knob changes from there. Then the untried points are ranked
 // by a model with pairwise interactions, refitted after each point, and the best guess is
-// measured until guesses stop beating the leader; a value that never passed is not explored.
+// measured until guesses stop beating the leader; when no guess comes near it, the leader's own
+// one-knob changes are tried (coordinate climbing); a value that never passed is not explored.
 // Screening and exploring use brief measurements (a ranking needs a few percent, not one); the
 // best few are then measured in full, and tune's confirmation decides between them.
 
@@ -36,7 +37,8 @@ class SmartSearch final : public Search {
     for (const auto& axis : space.axes) {
       const auto v = space.origin.get(axis.knob);
       const auto it = v ? std::find(axis.values.begin(), axis.values.end(), *v) : axis.values.end();
-      origin.push_back(it == axis.values.end() ? 0 : static_cast<std::size_t>(it - axis.values.begin()));
+      origin.push_back(
+          it == axis.values.end() ? 0 : static_cast<std::size_t>(it - axis.values.begin()));
     }
     for (const auto& axis : space.axes) {
       const auto it = std::find(axis.values.begin(), axis.values.end(), axis.expert);
@@ -58,7 +60,8 @@ class SmartSearch final : public Search {
         while (screen_next_ < screen_.size() && measured(screen_[screen_next_])) ++screen_next_;
       }
       if (screen_next_ < screen_.size()) {
-        if (affords_exploring(budget)) return propose(screen_[screen_next_++], SearchStage::kScreen);
+        if (affords_exploring(budget))
+          return propose(screen_[screen_next_++], SearchStage::kScreen);
         cut_ = true;
         stage_ = SearchStage::kFinal;  // what was screened goes straight to the finals
       } else {
@@ -67,11 +70,14 @@ class SmartSearch final : public Search {
       }
     }
     if (stage_ == SearchStage::kExplore) {
-      if (since_better_ < options_.patience)
-        if (auto guess = best_guess()) {
+      if (since_better_ < options_.patience) {
+        std::optional<std::size_t> guess = best_guess();
+        if (!guess) guess = next_climb();
+        if (guess) {
           if (affords_exploring(budget)) return propose(*guess, SearchStage::kExplore);
           cut_ = true;
         }
+      }
       stage_ = SearchStage::kFinal;
     }
     if (all_full_) return std::nullopt;
@@ -110,14 +116,15 @@ class SmartSearch final : public Search {
   bool cut_by_budget() const override { return cut_; }
 
   std::string spent() const override {
-    std::string s = "screen " + std::to_string(spent_screen_) + ", explore " +
-                    std::to_string(spent_explore_);
+    std::string s =
+        "screen " + std::to_string(spent_screen_) + ", explore " + std::to_string(spent_explore_);
     if (!all_full_) s += ", final " + std::to_string(spent_final_);
     return s;
   }
 
  private:
-  static std::size_t distance(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+  static std::size_t distance(const std::vector<std::size_t>& a,
+                              const std::vector<std::size_t>& b) {
     std::size_t d = 0;
     for (std::size_t i = 0; i < a.size(); ++i) d += a[i] != b[i];
     return d;
@@ -170,10 +177,10 @@ class SmartSearch final : public Search {
   // Exploring goes on only while one more brief point still leaves room to measure the finalists
   // found so far in full.
   bool affords_exploring(const BudgetView& budget) const {
-    const double finals =
-        all_full_ ? 0
-                  : static_cast<double>(std::min(options_.finalists, ok_points() + 1)) *
-                        budget.full_point_s;
+    const double finals = all_full_
+                              ? 0
+                              : static_cast<double>(std::min(options_.finalists, ok_points() + 1)) *
+                                    budget.full_point_s;
     const double point = all_full_ ? budget.full_point_s : budget.brief_point_s;
     return budget.remaining_s >= point + finals;
   }
@@ -207,6 +214,38 @@ class SmartSearch final : public Search {
     }
     if (!best || !leader_ || best_score < *leader_ * (1 - options_.tolerance)) return std::nullopt;
     return best;
+  }
+
+  // When the model guesses nothing near the leader, the leader's own one-knob changes, the
+  // model's favourites first: a step of coordinate climbing. The model's guesses for pairs it has
+  // never seen are shrunk towards the average, so a leader found in the second screen (bf16
+  // autocast at batch 32, eager) can have a better neighbour (batch 8) that no guess reaches.
+  // Bounded by the patience, like the guesses.
+  std::optional<std::size_t> next_climb() {
+    std::optional<std::size_t> leader;
+    for (std::size_t i = 0; i < brief_.size(); ++i)
+      if (brief_[i] && (!leader || *brief_[i] > *brief_[*leader])) leader = i;
+    if (!leader) return std::nullopt;
+    if (climbed_from_ != leader) {
+      climbed_from_ = leader;
+      climb_.clear();
+      const auto failing = failing_values();
+      for (std::size_t i = 0; i < assignments_.size(); ++i) {
+        if (measured(i) || distance(assignments_[i], assignments_[*leader]) != 1) continue;
+        bool fails = false;
+        for (std::size_t a = 0; a < failing.size(); ++a)
+          fails = fails || failing[a][assignments_[i][a]];
+        if (!fails) climb_.push_back(i);
+      }
+      std::stable_sort(climb_.begin(), climb_.end(), [&](std::size_t a, std::size_t b) {
+        return model_->predict(assignments_[a]) > model_->predict(assignments_[b]);
+      });
+    }
+    while (!climb_.empty() && measured(climb_.front())) climb_.erase(climb_.begin());
+    if (climb_.empty()) return std::nullopt;
+    const std::size_t next = climb_.front();
+    climb_.erase(climb_.begin());
+    return next;
   }
 
   // Per axis and value: every point measured with it failed or was guarded out (mode=train fails
@@ -255,6 +294,8 @@ class SmartSearch final : public Search {
   bool second_screen_ = false;
   SearchStage stage_ = SearchStage::kScreen;
   std::optional<double> leader_;
+  std::optional<std::size_t> climbed_from_;  // the leader whose neighbours are in climb_
+  std::vector<std::size_t> climb_;
   std::size_t since_better_ = 0;
   bool all_full_ = false;
   bool cut_ = false;
