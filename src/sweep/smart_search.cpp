@@ -197,11 +197,7 @@ class SmartSearch final : public Search {
     if (xs.empty()) return std::nullopt;
     model_->fit(xs, ys);
     const auto failing = failing_values();
-    const auto fails = [&](std::size_t point) {
-      for (std::size_t a = 0; a < failing.size(); ++a)
-        if (failing[a][assignments_[point][a]]) return true;
-      return false;
-    };
+    const auto fails = [&](std::size_t point) { return has_failing_value(point, failing); };
     std::optional<std::size_t> best;
     double best_score = 0;
     for (std::size_t i = 0; i < assignments_.size(); ++i) {
@@ -232,10 +228,7 @@ class SmartSearch final : public Search {
       const auto failing = failing_values();
       for (std::size_t i = 0; i < assignments_.size(); ++i) {
         if (measured(i) || distance(assignments_[i], assignments_[*leader]) != 1) continue;
-        bool fails = false;
-        for (std::size_t a = 0; a < failing.size(); ++a)
-          fails = fails || failing[a][assignments_[i][a]];
-        if (!fails) climb_.push_back(i);
+        if (!has_failing_value(i, failing)) climb_.push_back(i);
       }
       std::stable_sort(climb_.begin(), climb_.end(), [&](std::size_t a, std::size_t b) {
         return model_->predict(assignments_[a]) > model_->predict(assignments_[b]);
@@ -246,6 +239,12 @@ class SmartSearch final : public Search {
     const std::size_t next = climb_.front();
     climb_.erase(climb_.begin());
     return next;
+  }
+
+  bool has_failing_value(std::size_t point, const std::vector<std::vector<bool>>& failing) const {
+    for (std::size_t a = 0; a < failing.size(); ++a)
+      if (failing[a][assignments_[point][a]]) return true;
+    return false;
   }
 
   // Per axis and value: every point measured with it failed or was guarded out (mode=train fails
