@@ -286,7 +286,7 @@ if section 8; then
 # search should reach >= 98% of the exhaustive winner in <= 10% of its wall time.
 search_time=${BENCH_SEARCH_TIME:-1}
 search_models=${BENCH_SEARCH_MODELS:-"builtin:mlp builtin:encoder builtin:resnet18 $fixtures/mobilenet_v2_scripted.pt"}
-echo "== 8. tune --search smart vs --search exhaustive (--time $search_time, no budget), winners head to head"
+echo "== 8. tune --search smart vs --search exhaustive (--time $search_time, no budget, ${BENCH_SEARCH_SPACE:-small} space), winners head to head"
 printf '  %-26s %7s %9s %9s %-24s %9s %s\n' model points exh_s smart_s "smart/exhaustive (CI)" time% "points measured (exhaustive | smart)"
 for m in $search_models; do
   name=$(basename "$m" .pt); name=${name#builtin:}
@@ -294,11 +294,15 @@ for m in $search_models; do
   case "$m" in builtin:*) input=();; esac
   space="batch=1,8,32;mode=eval;threads=1,$(nproc);grad=on,no_grad,inference;precision=fp32,bf16-autocast;graph=eager,frozen-opt"
   [ "$name" = mlp ] || [ "$name" = encoder ] || space="$space;format=contiguous,channels_last"
+  space_arg=(--space "$space")
+  # BENCH_SEARCH_SPACE=default: tune's own default space for the model instead (432 points for
+  # ResNet-18: mode=train, pure bf16 and graph=frozen too), the space a user gets.
+  [ "${BENCH_SEARCH_SPACE:-small}" = default ] && space_arg=()
   for kind in exhaustive smart; do
     out="$build/bench-search-$name-$kind"
     rm -rf "$out"
     start=$(date +%s)
-    "$tp" tune "$m" "${input[@]}" --space "$space" --time "$search_time" --budget 0 --search "$kind" \
+    "$tp" tune "$m" "${input[@]}" "${space_arg[@]}" --time "$search_time" --budget 0 --search "$kind" \
       --out "$out" --quiet --json > "$out.json" 2> "$out.log" || true
     echo $(( $(date +%s) - start )) > "$out.wall"
   done

@@ -87,7 +87,12 @@ std::string run_summary(const RunAnalysis& a) {
     if (strategy == "smart")
       out += "<p>Smart search: " + escape(s.value("spent", "")) + " points; " +
              std::to_string(s.value("brief_points", 0)) + " measured briefly (" +
-             escape(fmt::format("{:.2g}", s.value("brief_time_s", 0.0))) + " s each), " +
+             escape(fmt::format("{:.2g}", s.value("brief_time_s", 0.0))) + " s each" +
+             (s.value("brief_workers", 0) > 0
+                  ? ", in " + std::to_string(s.value("brief_workers", 0)) +
+                        " worker processes, each shared by points of one process state"
+                  : std::string()) +
+             "), " +
              std::to_string(s.value("full_points", 0)) + " in full, then " +
              std::to_string(r.comparisons.size()) +
              " comparisons head to head. Brief points rank candidates; leaders are chosen among "

@@ -66,8 +66,9 @@ std::string format_tune(const TuneResult& r) {
       r.not_run, r.budget_exhausted ? " (budget)" : "");
   if (r.search == SearchKind::kSmart)
     out += fmt::format(
-        "search smart: {} (this session {} brief at {:.2g} s, {} in full), {} head to head\n",
-        r.search_spent, r.brief_points, r.brief_time_s, r.full_points,
+        "search smart: {} (this session {} brief at {:.2g} s in {} shared workers, {} in full), {} "
+        "head to head\n",
+        r.search_spent, r.brief_points, r.brief_time_s, r.brief_workers, r.full_points,
         r.confirmation.size() + (r.vs_baseline ? 1 : 0) + (r.vs_careful ? 1 : 0));
   if (r.truncated_lines)
     out += fmt::format("       the journal's last line was cut short: ignored (a point there runs again)\n");

@@ -20,21 +20,23 @@ namespace torchperf {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name,
-                                 double timeout_s, const WorkerEnvironment& environment) {
+WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name, double timeout_s,
+                                 const WorkerEnvironment& environment) {
   fs::create_directories(o_.out_dir + "/workers");
   WorkerLimits limits = limits_;
   limits.timeout_s = timeout_s;
-  return run_worker_process(o_.worker_executable, request, limits,
-                            o_.out_dir + "/workers/" + log_name + ".log", [&](double t) {
-                              report(phase_, t);
-                              if (interrupt_ && interrupt_()) {
-                                interrupted_ = true;
-                                return false;
-                              }
-                              return true;
-                            },
-                            environment);
+  return run_worker_process(
+      o_.worker_executable, request, limits, o_.out_dir + "/workers/" + log_name + ".log",
+      [this](double t) { return tick(t); }, environment);
+}
+
+bool Supervisor::tick(double within_point) {
+  report(phase_, within_point);
+  if (interrupt_ && interrupt_()) {
+    interrupted_ = true;
+    return false;
+  }
+  return true;
 }
 
 // Runs a job whose failure is the run's failure (describe, reference).
@@ -93,9 +95,7 @@ double Supervisor::choose_brief_time_s() const {
 
 // The smart search's finalists: at least one more than the leaders, so a runner-up is measured
 // in full too.
-std::size_t Supervisor::finalist_count() const {
-  return std::max<std::size_t>(o_.leaders + 1, 4);
-}
+std::size_t Supervisor::finalist_count() const { return std::max<std::size_t>(o_.leaders + 1, 4); }
 
 // The origin and its one-knob changes: the smart search's first screen. Its second, around the
 // expert start, is about as large.
@@ -176,11 +176,12 @@ void Supervisor::prepare_references() {
     throw RuntimeFailure(reference_failures_.begin()->second);
 }
 
-PointResult Supervisor::run_point(const SpacePoint& point, double time_s) {
+PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool brief) {
   PointResult r;
   r.key = point.key;
   r.changes = point.changes;
   r.time_s = time_s;
+  r.brief = brief;
   const std::string batch = reference_batch(o_.workload, point.config);
   const auto ref_failure = reference_failures_.find(batch);
   if (ref_failure != reference_failures_.end()) {
@@ -195,9 +196,22 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s) {
                   {"workload", to_json(workload)},
                   {"configuration", point.config.to_string()},
                   {"references", {{batch, references_.at(batch)}}}};
-  // A point's worker knobs are its process's environment: each point has a fresh worker anyway.
-  const WorkerOutcome out = launch(request, fmt::format("point-{}", fnv1a(point.key).substr(0, 10)),
-                                   limits_.timeout_s, worker_environment(point.config));
+  // A brief point ranks candidates: it shares a worker with the brief points before it while
+  // their process state is the same. A full point, which decides, has a fresh worker of its own,
+  // started with its worker knobs' environment.
+  WorkerOutcome out;
+  if (brief) {
+    if (!shared_) {
+      fs::create_directories(o_.out_dir + "/workers");
+      shared_ = std::make_unique<SharedWorker>(o_.worker_executable, o_.out_dir + "/workers",
+                                               limits_, [this](double t) { return tick(t); });
+    }
+    out = shared_->measure(request, point.config, limits_.timeout_s);
+    r.shared_worker = true;
+  } else {
+    const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
+    out = launch(request, log_name, limits_.timeout_s, worker_environment(point.config));
+  }
   r.wall_s = out.wall_s;
   if (interrupted_) return r;
   if (out.exit != WorkerExit::kAnswered) {
@@ -277,9 +291,10 @@ std::string Supervisor::plan_message() {
       tiny ? static_cast<double>(left) * full + confirmation_reserve_s()
            : screen_s + static_cast<double>(explore) * brief + finals_s + confirmation_reserve_s();
   std::string plan =
-      tiny ? fmt::format("smart search: the space has {} point(s), each measured once in full "
-                         "(~{:.1f} s a point), then the leaders head to head",
-                         total, full)
+      tiny ? fmt::format(
+                 "smart search: the space has {} point(s), each measured once in full "
+                 "(~{:.1f} s a point), then the leaders head to head",
+                 total, full)
            : fmt::format(
                  "smart search over {} points: the origin and its {} one-knob changes, then the "
                  "guides' expert start and its one-knob changes, measured briefly ({:.2g} s, "
@@ -288,13 +303,12 @@ std::string Supervisor::plan_message() {
                  "head to head: {}",
                  total, around_origin - std::min<std::size_t>(around_origin, 1), brief_time_s_,
                  brief,
-                 o_.budget_s > 0 ? std::string("while the budget lasts")
-                                 : fmt::format("until they stop beating the best, at least {}",
-                                               explore),
-                 finalists, o_.workload.time_s, full,
                  o_.budget_s > 0
-                     ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
-                     : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
+                     ? std::string("while the budget lasts")
+                     : fmt::format("until they stop beating the best, at least {}", explore),
+                 finalists, o_.workload.time_s, full,
+                 o_.budget_s > 0 ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
+                                 : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
   if (!tiny && o_.budget_s > 0) {
     const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
     if (room < screen_s + finals_s) {
@@ -336,7 +350,8 @@ void Supervisor::sweep() {
     if (!proposal) break;
     const SpacePoint& point = space_.points[proposal->point];
     current_ = point.key;
-    PointResult p = run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s);
+    PointResult p =
+        run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s, proposal->brief);
     if (interrupted_) break;
     p.stage = proposal->stage;
     p.brief = proposal->brief;
@@ -357,7 +372,9 @@ void Supervisor::sweep() {
     keep(std::move(p));
     report(phase_);
   }
+  if (shared_) shared_->close();  // not idle beside the confirmation's workers
   result_.search_spent = search_->spent();
+  result_.brief_workers = shared_ ? shared_->started() : 0;
   std::size_t unmeasured = 0;
   for (const auto& p : space_.points) unmeasured += !finished_.count(p.key);
   result_.budget_exhausted = search_->cut_by_budget();

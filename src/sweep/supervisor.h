@@ -17,6 +17,7 @@
 #include "torchperf/measure/clock.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
+#include "torchperf/sweep/shared_worker.h"
 #include "torchperf/sweep/space.h"
 #include "torchperf/sweep/tune_runner.h"
 #include "torchperf/sweep/worker_process.h"
@@ -49,7 +50,8 @@ class Supervisor {
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
   void prepare_references();
-  PointResult run_point(const SpacePoint& point, double time_s);
+  PointResult run_point(const SpacePoint& point, double time_s, bool brief);
+  bool tick(double within_point);  // a worker's progress; false: interrupted
   void sweep();
   std::string plan_message();
   void keep(PointResult point);
@@ -81,6 +83,7 @@ class Supervisor {
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
   std::vector<double> brief_walls_, full_walls_;  // this session's points
   std::unique_ptr<Search> search_;
+  std::unique_ptr<SharedWorker> shared_;         // brief points' worker
   std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points
   double brief_time_s_ = 0;
   std::string current_;

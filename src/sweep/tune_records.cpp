@@ -128,6 +128,7 @@ json to_json(const PointResult& p) {
           {"stage", to_string(p.stage)},
           {"brief", p.brief},
           {"time_s", p.time_s},
+          {"shared_worker", p.shared_worker},
           {"metrics", p.status == PointStatus::kFailed ? json(nullptr) : to_json(p.metrics)}};
 }
 
@@ -145,6 +146,7 @@ PointResult point_from_journal(const json& r) {
   p.stage = search_stage_from_string(r.value("stage", "sweep"));
   p.brief = r.value("brief", false);
   p.time_s = r.value("time_s", 0.0);
+  p.shared_worker = r.value("shared_worker", false);
   if (r.contains("metrics") && r.at("metrics").is_object())
     p.metrics = point_metrics_from_journal(r.at("metrics"));
   p.resumed = true;
@@ -222,6 +224,7 @@ json to_json(const TuneResult& r) {
             {"spent", r.search_spent},
             {"brief_time_s", r.brief_time_s},
             {"brief_points", r.brief_points},
+            {"brief_workers", r.brief_workers},
             {"full_points", r.full_points}}},
           {"not_run", r.not_run},
           {"budget_exhausted", r.budget_exhausted},

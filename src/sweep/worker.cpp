@@ -188,6 +188,24 @@ int serve_side(const json& request, const SideFactory& make, LineReader& lines, 
   }
 }
 
+// Brief points of one process state, one after another in this process: each line a measure
+// request, answered in turn until the end of the input. An answered error ends the worker: a
+// failed measurement may leave the process in a state the next point should not inherit.
+int serve_measures(LineReader& lines, int out_fd, const FaultHook& fault) {
+  if (!write_line(out_fd, with_ok({}))) return 1;
+  while (const auto line = lines.next()) {
+    const json response = answer([&]() -> json {
+      const json r = json::parse(*line);
+      if (r.value("job", "") != "measure")
+        throw UsageError("a measures worker serves only measure jobs, not '" + r.value("job", "") +
+                         "'");
+      return serve(r, fault);
+    });
+    if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void rethrow_worker_error(const json& error, const std::string& what) {
@@ -212,16 +230,18 @@ int run_worker(int in_fd, int out_fd, const FaultHook& fault,
   try {
     request = json::parse(line);
   } catch (const json::exception& e) {
-    write_line(out_fd, error_response("protocol", std::string("malformed worker request: ") + e.what()));
+    write_line(out_fd,
+               error_response("protocol", std::string("malformed worker request: ") + e.what()));
     return 1;
   }
   const std::string job = request.is_object() ? request.value("job", "") : "";
   if (job == "side")
     return serve_side(
-        request, [&](const json& r) { return std::make_unique<BenchSideServer>(r, fault); },
-        lines, out_fd);
+        request, [&](const json& r) { return std::make_unique<BenchSideServer>(r, fault); }, lines,
+        out_fd);
   if (const auto it = more_sides.find(job); it != more_sides.end())
     return serve_side(request, it->second, lines, out_fd);
+  if (job == "measures") return serve_measures(lines, out_fd, fault);
   const json response = serve_job(request, fault);
   if (!write_line(out_fd, response)) return 1;
   return response.value("ok", false) ? 0 : 1;

@@ -72,6 +72,12 @@ TEST_F(HtmlReportTest, ASmartSearchSaysHowItSpentItsPoints) {
   EXPECT_NE(html.find("Smart search: screen 13, explore 4, final 4 points; 17 measured briefly "
                       "(0.5 s each), 4 in full"),
             std::string::npos);
+  run.search["brief_workers"] = 5;
+  testing::write_synthetic_run((dir_ / "shared").string(), run);
+  const std::string shared = render_html({analyze(load_run((dir_ / "shared").string()))});
+  EXPECT_NE(shared.find("17 measured briefly (0.5 s each, in 5 worker processes, each shared by "
+                        "points of one process state), 4 in full"),
+            std::string::npos);
   const std::string plain = render_html({analyze(load_run((dir_ / "laptop").string()))});
   EXPECT_EQ(plain.find("Smart search"), std::string::npos) << "a journal without a search says nothing";
 }

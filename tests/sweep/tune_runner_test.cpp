@@ -259,7 +259,11 @@ TEST_F(TuneRunnerTest, ASmartSearchScreensBrieflyAndMeasuresItsFinalistsAgainInF
     if (rec.value("record", "") == "point") {
       briefs[rec.at("key")].push_back(rec.at("brief").get<bool>());
       EXPECT_DOUBLE_EQ(rec.at("time_s").get<double>(), rec.at("brief").get<bool>() ? 0.2 : 0.4);
+      // Brief points share workers; a full one, which decides, has a process of its own.
+      EXPECT_EQ(rec.at("shared_worker").get<bool>(), rec.at("brief").get<bool>());
     }
+  EXPECT_GE(r.brief_workers, 1u);
+  EXPECT_LT(r.brief_workers, r.brief_points) << "points of one process state share a worker";
   for (const auto& [key, b] : briefs) {
     EXPECT_TRUE(b == std::vector<bool>{true} || b == (std::vector<bool>{true, false})) << key;
   }

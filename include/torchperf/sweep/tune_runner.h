@@ -45,6 +45,7 @@ struct PointResult {
   SearchStage stage = SearchStage::kSweep;
   bool brief = false;
   double time_s = 0;           // its measurement budget
+  bool shared_worker = false;  // measured in a worker shared with the brief points before it
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 
@@ -81,7 +82,8 @@ struct TuneResult {
   std::string search_spent;  // points proposed by stage, e.g. "screen 13, explore 8, final 4"
   double brief_time_s = 0;   // the brief measurement budget (smart)
   std::size_t brief_points = 0, full_points = 0;  // measurements this session, by length
-  std::size_t not_run = 0;                        // left out by the budget
+  std::size_t brief_workers = 0;  // the worker processes the brief points shared, this session
+  std::size_t not_run = 0;        // left out by the budget
   bool budget_exhausted = false;
   double estimated_full_s = 0;  // the up-front estimate for the points still to run, confirmation
                                 // included

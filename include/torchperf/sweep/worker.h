@@ -35,7 +35,9 @@ using SideFactory = std::function<std::unique_ptr<SideServer>(const nlohmann::js
 
 // The `__worker` mode: reads one request line from in_fd, writes one response line to out_fd. A
 // side job ("side" for bench, and the kinds in more_sides, such as train's "train-side") then goes
-// on reading block requests until "finish" or the end of its input.
+// on reading block requests until "finish" or the end of its input. A "measures" job (answered
+// {"ok": true}) then serves measure requests one after another until the end of its input: tune's
+// brief points of one process state share such a worker.
 int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr,
                const std::map<std::string, SideFactory>& more_sides = {});
 

@@ -1,0 +1,51 @@
+#include "torchperf/sweep/shared_worker.h"
+
+#include <chrono>
+
+#include "torchperf/config/apply.h"
+
+namespace torchperf {
+
+WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configuration& config,
+                                    double timeout_s) {
+  const auto start = std::chrono::steady_clock::now();
+  WorkerOutcome out;
+  const auto fail = [&](const WorkerFailure& e) {
+    close();
+    out.exit = e.exit;
+    out.message = e.what();
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+  if (session_ && !process_state_differences(*state_, config).empty()) close();
+  if (!session_) {
+    ++started_;
+    log_path_ = log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log";
+    session_ = std::make_unique<WorkerSession>(executable_, worker_environment(config), limits_,
+                                               log_path_, tick_);
+    state_ = config;
+    try {
+      const nlohmann::json ready = session_->ask({{"job", "measures"}}, limits_.timeout_s);
+      if (!ready.value("ok", false)) {
+        close();
+        out.exit = WorkerExit::kCrashed;
+        out.message = "the shared worker refused to start: " + ready.dump();
+        return out;
+      }
+    } catch (const WorkerFailure& e) {
+      return fail(e);
+    }
+  }
+  try {
+    out.response = session_->ask(request, timeout_s);
+  } catch (const WorkerFailure& e) {
+    return fail(e);
+  }
+  out.exit = WorkerExit::kAnswered;
+  out.peak_rss_bytes = session_->peak_rss_bytes();
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!out.response.value("ok", false)) close();  // the worker ends after an answered error
+  return out;
+}
+
+}  // namespace torchperf
