@@ -9,15 +9,21 @@ namespace torchperf {
 WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configuration& config,
                                     double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
+  const auto since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   WorkerOutcome out;
   const auto fail = [&](const WorkerFailure& e) {
     close();
     out.exit = e.exit;
     out.message = e.what();
-    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.wall_s = since_start();
     return out;
   };
-  if (session_ && !process_state_differences(*state_, config).empty()) close();
+  // Reused only while the process state is the same and the idle worker is still there.
+  if (session_ && (!process_state_differences(*state_, config).empty() || !session_->running()))
+    close();
+  reused_ = session_ != nullptr;
   if (!session_) {
     ++started_;
     log_path_ = log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log";
@@ -30,6 +36,7 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
         close();
         out.exit = WorkerExit::kCrashed;
         out.message = "the shared worker refused to start: " + ready.dump();
+        out.wall_s = since_start();
         return out;
       }
     } catch (const WorkerFailure& e) {
@@ -42,8 +49,7 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
     return fail(e);
   }
   out.exit = WorkerExit::kAnswered;
-  out.peak_rss_bytes = session_->peak_rss_bytes();
-  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.wall_s = since_start();
   if (!out.response.value("ok", false)) close();  // the worker ends after an answered error
   return out;
 }

@@ -63,9 +63,23 @@ constexpr double kStartupGuessS = 2.0;
 
 }  // namespace
 
+// A worker's start-up as the brief points show it: those that started their shared worker less
+// those that found it running. Before both kinds were seen, brief walls hold start-up in full.
+double Supervisor::startup_estimate_s() const {
+  if (fresh_brief_walls_.empty() || fresh_brief_walls_.size() >= brief_walls_.size()) return 0;
+  const double all = mean(brief_walls_) * static_cast<double>(brief_walls_.size());
+  const double fresh = mean(fresh_brief_walls_);
+  const double reused = (all - fresh * static_cast<double>(fresh_brief_walls_.size())) /
+                        static_cast<double>(brief_walls_.size() - fresh_brief_walls_.size());
+  const double share =
+      static_cast<double>(fresh_brief_walls_.size()) / static_cast<double>(brief_walls_.size());
+  // mean(brief_walls_) already holds this share of a start-up; a full point pays all of it.
+  return std::max(0.0, fresh - reused) * (1 - share);
+}
+
 // What a point costs, from this session's points of that length; before any, warm-up and
 // measurement at their caps plus start-up. A full point not yet seen costs a brief one plus the
-// longer caps.
+// longer caps, and the start-up of a worker of its own.
 double Supervisor::point_estimate_s(bool brief) const {
   const double full_time = o_.workload.time_s;
   const double brief_time = brief_time_s_ > 0 ? brief_time_s_ : full_time;
@@ -75,7 +89,8 @@ double Supervisor::point_estimate_s(bool brief) const {
     return 2 * brief_time + kStartupGuessS;
   }
   if (!full_walls_.empty()) return mean(full_walls_);
-  if (!brief_walls_.empty()) return mean(brief_walls_) + 2 * (full_time - brief_time);
+  if (!brief_walls_.empty())
+    return mean(brief_walls_) + 2 * (full_time - brief_time) + startup_estimate_s();
   return 2 * full_time + kStartupGuessS;
 }
 
@@ -208,7 +223,11 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     }
     out = shared_->measure(request, point.config, limits_.timeout_s);
     r.shared_worker = true;
+    if (!shared_->reused()) fresh_brief_walls_.push_back(out.wall_s);
   } else {
+    // An idle shared worker holds memory and, told to (omp_wait=active), spins: gone before a
+    // point that decides is measured.
+    if (shared_) shared_->close();
     const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
     out = launch(request, log_name, limits_.timeout_s, worker_environment(point.config));
   }

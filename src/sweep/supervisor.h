@@ -59,6 +59,7 @@ class Supervisor {
   void confirm();
   void report(const std::string& phase, double within_point = 0);
   double point_estimate_s(bool brief = false) const;
+  double startup_estimate_s() const;
   double choose_brief_time_s() const;
   std::size_t finalist_count() const;
   std::size_t origin_screen_points() const;
@@ -82,6 +83,7 @@ class Supervisor {
   TuneResult result_;
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
   std::vector<double> brief_walls_, full_walls_;  // this session's points
+  std::vector<double> fresh_brief_walls_;         // brief points that started their worker
   std::unique_ptr<Search> search_;
   std::unique_ptr<SharedWorker> shared_;         // brief points' worker
   std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points

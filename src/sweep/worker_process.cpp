@@ -265,6 +265,11 @@ WorkerSession::~WorkerSession() {
   ::waitpid(pid_, nullptr, 0);
 }
 
+bool WorkerSession::running() {
+  if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == pid_) pid_ = -1;
+  return pid_ > 0;
+}
+
 nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_s) {
   if (pid_ <= 0) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
   const auto start = std::chrono::steady_clock::now();

@@ -53,7 +53,9 @@ std::string configuration_of(const WorkerOutcome& out) {
 TEST_F(SharedWorkerTest, PointsOfOneProcessStateShareAWorkerAndEachIsMeasuredAsItself) {
   SharedWorker w = worker();
   const WorkerOutcome a = measure(w, "threads=1,batch=4,grad=no_grad");
+  EXPECT_FALSE(w.reused()) << "the first point starts the worker";
   const WorkerOutcome b = measure(w, "threads=1,batch=2,grad=inference");
+  EXPECT_TRUE(w.reused());
   ASSERT_EQ(a.exit, WorkerExit::kAnswered) << a.message;
   ASSERT_EQ(b.exit, WorkerExit::kAnswered) << b.message;
   EXPECT_TRUE(b.response.value("ok", false)) << b.response.dump();

@@ -40,6 +40,9 @@ class SharedWorker {
     state_.reset();
   }
   std::size_t started() const { return started_; }  // workers started so far
+  // Whether the last measure() ran in a worker an earlier point had started: its wall time has
+  // no process start-up in it.
+  bool reused() const { return reused_; }
   std::string log_path() const { return log_path_; }
 
  private:
@@ -50,6 +53,7 @@ class SharedWorker {
   std::unique_ptr<WorkerSession> session_;
   std::string log_path_;
   std::size_t started_ = 0;
+  bool reused_ = false;
 };
 
 }  // namespace torchperf

@@ -45,7 +45,7 @@ struct PointResult {
   SearchStage stage = SearchStage::kSweep;
   bool brief = false;
   double time_s = 0;           // its measurement budget
-  bool shared_worker = false;  // measured in a worker shared with the brief points before it
+  bool shared_worker = false;  // measured in a worker shared by brief points of one process state
   nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
 };
 

@@ -67,6 +67,8 @@ class WorkerSession {
   WorkerSession& operator=(const WorkerSession&) = delete;
 
   nlohmann::json ask(const nlohmann::json& request, double timeout_s);
+  // False once the worker has ended (reaped here): an idle worker may have been killed.
+  bool running();
   std::int64_t peak_rss_bytes() const { return peak_rss_; }
 
  private:
