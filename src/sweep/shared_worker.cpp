@@ -26,9 +26,9 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
   reused_ = session_ != nullptr;
   if (!session_) {
     ++started_;
-    log_path_ = log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log";
-    session_ = std::make_unique<WorkerSession>(executable_, worker_environment(config), limits_,
-                                               log_path_, tick_);
+    session_ = std::make_unique<WorkerSession>(
+        executable_, worker_environment(config), limits_,
+        log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log", tick_);
     state_ = config;
     try {
       const nlohmann::json ready = session_->ask({{"job", "measures"}}, limits_.timeout_s);

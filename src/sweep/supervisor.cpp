@@ -20,14 +20,14 @@ namespace torchperf {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name, double timeout_s,
-                                 const WorkerEnvironment& environment) {
+WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name,
+                                 double timeout_s, const WorkerEnvironment& environment) {
   fs::create_directories(o_.out_dir + "/workers");
   WorkerLimits limits = limits_;
   limits.timeout_s = timeout_s;
-  return run_worker_process(
-      o_.worker_executable, request, limits, o_.out_dir + "/workers/" + log_name + ".log",
-      [this](double t) { return tick(t); }, environment);
+  return run_worker_process(o_.worker_executable, request, limits,
+                            o_.out_dir + "/workers/" + log_name + ".log",
+                            [this](double t) { return tick(t); }, environment);
 }
 
 bool Supervisor::tick(double within_point) {
@@ -63,23 +63,10 @@ constexpr double kStartupGuessS = 2.0;
 
 }  // namespace
 
-// A worker's start-up as the brief points show it: those that started their shared worker less
-// those that found it running. Before both kinds were seen, brief walls hold start-up in full.
-double Supervisor::startup_estimate_s() const {
-  if (fresh_brief_walls_.empty() || fresh_brief_walls_.size() >= brief_walls_.size()) return 0;
-  const double all = mean(brief_walls_) * static_cast<double>(brief_walls_.size());
-  const double fresh = mean(fresh_brief_walls_);
-  const double reused = (all - fresh * static_cast<double>(fresh_brief_walls_.size())) /
-                        static_cast<double>(brief_walls_.size() - fresh_brief_walls_.size());
-  const double share =
-      static_cast<double>(fresh_brief_walls_.size()) / static_cast<double>(brief_walls_.size());
-  // mean(brief_walls_) already holds this share of a start-up; a full point pays all of it.
-  return std::max(0.0, fresh - reused) * (1 - share);
-}
-
 // What a point costs, from this session's points of that length; before any, warm-up and
 // measurement at their caps plus start-up. A full point not yet seen costs a brief one plus the
-// longer caps, and the start-up of a worker of its own.
+// longer caps, and the start-up of a worker of its own: it is estimated from the brief points that
+// started their shared worker (the others paid no start-up).
 double Supervisor::point_estimate_s(bool brief) const {
   const double full_time = o_.workload.time_s;
   const double brief_time = brief_time_s_ > 0 ? brief_time_s_ : full_time;
@@ -89,8 +76,8 @@ double Supervisor::point_estimate_s(bool brief) const {
     return 2 * brief_time + kStartupGuessS;
   }
   if (!full_walls_.empty()) return mean(full_walls_);
-  if (!brief_walls_.empty())
-    return mean(brief_walls_) + 2 * (full_time - brief_time) + startup_estimate_s();
+  if (!fresh_brief_walls_.empty()) return mean(fresh_brief_walls_) + 2 * (full_time - brief_time);
+  if (!brief_walls_.empty()) return mean(brief_walls_) + 2 * (full_time - brief_time);
   return 2 * full_time + kStartupGuessS;
 }
 
@@ -110,7 +97,9 @@ double Supervisor::choose_brief_time_s() const {
 
 // The smart search's finalists: at least one more than the leaders, so a runner-up is measured
 // in full too.
-std::size_t Supervisor::finalist_count() const { return std::max<std::size_t>(o_.leaders + 1, 4); }
+std::size_t Supervisor::finalist_count() const {
+  return std::max<std::size_t>(o_.leaders + 1, 4);
+}
 
 // The origin and its one-knob changes: the smart search's first screen. Its second, around the
 // expert start, is about as large.
@@ -310,10 +299,9 @@ std::string Supervisor::plan_message() {
       tiny ? static_cast<double>(left) * full + confirmation_reserve_s()
            : screen_s + static_cast<double>(explore) * brief + finals_s + confirmation_reserve_s();
   std::string plan =
-      tiny ? fmt::format(
-                 "smart search: the space has {} point(s), each measured once in full "
-                 "(~{:.1f} s a point), then the leaders head to head",
-                 total, full)
+      tiny ? fmt::format("smart search: the space has {} point(s), each measured once in full "
+                         "(~{:.1f} s a point), then the leaders head to head",
+                         total, full)
            : fmt::format(
                  "smart search over {} points: the origin and its {} one-knob changes, then the "
                  "guides' expert start and its one-knob changes, measured briefly ({:.2g} s, "
@@ -322,12 +310,13 @@ std::string Supervisor::plan_message() {
                  "head to head: {}",
                  total, around_origin - std::min<std::size_t>(around_origin, 1), brief_time_s_,
                  brief,
-                 o_.budget_s > 0
-                     ? std::string("while the budget lasts")
-                     : fmt::format("until they stop beating the best, at least {}", explore),
+                 o_.budget_s > 0 ? std::string("while the budget lasts")
+                                 : fmt::format("until they stop beating the best, at least {}",
+                                               explore),
                  finalists, o_.workload.time_s, full,
-                 o_.budget_s > 0 ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
-                                 : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
+                 o_.budget_s > 0
+                     ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
+                     : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
   if (!tiny && o_.budget_s > 0) {
     const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
     if (room < screen_s + finals_s) {
@@ -373,7 +362,6 @@ void Supervisor::sweep() {
         run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s, proposal->brief);
     if (interrupted_) break;
     p.stage = proposal->stage;
-    p.brief = proposal->brief;
     (p.brief ? brief_walls_ : full_walls_).push_back(p.wall_s);
     (p.brief ? result_.brief_points : result_.full_points) += 1;
     json record = to_json(p);

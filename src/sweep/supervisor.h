@@ -59,7 +59,6 @@ class Supervisor {
   void confirm();
   void report(const std::string& phase, double within_point = 0);
   double point_estimate_s(bool brief = false) const;
-  double startup_estimate_s() const;
   double choose_brief_time_s() const;
   std::size_t finalist_count() const;
   std::size_t origin_screen_points() const;

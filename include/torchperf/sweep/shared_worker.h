@@ -43,7 +43,6 @@ class SharedWorker {
   // Whether the last measure() ran in a worker an earlier point had started: its wall time has
   // no process start-up in it.
   bool reused() const { return reused_; }
-  std::string log_path() const { return log_path_; }
 
  private:
   std::string executable_, log_dir_;
@@ -51,7 +50,6 @@ class SharedWorker {
   std::function<bool(double)> tick_;
   std::optional<Configuration> state_;  // the configuration the live worker started with
   std::unique_ptr<WorkerSession> session_;
-  std::string log_path_;
   std::size_t started_ = 0;
   bool reused_ = false;
 };
