@@ -4,14 +4,19 @@ BUILD_TYPE ?= Release
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure cli build test demo bench clean
+.PHONY: all deps venv configure cli build test demo bench clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-configure: deps
+# The project's .venv with requirements.txt (torch==2.13.0: the LibTorch torchperf links). Set
+# TORCHPERF_LIBTORCH=/path/to/libtorch to build against another LibTorch >= 2.11 (CUDA too).
+venv: deps
+	@scripts/setup-venv.sh
+
+configure: venv
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
 	  || (cat $(BUILD).configure.log; exit 1)
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Times a TorchScript file with PyTorch's own torch.utils.benchmark, the way a careful Python
 user would, and prints samples/s as JSON. bench/run.sh runs it beside torchperf on the same file,
 inputs file, configuration and thread count, and prints the ratio.

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The training input pipeline of bench/loader_throughput.cpp, written the way a PyTorch user
 would: a Dataset of 50 000 random 32x32 RGB images, each resized (bilinear) and normalised in
 __getitem__, batched by torch.utils.data.DataLoader. Prints images/s as one JSON line; bench/run.sh

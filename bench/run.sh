@@ -26,12 +26,15 @@
 #      1 GB built from the real A100 trace's events, plain and gzip, against Python's json.load of
 #      the same file (what Holistic Trace Analysis does first): seconds and peak memory, alternated
 #      A B A B.
+#  12. process-level settings: each value of the worker knobs (ATen's, oneDNN's and MKL's ISA,
+#      the allocator, OpenMP's wait policy and binding) against the default, in two processes.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 tp="$build/torchperf"
-python=/usr/bin/python3
+# The .venv's Python: the same torch (2.13.0) torchperf links, for the peers and the fixtures.
+python=${BENCH_PYTHON:-$root/.venv/bin/python}
 fixtures="$build/bench-fixtures"
 [ -f "$fixtures/resnet18_scripted.pt" ] || "$python" "$root/scripts/make_fixtures.py" "$fixtures" > /dev/null 2>&1
 model="$fixtures/resnet18_scripted.pt"
@@ -45,7 +48,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -465,4 +468,34 @@ if not path.endswith(".gz"):
 PY
   done
   rm -f "$timing"
+fi
+
+if section 12; then
+# Which process-level settings change this LibTorch's speed on this CPU: each value of a worker
+# knob against the default, in two worker processes (they differ in process state), interleaved
+# by bench --vs, at 1 thread and every usable core. The allocator pinning above is lifted here:
+# the allocator is one of the settings measured.
+cores=$(nproc)
+settings=${BENCH_SETTINGS:-"aten_isa=avx2 aten_isa=none onednn_isa=avx2 mkl_isa=avx2 mkl_isa=avx512 allocator=glibc-tuned allocator=jemalloc allocator=tcmalloc allocator=mimalloc omp_wait=active omp_wait=passive omp_bind=close omp_bind=spread"}
+echo "== 12. process-level settings vs the default, bench --vs in two processes, --time $seconds"
+echo "      ($("$tp" env --json | "$python" -c 'import json,sys; e=json.load(sys.stdin); print("torch", e["torch_version"] + ",", e["torch_build"]["summary"] + ";", e["cpu_model"])'))"
+for m in ${BENCH_SETTINGS_MODELS:-builtin:mlp builtin:resnet18 builtin:encoder}; do
+  for t in 1 "$cores"; do
+    for kv in $settings; do
+      out=$(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ "$tp" bench "$m" --threads "$t" \
+              --config "$kv" --vs "threads=$t" --time "$seconds" --quiet --json 2>&1) || true
+      "$python" - "$m" "$t" "$kv" "$out" <<'PY'
+import json, sys
+model, threads, setting, text = sys.argv[1:5]
+try:
+    c = json.loads(text)["comparison"]
+    s = c["speedup"]
+    lo, hi = s["ci"] if s["ci"] and s["ci"][0] is not None else (float("nan"), float("nan"))
+    print(f"  {model:18} {threads} thr  {setting:22} {s['ratio']:.3f} ({lo:.3f}-{hi:.3f})  {c['verdict']}")
+except Exception:
+    print(f"  {model:18} {threads} thr  {setting:22} not measured: {text.strip().splitlines()[-1] if text.strip() else '?'}")
+PY
+    done
+  done
+done
 fi

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """A training loop written the way a PyTorch user would, with the settings of `torchperf train`'s
 knobs, timed as torchperf times its steps. Prints samples/s as one JSON line; bench/run.sh runs it
 beside `torchperf train` on the same model, data, threads and allocator settings.
@@ -33,9 +33,14 @@ class SyntheticCifarBytes(Dataset):
 
 
 def open_model(spec):
+    # torchvision's architectures as the fixtures define them with torch.nn (PyPI's torchvision is
+    # a CUDA build that does not import beside the .venv's CPU torch).
     if spec.startswith("torchvision:"):
-        import torchvision
-        return getattr(torchvision.models, spec.split(":", 1)[1])()
+        import os
+        import sys
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+        import fixture_models
+        return getattr(fixture_models, spec.split(":", 1)[1])()
     return torch.jit.load(spec)
 
 

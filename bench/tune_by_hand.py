@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """What a careful Python user does by hand: apply each combination of the same settings torchperf
 tune sweeps to the same TorchScript file, time each with torch.utils.benchmark, keep the fastest
 that passes the same accuracy guard (cosine >= 0.999 and top-1 agreement >= 99% against the fp32

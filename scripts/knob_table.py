@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Evidence table: a model's baseline against every single-knob change, each measured interleaved
 with `torchperf bench --vs baseline`, printed as Markdown. Knobs and values come from
 `torchperf knobs --json`; what applies comes from the model's own resolved baseline.

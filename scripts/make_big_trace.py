@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes a large Kineto trace built from the real events of a smaller one, for `trace`'s
 benchmark: the source's events repeated, each copy shifted in time past the previous one, with
 its correlation ids, flow ids and step numbers renumbered so that launches still join their

@@ -1,28 +1,34 @@
-#!/usr/bin/python3
-"""Writes the test fixtures into OUTDIR: TorchScript models exported from torchvision and
-torch.nn (scripted and traced, one saved in training mode), inputs saved with torch.save, and
-files that are not TorchScript. Run by ctest as a fixture; never by torchperf itself."""
+#!/usr/bin/env python3
+"""Writes the test fixtures into OUTDIR: TorchScript models of torchvision's ResNet-18 and
+MobileNetV2 (defined in fixture_models/ with torch.nn alone) and of other torch.nn models (scripted
+and traced, one saved in training mode), inputs saved with torch.save, and files that are not
+TorchScript. Run by ctest as a fixture; never by torchperf itself."""
 import os
 import shutil
 import sys
+import warnings
 import zipfile
 
 import torch
-import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fixture_models  # noqa: E402  (beside this script)
 
 
 def main(out):
+    # torch.ao.quantization's deprecation notice: the int8 fixtures are PyTorch's own reference.
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
 
     def save(module, name):
         module.save(os.path.join(out, name))
 
-    resnet = torchvision.models.resnet18().eval()
+    resnet = fixture_models.resnet18().eval()
     save(torch.jit.script(resnet), "resnet18_scripted.pt")
     save(torch.jit.trace(resnet, torch.randn(1, 3, 224, 224)), "resnet18_traced.pt")
-    save(torch.jit.script(torchvision.models.resnet18().train()), "resnet18_train_scripted.pt")
-    save(torch.jit.script(torchvision.models.mobilenet_v2().eval()), "mobilenet_v2_scripted.pt")
+    save(torch.jit.script(fixture_models.resnet18().train()), "resnet18_train_scripted.pt")
+    save(torch.jit.script(fixture_models.mobilenet_v2().eval()), "mobilenet_v2_scripted.pt")
 
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
     encoder = torch.nn.TransformerEncoder(layer, num_layers=2).eval()
@@ -139,6 +145,15 @@ def main(out):
         data = f.read()
     with open(os.path.join(out, "truncated.pt"), "wb") as f:
         f.write(data[: len(data) // 2])
+    # A TorchScript file whose format version is above what this torch reads (a newer torch's).
+    with zipfile.ZipFile(os.path.join(out, "linear_stack.pt")) as src, \
+            zipfile.ZipFile(os.path.join(out, "newer_torch.pt"), "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, b"99\n" if info.filename.endswith("/version")
+                         else src.read(info.filename))
+    # A torch.export program: a known format torchperf does not run yet.
+    torch.export.save(torch.export.export(stack, (torch.randn(2, 32),)),
+                      os.path.join(out, "exported.pt2"))
 
 
 def make_training_fixtures(out, save):

@@ -10,6 +10,7 @@
 #include "exit_codes.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
+#include "torchperf/models/model.h"
 #include "torchperf/sweep/worker.h"
 #include "torchperf/sweep/worker_process.h"
 #include "torchperf/train/training_side.h"
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(cli::kUsageError, e.what());
   }
+  // The deprecation of TorchScript, once per command that reads a model file (not its workers).
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* opt : sub->get_options())
+      if (opt->get_positional() && opt->get_name() == "model" && opt->count() > 0)
+        if (const std::string notice = model_format_notice(opt->as<std::string>()); !notice.empty())
+          std::cerr << "torchperf: note: " << notice << "\n";
   try {
     for (const auto& runner : runners) {
       const int code = runner();

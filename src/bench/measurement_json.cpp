@@ -160,7 +160,11 @@ Measurement measurement_from_json(const json& j) {
 }
 
 json to_json(const Environment& env) {
-  json blas = {{"kind", to_string(env.blas.kind)}, {"path", env.blas.path}};
+  const TorchBuild& b = env.torch_build;
+  const json build = {{"blas", b.blas},           {"blas_version", b.blas_version},
+                      {"onednn_version", b.onednn_version}, {"openmp", b.openmp},
+                      {"cpu_capability", b.cpu_capability}, {"compiler", b.compiler},
+                      {"cuda", b.cuda},           {"summary", summarize(b)}};
   return {{"torchperf_version", env.torchperf_version},
           {"torchperf_build_type", env.torchperf_build_type},
           {"torchperf_git_commit", env.torchperf_git_commit},
@@ -174,7 +178,7 @@ json to_json(const Environment& env) {
           {"usable_cores", env.usable_cores},
           {"intra_op_threads", env.intra_op_threads},
           {"inter_op_threads", env.inter_op_threads},
-          {"blas", blas},
+          {"torch_build", build},
           {"cuda_available", env.cuda_available},
           {"cuda_devices", env.cuda_devices},
           {"gpu_names", env.gpu_names},
@@ -201,11 +205,8 @@ Environment environment_from_json(const json& j) {
   env.usable_cores = j.at("usable_cores").get<int>();
   env.intra_op_threads = j.at("intra_op_threads").get<int>();
   env.inter_op_threads = j.at("inter_op_threads").get<int>();
-  const std::string kind = j.at("blas").at("kind").get<std::string>();
-  for (BlasKind k : {BlasKind::kReference, BlasKind::kOpenBlas, BlasKind::kMkl, BlasKind::kBlis,
-                     BlasKind::kOther, BlasKind::kNone})
-    if (to_string(k) == kind) env.blas.kind = k;
-  env.blas.path = j.at("blas").at("path").get<std::string>();
+  // Parsed again from the text LibTorch gave: records written before torch_build existed too.
+  env.torch_build = parse_torch_build(env.torch_build_config);
   env.cuda_available = j.at("cuda_available").get<bool>();
   env.cuda_devices = j.at("cuda_devices").get<int>();
   env.gpu_names = j.at("gpu_names").get<std::vector<std::string>>();

@@ -9,15 +9,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#if __has_include(<torch/csrc/jit/codegen/fuser/interface.h>)
 #include <torch/csrc/jit/codegen/fuser/interface.h>
-#else
-// Debian's 1.13 package exports these symbols but does not ship the header that declares them.
-namespace torch::jit {
-TORCH_API void overrideCanFuseOnCPU(bool value);
-TORCH_API bool canFuseOnCPU();
-}  // namespace torch::jit
-#endif
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 #include <torch/script.h>
@@ -33,6 +25,9 @@ TORCH_API bool canFuseOnCPU();
 #define TORCHPERF_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||            \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+// The oldest LibTorch torchperf supports (cmake/FindTorchperfLibTorch.cmake says so at configure
+// time; this says it again for a build that bypassed that check).
+static_assert(TORCHPERF_TORCH_AT_LEAST(2, 11), "torchperf needs LibTorch >= 2.11");
 
 namespace torchperf::compat {
 namespace {
@@ -47,37 +42,18 @@ at::ScalarType parse_dtype(const std::string& dtype) {
 
 void set_autocast(DeviceKind device, bool enabled, const std::string& dtype) {
   const at::ScalarType type = parse_dtype(dtype);
-#if TORCHPERF_TORCH_AT_LEAST(2, 4)
   const at::DeviceType dev = device == DeviceKind::kCpu ? at::kCPU : at::kCUDA;
   at::autocast::set_autocast_enabled(dev, enabled);
   at::autocast::set_autocast_dtype(dev, type);
-#else
-  if (device == DeviceKind::kCpu) {
-    at::autocast::set_cpu_enabled(enabled);
-    at::autocast::set_autocast_cpu_dtype(type);
-  } else {
-    at::autocast::set_enabled(enabled);
-    at::autocast::set_autocast_gpu_dtype(type);
-  }
-#endif
 }
 
 bool autocast_enabled(DeviceKind device) {
-#if TORCHPERF_TORCH_AT_LEAST(2, 4)
   return at::autocast::is_autocast_enabled(device == DeviceKind::kCpu ? at::kCPU : at::kCUDA);
-#else
-  return device == DeviceKind::kCpu ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
-#endif
 }
 
 std::string autocast_dtype(DeviceKind device) {
-#if TORCHPERF_TORCH_AT_LEAST(2, 4)
   const at::ScalarType type =
       at::autocast::get_autocast_dtype(device == DeviceKind::kCpu ? at::kCPU : at::kCUDA);
-#else
-  const at::ScalarType type = device == DeviceKind::kCpu ? at::autocast::get_autocast_cpu_dtype()
-                                                         : at::autocast::get_autocast_gpu_dtype();
-#endif
   if (type == at::kHalf) return "float16";
   if (type == at::kBFloat16) return "bfloat16";
   return c10::toString(type);
@@ -191,6 +167,15 @@ long cudnn_version() {
 }
 
 std::string torch_version() { return TORCH_VERSION; }
+
+std::string torch_library_version() {
+  const std::string config = at::show_config();
+  const std::string key = "TORCH_VERSION=";
+  const auto at = config.find(key);
+  if (at == std::string::npos) return "";
+  const auto begin = at + key.size();
+  return config.substr(begin, config.find_first_of(", \n", begin) - begin);
+}
 
 std::string torch_build_config() { return at::show_config(); }
 

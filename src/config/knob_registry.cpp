@@ -787,12 +787,24 @@ std::string to_string(Amp amp) {
   return amp == Amp::kBf16 ? "bf16" : amp == Amp::kFp16 ? "fp16" : "off";
 }
 
+// Knobs that existed and no longer apply, with the reason: an old configuration or journal that
+// names one gets that reason, not a bare "unknown knob".
+const std::map<std::string, std::string>& retired_knobs() {
+  static const std::map<std::string, std::string> retired = {
+      {"blas",
+       "it chose Debian's libblas.so.3 provider, and the LibTorch torchperf runs now (PyPI's) links "
+       "its BLAS (MKL) into libtorch_cpu: there is no library to swap; mkl_isa tunes MKL instead"}};
+  return retired;
+}
+
 const Knob& find_knob(const std::string& name) {
   std::string known;
   for (const auto& k : knob_registry()) {
     if (k.name == name) return k;
     known += (known.empty() ? "" : ", ") + k.name;
   }
+  if (const auto it = retired_knobs().find(name); it != retired_knobs().end())
+    throw ConfigError("knob '" + name + "' is no longer available: " + it->second);
   throw ConfigError("unknown knob '" + name + "'; known knobs: " + known);
 }
 

@@ -3,10 +3,13 @@
 #include <ATen/Parallel.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/environment.h"
 
@@ -39,18 +42,6 @@ const std::vector<Provider>& allocators() {
       {"jemalloc", "libjemalloc.so.2", "libjemalloc2"},
       {"tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"},
       {"mimalloc", "libmimalloc.so.2", "libmimalloc2.0"}};
-  return list;
-}
-
-// The providers of libblas.so.3 (Debian's alternatives), each in a folder of its own: a worker
-// finds its choice first through LD_LIBRARY_PATH, and the system's alternative stays as it is.
-const std::vector<Provider>& blas_providers() {
-  static const std::vector<Provider> list = {
-      {"reference", "blas/libblas.so.3", "libblas3"},
-      {"openblas-openmp", "openblas-openmp/libblas.so.3", "libopenblas0-openmp"},
-      {"openblas-pthread", "openblas-pthread/libblas.so.3", "libopenblas0-pthread"},
-      {"blis-openmp", "blis-openmp/libblas.so.3", "libblis4-openmp"},
-      {"blis-pthread", "blis-pthread/libblas.so.3", "libblis4-pthread"}};
   return list;
 }
 
@@ -198,59 +189,21 @@ Knob allocator_knob() {
   return k;
 }
 
-Knob blas_knob() {
-  Knob k = worker_knob("blas",
-                       "the libblas.so.3 LibTorch loads: the system's alternative, or a provider "
-                       "chosen for the worker alone through LD_LIBRARY_PATH");
-  k.values = [](const WorkloadTraits&) {
-    return fixed(
-        {"system", "reference", "openblas-openmp", "openblas-pthread", "blis-openmp", "blis-pthread"});
-  };
-  k.baseline = [](const WorkloadTraits&) { return "system"; };
-  k.applies = [](const WorkloadTraits&, const std::string& value) {
-    return installed(find_provider(blas_providers(), value));
-  };
-  k.environment = [](const std::string& value) {
-    std::map<std::string, std::string> env;
-    if (const Provider* p = find_provider(blas_providers(), value)) {
-      const std::string dir = fs::path(library_dir() + "/" + p->file).parent_path().string();
-      const std::string inherited = getenv_or("LD_LIBRARY_PATH", "");
-      env["LD_LIBRARY_PATH"] = inherited.empty() ? dir : dir + ":" + inherited;
-    }
-    return env;
-  };
-  k.confirm = [](const std::string& value) -> std::string {
-    const BlasLibrary loaded = detect_loaded_blas();
-    const Provider* p = find_provider(blas_providers(), value);
-    if (!p) return "system (" + to_string(loaded.kind) + ": " + loaded.path + ")";
-    std::error_code ec;
-    const std::string wanted =
-        fs::canonical(library_dir() + "/" + p->file, ec).string();
-    if (loaded.path.empty() || (!ec && loaded.path != wanted))
-      throw ConfigError("blas=" + value + ": the worker loaded " +
-                        (loaded.path.empty() ? std::string("no BLAS") : loaded.path) +
-                        ", not " + wanted);
-    return value + " (" + loaded.path + ")";
-  };
-  k.code = [](const std::string& value, bool) {
-    KnobCode c;
-    if (const Provider* p = find_provider(blas_providers(), value))
-      c.environment.push_back("LD_LIBRARY_PATH=" +
-                              fs::path(library_dir() + "/" + p->file).parent_path().string());
-    return c;
-  };
-  return k;
-}
-
-// An OpenMP variable chosen per worker: "default" leaves the environment as it is.
-Knob omp_knob(const std::string& name, const std::string& description,
-              std::map<std::string, std::map<std::string, std::string>> settings) {
+// A setting read from the environment when a library starts (OpenMP, oneDNN, MKL, ATen), chosen
+// per worker: "default" leaves the environment as it is. `applies` says which values this machine
+// can take (an ISA the CPU lacks is not applicable, with the reason).
+using ValueCheck = std::function<Applicability(const std::string& value)>;
+Knob environment_knob(const std::string& name, const std::string& description,
+                      std::map<std::string, std::map<std::string, std::string>> settings,
+                      ValueCheck check = nullptr) {
   Knob k = worker_knob(name, description);
   std::vector<std::string> values = {"default"};
   for (const auto& [value, env] : settings) values.push_back(value);
   k.values = [values](const WorkloadTraits&) { return values; };
   k.baseline = [](const WorkloadTraits&) { return "default"; };
-  k.applies = [](const WorkloadTraits&, const std::string&) { return Applicability::yes(); };
+  k.applies = [check](const WorkloadTraits&, const std::string& value) {
+    return check && value != "default" ? check(value) : Applicability::yes();
+  };
   k.environment = [settings](const std::string& value) {
     const auto it = settings.find(value);
     return it == settings.end() ? std::map<std::string, std::string>{} : it->second;
@@ -280,6 +233,45 @@ Knob omp_knob(const std::string& name, const std::string& description,
     if (it != settings.end())
       for (const auto& [var, v] : it->second) c.environment.push_back(var + "=" + v);
     return c;
+  };
+  return k;
+}
+
+// Whether this CPU has every flag a value needs (/proc/cpuinfo's names).
+ValueCheck needs_cpu_flags(std::map<std::string, std::vector<std::string>> flags_by_value) {
+  return [flags_by_value](const std::string& value) {
+    const auto it = flags_by_value.find(value);
+    if (it == flags_by_value.end()) return Applicability::yes();
+    const std::vector<std::string> have = cpu_isa_flags();
+    for (const auto& f : it->second)
+      if (std::find(have.begin(), have.end(), f) == have.end())
+        return Applicability::no("this CPU has no " + f);
+    return Applicability::yes();
+  };
+}
+
+// ATen's own vectorized kernels (element-wise, reductions, softmax ...) are compiled once per
+// ISA and one is picked at start-up; ATEN_CPU_CAPABILITY caps it. Confirmed from LibTorch's own
+// description of itself, not from the variable.
+Knob aten_isa_knob() {
+  Knob k = environment_knob(
+      "aten_isa",
+      "the ISA of ATen's own vectorized kernels (ATEN_CPU_CAPABILITY): the widest this CPU has, "
+      "or capped at avx2 or none (element-wise, reductions; oneDNN and MKL choose their own)",
+      {{"avx2", {{"ATEN_CPU_CAPABILITY", "avx2"}}},
+       {"avx512", {{"ATEN_CPU_CAPABILITY", "avx512"}}},
+       {"none", {{"ATEN_CPU_CAPABILITY", "default"}}}},
+      needs_cpu_flags({{"avx2", {"avx2", "fma"}},
+                       {"avx512", {"avx512f", "avx512bw", "avx512vl", "avx512dq"}}}));
+  const auto by_variable = k.confirm;
+  k.confirm = [by_variable](const std::string& value) -> std::string {
+    const std::string seen = by_variable(value);
+    const std::string in_use = parse_torch_build(compat::torch_build_config()).cpu_capability;
+    const std::string wanted = value == "none" ? "DEFAULT" : value == "avx2" ? "AVX2" : "AVX512";
+    if (value != "default" && in_use != wanted)
+      throw ConfigError("aten_isa=" + value + ": LibTorch uses " + in_use + " kernels, not " +
+                        wanted);
+    return seen + ", ATen " + in_use;
   };
   return k;
 }
@@ -325,17 +317,33 @@ Knob interop_threads_knob() {
 }  // namespace
 
 std::vector<Knob> worker_knobs() {
-  return {allocator_knob(), blas_knob(),
-          omp_knob("omp_wait",
+  return {allocator_knob(),
+          environment_knob("omp_wait",
                    "OpenMP's wait policy (OMP_WAIT_POLICY): idle threads spin (active) or sleep "
                    "(passive) between parallel regions",
                    {{"passive", {{"OMP_WAIT_POLICY", "PASSIVE"}}},
                     {"active", {{"OMP_WAIT_POLICY", "ACTIVE"}}}}),
-          omp_knob("omp_bind",
+          environment_knob("omp_bind",
                    "OpenMP thread binding (OMP_PROC_BIND with OMP_PLACES=cores): threads pinned "
                    "close together or spread over the cores",
                    {{"close", {{"OMP_PROC_BIND", "close"}, {"OMP_PLACES", "cores"}}},
                     {"spread", {{"OMP_PROC_BIND", "spread"}, {"OMP_PLACES", "cores"}}}}),
+          aten_isa_knob(),
+          environment_knob(
+              "onednn_isa",
+              "the widest ISA oneDNN may use for convolutions and other primitives "
+              "(ONEDNN_MAX_CPU_ISA): all this CPU has, or capped at AVX2 or AVX-512",
+              {{"avx2", {{"ONEDNN_MAX_CPU_ISA", "AVX2"}}},
+               {"avx512", {{"ONEDNN_MAX_CPU_ISA", "AVX512_CORE"}}}},
+              needs_cpu_flags({{"avx2", {"avx2"}}, {"avx512", {"avx512f", "avx512bw"}}})),
+          environment_knob(
+              "mkl_isa",
+              "the instructions MKL may use for matmul and Linear (MKL_ENABLE_INSTRUCTIONS): its "
+              "own choice for this CPU, or AVX2, or AVX-512 (MKL picks narrower code paths on some "
+              "non-Intel CPUs)",
+              {{"avx2", {{"MKL_ENABLE_INSTRUCTIONS", "AVX2"}}},
+               {"avx512", {{"MKL_ENABLE_INSTRUCTIONS", "AVX512"}}}},
+              needs_cpu_flags({{"avx2", {"avx2"}}, {"avx512", {"avx512f", "avx512bw"}}})),
           interop_threads_knob()};
 }
 

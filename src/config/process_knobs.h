@@ -1,5 +1,5 @@
-// The worker knobs (allocator, blas, omp_wait, omp_bind, interop_threads): chosen when a process
-// starts, through its environment, and confirmed from inside it. Internal to config: the registry
+// The worker knobs (allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop_threads):
+// chosen when a process starts, through its environment, and confirmed from inside it. Internal to config: the registry
 // lists them with the others (knob_registry.cpp).
 #pragma once
 

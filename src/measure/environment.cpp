@@ -1,7 +1,6 @@
 #include "torchperf/measure/environment.h"
 
 #include <ATen/Parallel.h>
-#include <link.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -34,7 +33,7 @@ std::string first_cpuinfo_value(const std::string& key) {
   return "";
 }
 
-std::vector<std::string> relevant_isa() {
+std::vector<std::string> relevant_isa_flags() {
   static const std::vector<std::string> wanted = {
       "sse4_2",   "avx",      "avx2",        "fma",         "f16c",        "avx512f",
       "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
@@ -75,13 +74,12 @@ void read_nvidia_proc(Environment& env) {
   env.gpu_driver = read_first_line("/proc/driver/nvidia/version");
 }
 
-int collect_library(dl_phdr_info* info, size_t, void* data) {
-  if (info->dlpi_name && *info->dlpi_name)
-    static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
-  return 0;
-}
-
 }  // namespace
+
+std::vector<std::string> cpu_isa_flags() {
+  static const std::vector<std::string> flags = relevant_isa_flags();  // fixed for the process
+  return flags;
+}
 
 int usable_cores() {
   cpu_set_t set;
@@ -90,53 +88,64 @@ int usable_cores() {
   return CPU_COUNT(&set);
 }
 
-std::string to_string(BlasKind kind) {
-  switch (kind) {
-    case BlasKind::kReference:
-      return "reference (netlib)";
-    case BlasKind::kOpenBlas:
-      return "OpenBLAS";
-    case BlasKind::kMkl:
-      return "MKL";
-    case BlasKind::kBlis:
-      return "BLIS";
-    case BlasKind::kOther:
-      return "other";
-    case BlasKind::kNone:
-      return "none found";
-  }
-  return "unknown";
+namespace {
+
+// The text after `key` on the first line that holds it, up to the line's end or `stop`.
+std::string value_after(const std::string& text, const std::string& key, char stop = '\n') {
+  const auto at = text.find(key);
+  if (at == std::string::npos) return "";
+  const auto begin = at + key.size();
+  const auto end = text.find_first_of(std::string("\n") + stop, begin);
+  std::string value = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.pop_back();
+  return value;
 }
 
-BlasKind classify_blas_path(const std::string& path) {
-  const auto name = std::filesystem::path(path).filename().string();
-  const auto has = [&](const char* s) { return path.find(s) != std::string::npos; };
-  if (has("openblas")) return BlasKind::kOpenBlas;
-  if (has("mkl")) return BlasKind::kMkl;
-  if (has("blis")) return BlasKind::kBlis;
-  // Debian's reference BLAS lives in .../blas/libblas.so.3 (the alternative's lowest priority).
-  if (has("/blas/libblas.so") || name.rfind("libblas.so", 0) == 0) return BlasKind::kReference;
-  if (has("blas")) return BlasKind::kOther;
-  return BlasKind::kNone;
+// The line that starts (after "  - ") with one of the prefixes, without the bullet.
+std::string bullet_line(const std::string& text, std::initializer_list<const char*> prefixes) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto start = line.find_first_not_of(" -");
+    if (start == std::string::npos) continue;
+    const std::string item = line.substr(start);
+    for (const char* p : prefixes)
+      if (item.rfind(p, 0) == 0) return item;
+  }
+  return "";
 }
 
-BlasLibrary detect_loaded_blas() {
-  std::vector<std::string> libraries;
-  dl_iterate_phdr(collect_library, &libraries);
-  BlasLibrary best;
-  for (const auto& lib : libraries) {
-    std::error_code ec;
-    const auto resolved = std::filesystem::canonical(lib, ec);
-    const std::string path = ec ? lib : resolved.string();
-    const BlasKind kind = classify_blas_path(path);
-    if (kind == BlasKind::kNone) continue;
-    // LibTorch links libblas.so.3; the alternative decides what that is. A separately loaded
-    // optimised library (libopenblas) is only reported if no libblas was found.
-    const bool is_libblas =
-        std::filesystem::path(lib).filename().string().rfind("libblas.so", 0) == 0;
-    if (best.kind == BlasKind::kNone || is_libblas) best = {kind, path};
-  }
-  return best;
+}  // namespace
+
+TorchBuild parse_torch_build(const std::string& text) {
+  TorchBuild b;
+  b.blas = value_after(text, "BLAS_INFO=", ',');
+  b.blas_version = bullet_line(text, {"Intel(R) oneAPI Math Kernel Library", "Intel(R) Math Kernel",
+                                      "OpenBLAS", "BLIS", "Arm Performance Libraries"});
+  const std::string dnn = bullet_line(text, {"Intel(R) MKL-DNN", "oneDNN", "Intel(R) oneDNN"});
+  if (const auto v = dnn.find(" v"); v != std::string::npos)
+    b.onednn_version = dnn.substr(v + 1, dnn.find(' ', v + 1) - v - 1);
+  b.openmp = bullet_line(text, {"OpenMP"});
+  b.cpu_capability = value_after(text, "CPU capability usage: ");
+  const std::string first = bullet_line(text, {"GCC", "clang", "Clang", "MSVC"});
+  b.compiler = first;
+  b.cuda = value_after(text, "USE_CUDA=", ',') == "ON" || value_after(text, "USE_CUDA=", ',') == "1";
+  return b;
+}
+
+std::string summarize(const TorchBuild& b) {
+  std::string blas = b.blas.empty() ? "no BLAS" : b.blas == "open" ? "OpenBLAS"
+                                                : b.blas == "mkl"  ? "MKL"
+                                                                   : b.blas;
+  if (const auto v = b.blas_version.find("Version "); b.blas == "mkl" && v != std::string::npos)
+    blas += " " + b.blas_version.substr(v + 8, b.blas_version.find_first_of("- ", v + 8) - v - 8);
+  std::string out = blas;
+  if (!b.onednn_version.empty()) out += ", oneDNN " + b.onednn_version;
+  if (const auto aka = b.openmp.find("a.k.a. "); aka != std::string::npos)
+    out += ", " + b.openmp.substr(aka + 7, b.openmp.find(')', aka) - aka - 7);
+  else if (!b.openmp.empty())
+    out += ", " + b.openmp;
+  if (!b.cpu_capability.empty()) out += ", ATen " + b.cpu_capability;
+  return out;
 }
 
 std::vector<std::string> environment_warnings(const Environment& env) {
@@ -149,12 +158,9 @@ std::vector<std::string> environment_warnings(const Environment& env) {
                        std::to_string(env.load_average_1m).substr(0, 4) + " on " +
                        std::to_string(env.usable_cores) +
                        " cores): other work competes for the CPU");
-  if (env.blas.kind == BlasKind::kReference)
-    warnings.push_back("BLAS is the reference (netlib) implementation (" + env.blas.path +
-                       "): fp32 matmul/Linear run 30-50x slower than with OpenBLAS. Run "
-                       "scripts/install-deps.sh, or "
-                       "update-alternatives --set libblas.so.3-x86_64-linux-gnu "
-                       "/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3");
+  if (!env.torch_build_config.empty() && env.torch_build.blas.empty())
+    warnings.push_back("this LibTorch reports no BLAS (BLAS_INFO): fp32 matmul and Linear run on "
+                       "its fallback kernels, many times slower than with MKL or OpenBLAS");
   if (env.torchperf_build_type != "Release" && env.torchperf_build_type != "RelWithDebInfo")
     warnings.push_back("torchperf was built as '" + env.torchperf_build_type +
                        "', not optimised: harness overhead is higher than it should be");
@@ -181,12 +187,12 @@ Environment capture_environment() {
   env.torch_version = compat::torch_version();
   env.torch_build_config = compat::torch_build_config();
   env.cpu_model = first_cpuinfo_value("model name");
-  env.cpu_isa = relevant_isa();
+  env.cpu_isa = cpu_isa_flags();
   env.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   env.usable_cores = usable_cores();
   env.intra_op_threads = at::get_num_threads();
   env.inter_op_threads = at::get_num_interop_threads();
-  env.blas = detect_loaded_blas();
+  env.torch_build = parse_torch_build(env.torch_build_config);
   env.cuda_available = compat::cuda_available();
   env.cuda_devices = compat::cuda_device_count();
   env.cudnn_version = compat::cudnn_version();
@@ -200,6 +206,8 @@ Environment capture_environment() {
        {"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES",
         "KMP_AFFINITY", "GOMP_CPU_AFFINITY", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
         "MALLOC_ARENA_MAX", "LD_PRELOAD", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA",
+        "ONEDNN_DEFAULT_FPMATH_MODE", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR",
+        "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
         "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_CUDNN_V8_API_ENABLED"}) {
     if (const char* value = std::getenv(name)) env.variables[name] = value;
   }

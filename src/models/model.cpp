@@ -3,9 +3,14 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
@@ -56,6 +61,13 @@ bool has_zip_end_record(const std::string& path) {
   return buffer.find(std::string("PK\x05\x06", 4)) != std::string::npos;
 }
 
+// Whether a zip archive holds a record (PyTorch archives keep each record in one top folder).
+bool has_record(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {
+  for (const auto& record : reader.getAllRecords())
+    if (record == name) return true;
+  return false;
+}
+
 // Explains why a file is not a TorchScript model, by what it is instead.
 std::string diagnose_not_torchscript(const std::string& path, const std::string& torch_message) {
   if (!starts_with_bytes(path, "PK\x03\x04"))
@@ -63,8 +75,23 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
            "torch.jit.script(...).save)";
   if (!has_zip_end_record(path))
     return "a truncated or corrupt zip archive (its end record is missing)";
+  const std::string concise = compat::concise_error_message(torch_message);
+  // PyTorchStreamReader refuses a file format version above the one it reads; the file is fine.
+  if (torch_message.find("maximum supported version") != std::string::npos)
+    return "saved by a newer PyTorch than this LibTorch " + compat::torch_version() + " reads (" +
+           concise.substr(0, concise.find(". ") == std::string::npos ? concise.size()
+                                                                     : concise.find(". ")) +
+           "): save it with torch " + compat::torch_version() +
+           ", or build torchperf against the newer LibTorch (TORCHPERF_LIBTORCH)";
+  if (torch_message.find("Unknown builtin op") != std::string::npos)
+    return "it calls an operator this LibTorch " + compat::torch_version() +
+           " does not have (saved by a newer PyTorch, or a custom operator's library is not "
+           "loaded): " + concise;
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
+    if (has_record(reader, "archive_format"))
+      return "a torch.export program or AOTInductor package (.pt2), which this torchperf does not "
+             "run yet; save the model as TorchScript (torch.jit.script(model).save(path))";
     bool has_code = false, has_data = false;
     for (const auto& record : reader.getAllRecords()) {
       if (record.rfind("code/", 0) == 0) has_code = true;
@@ -76,7 +103,7 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
   } catch (const c10::Error&) {
     return "a zip archive that is not a PyTorch archive (no PyTorch records in it)";
   }
-  return "not loadable as TorchScript: " + compat::concise_error_message(torch_message);
+  return "not loadable as TorchScript: " + concise;
 }
 
 std::unique_ptr<Model> TorchScriptFileSource::load() const {
@@ -85,10 +112,8 @@ std::unique_ptr<Model> TorchScriptFileSource::load() const {
   if (!fs::exists(path_, ec)) throw ModelError("model '" + path_ + "': no such file");
   if (!fs::is_regular_file(path_, ec))
     throw ModelError("model '" + path_ + "': not a regular file");
-  if (fs::path(path_).extension() == ".pt2")
-    throw ModelError("model '" + path_ +
-                     "': an AOTInductor package (.pt2) needs LibTorch >= 2.6; " +
-                     "this build has LibTorch " + TORCH_VERSION + ", which loads TorchScript only");
+  if (::access(path_.c_str(), R_OK) != 0)
+    throw ModelError("model '" + path_ + "': cannot be read (" + std::strerror(errno) + ")");
   torch::jit::Module module;
   try {
     module = torch::jit::load(path_, torch::kCPU);
@@ -165,6 +190,22 @@ std::unique_ptr<ModelSource> open_model(const std::string& reference) {
     throw ModelError("model '" + reference +
                      "': no such file (a built-in is written builtin:NAME)");
   return std::make_unique<TorchScriptFileSource>(reference);
+}
+
+std::string model_format_notice(const std::string& reference) {
+  if (reference.rfind(kBuiltinPrefix, 0) == 0 || !starts_with_bytes(reference, "PK\x03\x04") ||
+      !has_zip_end_record(reference))
+    return "";
+  try {  // only the zip's directory is read: cheap for any size of model
+    caffe2::serialize::PyTorchStreamReader reader(reference);
+    bool has_code = false;
+    for (const auto& record : reader.getAllRecords()) has_code |= record.rfind("code/", 0) == 0;
+    if (!has_code) return "";
+  } catch (const std::exception&) {
+    return "";  // loading it says what is wrong
+  }
+  return "TorchScript is deprecated in PyTorch 2.x: '" + reference +
+         "' still loads, but torch.export (.pt2) is the format to move to";
 }
 
 }  // namespace torchperf

@@ -36,12 +36,15 @@ std::string ci_text(const EffectEstimate& e) {
 
 std::string machine(const nlohmann::json& env) {
   if (!env.is_object()) return "unknown machine";
-  const std::string blas = env.contains("blas") ? string_field(env.at("blas"), "kind") : "";
+  // Journals from before torch_build named the BLAS alone.
+  const std::string blas = env.contains("torch_build") ? string_field(env.at("torch_build"), "summary")
+                           : env.contains("blas")      ? string_field(env.at("blas"), "kind")
+                                                       : "";
   std::string text = fmt::format("{}, {} usable cores, LibTorch {}",
                                  string_field(env, "cpu_model", "?"),
                                  integer_field(env, "usable_cores"),
                                  string_field(env, "torch_version", "?"));
-  if (!blas.empty()) text += ", BLAS " + blas;
+  if (!blas.empty()) text += " (" + blas + ")";
   const nlohmann::json gpus = env.contains("gpu_names") ? env.at("gpu_names") : nlohmann::json();
   if (gpus.is_array() && !gpus.empty() && gpus.at(0).is_string())
     text += ", " + gpus.at(0).get<std::string>();

@@ -63,8 +63,8 @@ std::string format_environment(const Environment& env) {
   out += row("cores / threads",
              fmt::format("{} usable of {}; intra-op {}, inter-op {}", env.usable_cores,
                          env.logical_cores, env.intra_op_threads, env.inter_op_threads));
-  out += row("BLAS",
-             to_string(env.blas.kind) + (env.blas.path.empty() ? "" : " (" + env.blas.path + ")"));
+  out += row("LibTorch build", summarize(env.torch_build) +
+                                   (env.torch_build.compiler.empty() ? "" : "; " + env.torch_build.compiler));
   if (env.cuda_available) {
     std::string gpus;
     for (const auto& g : env.gpu_names) gpus += (gpus.empty() ? "" : ", ") + g;

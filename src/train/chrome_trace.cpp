@@ -87,7 +87,7 @@ TraceSummary write_trace(TrainingSession& session, const TraceSchedule& schedule
   }
   std::map<std::uint64_t, int> threads;  // profiler thread ids as small rows after the phases
   for (const auto& e : profiled.result->events()) {
-    if (static_cast<std::int64_t>(e.startUs()) < active_start_us) continue;  // warm-up
+    if (static_cast<std::int64_t>(e.startNs() / 1000) < active_start_us) continue;  // warm-up
     const auto [it, fresh] =
         threads.emplace(e.startThreadId(), static_cast<int>(threads.size()) + 1);
     if (fresh)
@@ -98,8 +98,8 @@ TraceSummary write_trace(TrainingSession& session, const TraceSchedule& schedule
     events.push_back({{"ph", "X"}, {"name", e.name()},
                       {"cat", e.deviceType() == c10::DeviceType::CUDA ? "kernel" : "cpu_op"},
                       {"pid", kPid}, {"tid", it->second},
-                      {"ts", static_cast<std::int64_t>(e.startUs())},
-                      {"dur", static_cast<std::int64_t>(e.durationUs())}, {"args", args}});
+                      {"ts", static_cast<std::int64_t>(e.startNs() / 1000)},
+                      {"dur", static_cast<std::int64_t>(e.durationNs() / 1000)}, {"args", args}});
     ++summary.operator_events;
   }
   summary.steps = active.size();

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
+#include "torchperf/compat/torch_compat.h"
 
 namespace torchperf {
 
@@ -33,15 +34,25 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
       ++worker;
       EXPECT_FALSE(k["swept_by_default"].get<bool>()) << k["name"];
     }
-  EXPECT_EQ(worker, 5u);
+  EXPECT_EQ(worker, 7u);  // allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop
 }
 
-TEST(InfoCommandsTest, EnvNamesTheLoadedBlasAsJson) {
+TEST(InfoCommandsTest, EnvNamesTorchAndItsBuildAsJson) {
   const auto run = testing::run_cli({"env", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  EXPECT_FALSE(j["blas"]["path"].get<std::string>().empty());
-  EXPECT_FALSE(j["torch_version"].get<std::string>().empty());
+  EXPECT_EQ(j["torch_version"].get<std::string>(), compat::torch_version());
+  const auto& build = j["torch_build"];
+  for (const char* field : {"blas", "onednn_version", "openmp", "cpu_capability", "compiler"})
+    EXPECT_FALSE(build[field].get<std::string>().empty()) << field << ": " << build.dump();
+  EXPECT_FALSE(j["torch_build_config"].get<std::string>().empty());
+}
+
+TEST(InfoCommandsTest, EnvSaysTheLibTorchBuildInItsTable) {
+  const auto run = testing::run_cli({"env"});
+  ASSERT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("LibTorch build"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("oneDNN v"), std::string::npos) << run.out;
 }
 
 TEST(InfoCommandsTest, NoSubcommandIsAUsageError) {

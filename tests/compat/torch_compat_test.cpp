@@ -42,10 +42,19 @@ TEST(TorchCompatTest, TheFuserProbeAnswersAndLeavesTheFuserAsItWas) {
 }
 
 TEST(TorchCompatTest, ReportsTheAutocastDtype) {
-  // LibTorch 1.13's CPU autocast accepts bfloat16 only (float16 is refused), hence fp16 is
-  // CUDA-only.
   set_autocast(DeviceKind::kCpu, false, "bfloat16");
   EXPECT_EQ(autocast_dtype(DeviceKind::kCpu), "bfloat16");
+  set_autocast(DeviceKind::kCpu, false, "float16");
+  EXPECT_EQ(autocast_dtype(DeviceKind::kCpu), "float16");
+  set_autocast(DeviceKind::kCpu, false, "bfloat16");
+}
+
+TEST(TorchCompatTest, TheLibraryLoadedIsTheOneTheHeadersDescribeAndAtLeast211) {
+  // A mismatch means the binary found another LibTorch than it was built with (RPATH).
+  EXPECT_EQ(torch_library_version(), torch_version());
+  const int major = std::stoi(torch_version());
+  const int minor = std::stoi(torch_version().substr(torch_version().find('.') + 1));
+  EXPECT_TRUE(major > 2 || (major == 2 && minor >= 11)) << torch_version();
 }
 
 TEST(TorchCompatTest, ReportsVersionAndBuildConfiguration) {

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/config/configuration.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/measure/environment.h"
 
 namespace torchperf {
 namespace {
@@ -56,7 +59,8 @@ TEST(ProcessKnobsTest, APreloadedAllocatorIsUsableExactlyWhenThisIsNotAnAsanBuil
 }
 
 TEST(ProcessKnobsTest, WorkerKnobsAreDeclaredAsSuchAndSweptOnlyWhenAskedFor) {
-  for (const char* name : {"allocator", "blas", "omp_wait", "omp_bind", "interop_threads"}) {
+  for (const char* name : {"allocator", "omp_wait", "omp_bind", "aten_isa", "onednn_isa", "mkl_isa",
+                           "interop_threads"}) {
     const Knob& k = find_knob(name);
     EXPECT_EQ(k.scope, KnobScope::kWorker) << name;
     EXPECT_FALSE(k.swept_by_default) << name;
@@ -79,13 +83,48 @@ TEST(ProcessKnobsTest, AnAllocatorIsPreloadedAndGlibcTuningSetsItsThresholds) {
   EXPECT_EQ(k.code("tcmalloc", false).environment.size(), 1u);
 }
 
-TEST(ProcessKnobsTest, ABlasProviderIsFoundFirstThroughTheLibraryPath) {
-  const auto env = find_knob("blas").environment("blis-openmp");
-  ASSERT_TRUE(env.count("LD_LIBRARY_PATH"));
-  const std::string first = env.at("LD_LIBRARY_PATH").substr(0, env.at("LD_LIBRARY_PATH").find(':'));
-  EXPECT_TRUE(std::filesystem::exists(first + "/libblas.so.3")) << first;
-  EXPECT_EQ(std::filesystem::path(first).filename(), "blis-openmp");
-  EXPECT_TRUE(find_knob("blas").environment("system").empty());
+TEST(ProcessKnobsTest, TheBlasKnobOfDebiansLibblasIsGoneWithIt) {
+  // LibTorch from PyPI links MKL into libtorch_cpu: there is no libblas.so.3 to swap.
+  for (const auto& k : knob_registry()) EXPECT_NE(k.name, "blas");
+  const std::string error = message_of([] { Configuration::parse("blas=openblas-openmp"); });
+  EXPECT_NE(error.find("knob 'blas' is no longer available: "), std::string::npos) << error;
+  EXPECT_NE(error.find("MKL"), std::string::npos) << error;
+}
+
+TEST(ProcessKnobsTest, IsaKnobsSetTheVariableTheirLibraryReadsAtStartUp) {
+  EXPECT_EQ(find_knob("aten_isa").environment("avx2").at("ATEN_CPU_CAPABILITY"), "avx2");
+  EXPECT_EQ(find_knob("aten_isa").environment("none").at("ATEN_CPU_CAPABILITY"), "default");
+  EXPECT_EQ(find_knob("onednn_isa").environment("avx2").at("ONEDNN_MAX_CPU_ISA"), "AVX2");
+  EXPECT_EQ(find_knob("onednn_isa").environment("avx512").at("ONEDNN_MAX_CPU_ISA"), "AVX512_CORE");
+  EXPECT_EQ(find_knob("mkl_isa").environment("avx512").at("MKL_ENABLE_INSTRUCTIONS"), "AVX512");
+  for (const char* name : {"aten_isa", "onednn_isa", "mkl_isa"}) {
+    EXPECT_TRUE(find_knob(name).environment("default").empty()) << name;
+    EXPECT_EQ(find_knob(name).baseline(WorkloadTraits{}), "default") << name;
+  }
+}
+
+TEST(ProcessKnobsTest, AnIsaThisCpuLacksIsNotApplicableAndSaysWhichFlagIsMissing) {
+  const std::vector<std::string> have = cpu_isa_flags();
+  const bool avx512 = std::find(have.begin(), have.end(), "avx512bw") != have.end();
+  const Applicability a = find_knob("mkl_isa").applies(WorkloadTraits{}, "avx512");
+  EXPECT_EQ(a.applies, avx512) << a.reason;
+  if (!avx512) EXPECT_NE(a.reason.find("this CPU has no avx512"), std::string::npos) << a.reason;
+  EXPECT_TRUE(find_knob("aten_isa").applies(WorkloadTraits{}, "none").applies);
+}
+
+TEST(ProcessKnobsTest, ATenIsaIsConfirmedByTheKernelsLibTorchUsesNotByTheVariable) {
+  // This process runs with ATen's own choice: "default" names it; a cap it was not given is
+  // refused even when the variable says so (ATen reads it once, at start-up).
+  const std::string in_use = parse_torch_build(compat::torch_build_config()).cpu_capability;
+  EXPECT_NE(find_knob("aten_isa").confirm("default").find("ATen " + in_use), std::string::npos);
+  if (in_use != "DEFAULT") {
+    ::setenv("ATEN_CPU_CAPABILITY", "default", 1);
+    const std::string error = message_of([] { find_knob("aten_isa").confirm("none"); });
+    ::unsetenv("ATEN_CPU_CAPABILITY");
+    EXPECT_NE(error.find("aten_isa=none: LibTorch uses " + in_use + " kernels, not DEFAULT"),
+              std::string::npos)
+        << error;
+  }
 }
 
 TEST(ProcessKnobsTest, OpenMpKnobsSetTheirVariablesAndDefaultLeavesThemAlone) {
@@ -102,8 +141,8 @@ TEST(ProcessKnobsTest, AValueWhosePackageIsMissingIsNotApplicableAndNamesThePack
   EXPECT_FALSE(a.applies);
   EXPECT_NE(a.reason.find("libjemalloc2"), std::string::npos) << a.reason;
   const std::string error = message_of(
-      [] { resolve(Configuration::parse("blas=blis-pthread"), WorkloadTraits{}); });
-  EXPECT_NE(error.find("libblis4-pthread"), std::string::npos) << error;
+      [] { resolve(Configuration::parse("allocator=tcmalloc"), WorkloadTraits{}); });
+  EXPECT_NE(error.find("libtcmalloc-minimal4"), std::string::npos) << error;
   EXPECT_TRUE(find_knob("allocator").applies(WorkloadTraits{}, "glibc-tuned").applies);
 }
 
@@ -136,7 +175,7 @@ TEST(ProcessKnobsTest, AConfigurationNamesAWorkerKnobOnlyWhenItWasAskedFor) {
             std::string::npos);
   const ResolvedConfiguration r = resolve(Configuration::parse("allocator=glibc"), t);
   EXPECT_TRUE(r.knob("allocator").baseline);
-  EXPECT_FALSE(r.knob("blas").requested);
+  EXPECT_FALSE(r.knob("mkl_isa").requested);
 }
 
 TEST(ProcessKnobsTest, ThisProcessConfirmsGlibcAndRefusesAnAllocatorItDidNotLoad) {
@@ -148,12 +187,6 @@ TEST(ProcessKnobsTest, ThisProcessConfirmsGlibcAndRefusesAnAllocatorItDidNotLoad
   const std::string tuned = message_of([] { find_knob("allocator").confirm("glibc-tuned"); });
   EXPECT_NE(tuned.find("MALLOC_MMAP_THRESHOLD_=(unset), expected 33554432"), std::string::npos)
       << tuned;
-}
-
-TEST(ProcessKnobsTest, TheBlasLoadedHereIsConfirmedAndAnotherIsRefused) {
-  EXPECT_EQ(find_knob("blas").confirm("system").rfind("system (", 0), 0u);
-  const std::string error = message_of([] { find_knob("blas").confirm("blis-pthread"); });
-  EXPECT_NE(error.find("blas=blis-pthread: the worker loaded"), std::string::npos) << error;
 }
 
 TEST(ProcessKnobsTest, OpenMpConfirmationReadsTheEnvironmentTheProcessSees) {

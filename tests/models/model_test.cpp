@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "support/test_support.h"
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/error.h"
 
 namespace torchperf {
@@ -62,16 +63,37 @@ TEST(ModelTest, ExplainsWhatAFileIsWhenItIsNotTorchScript) {
 }
 
 TEST(ModelTest, EveryLoadErrorNamesTheFile) {
-  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt"}) {
+  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt",
+                           "exported.pt2", "newer_torch.pt"}) {
     const std::string path = fixture(name);
     EXPECT_NE(model_error(path).find(path), std::string::npos) << name;
   }
 }
 
-TEST(ModelTest, ExplainsThatPt2PackagesNeedANewerLibTorch) {
-  const std::string path = ::testing::TempDir() + "/model.pt2";
-  std::ofstream(path) << "x";
-  EXPECT_NE(model_error(path).find("AOTInductor"), std::string::npos);
+TEST(ModelTest, SaysATorchExportProgramIsNotRunYetAndNamesTheFormatToSaveIn) {
+  const std::string error = model_error(fixture("exported.pt2"));
+  EXPECT_NE(error.find("torch.export program"), std::string::npos) << error;
+  EXPECT_NE(error.find("torch.jit.script(model).save(path)"), std::string::npos) << error;
+}
+
+TEST(ModelTest, SaysAFileFromANewerPyTorchIsNewerAndHowToFixIt) {
+  const std::string error = model_error(fixture("newer_torch.pt"));
+  EXPECT_NE(error.find("saved by a newer PyTorch than this LibTorch " + compat::torch_version()),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("version 99"), std::string::npos) << error;
+  EXPECT_NE(error.find("TORCHPERF_LIBTORCH"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+TEST(ModelTest, ATorchScriptFileGetsTheDeprecationNoticeAndOtherInputsDoNot) {
+  const std::string notice = model_format_notice(fixture("resnet18_scripted.pt"));
+  EXPECT_NE(notice.find("TorchScript is deprecated"), std::string::npos) << notice;
+  EXPECT_NE(notice.find(".pt2"), std::string::npos) << notice;
+  for (const std::string other : {std::string("builtin:mlp"), fixture("state_dict.pt"),
+                                  fixture("not_a_model.txt"), fixture("exported.pt2"),
+                                  std::string("/nonexistent/model.pt")})
+    EXPECT_EQ(model_format_notice(other), "") << other;
 }
 
 TEST(ModelTest, OpensBuiltinsByName) {

@@ -43,7 +43,7 @@ class ApplySnippetsTest : public ::testing::Test {
     const std::string path = (fs::temp_directory_path() / ("snippet-" + std::to_string(::getpid()) + ".py")).string();
     std::ofstream(path) << script;
     const std::string out = path + ".out";
-    const int rc = std::system(("/usr/bin/python3 " + path + " " + model + " > " + out + " 2>&1").c_str());
+    const int rc = std::system((std::string(TORCHPERF_TEST_PYTHON) + " " + path + " " + model + " > " + out + " 2>&1").c_str());
     std::ifstream in(out);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     fs::remove(path);

@@ -64,8 +64,8 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
       << "\n";
   out << json{{"record", "session"}, {"session", 1}, {"started", "2026-01-01T00:00:01Z"},
               {"environment", {{"cpu_model", "Synthetic CPU"}, {"usable_cores", 2},
-                               {"torch_version", "1.13.0"},
-                               {"blas", {{"kind", "OpenBLAS"}, {"path", "/x"}}}}},
+                               {"torch_version", "2.13.0"},
+                               {"torch_build", {{"summary", "MKL 2024.2, oneDNN v3.12.0"}}}}},
               {"workload", {{"model", run.model}, {"inputs", run.inputs},
                             {"input_source", run.input_source}, {"traits", json::object()}}},
               {"space", {{"axes", axes}, {"points", run.points.size()},

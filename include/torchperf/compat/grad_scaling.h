@@ -1,6 +1,6 @@
 // The two ATen kernels a gradient scaler is built on, and the per-thread thread limit of loader
-// threads. LibTorch's C++ API has no GradScaler; its kernels run on CUDA in every version and on
-// the CPU only from 2.3 on, so older CPU builds get the same arithmetic from plain tensor ops.
+// threads. LibTorch's C++ API has no GradScaler; its kernels run on CUDA and, in every LibTorch
+// torchperf supports (>= 2.11), on the CPU.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,4 +1,5 @@
-// The one place that knows how LibTorch versions differ (Debian's 1.13 vs official 2.x).
+// The one place that knows how LibTorch versions differ (2.11, the GPU machine's, to 2.13, the
+// .venv's; older ones are refused when torchperf is configured).
 // Everything else calls these functions and stays version-agnostic; the header itself is
 // torch-free so that callers do not pay for torch includes.
 #pragma once
@@ -58,7 +59,11 @@ int cuda_device_count();
 // cuDNN version as an integer (e.g. 8902), or 0 when there is none.
 long cudnn_version();
 
+// The version of the LibTorch headers torchperf was compiled with ("2.13.0"), and of the library
+// loaded at run time, as it describes itself (its build settings' TORCH_VERSION): the two differ
+// when the binary found another LibTorch than the one it was built against.
 std::string torch_version();
+std::string torch_library_version();
 // LibTorch's own build description (compiler, flags, BLAS, backends).
 std::string torch_build_config();
 

@@ -1,6 +1,6 @@
-// What the numbers were measured on: library versions and build, CPU and ISA, BLAS actually loaded,
-// GPU, threads and the environment variables that change performance. Recorded in every result,
-// with warnings for anything that undermines the numbers (reference BLAS, unoptimised build).
+// What the numbers were measured on: library versions and build (BLAS, oneDNN, OpenMP, the ISA in
+// use, as LibTorch reports them), CPU, GPU, threads and the environment variables that change
+// performance. Recorded in every result, with warnings for anything that undermines the numbers.
 #pragma once
 
 #include <map>
@@ -9,18 +9,24 @@
 
 namespace torchperf {
 
-enum class BlasKind { kReference, kOpenBlas, kMkl, kBlis, kOther, kNone };
-std::string to_string(BlasKind kind);
-
-struct BlasLibrary {
-  BlasKind kind = BlasKind::kNone;
-  std::string path;  // resolved path of the library the process actually loaded
+// LibTorch's build as it describes itself (at::show_config), the parts that decide its speed.
+struct TorchBuild {
+  std::string blas;            // BLAS_INFO: "mkl", "open" (OpenBLAS), "blis", ... ("" if none)
+  std::string blas_version;    // e.g. "Intel(R) oneAPI Math Kernel Library Version 2024.2-Product ..."
+  std::string onednn_version;  // e.g. "v3.12.0" (oneDNN, once MKL-DNN)
+  std::string openmp;          // e.g. "OpenMP 201511 (a.k.a. OpenMP 4.5)"
+  std::string cpu_capability;  // the ATen kernels in use now: "DEFAULT", "AVX2", "AVX512", ...
+  std::string compiler;        // e.g. "GCC 13.3"
+  bool cuda = false;           // USE_CUDA
 };
 
-// Classifies a loaded library's resolved path (pure, so it can be tested on any machine).
-BlasKind classify_blas_path(const std::string& resolved_path);
-// Finds the BLAS among the shared objects loaded into this process.
-BlasLibrary detect_loaded_blas();
+// Parses at::show_config()'s text (pure, so it is tested on the texts of several builds).
+TorchBuild parse_torch_build(const std::string& show_config);
+// "MKL 2024.2, oneDNN v3.12.0, OpenMP 4.5, AVX512": one line for tables and reports.
+std::string summarize(const TorchBuild& build);
+
+// The performance-relevant flags this CPU has (/proc/cpuinfo's names: avx2, avx512f, amx_tile...).
+std::vector<std::string> cpu_isa_flags();
 
 // Cores in this process's affinity mask (what a container or taskset leaves); 0 when unknown.
 int usable_cores();
@@ -42,7 +48,7 @@ struct Environment {
   double load_average_1m = 0;
   int intra_op_threads = 0;
   int inter_op_threads = 0;
-  BlasLibrary blas;
+  TorchBuild torch_build;
   bool cuda_available = false;
   int cuda_devices = 0;
   std::vector<std::string> gpu_names;

@@ -1,5 +1,5 @@
-// A loaded, runnable model behind a small interface. TorchScript is what LibTorch 1.13 offers;
-// an AOTInductor package (.pt2, LibTorch >= 2.6) plugs in as another Model and ModelSource.
+// A loaded, runnable model behind a small interface. TorchScript is what torchperf runs today
+// (deprecated in PyTorch 2.x); an AOTInductor package (.pt2) plugs in as another Model.
 #pragma once
 
 #include <torch/script.h>
@@ -68,5 +68,9 @@ class ModelSource {
 // "builtin:NAME[:PRESET]" or a path to a TorchScript file. Throws ModelError for a missing or
 // unreadable file, UsageError for an unknown built-in.
 std::unique_ptr<ModelSource> open_model(const std::string& reference);
+
+// The one line a user should read about the format of the model they gave, or "" (a built-in):
+// TorchScript files still load, but the format is deprecated in PyTorch 2.x.
+std::string model_format_notice(const std::string& reference);
 
 }  // namespace torchperf
