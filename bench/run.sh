@@ -124,7 +124,7 @@ for name in resnet18 encoder; do
           inference frozen-opt 2>/dev/null \
           | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
     done
-    print_rounds "torchperf" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" 0.05
+    print_rounds "torchperf" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" 0.07  # the issue: 0.93-1.07 at each thread count
   done
 done
 fi

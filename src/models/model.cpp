@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
@@ -77,11 +78,12 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
     return "a truncated or corrupt zip archive (its end record is missing)";
   const std::string concise = compat::concise_error_message(torch_message);
   // PyTorchStreamReader refuses a file format version above the one it reads; the file is fine.
-  if (torch_message.find("maximum supported version") != std::string::npos)
-    return "saved by a newer PyTorch than this LibTorch " + compat::torch_version() + " reads (" +
-           concise.substr(0, concise.find(". ") == std::string::npos ? concise.size()
-                                                                     : concise.find(". ")) +
-           "): save it with torch " + compat::torch_version() +
+  static const std::regex versions(
+      R"(with version (\d+), but the maximum supported version for reading is (\d+))");
+  if (std::smatch m; std::regex_search(torch_message, m, versions))
+    return "saved by a newer PyTorch than this LibTorch " + compat::torch_version() +
+           " reads (file format version " + m[1].str() + ", this LibTorch reads up to " +
+           m[2].str() + "): save it with torch " + compat::torch_version() +
            ", or build torchperf against the newer LibTorch (TORCHPERF_LIBTORCH)";
   if (torch_message.find("Unknown builtin op") != std::string::npos)
     return "it calls an operator this LibTorch " + compat::torch_version() +

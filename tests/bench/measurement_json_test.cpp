@@ -23,13 +23,14 @@ Measurement synthetic() {
 
 TEST(MeasurementJsonTest, ResultsCarryASchemaVersionAndContext) {
   BenchResult r;
-  r.environment.torch_version = "1.13.0";
+  r.environment.torch_version = "2.13.0";
+  r.environment.torch_build = parse_torch_build("  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release\n");
   r.measurement = synthetic();
   const auto j = to_json(r);
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
   EXPECT_EQ(j["kind"], "measurement");
-  EXPECT_EQ(j["context"]["torch_version"], "1.13.0");
-  EXPECT_TRUE(j["context"].contains("blas"));
+  EXPECT_EQ(j["context"]["torch_version"], "2.13.0");
+  EXPECT_EQ(j["context"]["torch_build"]["blas"], "mkl");
   EXPECT_TRUE(j["valid"].get<bool>());
 }
 

@@ -16,11 +16,15 @@ using testing::CliRun;
 using testing::fixture;
 using testing::run_cli;
 
-// Exactly one line on stderr, starting "torchperf: error:" and containing every expected piece.
+// Exactly one error line on stderr, starting "torchperf: error:" and containing every expected
+// piece; a TorchScript model file is announced first by its one deprecation note.
 void expect_one_line_error(const CliRun& run, int code, const std::vector<std::string>& pieces) {
   EXPECT_EQ(run.exit_code, code) << run.err;
-  EXPECT_EQ(run.err.rfind("torchperf: error: ", 0), 0u) << run.err;
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  const std::string note = "torchperf: note: TorchScript is deprecated";
+  const std::string err =
+      run.err.rfind(note, 0) == 0 ? run.err.substr(run.err.find('\n') + 1) : run.err;
+  EXPECT_EQ(err.rfind("torchperf: error: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << run.err;
   for (const auto& piece : pieces)
     EXPECT_NE(run.err.find(piece), std::string::npos) << piece << " in " << run.err;
   EXPECT_TRUE(run.out.empty()) << run.out;
@@ -32,7 +36,7 @@ TEST(BenchCommandTest, PrintsATableEndingInTheVerdict) {
   const CliRun run =
       run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "0.2"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  for (const char* text : {"environment", "BLAS", "throughput", "samples/s", "latency per call",
+  for (const char* text : {"environment", "LibTorch build", "throughput", "samples/s", "latency per call",
                            "p99", "median CI / CV", "cold start", "peak RSS", "vs fp32 reference",
                            "GFLOP/s", "Result is : VALID"})
     EXPECT_NE(run.out.find(text), std::string::npos) << text;
@@ -73,10 +77,25 @@ TEST(BenchCommandTest, AMissingModelFileExitsFour) {
 }
 
 TEST(BenchCommandTest, FilesThatAreNotTorchScriptExitFourNamingTheFile) {
-  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt"}) {
+  for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt",
+                           "newer_torch.pt", "exported.pt2"}) {
     const std::string path = fixture(name);
     expect_one_line_error(run_cli({"bench", path, "--input", "3x8x8"}), 4, {path});
   }
+}
+
+TEST(BenchCommandTest, ATorchScriptModelIsAnnouncedAsDeprecatedOnceOnStderr) {
+  const std::string path = fixture("two_inputs.pt");
+  const CliRun run = run_cli({"bench", path, "--input", "4;4", "--time", "0.1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err.find("torchperf: note: TorchScript is deprecated in PyTorch 2.x: '" + path),
+            0u)
+      << run.err;
+  EXPECT_NE(run.err.find("torch.export (.pt2) is the format to move to"), std::string::npos);
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_TRUE(nlohmann::json::accept(run.out)) << run.out;  // stdout stays machine-readable
+  const CliRun builtin = run_cli({"bench", "builtin:mlp", "--time", "0.1", "--json"});
+  EXPECT_EQ(builtin.err.find("deprecated"), std::string::npos) << builtin.err;
 }
 
 TEST(BenchCommandTest, AWrongInputShapeExitsFiveNamingTheShape) {

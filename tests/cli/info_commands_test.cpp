@@ -18,8 +18,8 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 12 for bench and tune (4 of them train's too), 8 train-only, 5 worker knobs of bench and tune
-  EXPECT_EQ(j["knobs"].size(), 25u);
+  // 12 for bench and tune (4 of them train's too), 8 train-only, 7 worker knobs of bench and tune
+  EXPECT_EQ(j["knobs"].size(), 27u);
   EXPECT_EQ(j["knobs"][0]["name"], "threads");
   EXPECT_TRUE(j["knobs"][0]["integer_valued"].get<bool>());
   EXPECT_EQ(j["knobs"][0]["commands"], nlohmann::json({"bench", "tune", "train"}));
