@@ -2,7 +2,7 @@
 # `make bench`: speed checks measured side by side in one run, printed as ratios.
 #   1. harness overhead: the same forward in a bare loop and through torchperf's timed iteration;
 #   2. torchperf vs PyTorch's torch.utils.benchmark on ResNet-18 and the built-in encoder, at 1
-#      thread and at every usable core (they should agree within 5%), alternated A B A B so drift
+#      thread and at every usable core (they should agree within 7%: 0.93-1.07), alternated A B A B so drift
 #      hits both;
 #   3. repeatability: bench five times on one configuration, the CV of the reported medians;
 #   4. the winner of `torchperf tune` vs the best a hand-written Python search finds over the same
@@ -32,7 +32,10 @@ set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-tp="$build/torchperf"
+tp_binary="$build/torchperf"
+# torchperf itself, without the TorchScript deprecation note it prints for every fixture file.
+tp() { "$tp_binary" "$@" 2> >(grep -v '^torchperf: note: TorchScript is deprecated' >&2); }
+tp=tp
 # The .venv's Python: the same torch (2.13.0) torchperf links, for the peers and the fixtures.
 python=${BENCH_PYTHON:-$root/.venv/bin/python}
 fixtures="$build/bench-fixtures"
@@ -309,7 +312,7 @@ for m in $search_models; do
       --out "$out" --quiet --json > "$out.json" 2> "$out.log" || true
     echo $(( $(date +%s) - start )) > "$out.wall"
   done
-  "$python" - "$build/bench-search-$name" "$tp" "$m" "${input[*]}" <<'PY'
+  "$python" - "$build/bench-search-$name" "$tp_binary" "$m" "${input[*]}" <<'PY'
 import json, subprocess, sys
 base, tp, model, inp = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 r = {k: json.load(open(f"{base}-{k}.json")) for k in ("exhaustive", "smart")}
@@ -442,7 +445,7 @@ if section 11; then
   for f in "$big" "$big.gz"; do
     tp_runs="" py_runs=""
     for round in 1 2; do
-      /usr/bin/time -f "%e %M" -o "$timing" "$tp" trace "$f" --json > /dev/null
+      /usr/bin/time -f "%e %M" -o "$timing" "$tp_binary" trace "$f" --json > /dev/null
       tp_runs="$tp_runs $(tr '\n' ' ' < "$timing")"
       /usr/bin/time -f "%e %M" -o "$timing" "$python" -c '
 import gzip, json, sys
@@ -482,7 +485,7 @@ echo "      ($("$tp" env --json | "$python" -c 'import json,sys; e=json.load(sys
 for m in ${BENCH_SETTINGS_MODELS:-builtin:mlp builtin:resnet18 builtin:encoder}; do
   for t in 1 "$cores"; do
     for kv in $settings; do
-      out=$(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ "$tp" bench "$m" --threads "$t" \
+      out=$(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ "$tp_binary" bench "$m" --threads "$t" \
               --config "$kv" --vs "threads=$t" --time "$seconds" --quiet --json 2>&1) || true
       "$python" - "$m" "$t" "$kv" "$out" <<'PY'
 import json, sys

@@ -254,6 +254,7 @@ WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironm
 }
 
 WorkerSession::~WorkerSession() {
+  resume();
   close_fd(in_fd_);  // a worker waiting for its next request sees the end of its input and exits
   close_fd(out_fd_);
   if (pid_ <= 0) return;
@@ -263,6 +264,15 @@ WorkerSession::~WorkerSession() {
   }
   ::kill(pid_, SIGKILL);
   ::waitpid(pid_, nullptr, 0);
+}
+
+void WorkerSession::pause() {
+  if (pid_ > 0 && !paused_ && ::kill(pid_, SIGSTOP) == 0) paused_ = true;
+}
+
+void WorkerSession::resume() {
+  if (paused_ && pid_ > 0) ::kill(pid_, SIGCONT);
+  paused_ = false;
 }
 
 bool WorkerSession::running() {

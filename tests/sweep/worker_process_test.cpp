@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "test_paths.h"
 #include "torchperf/bench/measurement_json.h"
@@ -173,6 +175,31 @@ TEST_F(WorkerSessionTest, ASideTimesTheBlocksItIsAskedForAndFinishesItsMeasureme
   EXPECT_TRUE(m.paired);
   EXPECT_NEAR(m.quality.cosine, 1, 1e-6);
   EXPECT_EQ(m.process.at("allocator"), "glibc");
+}
+
+// The state letter of /proc/PID/stat once it settles on `want` (or after a second).
+char process_state(pid_t pid, char want) {
+  char state = '?';
+  for (int i = 0; i < 100 && state != want; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const std::size_t close = text.rfind(')');  // the command name may hold spaces
+    if (close != std::string::npos && close + 2 < text.size()) state = text[close + 2];
+    if (state != want) ::usleep(10000);
+  }
+  return state;
+}
+
+TEST_F(WorkerSessionTest, APausedWorkerIsStoppedUntilResumedAndStillAnswersAfterwards) {
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  ASSERT_TRUE(worker.ask(side("threads=1,batch=2"), 60).value("ok", false));
+  worker.pause();
+  EXPECT_EQ(process_state(worker.pid(), 'T'), 'T');
+  worker.resume();
+  EXPECT_NE(process_state(worker.pid(), 'S'), 'T');
+  const auto t = worker.ask({{"job", "block"}, {"iterations", 1}}, 60);
+  EXPECT_GT(t["ns"].get<double>(), 0) << t.dump();
+  worker.pause();  // a worker left paused is still ended cleanly by the session's end
 }
 
 TEST_F(WorkerSessionTest, ASideThatCrashesEndsTheSessionWithItsSignal) {

@@ -69,7 +69,12 @@ class WorkerSession {
   nlohmann::json ask(const nlohmann::json& request, double timeout_s);
   // False once the worker has ended (reaped here): an idle worker may have been killed.
   bool running();
+  // Stops and continues the whole worker (SIGSTOP, SIGCONT): while its peer is timed, an idle
+  // worker must not run at all (OpenMP threads told to wait actively spin on every core).
+  void pause();
+  void resume();
   std::int64_t peak_rss_bytes() const { return peak_rss_; }
+  pid_t pid() const { return pid_; }
 
  private:
   std::string executable_, log_path_;
@@ -79,6 +84,7 @@ class WorkerSession {
   int in_fd_ = -1, out_fd_ = -1;
   std::string pending_;  // bytes read past the last answer
   std::int64_t peak_rss_ = 0;
+  bool paused_ = false;
 };
 
 // The file descriptor a worker writes its response to.
