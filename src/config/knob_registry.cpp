@@ -173,7 +173,8 @@ Knob precision_knob() {
   k.description =
       "fp32; bf16-autocast / fp16-autocast (autocast around each call); bf16 / fp16 (weights and "
       "floating inputs converted); int8-dynamic (Linear weights int8 per channel, activations "
-      "quantized per batch; LSTM and GRU too)";
+      "quantized per batch; LSTM and GRU too; LibTorch's quantized tensors, which PyTorch 2.x "
+      "deprecates and 2.13 still runs)";
   // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.

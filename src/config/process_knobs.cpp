@@ -276,6 +276,30 @@ Knob aten_isa_knob() {
   return k;
 }
 
+// MKL_ENABLE_INSTRUCTIONS caps the code paths MKL dispatches to on Intel CPUs. On others MKL takes
+// its own (AVX2) paths whatever the variable says: measured on an AMD EPYC with AVX-512, neither
+// value changed MLP, ResNet-18 or encoder speed beyond the spread of two pairs of processes
+// (docs/benchmarks.md, section 12), so there the knob is not applicable rather than a no-op.
+Knob mkl_isa_knob() {
+  Knob k = environment_knob(
+      "mkl_isa",
+      "the instructions MKL may use for matmul and Linear (MKL_ENABLE_INSTRUCTIONS): its own "
+      "choice for this CPU, or AVX2, or AVX-512; Intel CPUs only",
+      {{"avx2", {{"MKL_ENABLE_INSTRUCTIONS", "AVX2"}}},
+       {"avx512", {{"MKL_ENABLE_INSTRUCTIONS", "AVX512"}}}},
+      needs_cpu_flags({{"avx2", {"avx2"}}, {"avx512", {"avx512f", "avx512bw"}}}));
+  const auto by_flags = k.applies;
+  k.applies = [by_flags](const WorkloadTraits& t, const std::string& value) {
+    if (value != "default" && cpu_vendor() != "GenuineIntel")
+      return Applicability::no(
+          "MKL runs its own code paths on this " +
+          (cpu_vendor().empty() ? std::string("CPU") : cpu_vendor() + " CPU") +
+          " whatever MKL_ENABLE_INSTRUCTIONS says (measured: no effect on an AMD EPYC)");
+    return by_flags(t, value);
+  };
+  return k;
+}
+
 Knob interop_threads_knob() {
   Knob k = worker_knob("interop_threads",
                        "inter-op threads (at::set_num_interop_threads): the pool that runs "
@@ -336,14 +360,7 @@ std::vector<Knob> worker_knobs() {
               {{"avx2", {{"ONEDNN_MAX_CPU_ISA", "AVX2"}}},
                {"avx512", {{"ONEDNN_MAX_CPU_ISA", "AVX512_CORE"}}}},
               needs_cpu_flags({{"avx2", {"avx2"}}, {"avx512", {"avx512f", "avx512bw"}}})),
-          environment_knob(
-              "mkl_isa",
-              "the instructions MKL may use for matmul and Linear (MKL_ENABLE_INSTRUCTIONS): its "
-              "own choice for this CPU, or AVX2, or AVX-512 (MKL picks narrower code paths on some "
-              "non-Intel CPUs)",
-              {{"avx2", {{"MKL_ENABLE_INSTRUCTIONS", "AVX2"}}},
-               {"avx512", {{"MKL_ENABLE_INSTRUCTIONS", "AVX512"}}}},
-              needs_cpu_flags({{"avx2", {"avx2"}}, {"avx512", {"avx512f", "avx512bw"}}})),
+          mkl_isa_knob(),
           interop_threads_knob()};
 }
 

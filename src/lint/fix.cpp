@@ -72,7 +72,8 @@ std::vector<std::pair<std::string, std::string>> applicable_rewrites(const Bench
   if (!options.config.get("precision") &&
       find_knob("precision").applies(traits, "int8-dynamic").applies)
     out.push_back({"precision=int8-dynamic",
-                   "int8 dynamic quantization of the Linear, LSTM and GRU layers"});
+                   "int8 dynamic quantization of the Linear, LSTM and GRU layers (quantized "
+                   "tensors: deprecated in PyTorch 2.x, still run by this LibTorch)"});
   return out;
 }
 

@@ -81,6 +81,20 @@ std::vector<std::string> cpu_isa_flags() {
   return flags;
 }
 
+std::string cpu_vendor() {
+  static const std::string vendor = [] {
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);)
+      if (line.rfind("vendor_id", 0) == 0 && line.find(':') != std::string::npos) {
+        std::string v = line.substr(line.find(':') + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+      }
+    return std::string();
+  }();
+  return vendor;
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -106,12 +106,25 @@ TEST(ProcessKnobsTest, IsaKnobsSetTheVariableTheirLibraryReadsAtStartUp) {
 TEST(ProcessKnobsTest, AnIsaThisCpuLacksIsNotApplicableAndSaysWhichFlagIsMissing) {
   const std::vector<std::string> have = cpu_isa_flags();
   const bool avx512 = std::find(have.begin(), have.end(), "avx512bw") != have.end();
-  const Applicability a = find_knob("mkl_isa").applies(WorkloadTraits{}, "avx512");
+  const Applicability a = find_knob("onednn_isa").applies(WorkloadTraits{}, "avx512");
   EXPECT_EQ(a.applies, avx512) << a.reason;
   if (!avx512) {
     EXPECT_NE(a.reason.find("this CPU has no avx512"), std::string::npos) << a.reason;
   }
   EXPECT_TRUE(find_knob("aten_isa").applies(WorkloadTraits{}, "none").applies);
+}
+
+TEST(ProcessKnobsTest, MklIsaAppliesOnIntelCpusOnlyAndSaysWhyElsewhere) {
+  const Applicability a = find_knob("mkl_isa").applies(WorkloadTraits{}, "avx2");
+  const std::vector<std::string> have = cpu_isa_flags();
+  const bool avx2 = std::find(have.begin(), have.end(), "avx2") != have.end();
+  if (cpu_vendor() == "GenuineIntel") {
+    EXPECT_EQ(a.applies, avx2) << a.reason;
+  } else {
+    EXPECT_FALSE(a.applies);
+    EXPECT_NE(a.reason.find("whatever MKL_ENABLE_INSTRUCTIONS says"), std::string::npos) << a.reason;
+  }
+  EXPECT_TRUE(find_knob("mkl_isa").applies(WorkloadTraits{}, "default").applies);
 }
 
 TEST(ProcessKnobsTest, ATenIsaIsConfirmedByTheKernelsLibTorchUsesNotByTheVariable) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
 #include <thread>
 
 namespace torchperf {
@@ -122,6 +124,14 @@ TEST(EnvironmentTest, CaptureDescribesThisMachine) {
   EXPECT_GT(env.intra_op_threads, 0);
   EXPECT_NE(env.torch_build_config.find("BLAS"), std::string::npos);
   EXPECT_EQ(env.torchperf_version, TORCHPERF_VERSION);
+}
+
+TEST(EnvironmentTest, TheCpuVendorIsCpuinfosVendorId) {
+  std::ifstream info("/proc/cpuinfo");
+  std::string expected;
+  for (std::string line; std::getline(info, line) && expected.empty();)
+    if (line.rfind("vendor_id", 0) == 0) expected = line.substr(line.find(':') + 2);
+  EXPECT_EQ(cpu_vendor(), expected);
 }
 
 }  // namespace torchperf

@@ -28,6 +28,9 @@ std::string summarize(const TorchBuild& build);
 // The performance-relevant flags this CPU has (/proc/cpuinfo's names: avx2, avx512f, amx_tile...).
 std::vector<std::string> cpu_isa_flags();
 
+// /proc/cpuinfo's vendor_id ("GenuineIntel", "AuthenticAMD"), or "" when it names none.
+std::string cpu_vendor();
+
 // Cores in this process's affinity mask (what a container or taskset leaves); 0 when unknown.
 int usable_cores();
 
