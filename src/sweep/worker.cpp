@@ -3,6 +3,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +95,8 @@ class LineReader {
     while (buffer_.find('\n') == std::string::npos) {
       char buf[4096];
       const ssize_t n = ::read(fd_, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;  // a signal (the supervisor stops and continues
+                                              // an idle worker) is not the end of the input
       if (n <= 0) {
         if (buffer_.empty()) return std::nullopt;
         break;

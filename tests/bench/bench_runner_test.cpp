@@ -78,8 +78,12 @@ TEST(BenchRunnerTest, BatchRatiosCompareSamplesPerSecond) {
   o.config = Configuration::parse("batch=16,grad=no_grad");
   o.vs = Configuration::parse("batch=1,grad=no_grad");
   const Comparison c = *bench(o).comparison;
+  // The speedup is in samples/s, not per call: a per-call ratio would be 16 times smaller. The
+  // median of per-round ratios and the ratio of the medians are two estimates from the same
+  // noisy blocks (20 us calls, other tests running beside), so only a factor of 4 is asserted.
   const double ratio = c.a.throughput_samples_per_s / c.b.throughput_samples_per_s;
-  EXPECT_NEAR(c.speedup.median / ratio, 1, 0.25);
+  EXPECT_GT(c.speedup.median / ratio, 0.25);
+  EXPECT_LT(c.speedup.median / ratio, 4.0);
 }
 
 TEST(BenchRunnerTest, ATorchvisionModelFromAFileMeasuresWithItsSavedInputs) {
