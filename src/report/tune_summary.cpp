@@ -94,8 +94,11 @@ std::string format_tune(const TuneResult& r) {
       for (const auto& t : r.tied) out += "\n         " + t;
       out += "\n";
     }
+    // Comparisons are made from the sweep's leader; when a runner-up won, say whose they are.
     for (const auto& h : r.confirmation)
-      out += fmt::format("       vs {}: {}\n", h.b, head_to_head_text(h));
+      out += h.a == *r.winner
+                 ? fmt::format("       vs {}: {}\n", h.b, head_to_head_text(h))
+                 : fmt::format("       the sweep's leader vs {}: {}\n", h.b, head_to_head_text(h));
     const std::string batch = w ? std::to_string(w->metrics.batch) : "?";
     if (r.vs_baseline)
       out += fmt::format("  speedup over the baseline (batch {}):        {}\n", batch,

@@ -47,6 +47,20 @@ TEST(TuneSummaryTest, NamesTheWinnerWithItsHeadToHeadEvidence) {
             std::string::npos);
 }
 
+TEST(TuneSummaryTest, ComparisonsFromTheSweepsLeaderAreLabelledWhenARunnerUpWon) {
+  TuneResult r = made_up();
+  r.winner_note = "head to head, it beat the sweep's leader threads=2,grad=on (1.016x)";
+  r.confirmation = {
+      HeadToHead{"threads=2,grad=on", "threads=1,grad=no_grad", 0.984, 0.975, 0.994, 25,
+                 Verdict::kSlower, ""},
+      HeadToHead{"threads=1,grad=no_grad", "threads=1,grad=on", 1.3, 1.2, 1.4, 8,
+                 Verdict::kFaster, ""}};
+  const std::string out = format_tune(r);
+  EXPECT_NE(out.find("the sweep's leader vs threads=1,grad=no_grad: 0.984x"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\n       vs threads=1,grad=on: 1.300x"), std::string::npos) << out;
+}
+
 TEST(TuneSummaryTest, ListsHelpedHurtGuardedAndFailedPointsWithReasons) {
   const std::string out = format_tune(made_up());
   EXPECT_NE(out.find(" helped\n  grad=no_grad: 1.300x"), std::string::npos) << out;
