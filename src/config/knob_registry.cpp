@@ -794,7 +794,7 @@ const std::map<std::string, std::string>& retired_knobs() {
   static const std::map<std::string, std::string> retired = {
       {"blas",
        "it chose Debian's libblas.so.3 provider, and the LibTorch torchperf runs now (PyPI's) links "
-       "its BLAS (MKL) into libtorch_cpu: there is no library to swap; mkl_isa tunes MKL instead"}};
+       "its BLAS (MKL) into libtorch_cpu: there is no library to swap; mkl_isa tunes MKL on Intel CPUs"}};
   return retired;
 }
 
