@@ -140,9 +140,9 @@ TorchBuild parse_torch_build(const std::string& text) {
     b.onednn_version = dnn.substr(v + 1, dnn.find(' ', v + 1) - v - 1);
   b.openmp = bullet_line(text, {"OpenMP"});
   b.cpu_capability = value_after(text, "CPU capability usage: ");
-  const std::string first = bullet_line(text, {"GCC", "clang", "Clang", "MSVC"});
-  b.compiler = first;
-  b.cuda = value_after(text, "USE_CUDA=", ',') == "ON" || value_after(text, "USE_CUDA=", ',') == "1";
+  b.compiler = bullet_line(text, {"GCC", "clang", "Clang", "MSVC"});
+  const std::string cuda = value_after(text, "USE_CUDA=", ',');
+  b.cuda = cuda == "ON" || cuda == "1";
   return b;
 }
 
