@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -17,8 +19,10 @@
 #include "torchperf/config/configuration_file.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/measure/memory_probe.h"
 #include "torchperf/report/table_writer.h"
 #include "torchperf/sweep/paired_workers.h"
+#include "torchperf/sweep/tune_options.h"
 
 namespace torchperf::cli {
 namespace {
@@ -31,6 +35,8 @@ struct BenchFlags {
   std::shared_ptr<std::map<std::string, std::string>> knob_values =
       std::make_shared<std::map<std::string, std::string>>();
   std::vector<std::string> inputs;
+  std::string memory_cap;
+  bool allow_overrun = false;
   bool json = false;
   bool quiet = false;
 };
@@ -49,6 +55,20 @@ int run(BenchFlags& flags) {
     throw UsageError("bench: expected a model (a TorchScript file or builtin:NAME)");
   for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
+  options.stop_when_a_call_exceeds_time = !flags.allow_overrun;
+  options.memory_cap_bytes = flags.memory_cap.empty() ? default_memory_cap_bytes()
+                                                      : parse_size(flags.memory_cap, "--memory-cap");
+  // Above the cap the run ends at once: one run keeps nothing a stop could lose, and a machine
+  // that starts swapping helps no one. (Workers are watched and killed by their parent instead.)
+  const MemoryWatchdog watchdog(options.memory_cap_bytes, [&](std::int64_t rss) {
+    const std::string line = fmt::format(
+        "torchperf: error: bench: resident memory reached {}, over the memory cap of {} "
+        "(--memory-cap{}); lower --batch or raise the cap\n",
+        format_bytes(rss), format_bytes(options.memory_cap_bytes),
+        flags.memory_cap.empty() ? ": by default 90% of the memory available at start" : "");
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, line.data(), line.size());
+    ::_exit(kResourceLimit);
+  });
 
   ProgressBar bar(!flags.quiet && isatty(STDERR_FILENO));
   SteadyTimeSource clock;
@@ -70,6 +90,7 @@ int run(BenchFlags& flags) {
     if (!::mkdtemp(dir.data())) throw RuntimeFailure("cannot create a folder for worker logs");
     run.log_dir = dir;
     run.limits.timeout_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
+    run.limits.memory_cap_bytes = options.memory_cap_bytes;
     result = options.vs ? compare_in_workers(options, run, clock, progress)
                         : measure_in_worker(options, run);
     std::filesystem::remove_all(dir);  // kept on failure: the error names the log
@@ -112,6 +133,12 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--target-ci", flags->options.target_relative_ci,
                   "Stop when the median's 95% CI is within this fraction")
       ->default_val(0.01);
+  cmd->add_option("--memory-cap", flags->memory_cap,
+                  "Stop above this resident memory: 4G, 512M (default: 90% of the memory "
+                  "available at start); inputs larger than it are refused before allocation");
+  cmd->add_flag("--allow-overrun", flags->allow_overrun,
+                "Measure even when one call takes longer than --time (otherwise the run stops "
+                "after two such calls, INVALID)");
   cmd->add_option("--device", flags->options.device, "auto, cpu, cuda or cuda:N")
       ->default_val("auto");
   cmd->add_option("--seed", flags->options.seed, "Seed for generated inputs")->default_val(0);

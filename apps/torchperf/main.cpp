@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "stop_signals.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/model.h"
@@ -77,8 +78,10 @@ int main(int argc, char** argv) {
     return fail(cli::kTraceError, e.what());
   } catch (const TrainingDiverged& e) {
     return fail(cli::kDiverged, e.what());
+  } catch (const ResourceLimit& e) {
+    return fail(cli::kResourceLimit, e.what());
   } catch (const Interrupted& e) {
-    return fail(cli::kInterrupted, e.what());
+    return fail(cli::stop_signal_exit_code(), e.what());
   } catch (const RuntimeFailure& e) {
     return fail(cli::kRuntimeFailure, e.what());
   } catch (const c10::Error& e) {

@@ -38,7 +38,12 @@ std::string destination(const CLI::Option* opt, const std::string& value, const 
 
 int run(const ReportFlags& f) {
   std::vector<RunAnalysis> analyses;
-  for (const auto& path : f.runs) analyses.push_back(analyze(load_run(path)));
+  for (const auto& path : f.runs) {
+    analyses.push_back(analyze(load_run(path)));
+    if (const auto pid = analyses.back().run.running_pid)
+      std::cerr << "report: " << path << " is still being written by tune (PID " << *pid
+                << "): this report shows the results so far\n";
+  }
   // Distinct labels: two runs in directories of the same name are told apart by their position.
   for (std::size_t i = 0; i < analyses.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

@@ -25,9 +25,8 @@
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/torch_model_runner.h"
+#include "torchperf/sweep/child_process.h"
 #include "torchperf/sweep/tune_options.h"
-
-extern char** environ;
 
 namespace torchperf::cli {
 namespace {
@@ -87,26 +86,12 @@ std::vector<std::string> own_command_line() {
 void restart_with_worker_environment(const Configuration& config) {
   constexpr const char* kMarker = "TORCHPERF_SERVE_RESTARTED";
   if (worker_knobs_named(config).empty() || std::getenv(kMarker)) return;
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : worker_environment(config)) env[k] = v;
+  ChildEnvironment env = worker_environment(config);
   env[kMarker] = "1";
-  std::vector<std::string> kvs;
-  for (const auto& [k, v] : env) kvs.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& kv : kvs) envp.push_back(kv.data());
-  envp.push_back(nullptr);
   std::vector<std::string> args = own_command_line();
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  if (!args.empty()) args.erase(args.begin());
   std::cout.flush();
-  ::execve("/proc/self/exe", argv.data(), envp.data());
-  throw RuntimeFailure(std::string("cannot restart with the worker knobs' environment: ") +
-                       std::strerror(errno));
+  replace_process("/proc/self/exe", args, env);
 }
 
 int run_serve(ServeFlags& f) {

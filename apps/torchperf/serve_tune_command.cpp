@@ -3,11 +3,9 @@
 // process state requires), and each candidate from a fresh `torchperf serve` process, loaded over
 // loopback by this one.
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
 
 #include <chrono>
 #include <cstdio>
@@ -24,16 +22,16 @@
 #include "config_argument.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "stop_signals.h"
 #include "torchperf/error.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/serve_tune.h"
 #include "torchperf/serve/serve_tune_report.h"
 #include "torchperf/serve/server_metrics.h"
+#include "torchperf/sweep/child_process.h"
 #include "torchperf/sweep/paired_workers.h"
 #include "torchperf/sweep/tune_options.h"
 #include "torchperf/text.h"
-
-extern char** environ;
 
 namespace torchperf::cli {
 namespace {
@@ -91,25 +89,15 @@ class ServerProcess final : public ServedCandidate {
  private:
   // Spawns the server and reads its first line for the port.
   void start() {
-    int out[2];
-    if (::pipe(out) != 0) throw RuntimeFailure("serve-tune: cannot create a pipe");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    std::vector<char*> argv;
-    for (auto& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    if (rc != 0) {
-      ::close(out[0]);
-      throw RuntimeFailure("serve-tune: cannot start a server: " + std::string(strerror(rc)));
-    }
-    FILE* f = fdopen(out[0], "r");
+    ChildSpec spec;
+    spec.executable = args_.front();
+    spec.args.assign(args_.begin() + 1, args_.end());
+    spec.log_path = log_;
+    spec.truncate_log = false;
+    spec.pipe_stdout = true;
+    const Child child = launch_child(spec);
+    pid_ = child.pid;
+    FILE* f = fdopen(child.out_fd, "r");
     char line[4096] = {0};
     const bool got = fgets(line, sizeof line, f) != nullptr;
     fclose(f);
@@ -187,6 +175,7 @@ class ProcessBackend final : public ServingBackend {
       run.log_dir = log_dir_;
       run.log_prefix = fmt::format("curve-t{}-b{}", threads, b);
       run.limits.timeout_s = 120 + 20 * o.time_s;
+      run.tick = [](double) { return !StopSignals::requested(); };
       const BenchResult r = measure_in_worker(o, run);
       if (!r.measurement || !(r.measurement->throughput_samples_per_s > 0))
         throw RuntimeFailure(
@@ -243,6 +232,7 @@ int run(Flags& f) {
   if (f.out.empty()) f.out = "serve-tune-" + fs::path(options.model).stem().string();
   fs::create_directories(fs::path(f.out) / "logs");
 
+  const StopSignals stop_signals;  // declared before the backend: its servers stop first
   ProcessBackend backend(f, options, (fs::path(f.out) / "logs").string(), o.objective);
   ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
   SteadyTimeSource clock;
@@ -253,6 +243,11 @@ int run(Flags& f) {
         serving_candidates(o).size(), o.cores, o.objective.text, o.budget_s);
   const ServeTuneResult r =
       run_serve_tune(o, backend, clock, [&](const std::string& phase, double x) {
+        if (StopSignals::requested())
+          throw Interrupted(fmt::format(
+              "serve-tune stopped by {} while {}; its servers are stopped and nothing is kept "
+              "(serve-tune has no journal): run it again to start over",
+              stop_signal_name(), phase));
         const double spent =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         bar.show(x, phase, std::max(0.0, o.budget_s - spent));

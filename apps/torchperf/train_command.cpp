@@ -15,6 +15,7 @@
 #include "exit_codes.h"
 #include "knob_flags.h"
 #include "progress_bar.h"
+#include "stop_signals.h"
 #include "report_files.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
@@ -102,8 +103,11 @@ int run(TrainFlags& f) {
             .string();
     std::filesystem::create_directories(workers.log_dir);
     workers.limits.timeout_s = 600;
+    workers.tick = [](double) { return !StopSignals::requested(); };
     o.workers = workers;
+    const StopSignals stop_signals;
     LadderEvents events;
+    events.stop_requested = [] { return StopSignals::requested(); };
     events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
     events.attempt = [&](const Attempt& a) {
       if (f.quiet) return;

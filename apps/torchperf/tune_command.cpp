@@ -1,13 +1,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,6 +15,7 @@
 #include "knob_flags.h"
 #include "progress_bar.h"
 #include "report_files.h"
+#include "stop_signals.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/tune_summary.h"
@@ -24,9 +24,6 @@
 
 namespace torchperf::cli {
 namespace {
-
-std::atomic<bool> interrupted{false};
-extern "C" void on_interrupt(int) { interrupted = true; }
 
 struct TuneFlags {
   TuneOptions options;
@@ -117,13 +114,7 @@ int run(TuneFlags& f) {
                             ? std::filesystem::read_symlink("/proc/self/exe").string()
                             : f.worker_exe;
 
-  interrupted = false;
-  struct sigaction action {};
-  action.sa_handler = on_interrupt;
-  sigemptyset(&action.sa_mask);
-  struct sigaction previous {};
-  sigaction(SIGINT, &action, &previous);
-
+  std::optional<StopSignals> stop_signals(std::in_place);
   const bool bar_enabled = !f.quiet && isatty(STDERR_FILENO);
   ProgressBar bar(bar_enabled);
   if (!f.quiet) std::cerr << "tune: results go to " << o.out_dir << "/results.jsonl\n";
@@ -145,14 +136,13 @@ int run(TuneFlags& f) {
                                  : s.phase;
           bar.show(s.fraction, text, s.eta_s);
         },
-        [] { return interrupted.load(); });
+        [] { return StopSignals::requested(); });
   } catch (...) {
     bar.finish();
-    sigaction(SIGINT, &previous, nullptr);
     throw;
   }
   bar.finish();
-  sigaction(SIGINT, &previous, nullptr);
+  stop_signals.reset();
   if (f.json)
     std::cout << to_json(result).dump(2) << "\n";
   else
@@ -218,7 +208,7 @@ Runner add_tune_command(CLI::App& app) {
                   "Kill a point's worker after this long (default: max(120 s, 10x --time))");
   cmd->add_option(
       "--memory-cap", f->memory_cap,
-      "Kill a point's worker above this resident memory: 4G, 512M (default: 75% of RAM)");
+      "Kill a point's worker above this resident memory: 4G, 512M (default: 90% of the memory available at start)");
   cmd->add_option("--out", f->options.out_dir,
                   "Directory for results.jsonl, references and worker logs "
                   "(default: torchperf-runs/MODEL-TIME)");

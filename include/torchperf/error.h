@@ -62,6 +62,13 @@ class TraceError : public Error {
   using Error::Error;
 };
 
+// A run stopped at a bound: its memory cap (inputs or resident memory over it, an allocation the
+// machine refused) or a time budget no single call fits in.
+class ResourceLimit : public Error {
+ public:
+  using Error::Error;
+};
+
 // The user stopped a long run (Ctrl-C); what finished before is kept.
 class Interrupted : public Error {
  public:

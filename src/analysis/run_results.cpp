@@ -94,7 +94,12 @@ RunResults load_run(const std::string& path) {
   run.model = string_field(run.experiment, "model");
   run.objective = string_field(run.experiment, "objective");
   run.accuracy = string_field(run.experiment, "accuracy");
-  if (truncated)
+  if (const auto pid = JournalLock::holder(parent.string())) {
+    run.running_pid = *pid;
+    run.warnings.push_back("the run is still going (tune PID " + std::to_string(*pid) +
+                           " holds " + parent.string() + "): these are its results so far");
+  }
+  if (truncated && !run.running_pid)
     run.warnings.push_back("the journal's last line was cut short (a write interrupted) and is "
                            "ignored");
   std::set<std::string> seen;

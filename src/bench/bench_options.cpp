@@ -20,6 +20,7 @@ void validate(const BenchOptions& options) {
                      std::to_string(options.time_s));
   if (!(options.target_relative_ci > 0 && options.target_relative_ci < 1))
     throw UsageError("--target-ci: expected a fraction between 0 and 1, e.g. 0.01 for ±1%");
+  if (options.memory_cap_bytes < 0) throw UsageError("--memory-cap: expected a size > 0");
   if (!options.input_spec.empty() && !options.inputs_file.empty())
     throw UsageError("--input and --inputs-file both given; expected one way to feed the model");
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -34,6 +35,10 @@ struct Session {
   std::vector<c10::IValue> file_inputs;
   c10::Device device = c10::kCPU;
   std::uint64_t seed = 0;
+  std::int64_t memory_cap_bytes = 0;
+  // A reference call longer than this ends the run before anything else is timed (0: none).
+  double call_limit_s = 0;
+  double time_budget_s = 0;
 };
 
 struct Reference {
@@ -47,6 +52,11 @@ Session open_session(const BenchOptions& options) {
   s.source = open_model(options.model);
   s.device = resolve_device(options.device);
   s.seed = options.seed;
+  s.memory_cap_bytes = options.memory_cap_bytes;
+  s.time_budget_s = options.time_s;
+  // The reference call is a cold first call (oneDNN's primitives, the profiling executor: 20 ms
+  // for a 4-row MLP here): only one far beyond the budget, and beyond a second, is conclusive.
+  if (options.stop_when_a_call_exceeds_time) s.call_limit_s = std::max(10 * options.time_s, 1.0);
   if (!options.inputs_file.empty()) {
     s.file_inputs = load_inputs_file(options.inputs_file);
     s.input_source = "file:" + options.inputs_file;
@@ -105,6 +115,40 @@ std::vector<at::Tensor> to_cpu_copy(const std::vector<at::Tensor>& tensors) {
   return out;
 }
 
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+// An allocation the machine refused, named by the batch and the bytes asked for.
+std::string out_of_memory_text(const Session& s, const std::string& batch,
+                               const std::string& message) {
+  const auto bytes = compat::requested_allocation_bytes(message);
+  return fmt::format("model '{}' at batch {}: out of memory{} (lower --batch{})", s.source->name(),
+                     batch, bytes ? " allocating " + gib(static_cast<double>(*bytes)) : "",
+                     s.memory_cap_bytes > 0 ? "; the memory cap is " +
+                                                  gib(static_cast<double>(s.memory_cap_bytes))
+                                            : "");
+}
+
+// Inputs that alone exceed the memory cap are refused before they are allocated: the batch
+// knob makes them from the spec at batch 1 times the batch.
+void refuse_inputs_over_cap(const Session& s, const Workload& w, const std::string& batch) {
+  if (s.memory_cap_bytes <= 0 || !s.spec || batch == "n/a") return;
+  double per_sample = 0;
+  for (const auto& v : w.inputs)
+    if (v.isTensor()) per_sample += static_cast<double>(v.toTensor().nbytes());
+  double n = 0;
+  try {
+    n = std::stod(batch);
+  } catch (const std::exception&) {
+    return;  // the batch knob refuses it with its own message
+  }
+  const double bytes = per_sample * n;
+  if (bytes > static_cast<double>(s.memory_cap_bytes))
+    throw ResourceLimit(fmt::format(
+        "model '{}' at batch {}: the inputs alone need {}, over the memory cap of {} "
+        "(--memory-cap); lower --batch",
+        s.source->name(), batch, gib(bytes), gib(static_cast<double>(s.memory_cap_bytes))));
+}
+
 // The fp32, eval, no_grad output at the batch the configuration uses (first call: rejections of
 // the inputs surface here, as the user's error, not the configuration's).
 Reference compute_reference(const Session& s, const std::string& batch, bool count) {
@@ -116,18 +160,33 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   if (traits.cuda) careful.set("tf32", "off");  // a true fp32 reference: cuDNN uses TF32 by default
   if (batch != "n/a") careful.set("batch", batch);
   const ResolvedConfiguration config = resolve(careful, traits);
-  prepare_workload(config, w);
+  refuse_inputs_over_cap(s, w, batch);
+  try {
+    prepare_workload(config, w);
+  } catch (const std::exception& e) {
+    const std::string message = compat::concise_error_message(e.what());
+    if (!compat::is_out_of_memory_message(message)) throw;
+    throw ResourceLimit(out_of_memory_text(s, batch, message));
+  }
   Reference ref;
+  SteadyTimeSource clock;
+  const auto started = clock.now();
   try {
     ref.outputs = to_cpu_copy(flatten_output(forward_in_scope(config, w)));
   } catch (const std::exception& e) {  // c10::Error, or TorchScript's JITException
     const std::string message = compat::concise_error_message(e.what());
     if (compat::is_out_of_memory_message(message))
-      throw RuntimeFailure("model '" + s.source->name() + "' ran out of memory at inputs " +
-                           describe_inputs(w.inputs) + ": " + message);
+      throw ResourceLimit(out_of_memory_text(s, batch, message));
     throw WorkloadError("model '" + s.source->name() + "' rejected its inputs " +
                         describe_inputs(w.inputs) + ": " + message);
   }
+  const double call_s = to_seconds(clock.now() - started);
+  if (s.call_limit_s > 0 && call_s > s.call_limit_s)
+    throw ResourceLimit(fmt::format(
+        "model '{}' at batch {}: one call took {:.3g} s (the fp32 reference, cold), far over the "
+        "--time budget of {:.3g} s: no sample fits (raise --time, lower --batch, or pass "
+        "--allow-overrun to measure anyway)",
+        s.source->name(), batch, call_s, s.time_budget_s));
   if (count) {
     try {
       const FlopCount flops = count_flops([&] { forward_in_scope(config, w); });
@@ -203,6 +262,36 @@ OutputQuality quality_of(const Accuracy& a) {
           a.cosine,     a.top1_agreement, a.nonfinite_values};
 }
 
+// Why these samples do not support a verdict, or "" when they do (the order is the order a
+// user fixes them in: a budget too short for one call, then warm-up, then precision).
+std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions& sampling,
+                                bool paired) {
+  const Summary& sum = samples.summary;
+  const double budget_s = to_seconds(sampling.time_budget);
+  if (samples.stop == StopReason::kCallOverBudget)
+    return fmt::format(
+        "one call takes {:.3g} s, longer than the --time budget of {:.3g} s: no sample fits "
+        "(raise --time, or pass --allow-overrun to measure anyway)",
+        samples.warmup.settled_iteration_ns * 1e-9, budget_s);
+  if (!samples.warmup.settled)
+    return fmt::format(
+        "warm-up did not settle within its budget ({} calls in {:.3g} s; raise --time)",
+        samples.warmup.iterations, to_seconds(samples.warmup.total));
+  if (paired || samples.stop == StopReason::kConfidenceReached) return "";
+  if (std::isnan(sum.median_ci_relative))
+    return fmt::format(
+        "stopping rule not met: {} sample(s) are too few for a {:.0f}% CI of the median (6 at "
+        "least; raise --time)",
+        sum.count, sampling.confidence * 100);
+  return fmt::format(
+      "stopping rule not met: the median's {:.0f}% CI is ±{:.2f}%, target ±{:.2f}%, after {} "
+      "samples ({})",
+      sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
+      sum.count,
+      samples.stop == StopReason::kSampleLimit ? "sample limit reached"
+                                               : "raise --time or --target-ci");
+}
+
 // Fills a measurement from its samples and checks its output against the reference.
 // paired: the samples come from an interleaved comparison, whose stopping rule is the ratio's.
 Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
@@ -266,32 +355,12 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   }
   if (!m.quality.comparable)
     m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
-  if (!paired && samples.stop != StopReason::kConfidenceReached) {
-    char buf[240];
-    if (std::isnan(sum.median_ci_relative))
-      std::snprintf(buf, sizeof(buf),
-                    "stopping rule not met: %zu sample(s) are too few for a %.0f%% CI of the "
-                    "median (6 at least; raise --time)",
-                    sum.count, sampling.confidence * 100);
-    else
-      std::snprintf(
-          buf, sizeof(buf),
-          "stopping rule not met: the median's %.0f%% CI is ±%.2f%%, target ±%.2f%%, after %zu "
-          "samples (%s)",
-          sampling.confidence * 100, sum.median_ci_relative * 100,
-          sampling.target_relative_ci * 100, sum.count,
-          samples.stop == StopReason::kSampleLimit ? "sample limit reached" : "raise --time");
-    m.warnings.push_back(buf);
-  }
+  m.inconclusive_reason = inconclusive_reason(samples, sampling, paired);
   const ResolvedKnob& threads = p.config.knob("threads");
   if (threads.applicable && std::stoi(threads.value) > p.traits.usable_cores)
     m.warnings.push_back("threads=" + threads.value + " exceeds the " +
                          std::to_string(p.traits.usable_cores) +
                          " usable cores: oversubscribed threads make timings noisy");
-  if (!samples.warmup.settled)
-    m.warnings.push_back("warm-up did not settle within its budget (" +
-                         std::to_string(samples.warmup.iterations) +
-                         " iterations): early samples may be slow");
   return m;
 }
 
@@ -309,6 +378,7 @@ SamplingOptions sampling_options(const BenchOptions& o) {
   s.time_budget = budget;
   s.warmup_budget = budget;
   s.target_relative_ci = o.target_relative_ci;
+  s.stop_when_a_call_exceeds_budget = o.stop_when_a_call_exceeds_time;
   return s;
 }
 
@@ -352,10 +422,22 @@ void save_reference(const BenchOptions& options, const std::string& batch,
   if (!out) throw RuntimeFailure("could not write the reference file '" + path + "'");
 }
 
-bool BenchResult::valid() const {
-  if (measurement && !measurement->valid) return false;
-  if (comparison && (!comparison->a.valid || !comparison->b.valid)) return false;
-  return true;
+std::string BenchResult::invalid_reason() const {
+  const auto of = [](const Measurement& m, const std::string& side) -> std::string {
+    if (!m.valid) return side + m.invalid_reason;
+    if (!m.inconclusive_reason.empty()) return side + m.inconclusive_reason;
+    return "";
+  };
+  if (measurement) return of(*measurement, "");
+  if (!comparison) return "no measurement";
+  for (const auto& reason : {of(comparison->a, "A: "), of(comparison->b, "B: ")})
+    if (!reason.empty()) return reason;
+  if (comparison->stop != StopReason::kConfidenceReached)
+    return fmt::format(
+        "stopping rule not met: the ratio's 95% CI is ±{:.2f}% after {} rounds (raise --time "
+        "or --target-ci)",
+        comparison->speedup.relative_half_width * 100, comparison->speedup.rounds);
+  return "";
 }
 
 struct BenchSide::Impl {

@@ -62,7 +62,7 @@ Warmup warmup_from_json(const json& j) {
 
 StopReason stop_reason_from_string(const std::string& name) {
   for (StopReason r : {StopReason::kConfidenceReached, StopReason::kTimeBudgetSpent,
-                       StopReason::kSampleLimit})
+                       StopReason::kSampleLimit, StopReason::kCallOverBudget})
     if (to_string(r) == name) return r;
   throw json::other_error::create(501, "unknown stop_reason '" + name + "'", nullptr);
 }
@@ -156,6 +156,7 @@ Measurement measurement_from_json(const json& j) {
   m.advice = j.value("advice", std::vector<std::string>{});
   m.valid = j.at("valid").get<bool>();
   m.invalid_reason = j.at("invalid_reason").get<std::string>();
+  m.inconclusive_reason = j.value("inconclusive_reason", "");
   return m;
 }
 
@@ -277,6 +278,7 @@ json to_json(const Measurement& m) {
       {"advice", m.advice},
       {"valid", m.valid},
       {"invalid_reason", m.invalid_reason},
+      {"inconclusive_reason", m.inconclusive_reason},
   };
 }
 
@@ -304,6 +306,7 @@ json to_json(const BenchResult& result) {
     out["measurement"] = to_json(*result.measurement);
   }
   out["valid"] = result.valid();
+  out["invalid_reason"] = result.invalid_reason();
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "torchperf/compat/torch_error.h"
 
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -29,6 +30,23 @@ bool is_out_of_memory_message(const std::string& message) {
                            "not enough memory", "std::bad_alloc"})
     if (message.find(sign) != std::string::npos) return true;
   return false;
+}
+
+std::optional<std::int64_t> requested_allocation_bytes(const std::string& message) {
+  static const std::regex cpu(R"(allocate (\d+) bytes)");
+  static const std::regex cuda(R"(Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB))");
+  std::smatch m;
+  try {
+    if (std::regex_search(message, m, cpu)) return std::stoll(m[1].str());
+    if (std::regex_search(message, m, cuda)) {
+      const std::string unit = m[2].str();
+      const int shift = unit == "TiB" ? 40 : unit == "GiB" ? 30 : unit == "MiB" ? 20
+                                           : unit == "KiB" ? 10 : 0;
+      return static_cast<std::int64_t>(std::stod(m[1].str()) * static_cast<double>(1LL << shift));
+    }
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 }  // namespace torchperf::compat

@@ -28,6 +28,8 @@ std::string to_string(StopReason reason) {
       return "time-budget-spent";
     case StopReason::kSampleLimit:
       return "sample-limit";
+    case StopReason::kCallOverBudget:
+      return "call-over-budget";
   }
   return "unknown";
 }
@@ -61,6 +63,12 @@ Warmup Sampler::warm_up(const TimedRun& run) {
     times.push_back(static_cast<double>(t.count()));
     ++w.iterations;
     w.total += t;
+    if (options_.stop_when_a_call_exceeds_budget && times.size() == 1 &&
+        w.first_call > options_.time_budget && t > options_.time_budget) {
+      w.over_budget = true;
+      w.settled_iteration_ns = static_cast<double>(t.count());
+      break;
+    }
     if (times.size() >= needed) {
       const std::vector<double> last(times.end() - window, times.end());
       const std::vector<double> before(times.end() - 2 * window, times.end() - window);
@@ -102,6 +110,13 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
   SampleSet set;
   set.warmup = warm_up(run);
   set.block_iterations = block_size_for(set.warmup.settled_iteration_ns);
+  if (set.warmup.over_budget) {
+    // The one warm call stands as the only sample: it says how far off the budget is.
+    set.iteration_ns = {set.warmup.settled_iteration_ns};
+    set.stop = StopReason::kCallOverBudget;
+    set.summary = summarize(set.iteration_ns, options_.confidence);
+    return set;
+  }
   const auto start = time_.now();
   std::size_t next_check = 0;
   while (true) {
@@ -139,6 +154,15 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
   PairedSampleSet set;
   set.a.warmup = warm_up(a);
   set.b.warmup = warm_up(b);
+  if (set.a.warmup.over_budget || set.b.warmup.over_budget) {
+    for (SampleSet* side : {&set.a, &set.b}) {
+      side->iteration_ns = {side->warmup.settled_iteration_ns};
+      side->stop = StopReason::kCallOverBudget;
+      side->summary = summarize(side->iteration_ns, options_.confidence);
+    }
+    set.stop = StopReason::kCallOverBudget;
+    return set;
+  }
   // Both sides use one block size, chosen for the faster of the two, so rounds are comparable.
   const double faster =
       std::min(set.a.warmup.settled_iteration_ns, set.b.warmup.settled_iteration_ns);

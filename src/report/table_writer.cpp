@@ -121,6 +121,7 @@ std::string format_measurement(const Measurement& m) {
   for (const auto& warning : m.warnings) out += "  warning: " + warning + "\n";
   for (const auto& advice : m.advice) out += "  advice: " + advice + "\n";
   if (!m.valid) out += "  INVALID: " + m.invalid_reason + "\n";
+  if (!m.inconclusive_reason.empty()) out += "  inconclusive: " + m.inconclusive_reason + "\n";
   return out;
 }
 
@@ -148,7 +149,8 @@ std::string format_result(const BenchResult& result) {
   out += format_environment(result.environment) + "\n";
   if (result.comparison) out += format_comparison(*result.comparison);
   if (result.measurement) out += format_measurement(*result.measurement);
-  out += std::string("Result is : ") + (result.valid() ? "VALID" : "INVALID") + "\n";
+  const std::string reason = result.invalid_reason();
+  out += "Result is : " + (reason.empty() ? std::string("VALID") : "INVALID (" + reason + ")") + "\n";
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -396,6 +397,10 @@ TuneResult Supervisor::run() {
   result_.objective = o_.objective;
   result_.guard = o_.guard;
   const json header = journal_header(o_);
+  if (o_.resume && !std::filesystem::exists(path))
+    throw ResultsError("--resume '" + o_.out_dir + "': no journal there (expected results.jsonl "
+                       "from an earlier tune)");
+  lock_.emplace(JournalLock::acquire(o_.out_dir));  // one writer per journal
   if (o_.resume) {
     // Refused before the file is touched (a cut-short line is trimmed only in our own journal).
     journal_.emplace(Journal::reopen(path, [&](const json& their_header) {

@@ -70,6 +70,7 @@ class Supervisor {
   TuneInterrupt interrupt_;
   WorkerLimits limits_;
   Clock::time_point start_;
+  std::optional<JournalLock> lock_;  // taken before the journal is read, held to the end
   std::optional<Journal> journal_;
   int session_ = 1;
   Space space_;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "torchperf/error.h"
+#include "torchperf/measure/memory_probe.h"
 #include "torchperf/text.h"
 
 namespace torchperf {
@@ -158,8 +159,9 @@ double effective_point_timeout_s(const TuneOptions& o) {
 
 std::int64_t effective_memory_cap_bytes(const TuneOptions& o) {
   if (o.memory_cap_bytes > 0) return o.memory_cap_bytes;
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<std::int64_t>(pages) * page / 4 * 3 : 0;
+  // A worker starts from nothing: the supervisor's own resident memory is not its to use.
+  const std::int64_t available = available_memory_bytes();
+  return available > 0 ? available / 10 * 9 : 0;
 }
 
 }  // namespace torchperf

@@ -263,7 +263,9 @@ json to_json(const BenchOptions& o) {
           {"target_relative_ci", o.target_relative_ci},
           {"device", o.device},
           {"seed", o.seed},
-          {"count_flops", o.count_flops}};
+          {"count_flops", o.count_flops},
+          {"stop_when_a_call_exceeds_time", o.stop_when_a_call_exceeds_time},
+          {"memory_cap_bytes", o.memory_cap_bytes}};
 }
 
 BenchOptions bench_options_from_json(const json& j) {
@@ -276,6 +278,8 @@ BenchOptions bench_options_from_json(const json& j) {
   o.device = j.at("device").get<std::string>();
   o.seed = j.at("seed").get<std::uint64_t>();
   o.count_flops = j.at("count_flops").get<bool>();
+  o.stop_when_a_call_exceeds_time = j.value("stop_when_a_call_exceeds_time", false);
+  o.memory_cap_bytes = j.value("memory_cap_bytes", std::int64_t{0});
   return o;
 }
 

@@ -1,8 +1,6 @@
 #include "torchperf/sweep/worker_process.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include <fstream>
 
 #include "torchperf/error.h"
+#include "torchperf/sweep/child_process.h"
 
 namespace torchperf {
 namespace {
@@ -61,71 +60,18 @@ struct Spawned {
   int in_fd = -1, out_fd = -1;
 };
 
-// The environment a worker starts with: ours, with the overrides applied. Built before fork:
-// after it, only async-signal-safe calls are allowed.
-std::vector<std::string> child_environment(const WorkerEnvironment& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    if (!overrides.count(name)) env.push_back(entry);
-  }
-  for (const auto& [name, value] : overrides)
-    if (!value.empty()) env.push_back(name + "=" + value);
-  return env;
-}
-
 // Starts `executable __worker` with stdin and fd 3 on pipes and stdout/stderr in the log.
 Spawned spawn_worker(const std::string& executable, const std::string& log_path,
                      const WorkerEnvironment& environment) {
-  // A worker that dies while we write its request must not kill the supervisor with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  const std::vector<std::string> env_strings = child_environment(environment);
-  std::vector<char*> envp;
-  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int to_child[2], from_child[2];
-  if (::pipe2(to_child, O_CLOEXEC) != 0)
-    throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
-  if (::pipe2(from_child, O_CLOEXEC) != 0) {
-    ::close(to_child[0]);
-    ::close(to_child[1]);
-    throw RuntimeFailure("pipe: " + std::string(strerror(errno)));
-  }
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-    throw RuntimeFailure("cannot create the worker log '" + log_path + "'");
-  }
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], log_fd}) ::close(fd);
-    throw RuntimeFailure("fork: " + std::string(strerror(errno)));
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. The worker dies with the supervisor (SIGKILL of
-    // the supervisor leaves no orphan measuring on a shared machine).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(126);
-    // Ctrl-C is the supervisor's to handle: it stops the worker itself and keeps the journal
-    // consistent (a point cut short by ^C is not recorded as a crash).
-    ::signal(SIGINT, SIG_IGN);
-    ::dup2(to_child[0], STDIN_FILENO);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    ::dup2(from_child[1], kWorkerResponseFd);
-    char* const argv[] = {const_cast<char*>(executable.c_str()), const_cast<char*>("__worker"),
-                          nullptr};
-    ::execve(executable.c_str(), argv, envp.data());
-    const char msg[] = "torchperf worker: exec failed\n";
-    [[maybe_unused]] auto n = ::write(STDERR_FILENO, msg, sizeof(msg) - 1);
-    ::_exit(127);
-  }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  ::close(log_fd);
-  return {pid, to_child[1], from_child[0]};
+  ChildSpec spec;
+  spec.executable = executable;
+  spec.args = {"__worker"};
+  spec.environment = environment;
+  spec.log_path = log_path;
+  spec.pipe_stdin = true;
+  spec.response_fd = kWorkerResponseFd;
+  const Child child = launch_child(spec);
+  return {child.pid, child.in_fd, child.response_fd};
 }
 
 // Why a worker ended without an answer, from its exit status and the last line of its log.

@@ -86,6 +86,13 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
   result.rungs.push_back(rung);
   if (events.rung) events.rung(rung);
 
+  const auto stop_if_requested = [&] {
+    if (!events.stop_requested || !events.stop_requested()) return;
+    throw Interrupted(
+        "train --ladder stopped after " + std::to_string(result.rungs.size() - 1) +
+        " kept change(s); continue from the last rung with --ladder --config '" +
+        (current.empty() ? std::string("") : current.to_string()) + "'");
+  };
   std::set<std::string> tried;  // "knob=value" from the configuration it was tried on
   while (result.rungs.size() <= o.max_rungs) {
     // Copies: result.rungs grows inside the loop.
@@ -104,6 +111,7 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
         continue;
       }
       if (!tried.insert(current.to_string() + "|" + change).second) continue;
+      stop_if_requested();
       Configuration candidate = current;
       candidate.set(advice.knob, advice.value);
       std::unique_ptr<TrainingSession> next;
@@ -133,14 +141,15 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
         run.log_prefix = "ladder-" + std::to_string(result.attempts.size() + 1);
         RemoteTrainingSide a(context.spec, current, o.compare, o.warmup_steps, run, "a");
         RemoteTrainingSide b(context.spec, candidate, o.compare, o.warmup_steps, run, "b");
-        attempt.speedup =
-            compare_throughputs([&] { return a.block(); }, [&] { return b.block(); }, o.compare);
+        attempt.speedup = compare_throughputs([&] { return a.block(); },
+                                              [&] { return b.block(); }, o.compare,
+                                              stop_if_requested);
       } else {
         {
           const ScopeExit restore(next->enter());
           for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
         }
-        attempt.speedup = head_to_head(*session, *next, o.compare);
+        attempt.speedup = head_to_head(*session, *next, o.compare, stop_if_requested);
       }
       attempt.kept = attempt.speedup.wins(o.compare.min_gain);
       result.attempts.push_back(attempt);

@@ -29,7 +29,7 @@ TEST(BenchRunnerTest, MeasuresABuiltinWithEveryFieldFilledIn) {
   const BenchResult r = bench(o);
   ASSERT_TRUE(r.measurement.has_value());
   const Measurement& m = *r.measurement;
-  EXPECT_TRUE(r.valid());
+  EXPECT_TRUE(m.valid) << m.invalid_reason;  // sound output; 0.2 s may be too short to conclude
   EXPECT_EQ(m.batch, 4);
   EXPECT_GT(m.throughput_samples_per_s, 0);
   EXPECT_LE(m.throughput_ci.low, m.throughput_samples_per_s);
@@ -96,6 +96,35 @@ TEST(BenchRunnerTest, ATorchvisionModelFromAFileMeasuresWithItsSavedInputs) {
   EXPECT_NEAR(r.measurement->quality.cosine, 1, 1e-6);
 }
 
+TEST(BenchRunnerTest, ARunTooShortToConcludeIsInvalidAndTheVerdictSaysWhy) {
+  BenchOptions o = quick("builtin:mlp");
+  o.time_s = 0.002;
+  o.config = Configuration::parse("batch=4,grad=no_grad");
+  const BenchResult r = bench(o);
+  EXPECT_TRUE(r.measurement->valid) << "the output itself is sound";
+  EXPECT_FALSE(r.valid());
+  const std::string why = r.invalid_reason();
+  EXPECT_TRUE(why.rfind("stopping rule not met", 0) == 0 ||
+              why.rfind("warm-up did not settle", 0) == 0)
+      << why;
+  EXPECT_EQ(why, r.measurement->inconclusive_reason);
+}
+
+TEST(BenchRunnerTest, InputsLargerThanTheMemoryCapAreRefusedBeforeAllocation) {
+  BenchOptions o = quick("builtin:mlp");
+  o.config = Configuration::parse("batch=100000000");
+  o.memory_cap_bytes = std::int64_t{1} << 30;
+  try {
+    bench(o);
+    ADD_FAILURE() << "a 292 GiB input was not refused";
+  } catch (const ResourceLimit& e) {
+    EXPECT_NE(std::string(e.what()).find("at batch 100000000: the inputs alone need 292.06 GiB, "
+                                         "over the memory cap of 1.00 GiB"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(BenchRunnerTest, MeasuresEveryTorchvisionAndTorchNnFixture) {
   const std::vector<std::pair<std::string, std::string>> fixtures = {
       {"resnet18_traced.pt", "3x64x64"},
@@ -109,7 +138,7 @@ TEST(BenchRunnerTest, MeasuresEveryTorchvisionAndTorchNnFixture) {
     o.input_spec = spec;
     o.config = Configuration::parse("batch=2,grad=no_grad");
     const BenchResult r = bench(o);
-    EXPECT_TRUE(r.valid()) << file;
+    EXPECT_TRUE(r.measurement->valid) << file << ": " << r.measurement->invalid_reason;
     EXPECT_GT(r.measurement->throughput_samples_per_s, 0) << file;
     EXPECT_NEAR(r.measurement->quality.cosine, 1, 1e-6) << file;
   }
@@ -190,7 +219,7 @@ TEST(BenchRunnerTest, MeasuresOnTheGpuWithCudaKnobs_CUDA) {
   o.config = Configuration::parse(
       "batch=8,grad=inference,precision=fp16-autocast,cudnn_benchmark=on,tf32=on");
   const BenchResult r = bench(o);
-  ASSERT_TRUE(r.valid());
+  ASSERT_TRUE(r.measurement->valid) << r.measurement->invalid_reason;
   EXPECT_EQ(r.measurement->device, "cuda:0");
   EXPECT_GT(r.measurement->quality.cosine, 0.99);
   EXPECT_TRUE(r.environment.cuda_available);

@@ -34,8 +34,9 @@ void expect_one_line_error(const CliRun& run, int code, const std::vector<std::s
 
 TEST(BenchCommandTest, PrintsATableEndingInTheVerdict) {
   const CliRun run =
-      run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "0.2"});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+      run_cli({"bench", "builtin:mlp", "--batch", "4", "--grad", "no_grad", "--time", "1",
+               "--target-ci", "0.2"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   for (const char* text : {"environment", "LibTorch build", "throughput", "samples/s", "latency per call",
                            "p99", "median CI / CV", "cold start", "peak RSS", "vs fp32 reference",
                            "GFLOP/s", "Result is : VALID"})
@@ -44,7 +45,7 @@ TEST(BenchCommandTest, PrintsATableEndingInTheVerdict) {
 
 TEST(BenchCommandTest, JsonOutputFollowsTheSchema) {
   const CliRun run = run_cli(
-      {"bench", "builtin:mlp", "--time", "0.2", "--json", "--config", "threads=1,grad=inference"});
+      {"bench", "builtin:mlp", "--time", "0.2", "--target-ci", "0.5", "--json", "--config", "threads=1,grad=inference"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["schema_version"], 1);
@@ -55,7 +56,7 @@ TEST(BenchCommandTest, JsonOutputFollowsTheSchema) {
 
 TEST(BenchCommandTest, VsBaselinePrintsTheRatioWithItsInterval) {
   const CliRun run = run_cli(
-      {"bench", "builtin:mlp", "--grad", "no_grad", "--vs", "baseline", "--time", "0.2", "--json"});
+      {"bench", "builtin:mlp", "--grad", "no_grad", "--vs", "baseline", "--time", "0.2", "--target-ci", "0.5", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["kind"], "comparison");
@@ -64,7 +65,7 @@ TEST(BenchCommandTest, VsBaselinePrintsTheRatioWithItsInterval) {
 
 TEST(BenchCommandTest, KnobFlagsOverrideTheConfigString) {
   const CliRun run = run_cli({"bench", "builtin:mlp", "--config", "grad=on", "--grad", "no_grad",
-                              "--time", "0.1", "--json"});
+                              "--time", "0.1", "--target-ci", "0.5", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(
       nlohmann::json::parse(run.out)["measurement"]["configuration"]["knobs"]["grad"]["value"],
@@ -86,7 +87,7 @@ TEST(BenchCommandTest, FilesThatAreNotTorchScriptExitFourNamingTheFile) {
 
 TEST(BenchCommandTest, ATorchScriptModelIsAnnouncedAsDeprecatedOnceOnStderr) {
   const std::string path = fixture("two_inputs.pt");
-  const CliRun run = run_cli({"bench", path, "--input", "4;4", "--time", "0.1", "--json"});
+  const CliRun run = run_cli({"bench", path, "--input", "4;4", "--time", "0.1", "--target-ci", "0.5", "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.err.find("torchperf: note: TorchScript is deprecated in PyTorch 2.x: '" + path),
             0u)
@@ -94,7 +95,7 @@ TEST(BenchCommandTest, ATorchScriptModelIsAnnouncedAsDeprecatedOnceOnStderr) {
   EXPECT_NE(run.err.find("torch.export (.pt2) is the format to move to"), std::string::npos);
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_TRUE(nlohmann::json::accept(run.out)) << run.out;  // stdout stays machine-readable
-  const CliRun builtin = run_cli({"bench", "builtin:mlp", "--time", "0.1", "--json"});
+  const CliRun builtin = run_cli({"bench", "builtin:mlp", "--time", "0.1", "--target-ci", "0.5", "--json"});
   EXPECT_EQ(builtin.err.find("deprecated"), std::string::npos) << builtin.err;
 }
 
@@ -139,6 +140,41 @@ TEST(BenchCommandTest, NanOutputIsReportedAndExitsThree) {
   EXPECT_NE(run.out.find("Result is : INVALID"), std::string::npos);
 }
 
+TEST(BenchCommandTest, ARunThatCannotConcludeSaysWhyOnTheVerdictLineAndExitsThree) {
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--batch", "4", "--time", "0.002"});
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_TRUE(run.out.find("Result is : INVALID (stopping rule not met") != std::string::npos ||
+              run.out.find("Result is : INVALID (warm-up did not settle") != std::string::npos)
+      << run.out;
+}
+
+TEST(BenchCommandTest, ACallLongerThanTheBudgetStopsTheRunUnlessAskedToGoOn) {
+  const CliRun over = run_cli({"bench", "builtin:mlp", "--batch", "20000", "--time", "0.001"});
+  EXPECT_EQ(over.exit_code, 3) << over.err;
+  EXPECT_NE(over.out.find("Result is : INVALID (one call takes"), std::string::npos) << over.out;
+  EXPECT_NE(over.out.find("no sample fits (raise --time, or pass --allow-overrun"),
+            std::string::npos)
+      << over.out;
+  const CliRun on = run_cli({"bench", "builtin:mlp", "--batch", "20000", "--time", "0.001",
+                             "--allow-overrun", "--json"});
+  EXPECT_NE(nlohmann::json::parse(on.out)["measurement"]["stop_reason"], "call-over-budget");
+  // A call far over the budget (seconds) ends the run at the reference call, before warm-up.
+  expect_one_line_error(
+      run_cli({"bench", "builtin:mlp", "--batch", "200000", "--time", "0.01"}), 9,
+      {"at batch 200000: one call took", "no sample fits", "--allow-overrun"});
+}
+
+TEST(BenchCommandTest, AnImpossibleBatchStopsAtTheMemoryCapWithTheBytesNamed) {
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--batch", "100000000"}), 9,
+                        {"at batch 100000000: the inputs alone need 292.06 GiB, over the memory cap"});
+  // Inputs that fit, activations that do not: the watchdog ends the run at the cap.
+  expect_one_line_error(
+      run_cli({"bench", "builtin:mlp", "--batch", "100000", "--memory-cap", "600M", "--time", "5"}),
+      9, {"resident memory reached", "over the memory cap of 600.0 MiB (--memory-cap)"});
+  expect_one_line_error(run_cli({"bench", "builtin:mlp", "--memory-cap", "lots"}), 2,
+                        {"--memory-cap"});
+}
+
 TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
   const CliRun run = run_cli({"bench", "--help"});
   EXPECT_EQ(run.exit_code, 0);
@@ -150,7 +186,7 @@ TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
 TEST(BenchCommandTest, AnAllocatorRunsBenchInAFreshWorkerThatConfirmsIt) {
   const Applicability here = find_knob("allocator").applies(WorkloadTraits{}, "jemalloc");
   if (!here.applies) GTEST_SKIP() << here.reason;
-  const CliRun run = run_cli({"bench", "builtin:mlp", "--allocator", "jemalloc", "--time", "0.2",
+  const CliRun run = run_cli({"bench", "builtin:mlp", "--allocator", "jemalloc", "--time", "0.2", "--target-ci", "0.5",
                               "--json", "--quiet"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
@@ -166,7 +202,7 @@ TEST(BenchCommandTest, AnAllocatorRunsBenchInAFreshWorkerThatConfirmsIt) {
 
 TEST(BenchCommandTest, SidesThatDifferInThreadsRunInTwoWorkers) {
   const CliRun run = run_cli({"bench", "builtin:mlp", "--threads", "1", "--vs", "threads=2",
-                              "--time", "0.4", "--json", "--quiet"});
+                              "--time", "0.4", "--target-ci", "0.5", "--json", "--quiet"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto c = nlohmann::json::parse(run.out)["comparison"];
   EXPECT_TRUE(c["separate_processes"].get<bool>());
@@ -189,7 +225,7 @@ TEST(BenchCommandTest, AnAllocatorWhosePackageIsMissingIsAnErrorNamingThePackage
   std::filesystem::create_directories(empty);
   ::setenv("TORCHPERF_LIBDIR", empty.c_str(), 1);
   const CliRun run =
-      run_cli({"bench", "builtin:mlp", "--config", "allocator=jemalloc", "--time", "0.2", "--quiet"});
+      run_cli({"bench", "builtin:mlp", "--config", "allocator=jemalloc", "--time", "0.2", "--target-ci", "0.5", "--quiet"});
   ::unsetenv("TORCHPERF_LIBDIR");
   std::filesystem::remove_all(empty);
   expect_one_line_error(run, 2, {"allocator=jemalloc", "libjemalloc2"});

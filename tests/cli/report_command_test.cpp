@@ -83,7 +83,7 @@ TEST_F(ReportCommandTest, TheWinnersConfigurationFileIsMeasuredAgainByBench) {
   const std::string config = run_dir("winner.json");
   ASSERT_EQ(run_cli({"report", run_dir("mlp"), "--config", config}).exit_code, 0);
   // No model on the command line: the file names it (builtin:mlp) and its inputs.
-  const CliRun bench = run_cli({"bench", "--config", config, "--time", "0.2", "--json", "--quiet"});
+  const CliRun bench = run_cli({"bench", "--config", config, "--time", "0.2", "--target-ci", "0.5", "--json", "--quiet"});
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const auto j = nlohmann::json::parse(bench.out);
   const std::string resolved = j.at("measurement").at("configuration").at("string").get<std::string>();

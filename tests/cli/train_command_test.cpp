@@ -151,7 +151,7 @@ TEST(TrainCommandTest, AProcessKnobTrainCannotApplyIsRefused) {
 }
 
 TEST(TrainCommandTest, BenchRefusesATrainingKnob) {
-  const auto r = run_cli({"bench", "builtin:mlp", "--config", "workers=2", "--time", "0.1"});
+  const auto r = run_cli({"bench", "builtin:mlp", "--config", "workers=2", "--time", "0.1", "--target-ci", "0.5"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("belongs to train"), std::string::npos) << r.err;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -46,6 +47,22 @@ class TuneCommandTest : public ::testing::Test {
     }
     return counts;
   }
+  // A tune of kSpace in a child process (stderr to err_path), once its first point is journaled.
+  pid_t start_tune_and_wait_for_a_point(const std::string& err_path) {
+    std::filesystem::create_directories(dir_);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      freopen("/dev/null", "w", stdout);
+      freopen(err_path.c_str(), "w", stderr);
+      execl(TORCHPERF_TEST_CLI, TORCHPERF_TEST_CLI, "tune", "builtin:mlp", "--space", kSpace,
+            "--time", "0.3", "--out", out().c_str(), "--quiet", "--budget", "0", nullptr);
+      _exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (pid > 0 && point_counts().empty() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return pid;
+  }
   std::filesystem::path dir_;
 };
 
@@ -78,18 +95,8 @@ TEST_F(TuneCommandTest, PrintsTheWinnerItsEvidenceAndWhereTheResultsAre) {
 }
 
 TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJournalOnce) {
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    freopen("/dev/null", "w", stdout);
-    freopen("/dev/null", "w", stderr);
-    execl(TORCHPERF_TEST_CLI, TORCHPERF_TEST_CLI, "tune", "builtin:mlp", "--space", kSpace,
-          "--time", "0.3", "--out", out().c_str(), "--quiet", "--budget", "0", nullptr);
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (point_counts().size() < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t pid = start_tune_and_wait_for_a_point("/dev/null");
+  ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -103,6 +110,45 @@ TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJour
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["resumed_points"].get<std::size_t>(), before);
   EXPECT_EQ(j["points"].size(), 3u);
+  const auto counts = point_counts();
+  EXPECT_EQ(counts.size(), 3u);
+  for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;
+}
+
+TEST_F(TuneCommandTest, ASecondTuneOnARunningFolderIsRefusedAndSigtermKeepsTheJournalWhole) {
+  const std::string err_log = (dir_ / "first.err").string();
+  const pid_t first = start_tune_and_wait_for_a_point(err_log);
+  ASSERT_GT(first, 0);
+  ASSERT_GE(point_counts().size(), 1u);
+
+  // A second writer, fresh or resuming, is refused at once and names the first.
+  const std::string holder = "in use by another tune (PID " + std::to_string(first) + ")";
+  expect_one_line_error(run_cli({"tune", "--resume", out(), "--quiet"}), 2, holder);
+  expect_one_line_error(run_cli({"tune", "builtin:mlp", "--space", kSpace, "--out", out(),
+                                 "--quiet"}),
+                        2, holder);
+  // A reader is welcome, and told the run is still going.
+  const CliRun report = run_cli({"report", out(), "--json"});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("is still being written by tune (PID " + std::to_string(first)),
+            std::string::npos)
+      << report.err;
+
+  // SIGTERM (timeout, systemd, Slurm): the workers stop, the journal stays whole, the way on is
+  // printed, and the exit code is 143.
+  ASSERT_EQ(kill(first, SIGTERM), 0);
+  int status = 0;
+  waitpid(first, &status, 0);
+  std::ifstream in(err_log);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) GTEST_SKIP() << "finished before SIGTERM";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 143) << err;
+  EXPECT_NE(err.find("continue with --resume " + out()), std::string::npos) << err;
+  for (const auto& [key, n] : point_counts()) EXPECT_EQ(n, 1) << key;
+
+  const CliRun resumed = run_cli({"tune", "--resume", out(), "--quiet", "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const auto counts = point_counts();
   EXPECT_EQ(counts.size(), 3u);
   for (const auto& [key, n] : counts) EXPECT_EQ(n, 1) << key;

@@ -242,6 +242,44 @@ TEST(SamplerTest, AFailingBlockStillExitsItsProcessScope) {
   EXPECT_EQ(exited, 1);
 }
 
+TEST(SamplerTest, ACallLongerThanTheBudgetStopsTheRunAfterTheSecondCall) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(2000)};
+  SamplingOptions o = quick();
+  o.stop_when_a_call_exceeds_budget = true;
+  Sampler sampler(clock, o);
+  const SampleSet set = sampler.measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kCallOverBudget);
+  EXPECT_TRUE(set.warmup.over_budget);
+  EXPECT_EQ(work.calls, 2);  // the cold call, and one warm call that confirms it
+  ASSERT_EQ(set.summary.count, 1u);
+  EXPECT_DOUBLE_EQ(set.summary.median, 2e9);
+}
+
+TEST(SamplerTest, OnlyAColdFirstCallOverTheBudgetDoesNotStopTheRun) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {milliseconds(2000)}, milliseconds(2)};
+  SamplingOptions o = quick();
+  o.stop_when_a_call_exceeds_budget = true;
+  Sampler sampler(clock, o);
+  const SampleSet set = sampler.measure(work.timed());
+  EXPECT_FALSE(set.warmup.over_budget);
+  EXPECT_EQ(set.stop, StopReason::kConfidenceReached);
+}
+
+TEST(SamplerTest, APairWithASideOverTheBudgetStopsWithBothSidesSayingSo) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(2)};
+  ScriptedRun b{clock, {}, milliseconds(3000)};
+  SamplingOptions o = quick();
+  o.stop_when_a_call_exceeds_budget = true;
+  Sampler sampler(clock, o);
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  EXPECT_EQ(set.stop, StopReason::kCallOverBudget);
+  EXPECT_EQ(set.b.stop, StopReason::kCallOverBudget);
+  EXPECT_TRUE(set.speedup.empty());
+}
+
 TEST(SamplerTest, StopReasonsHaveStableNames) {
   EXPECT_EQ(to_string(StopReason::kConfidenceReached), "confidence-reached");
   EXPECT_EQ(to_string(StopReason::kTimeBudgetSpent), "time-budget-spent");

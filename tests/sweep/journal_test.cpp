@@ -1,6 +1,8 @@
 #include "torchperf/sweep/journal.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -94,6 +96,45 @@ TEST_F(JournalTest, AFileThatIsNotATuneJournalIsRefused) {
   write(h.dump() + "\n");
   EXPECT_THROW(Journal::reopen(path_), UsageError);
   EXPECT_THROW(Journal::reopen((dir_ / "missing.jsonl").string()), UsageError);
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+TEST_F(JournalTest, AFolderHasOneWriterAndKillNineLeavesNoStaleLock) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t holder = fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    JournalLock lock = JournalLock::acquire(dir_.string());
+    const char byte = 1;
+    [[maybe_unused]] auto n = ::write(ready[1], &byte, 1);
+    ::pause();  // until killed
+    _exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  EXPECT_EQ(JournalLock::holder(dir_.string()), std::optional<long>(holder));
+  try {
+    JournalLock::acquire(dir_.string());
+    ADD_FAILURE() << "a second writer got the folder";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another tune (PID " + std::to_string(holder) +
+                                         ")"),
+              std::string::npos)
+        << e.what();
+  }
+  ::kill(holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+  EXPECT_EQ(JournalLock::holder(dir_.string()), std::nullopt);
+  JournalLock mine = JournalLock::acquire(dir_.string());
+  // Our own lock is not dropped when another descriptor of the file closes (a report reading).
+  EXPECT_EQ(JournalLock::holder(dir_.string()), std::optional<long>(getpid()));
+  EXPECT_EQ(JournalLock::holder(dir_.string()), std::optional<long>(getpid()));
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 }  // namespace torchperf

@@ -28,6 +28,7 @@ struct RunResults {
   std::vector<HeadToHead> comparisons;
   std::optional<nlohmann::json> summary;  // the last completed session's
   std::size_t sessions = 0;
+  std::optional<long> running_pid;  // a tune still writing the journal (its lock is held)
   std::vector<std::string> warnings;  // e.g. a cut-short last line, a sweep that did not complete
 };
 

@@ -21,6 +21,12 @@ struct BenchOptions {
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::uint64_t seed = 0;
   bool count_flops = true;
+  // Bench's bounds. A warm call longer than time_s stops the run (INVALID) unless this is false
+  // (--allow-overrun); tune's workers leave it off and are bounded by --point-timeout instead.
+  bool stop_when_a_call_exceeds_time = false;
+  // Resident memory the run may reach (0: no cap); inputs that alone exceed it are refused
+  // before they are allocated.
+  std::int64_t memory_cap_bytes = 0;
   // Batch ("1", "8" … or "n/a" for an inputs file) -> a file written by save_reference: the
   // reference is read from it instead of computed (tune computes it once for all its workers).
   std::map<std::string, std::string> reference_files;

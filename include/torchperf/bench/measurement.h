@@ -57,8 +57,11 @@ struct Measurement {
 
   std::vector<std::string> warnings;
   std::vector<std::string> advice;  // what to try next, from what was measured (page faults …)
-  bool valid = true;
+  bool valid = true;            // the output is sound (no NaN/Inf): tune may use the point
   std::string invalid_reason;
+  // Why the timing is not conclusive, empty when it is: a call longer than the time budget, a
+  // warm-up that did not settle, a stopping rule not met. Bench's verdict is INVALID then.
+  std::string inconclusive_reason;
 };
 
 struct Comparison {
@@ -74,7 +77,10 @@ struct BenchResult {
   Environment environment;
   std::optional<Measurement> measurement;
   std::optional<Comparison> comparison;
-  bool valid() const;
+  // VALID only when every output is sound and every timing conclusive (the stopping rule met,
+  // warm-up settled); otherwise the first reason, which the verdict line prints.
+  bool valid() const { return invalid_reason().empty(); }
+  std::string invalid_reason() const;
 };
 
 }  // namespace torchperf

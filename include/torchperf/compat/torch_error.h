@@ -2,6 +2,8 @@
 // versions; this turns one into the single line a user needs.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace torchperf::compat {
@@ -12,5 +14,9 @@ std::string concise_error_message(const std::string& what);
 // Whether an error message is an allocation failure (LibTorch's CPU and CUDA allocators,
 // std::bad_alloc), which is the machine's limit rather than the user's mistake.
 bool is_out_of_memory_message(const std::string& message);
+
+// The bytes an allocation failure asked for ("you tried to allocate N bytes", "Tried to allocate
+// 2.00 GiB"), when the message says.
+std::optional<std::int64_t> requested_allocation_bytes(const std::string& message);
 
 }  // namespace torchperf::compat

@@ -30,6 +30,11 @@ struct SamplingOptions {
   // ratio's interval needs.
   std::size_t min_paired_rounds = kMinRatioRounds + 1;
   double paired_overrun = 3;
+  // Bench's bound: when the first two calls each take longer than the whole time budget, no
+  // sample fits in it; the run stops there (StopReason::kCallOverBudget) instead of running on.
+  // The first call alone may be slow for its one-off costs (the profiling executor, oneDNN's
+  // primitive creation): the second one decides.
+  bool stop_when_a_call_exceeds_budget = false;
 };
 
 // What is timed: one iteration, and the wait for the device to finish what was queued.
@@ -53,9 +58,10 @@ struct Warmup {
   Nanoseconds total{0};
   bool settled = false;
   double settled_iteration_ns = 0;  // median of the last window: the per-iteration estimate
+  bool over_budget = false;  // a warm call took longer than the time budget (see SamplingOptions)
 };
 
-enum class StopReason { kConfidenceReached, kTimeBudgetSpent, kSampleLimit };
+enum class StopReason { kConfidenceReached, kTimeBudgetSpent, kSampleLimit, kCallOverBudget };
 std::string to_string(StopReason reason);
 
 struct SampleSet {

@@ -29,7 +29,7 @@ struct TuneOptions {
   // Limits: not part of the fingerprint, a resumed sweep may change them.
   double budget_s = 30 * 60;          // wall time for the sweep and confirmation; 0: none
   double point_timeout_s = 0;         // 0: derived from time_s
-  std::int64_t memory_cap_bytes = 0;  // per worker RSS; 0: 75% of physical memory
+  std::int64_t memory_cap_bytes = 0;  // per worker RSS; 0: 90% of the memory available
   std::string out_dir;
   bool resume = false;
   std::string worker_executable;  // the torchperf binary that serves `__worker`

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torchperf/sweep/child_process.h"
+
 namespace torchperf {
 
 struct WorkerLimits {
@@ -38,7 +40,7 @@ struct WorkerOutcome {
 };
 
 // Variables set (or, with an empty value, unset) in a worker's environment: the worker knobs'.
-using WorkerEnvironment = std::map<std::string, std::string>;
+using WorkerEnvironment = ChildEnvironment;
 
 // tick(elapsed_s) is called about every 50 ms while the worker runs; returning false kills it
 // (interruption) and the outcome is kCrashed with the message "interrupted".

@@ -103,6 +103,9 @@ struct LadderEvents {
   std::function<void(const std::string& what)> status;  // what is being measured now
   std::function<void(const Rung&)> rung;
   std::function<void(const Attempt&)> attempt;
+  // Polled between blocks and attempts; true stops the climb with Interrupted, which names the
+  // last kept rung's configuration to start from next time.
+  std::function<bool()> stop_requested;
 };
 
 LadderResult climb(const TrainingContext& context, const Configuration& start,
