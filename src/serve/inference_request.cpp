@@ -78,10 +78,17 @@ void append_value(std::vector<std::uint8_t>& out, WireType type, const json& v,
     case WireType::kFp64:
       if (!v.is_number())
         throw RequestError(fmt::format("{}: expected a number, got {}", where, v.dump()));
-      if (type == WireType::kFp32)
-        append<float>(out, v.get<float>());
-      else
+      if (type == WireType::kFp32) {
+        // A double beyond FP32's range would become Inf in the model, and its answer NaN.
+        const double d = v.get<double>();
+        if (std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max()))
+          throw RequestError(fmt::format("{}: {} overflows FP32 (largest {:g}); send FP64 if the "
+                                         "model takes it",
+                                         where, v.dump(), std::numeric_limits<float>::max()));
+        append<float>(out, static_cast<float>(d));
+      } else {
         append<double>(out, v.get<double>());
+      }
       return;
     case WireType::kFp16:
     case WireType::kBf16:

@@ -2,6 +2,7 @@
 
 #include "wire_data.h"
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -133,5 +134,40 @@ ModelMetadata parse_model_metadata(const std::string& body) {
 }
 
 std::string encode_error(const std::string& message) { return json{{"error", message}}.dump(); }
+
+std::size_t count_nonfinite(const WireTensor& tensor) {
+  const std::size_t size = element_size(tensor.type);
+  std::size_t count = 0;
+  for (std::size_t at = 0; at + size <= tensor.bytes.size(); at += size) {
+    const std::uint8_t* p = tensor.bytes.data() + at;
+    switch (tensor.type) {
+      case WireType::kFp32: {
+        float v;
+        std::memcpy(&v, p, sizeof v);
+        count += !std::isfinite(v);
+        break;
+      }
+      case WireType::kFp64: {
+        double v;
+        std::memcpy(&v, p, sizeof v);
+        count += !std::isfinite(v);
+        break;
+      }
+      case WireType::kFp16: {  // exponent bits all ones: Inf or NaN
+        const std::uint16_t bits = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+        count += (bits & 0x7C00u) == 0x7C00u;
+        break;
+      }
+      case WireType::kBf16: {
+        const std::uint16_t bits = static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+        count += (bits & 0x7F80u) == 0x7F80u;
+        break;
+      }
+      default:
+        return 0;
+    }
+  }
+  return count;
+}
 
 }  // namespace torchperf

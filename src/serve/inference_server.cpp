@@ -141,6 +141,18 @@ void InferenceServer::Impl::route() {
     metrics.set_queue_depth(queue.size());
     res.set_content(metrics.render(), "text/plain; version=0.0.4");
   });
+  // A POST without Content-Length (curl -X POST with no data) would have its body read until
+  // the connection closes, answered only at the read timeout: refused before any body is read.
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "POST" || req.has_header("Content-Length") ||
+        req.has_header("Transfer-Encoding"))
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, 411,
+               "the request has no body (no Content-Length header): expected an inference "
+               "request, a JSON object with \"inputs\"");
+    metrics.count_response(411);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // Everything refused before a handler ran (404 for an unknown path, 413 for a body over the
   // limit, 400 for a request httplib cannot read) still gets the protocol's JSON error body.
   http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
@@ -256,6 +268,16 @@ void InferenceServer::Impl::run_instance(ModelRunner& runner) {
       a.compute_s = compute_s;
       if (failure.empty()) {
         a.outputs = select_outputs(batch[i]->request, std::move(outputs[i]));
+        for (const auto& out : a.outputs)
+          if (const std::size_t bad = count_nonfinite(out); bad > 0) {
+            a.status = 500;
+            a.error = fmt::format(
+                "output '{}' has {} NaN/Inf value{} of {}: the model's result for these inputs "
+                "is not a number (inputs out of the model's range?)",
+                out.name, bad, bad == 1 ? "" : "s", out.bytes.size() / element_size(out.type));
+            a.outputs.clear();
+            break;
+          }
       } else {
         a.status = 500;
         a.error = "the model failed on a batch of " + std::to_string(batch.size()) +

@@ -15,12 +15,10 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out + "]";
 }
 
-bool names_match(const ModelSignature& signature, const InferenceRequest& request) {
-  for (const auto& t : request.inputs)
-    if (std::none_of(signature.inputs.begin(), signature.inputs.end(),
-                     [&](const WireTensorSpec& s) { return s.name == t.name; }))
-      return false;
-  return true;
+std::string input_names(const ModelSignature& signature) {
+  std::string names;
+  for (const auto& s : signature.inputs) names += (names.empty() ? "" : ", ") + s.name;
+  return names;
 }
 
 }  // namespace
@@ -30,18 +28,24 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
     throw RequestError(fmt::format("the model takes {} input{}, the request has {}",
                                    signature.inputs.size(), signature.inputs.size() == 1 ? "" : "s",
                                    request.inputs.size()));
-  if (names_match(signature, request)) {
-    std::vector<WireTensor> ordered;
-    for (const auto& s : signature.inputs) {
-      auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
-                             [&](const WireTensor& t) { return t.name == s.name; });
-      if (it == request.inputs.end())
-        throw RequestError(fmt::format("input '{}' is missing (one name given twice?)", s.name));
-      ordered.push_back(std::move(*it));
-      request.inputs.erase(it);
-    }
-    request.inputs = std::move(ordered);
+  // Matched by name, never by position: a wrong name is the client's mistake, and feeding it to
+  // the model as whatever input sits in its place would answer 200 with a wrong result.
+  for (const auto& t : request.inputs)
+    if (std::none_of(signature.inputs.begin(), signature.inputs.end(),
+                     [&](const WireTensorSpec& s) { return s.name == t.name; }))
+      throw RequestError(fmt::format("input '{}' is not one of the model's inputs (expected {})",
+                                     t.name, input_names(signature)));
+  std::vector<WireTensor> ordered;
+  for (const auto& s : signature.inputs) {
+    auto it = std::find_if(request.inputs.begin(), request.inputs.end(),
+                           [&](const WireTensor& t) { return t.name == s.name; });
+    if (it == request.inputs.end())
+      throw RequestError(fmt::format("input '{}' is missing (one name given twice?; expected {})",
+                                     s.name, input_names(signature)));
+    ordered.push_back(std::move(*it));
+    request.inputs.erase(it);
   }
+  request.inputs = std::move(ordered);
   std::int64_t batch = -1;
   for (std::size_t i = 0; i < signature.inputs.size(); ++i) {
     const WireTensorSpec& s = signature.inputs[i];
@@ -55,6 +59,9 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
     if (!fits)
       throw RequestError(fmt::format("input '{}' ({}): expected shape {}, got {}", t.name, s.name,
                                      shape_text(s.shape), shape_text(t.shape)));
+    if (const std::size_t bad = count_nonfinite(t); bad > 0)
+      throw RequestError(fmt::format("input '{}': {} NaN/Inf value{}; expected finite numbers",
+                                     t.name, bad, bad == 1 ? "" : "s"));
     if (batch >= 0 && t.shape[0] != batch)
       throw RequestError(fmt::format("input '{}': batch {} differs from the first input's {}",
                                      t.name, t.shape[0], batch));

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace torchperf {
@@ -56,6 +58,18 @@ TEST(InferenceResponseTest, SixteenBitFloatsGoAsBinaryEvenInAJsonResponse) {
   const auto r = encode_inference_response("m", "", {half}, false);
   ASSERT_TRUE(r.json_length);
   EXPECT_EQ(r.body.size(), *r.json_length + 4);
+}
+
+TEST(InferenceResponseTest, NonFiniteValuesAreCountedInEveryFloatingType) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(count_nonfinite(floats("y", {4}, {1, inf, std::nanf(""), -inf})), 3u);
+  EXPECT_EQ(count_nonfinite(floats("y", {2}, {1, 3.4e38f})), 0u);
+  WireTensor half{"h", WireType::kFp16, {3}, {0x00, 0x3C, 0x00, 0x7C, 0x00, 0xFE}};  // 1, Inf, NaN
+  EXPECT_EQ(count_nonfinite(half), 2u);
+  WireTensor bf16{"b", WireType::kBf16, {2}, {0x80, 0x3F, 0x80, 0x7F}};  // 1, Inf
+  EXPECT_EQ(count_nonfinite(bf16), 1u);
+  WireTensor ints{"i", WireType::kInt32, {1}, {0xFF, 0xFF, 0x80, 0x7F}};
+  EXPECT_EQ(count_nonfinite(ints), 0u);
 }
 
 TEST(InferenceResponseTest, MetadataAndErrorsHaveTheProtocolsShape) {

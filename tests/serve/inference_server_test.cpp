@@ -4,6 +4,11 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -208,6 +213,80 @@ TEST(InferenceServerTest, AWrongShapeDatatypeOrCountGets400) {
       c,
       encode_inference_request({vector_tensor({1, 2, 3}), vector_tensor({1, 2, 3})}, false, false));
   EXPECT_NE(error_of(count).find("takes 1 input, the request has 2"), std::string::npos);
+}
+
+// Multiplies every value by 1e30: finite inputs above 1e9 overflow to Inf in its answer.
+class OverflowingRunner final : public ModelRunner {
+ public:
+  const ModelSignature& signature() const override { return echo_.signature(); }
+  std::vector<std::vector<WireTensor>> run(
+      const std::vector<const InferenceRequest*>& batch) override {
+    auto answers = echo_.run(batch);
+    for (auto& outputs : answers)
+      for (auto& t : outputs)
+        for (std::size_t at = 0; at + 4 <= t.bytes.size(); at += 4) {
+          float v;
+          std::memcpy(&v, t.bytes.data() + at, 4);
+          v *= 1e30f;
+          std::memcpy(t.bytes.data() + at, &v, 4);
+        }
+    return answers;
+  }
+
+ private:
+  EchoRunner echo_{vector_input(3)};
+};
+
+TEST(InferenceServerTest, NeverAnswers200WithAWrongInputNameOverflowOrNonFiniteOutput) {
+  std::vector<std::unique_ptr<ModelRunner>> runners;
+  runners.push_back(std::make_unique<OverflowingRunner>());
+  Serving s(std::move(runners));
+  auto c = s.client();
+  WireTensor renamed = vector_tensor({1, 2, 3});
+  renamed.name = "y";
+  const auto name = post(c, encode_inference_request({renamed}, false, false));
+  ASSERT_EQ(name->status, 400);
+  EXPECT_EQ(error_of(name), "input 'y' is not one of the model's inputs (expected x)");
+  const auto overflow = c.Post(
+      "/v2/models/m/infer",
+      R"({"inputs": [{"name": "x", "shape": [1, 3], "datatype": "FP32", "data": [1, 2, 1e39]}]})",
+      "application/json");
+  ASSERT_EQ(overflow->status, 400);
+  EXPECT_NE(error_of(overflow).find("1e+39 overflows FP32"), std::string::npos);
+  const auto nonfinite = post(c, encode_inference_request({vector_tensor({1, 2e10f, 3})}, false,
+                                                          false));
+  ASSERT_EQ(nonfinite->status, 500);
+  EXPECT_NE(error_of(nonfinite).find("output 'output0' has 1 NaN/Inf value of 3"),
+            std::string::npos)
+      << error_of(nonfinite);
+  EXPECT_EQ(post(c, encode_inference_request({vector_tensor({1, 2, 3})}, false, false))->status,
+            200);
+}
+
+TEST(InferenceServerTest, APostWithoutABodyIsRefusedAtOnce) {
+  Serving s(echo());
+  // What `curl -X POST URL` sends: no Content-Length, no body. httplib would read until the
+  // connection closes; the server answers before reading.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(s.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "POST /v2/models/m/infer HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  timeval two_seconds{2, 0};  // well under httplib's 5 s read timeout
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &two_seconds, sizeof two_seconds);
+  std::string answer;  // the headers and the body may come in two writes
+  char buf[1024];
+  ssize_t n = 0;
+  while (answer.find("\"}") == std::string::npos && (n = ::recv(fd, buf, sizeof buf, 0)) > 0)
+    answer.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  ASSERT_FALSE(answer.empty()) << "no answer within 2 s";
+  EXPECT_EQ(answer.rfind("HTTP/1.1 411", 0), 0u) << answer;
+  EXPECT_NE(answer.find("the request has no body"), std::string::npos) << answer;
 }
 
 TEST(InferenceServerTest, AnUnknownModelOrPathGets404) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <limits>
+
 namespace torchperf {
 namespace {
 
@@ -27,11 +30,28 @@ TEST(ModelRunnerTest, InputsNamedAsTheSignatureArePutInItsOrder) {
   EXPECT_EQ(request_batch(r), 2);
 }
 
-TEST(ModelRunnerTest, InputsWithOtherNamesAreTakenInTheOrderGiven) {
+TEST(ModelRunnerTest, AnInputWithAnotherNameIsRefusedNamingTheExpectedOnes) {
   InferenceRequest r;
   r.inputs = {tensor("a", WireType::kFp32, {1, 2, 2}), tensor("b", WireType::kInt64, {1, 3})};
-  conform_request(two_inputs(), r);
-  EXPECT_EQ(r.inputs[0].name, "a");
+  try {
+    conform_request(two_inputs(), r);
+    ADD_FAILURE() << "a request with unknown input names was taken";
+  } catch (const RequestError& e) {
+    EXPECT_STREQ(e.what(), "input 'a' is not one of the model's inputs (expected image, ids)");
+  }
+}
+
+TEST(ModelRunnerTest, NonFiniteInputsAreRefused) {
+  InferenceRequest r;
+  r.inputs = {tensor("image", WireType::kFp32, {1, 2, 2}), tensor("ids", WireType::kInt64, {1, 3})};
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(r.inputs[0].bytes.data() + 4, &inf, sizeof inf);
+  try {
+    conform_request(two_inputs(), r);
+    ADD_FAILURE() << "an Inf input was taken";
+  } catch (const RequestError& e) {
+    EXPECT_STREQ(e.what(), "input 'image': 1 NaN/Inf value; expected finite numbers");
+  }
 }
 
 TEST(ModelRunnerTest, ACountDatatypeShapeOrBatchMismatchNamesTheInput) {

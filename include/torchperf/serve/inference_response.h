@@ -46,4 +46,9 @@ ModelMetadata parse_model_metadata(const std::string& body);
 // {"error": message}
 std::string encode_error(const std::string& message);
 
+// NaN and Inf values in a floating-point output (0 for integer types). JSON has no way to carry
+// them (they would go out as null), and a client has no use for them: the server refuses such an
+// answer with the reason instead.
+std::size_t count_nonfinite(const WireTensor& tensor);
+
 }  // namespace torchperf
