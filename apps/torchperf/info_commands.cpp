@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "commands.h"
@@ -95,10 +96,15 @@ Runner add_export_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   cmd->add_option("model", *model, "builtin:NAME (see 'torchperf knobs')")->required();
   cmd->add_option("file", *path, "Where to write the TorchScript file")->required();
-  return [cmd, model, path]() -> int {
+  auto force = std::make_shared<bool>(false);
+  cmd->add_flag("--force", *force, "Overwrite FILE if it exists");
+  return [cmd, model, path, force]() -> int {
     if (!cmd->parsed()) return -1;
     if (model->rfind("builtin:", 0) != 0)
       throw UsageError("export: expected builtin:NAME, got '" + *model + "'");
+    std::error_code ec;
+    if (std::filesystem::exists(*path, ec) && !*force)
+      throw UsageError("export: '" + *path + "' exists; pass --force to overwrite it");
     auto loaded = open_model(*model)->load();
     try {
       loaded->as_torchscript()->module().save(*path);

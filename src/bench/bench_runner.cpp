@@ -128,6 +128,19 @@ std::string out_of_memory_text(const Session& s, const std::string& batch,
                                             : "");
 }
 
+// Runs f; an allocation the machine refuses on the way (activations at a big batch, autograd's
+// saved tensors) becomes a ResourceLimit naming the batch and the bytes, not LibTorch's text.
+template <typename F>
+auto naming_out_of_memory(const Session& s, const std::string& batch, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    const std::string message = compat::concise_error_message(e.what());
+    if (!compat::is_out_of_memory_message(message)) throw;
+    throw ResourceLimit(out_of_memory_text(s, batch, message));
+  }
+}
+
 // Inputs that alone exceed the memory cap are refused before they are allocated: the batch
 // knob makes them from the spec at batch 1 times the batch.
 void refuse_inputs_over_cap(const Session& s, const Workload& w, const std::string& batch) {
@@ -573,14 +586,18 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
 
   if (!options.vs) {
     BenchSide side(make_side(session, reference_for(options.config), options.config, sampling, time));
-    const SampleSet samples = sampler.measure(side.run(), report);
+    const SampleSet samples = naming_out_of_memory(
+        *session, reference_batch(options, options.config),
+        [&] { return sampler.measure(side.run(), report); });
     result.measurement = side.finish(samples, false);
     return result;
   }
 
   BenchSide a(make_side(session, reference_for(options.config), options.config, sampling, time));
   BenchSide b(make_side(session, reference_for(*options.vs), *options.vs, sampling, time));
-  const PairedSampleSet paired = sampler.measure_paired(a.run(), b.run(), report);
+  const PairedSampleSet paired = naming_out_of_memory(
+      *session, reference_batch(options, options.config) + " (and its --vs side)",
+      [&] { return sampler.measure_paired(a.run(), b.run(), report); });
   result.comparison = compare_sides(a.finish(paired.a, true), b.finish(paired.b, true), paired,
                                     false);
   for (auto* m : {&result.comparison->a, &result.comparison->b})

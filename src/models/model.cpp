@@ -108,6 +108,39 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
   return "not loadable as TorchScript: " + concise;
 }
 
+// What can be said of a model file without loading it, said first: a user fixes the file before
+// the flags that feed it (a missing --input is reported only for a file that is a model).
+void check_model_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status))
+    throw ModelError("model '" + path + "': no such file (a built-in is written builtin:NAME)");
+  if (fs::is_directory(status))
+    throw ModelError("model '" + path + "': a folder; expected a model file (TorchScript .pt)");
+  if (!fs::is_regular_file(status))
+    throw ModelError("model '" + path +
+                     "': not a regular file (a pipe or a device); expected a model file");
+  if (::access(path.c_str(), R_OK) != 0)
+    throw ModelError("model '" + path + "': cannot be read (" + std::strerror(errno) + ")");
+  if (!starts_with_bytes(path, "PK\x03\x04") || !has_zip_end_record(path))
+    throw ModelError("model '" + path + "': " + diagnose_not_torchscript(path, ""));
+  // The zip's directory alone (cheap for any size of model) tells a newer file format, a .pt2,
+  // a torch.save file or a foreign zip from TorchScript.
+  bool torchscript = false;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    for (const auto& record : reader.getAllRecords())
+      torchscript |= record.rfind("code/", 0) == 0;
+    torchscript &= !has_record(reader, "archive_format");
+  } catch (const std::exception& e) {
+    throw ModelError("model '" + path + "': " + diagnose_not_torchscript(path, e.what()));
+  }
+  if (!torchscript)
+    throw ModelError("model '" + path + "': " +
+                     diagnose_not_torchscript(path, "the archive holds no TorchScript code"));
+}
+
 std::unique_ptr<Model> TorchScriptFileSource::load() const {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -187,10 +220,7 @@ std::unique_ptr<ModelSource> open_model(const std::string& reference) {
   if (reference.rfind(kBuiltinPrefix, 0) == 0)
     return std::make_unique<BuiltinSource>(
         find_builtin(reference.substr(sizeof(kBuiltinPrefix) - 1)));
-  std::error_code ec;
-  if (!std::filesystem::exists(reference, ec))
-    throw ModelError("model '" + reference +
-                     "': no such file (a built-in is written builtin:NAME)");
+  check_model_file(reference);
   return std::make_unique<TorchScriptFileSource>(reference);
 }
 

@@ -11,12 +11,12 @@
 namespace torchperf {
 
 void validate(const BatchingPolicy& policy) {
-  if (policy.max_batch == 0) throw UsageError("max_batch 0: expected at least 1");
+  if (policy.max_batch == 0) throw UsageError("--max-batch 0: expected at least 1");
   if (!(std::isfinite(policy.max_queue_delay_s) && policy.max_queue_delay_s >= 0))
-    throw UsageError(fmt::format("max_queue_delay {} s: expected a time of 0 or more",
+    throw UsageError(fmt::format("--max-queue-delay {} s: expected a time of 0 or more",
                                  policy.max_queue_delay_s));
   if (policy.max_queue < policy.max_batch)
-    throw UsageError(fmt::format("max_queue {}: expected at least max_batch ({})", policy.max_queue,
+    throw UsageError(fmt::format("--max-queue {}: expected at least --max-batch ({})", policy.max_queue,
                                  policy.max_batch));
 }
 

@@ -97,7 +97,10 @@ ModelSignature read_signature(const LoadOptions& o) {
   const auto res = client->Get(("/v2/models/" + o.model).c_str());
   if (!res)
     throw RuntimeFailure(
-        fmt::format("cannot reach the server at {}: {}", o.url, httplib::to_string(res.error())));
+        fmt::format("cannot reach the server at {}: {}", o.url,
+                    res.error() == httplib::Error::Connection
+                        ? std::string("connection refused (is torchperf serve running there?)")
+                        : httplib::to_string(res.error())));
   if (res->status == 404)
     throw UsageError(fmt::format("--model '{}': the server at {} does not serve it ({})", o.model,
                                  o.url, res->body));

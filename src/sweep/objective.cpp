@@ -84,6 +84,15 @@ AccuracyGuard AccuracyGuard::parse(const std::string& text) {
         b.metric != "max_rel")
       throw UsageError("--accuracy: unknown metric '" + b.metric +
                        "' (expected cosine, top1, max_abs or max_rel)");
+    // A bound no output can meet guards every point out: the sweep would run for nothing.
+    const bool fraction = b.metric == "cosine" || b.metric == "top1";
+    if (fraction && (b.threshold > 1 || (b.metric == "top1" && b.threshold < 0) ||
+                     b.threshold < -1))
+      throw UsageError("--accuracy: '" + bound + "' cannot be met: " + b.metric +
+                       (b.metric == "cosine" ? " lies in [-1, 1]" : " lies in [0, 100%]"));
+    if (!fraction && b.threshold < 0)
+      throw UsageError("--accuracy: '" + bound + "' cannot be met: " + b.metric +
+                       " is an error, 0 or more");
     guard.bounds.push_back(b);
   }
   if (guard.bounds.empty())

@@ -390,6 +390,28 @@ void Supervisor::sweep() {
 }
 
 TuneResult Supervisor::run() {
+  // A folder this run made is removed again when the run fails before its journal exists: a
+  // refused model leaves no empty run folder behind.
+  std::error_code ec;
+  const bool made_folder = !std::filesystem::exists(o_.out_dir, ec);
+  try {
+    return run_locked();
+  } catch (const Interrupted& e) {
+    // Wherever the stop landed (references, sweep, confirmation), the way on is the same.
+    const std::string message = e.what();
+    if (message.find("--resume") != std::string::npos || !journal_) throw;
+    throw Interrupted(message + "; every finished point is in the journal '" + journal_->path() +
+                      "': continue with --resume " + o_.out_dir);
+  } catch (...) {
+    if (made_folder && !journal_) {
+      lock_.reset();
+      std::filesystem::remove_all(o_.out_dir, ec);
+    }
+    throw;
+  }
+}
+
+TuneResult Supervisor::run_locked() {
   validate(o_);
   if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
   const std::string path = journal_file(o_.out_dir);

@@ -44,6 +44,7 @@ class Supervisor {
   TuneResult run();
 
  private:
+  TuneResult run_locked();  // run(), the folder's lock taken inside
   double elapsed() const { return to_seconds(time_.now() - start_); }
   WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
                        const WorkerEnvironment& environment = {});

@@ -1,5 +1,7 @@
 #include "torchperf/trace/json_stream.h"
 
+#include <unistd.h>
+
 #include <zlib.h>
 
 #if defined(__SSE2__)
@@ -32,9 +34,14 @@ class FileByteSource : public ByteSource {
     std::error_code ec;
     if (fs::is_directory(path, ec))
       throw TraceError(path + ": is a folder; expected a trace file (.json or .json.gz)");
-    total_ = fs::file_size(path, ec);
-    if (ec) throw TraceError(path + ": cannot read the trace: " + ec.message());
-    file_ = gzopen64(path.c_str(), "rb");
+    // A pipe (`-` for standard input, or <(zcat …)) streams like a file; only its size, for
+    // the progress bar, is unknown.
+    const bool stdin_stream = path == "-";
+    if (!stdin_stream && fs::is_regular_file(path, ec)) {
+      total_ = fs::file_size(path, ec);
+      if (ec) throw TraceError(path + ": cannot read the trace: " + ec.message());
+    }
+    file_ = stdin_stream ? gzdopen(::dup(STDIN_FILENO), "rb") : gzopen64(path.c_str(), "rb");
     if (file_ == nullptr)
       throw TraceError(path + ": cannot open the trace: " + std::strerror(errno));
     gzbuffer(file_, 1u << 18);

@@ -772,7 +772,7 @@ Trace read_from(ByteSource& source, const TraceReadOptions& options) {
 
 Trace read_trace(const std::string& path, const TraceReadOptions& options) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw TraceError(path + ": no such file or folder");
+  if (path != "-" && !fs::exists(path, ec)) throw TraceError(path + ": no such file or folder");
   auto source = open_byte_source(path);
   return read_from(*source, options);
 }
@@ -785,6 +785,7 @@ Trace read_trace_text(std::string_view text, const std::string& name,
 
 std::vector<std::string> trace_files(const std::string& path) {
   std::error_code ec;
+  if (path == "-") return {path};  // standard input
   if (!fs::exists(path, ec)) throw TraceError(path + ": no such file or folder");
   if (!fs::is_directory(path, ec)) return {path};
   std::vector<std::string> files;

@@ -143,8 +143,10 @@ TEST(BenchCommandTest, NanOutputIsReportedAndExitsThree) {
 TEST(BenchCommandTest, ARunThatCannotConcludeSaysWhyOnTheVerdictLineAndExitsThree) {
   const CliRun run = run_cli({"bench", "builtin:mlp", "--batch", "4", "--time", "0.002"});
   EXPECT_EQ(run.exit_code, 3) << run.err;
+  // Which rule 2 ms fails first depends on the machine's speed: each says why on the line.
   EXPECT_TRUE(run.out.find("Result is : INVALID (stopping rule not met") != std::string::npos ||
-              run.out.find("Result is : INVALID (warm-up did not settle") != std::string::npos)
+              run.out.find("Result is : INVALID (warm-up did not settle") != std::string::npos ||
+              run.out.find("Result is : INVALID (one call takes") != std::string::npos)
       << run.out;
 }
 

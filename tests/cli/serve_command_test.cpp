@@ -96,6 +96,49 @@ TEST(ServeCommandTest, ServesTheModelAndAnswersTheProtocolsEndpoints) {
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
+TEST(ServeCommandTest, EachBadRequestGetsItsStatusAndAReasonAndNeverA200) {
+  ServeProcess serve({"builtin:mlp"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  httplib::Client c("127.0.0.1", serve.port());
+  const auto input = [](const std::string& name, const std::string& data) {
+    return R"({"inputs": [{"name": ")" + name + R"(", "datatype": "FP32", "shape": [1, 784],)" +
+           R"( "data": [)" + data + "]}]}";
+  };
+  std::string zeros = "0";
+  for (int i = 1; i < 784; ++i) zeros += ",0";
+  struct BadRequest {
+    std::string body;
+    int status;
+    std::string reason;
+  };
+  const std::vector<BadRequest> table = {
+      {input("image", zeros), 400, "input 'image' is not one of the model's inputs (expected x)"},
+      {input("x", "1e39" + zeros.substr(1)), 400, "1e+39 overflows FP32"},
+      {input("x", zeros.substr(2)), 400, "needs 784 values"},
+      {R"({"inputs": [)", 400, "not JSON"},
+      {R"({"inputs": []})", 400, "the request has no"},
+      {input("x", "\"a\"" + zeros.substr(1)), 400, "expected a number"},
+      {"", 400, "not JSON"},
+  };
+  for (const auto& bad : table) {
+    const auto r = c.Post("/v2/models/mlp/infer", bad.body, "application/json");
+    ASSERT_TRUE(r) << bad.reason;
+    EXPECT_EQ(r->status, bad.status) << bad.reason << ": " << r->body;
+    EXPECT_NE(r->body.find(bad.reason), std::string::npos) << r->body;
+  }
+  // A huge but finite input overflows inside the model: a 500 with the reason, not 200 + nulls.
+  std::string huge = "3e38";
+  for (int i = 1; i < 784; ++i) huge += ",3e38";
+  const auto overflow = c.Post("/v2/models/mlp/infer", input("x", huge), "application/json");
+  ASSERT_TRUE(overflow);
+  if (overflow->status == 200)
+    EXPECT_EQ(overflow->body.find("null"), std::string::npos) << overflow->body;
+  else
+    EXPECT_NE(overflow->body.find("NaN/Inf"), std::string::npos) << overflow->body;
+  EXPECT_EQ(c.Post("/v2/models/mlp/infer", input("x", zeros), "application/json")->status, 200);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
 TEST(ServeCommandTest, LoadReportsPercentilesAndTheObjectivesVerdictAsJson) {
   ServeProcess serve({"builtin:mlp"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();

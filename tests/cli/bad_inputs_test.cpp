@@ -1,0 +1,91 @@
+// A table of bad inputs across the commands, as a hostile but realistic user gives them: each
+// gets one line, `torchperf: error: …`, naming the input and what was expected, and the exit code
+// documented for its kind (docs/cli.md). Requests to a running server are in serve_command_test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.h"
+
+namespace torchperf {
+namespace {
+
+using testing::CliRun;
+using testing::fixture;
+using testing::run_cli;
+
+struct BadInput {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string piece;  // a part of the message that names the cause
+};
+
+// Drops the TorchScript deprecation note, which precedes the error for a TorchScript file.
+std::string error_lines(const CliRun& run) {
+  const std::string note = "torchperf: note: ";
+  return run.err.rfind(note, 0) == 0 ? run.err.substr(run.err.find('\n') + 1) : run.err;
+}
+
+}  // namespace
+
+TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-bad-inputs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string a_file = (dir / "a-file").string();
+  std::ofstream(a_file) << "x";
+  const std::string text = fixture("not_a_model.txt");
+  const std::vector<BadInput> table = {
+      // The model file first, before the flags that feed it.
+      {{"bench", "/nonexistent/model.pt"}, 4, "no such file"},
+      {{"bench", text}, 4, "not a TorchScript archive"},
+      {{"bench", dir.string()}, 4, "a folder; expected a model file"},
+      {{"bench", fixture("newer_torch.pt")}, 4, "file format version 99"},
+      {{"bench", fixture("exported.pt2")}, 4, "(.pt2)"},
+      {{"bench", fixture("state_dict.pt")}, 4, "a torch.save file"},
+      {{"bench", fixture("other.zip")}, 4, "not a PyTorch archive"},
+      {{"tune", text, "--quiet"}, 4, "not a TorchScript archive"},
+      {{"lint", text}, 4, "not a TorchScript archive"},
+      {{"train", text}, 4, "not a TorchScript archive"},
+      {{"serve", text}, 4, "not a TorchScript archive"},
+      // Then the flags.
+      {{"bench", fixture("resnet18_scripted.pt")}, 2, "expected --input SPEC"},
+      {{"bench", fixture("resnet18_scripted.pt"), "--input", "3x100"}, 5, "rejected its inputs"},
+      {{"bench", "builtin:mlp", "--time", "0"}, 2, "--time: expected a positive number"},
+      {{"bench", "builtin:mlp", "--precision", "fp8"}, 2, "fp8"},
+      {{"bench", "builtin:mlp", "--memory-cap", "lots"}, 2, "--memory-cap"},
+      {{"bench", "builtin:mlp", "--batch", "100000000"}, 9, "the inputs alone need 292.06 GiB"},
+      {{"bench", "builtin:mlp", "--inputs-file", text}, 4, "not a torch.save file of tensors"},
+      {{"tune", "builtin:mlp", "--out", a_file, "--quiet"}, 2, "--out '" + a_file + "'"},
+      {{"tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget"},
+      {{"tune", "builtin:mlp", "--accuracy", "cosine>=2", "--quiet"}, 2, "cannot be met"},
+      {{"tune", "--resume", (dir / "none").string(), "--quiet"}, 6, "no journal"},
+      {{"report", text}, 6, "is not a tune journal"},
+      {{"trace", "/nonexistent.json"}, 8, "no such file"},
+      {{"trace", text}, 8, "not JSON"},
+      {{"trace", dir.string()}, 8, "the folder has no trace files"},
+      {{"export", "builtin:mlp", a_file}, 2, "exists; pass --force to overwrite it"},
+      {{"export", "builtin:nope", (dir / "x.pt").string()}, 2, "unknown built-in model"},
+      {{"serve", "builtin:mlp", "--max-batch", "0"}, 2, "--max-batch 0"},
+      {{"train", "builtin:mlp", "--ladder", "--rounds", "1"}, 2, "--rounds"},
+      {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,
+       "connection refused"},
+  };
+  for (const auto& bad : table) {
+    const CliRun run = run_cli(bad.args);
+    std::string command;
+    for (const auto& a : bad.args) command += a + " ";
+    const std::string err = error_lines(run);
+    EXPECT_EQ(run.exit_code, bad.exit_code) << command << "\n" << run.err;
+    EXPECT_EQ(err.rfind("torchperf: error: ", 0), 0u) << command << "\n" << run.err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << command << "\n" << run.err;
+    EXPECT_NE(err.find(bad.piece), std::string::npos) << command << "\n" << run.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace torchperf
