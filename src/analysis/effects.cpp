@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
 
 namespace torchperf {
@@ -44,7 +45,10 @@ LogRatio difference(const LogRatio& a, const LogRatio& b) {
 
 bool EffectEstimate::has_interval() const { return std::isfinite(low) && std::isfinite(high); }
 
-bool EffectEstimate::significant() const { return has_interval() && (low > 1 || high < 1); }
+bool EffectEstimate::significant() const {
+  const Verdict v = verdict_of(Interval{low, high});
+  return v == Verdict::kFaster || v == Verdict::kSlower;
+}
 
 EffectEstimate estimate_from_log_ratios(const std::vector<LogRatio>& log_ratios) {
   EffectEstimate e;

@@ -10,6 +10,7 @@
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/models/model.h"
 #include "torchperf/models/workload.h"
 
@@ -99,13 +100,14 @@ std::vector<RewriteOutcome> try_rewrites(const FixOptions& options, TimeSource& 
       o.passes_guard = !failure;
       if (failure)
         o.reason = "fails the accuracy guard (" + options.guard.to_string() + "): " + *failure;
-      else if (std::isnan(o.interval.low))
+      const Verdict verdict = verdict_of(o.interval);
+      if (!failure && verdict == Verdict::kUndetermined)
         o.reason = "too few rounds for an interval";
-      else if (o.interval.high < 1.0)
+      else if (!failure && verdict == Verdict::kSlower)
         o.reason = "slower: its interval lies below 1";
-      else if (!(o.interval.low > 1.0))
+      else if (!failure && verdict == Verdict::kIndistinguishable)
         o.reason = "not shown faster: its interval reaches 1";
-      o.kept = o.passes_guard && o.interval.low > 1.0;
+      o.kept = o.passes_guard && verdict == Verdict::kFaster;
     } catch (const Error& e) {  // the rewrite broke the model: reported, the original untouched
       o.reason = std::string("the rewritten model failed: ") + e.what();
     } catch (const std::exception& e) {

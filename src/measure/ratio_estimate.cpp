@@ -70,11 +70,13 @@ RatioEstimate scaled(RatioEstimate e, double factor) {
   return e;
 }
 
-Verdict verdict_of(const RatioEstimate& e) {
-  if (std::isnan(e.interval.low) || std::isnan(e.interval.high)) return Verdict::kUndetermined;
-  if (e.interval.low > 1) return Verdict::kFaster;
-  if (e.interval.high < 1) return Verdict::kSlower;
+Verdict verdict_of(const Interval& interval) {
+  if (!std::isfinite(interval.low) || !std::isfinite(interval.high)) return Verdict::kUndetermined;
+  if (interval.low > 1) return Verdict::kFaster;
+  if (interval.high < 1) return Verdict::kSlower;
   return Verdict::kIndistinguishable;
 }
+
+Verdict verdict_of(const RatioEstimate& e) { return verdict_of(e.interval); }
 
 }  // namespace torchperf

@@ -1,55 +1,57 @@
 #include "torchperf/report/points_csv.h"
 
 #include <algorithm>
-#include <cmath>
 
-#include <fmt/format.h>
+#include "torchperf/sweep/record_fields.h"
 
 namespace torchperf {
-namespace {
 
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
-
-}  // namespace
-
+// The columns are the journal's fields (sweep/record_fields.h), in its order and by its names,
+// the metrics' flattened in place of their object, after the run, the model and one column per
+// swept knob.
 std::string points_csv(const std::vector<RunAnalysis>& runs) {
   std::vector<std::string> knobs;  // the union of the runs' axes, first seen first
   for (const auto& a : runs)
     for (const auto& [knob, values] : a.run.axes)
       if (std::find(knobs.begin(), knobs.end(), knob) == knobs.end()) knobs.push_back(knob);
-  std::string out = "run,model,key";
-  for (const auto& k : knobs) out += "," + k;
-  out += ",status,failure_kind,reason,changes,score,throughput_samples_per_s,throughput_ci_low,"
-         "throughput_ci_high,latency_p50_ms,latency_p99_ms,peak_memory_bytes,cosine,"
-         "max_abs_error,top1_agreement\n";
+  std::vector<std::string> header = {"run", "model", "key"};
+  header.insert(header.end(), knobs.begin(), knobs.end());
+  for (const auto& f : point_fields()) {
+    if (std::string(f.name) == "key") continue;  // already first
+    if (f.type == FieldType::kObjectOrNull) {
+      for (const auto& m : point_metrics_fields())
+        for (const auto& c : csv_columns(m.name, m.type)) header.push_back(c);
+      continue;
+    }
+    for (const auto& c : csv_columns(f.name, f.type)) header.push_back(c);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < header.size(); ++i) out += (i ? "," : "") + header[i];
+  out += "\n";
   for (const auto& a : runs) {
     for (const auto& p : a.run.points) {
+      std::vector<std::string> row = {csv_quoted(a.run.label), csv_quoted(a.run.model),
+                                      csv_quoted(p.key)};
       const auto values = key_knobs(p.key);
-      std::string row = field(a.run.label) + "," + field(a.run.model) + "," + field(p.key);
       for (const auto& k : knobs) {
         std::string v;
         for (const auto& [name, value] : values)
           if (name == k) v = value;
-        row += "," + field(v);
+        row.push_back(csv_quoted(v));
       }
-      const bool has = p.status != PointStatus::kFailed;
-      const PointMetrics& m = p.metrics;
-      row += "," + field(to_string(p.status)) + "," + field(p.failure_kind) + "," + field(p.reason) + "," +
-             std::to_string(p.changes) + "," + number(p.score);
-      for (double v : {m.throughput, m.throughput_low, m.throughput_high, m.latency_p50_ms,
-                       m.latency_p99_ms})
-        row += "," + (has ? number(v) : std::string());
-      row += "," + (has ? std::to_string(m.peak_memory_bytes) : std::string());  // exact bytes
-      for (double v : {m.cosine, m.max_abs_error, m.top1 ? *m.top1 : NAN})
-        row += "," + (has ? number(v) : std::string());
-      out += row + "\n";
+      for (const auto& f : point_fields()) {
+        if (std::string(f.name) == "key") continue;
+        if (f.type == FieldType::kObjectOrNull) {
+          const bool has = p.status != PointStatus::kFailed;  // a failed point has no numbers
+          for (const auto& m : point_metrics_fields())
+            for (const auto& cell : csv_cells(has ? m.write(p.metrics) : nlohmann::json(), m.type))
+              row.push_back(cell);
+          continue;
+        }
+        for (const auto& cell : csv_cells(f.write(p), f.type)) row.push_back(cell);
+      }
+      for (std::size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + row[i];
+      out += "\n";
     }
   }
   return out;

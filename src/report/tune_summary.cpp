@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/report/table_writer.h"
 
 namespace torchperf {
@@ -130,10 +131,12 @@ std::string format_tune(const TuneResult& r) {
   for (const auto& c : r.single_changes) {
     const std::string line =
         fmt::format("  {}={}: {}\n", c.knob, c.value, ratio_text(c.ratio, c.low, c.high));
-    if (!std::isfinite(c.low) || !std::isfinite(c.high)) unsure += line;
-    else if (c.low > 1) helped += line;
-    else if (c.high < 1) hurt += line;
-    else nothing += line;
+    switch (verdict_of(Interval{c.low, c.high})) {
+      case Verdict::kUndetermined: unsure += line; break;
+      case Verdict::kFaster: helped += line; break;
+      case Verdict::kSlower: hurt += line; break;
+      case Verdict::kIndistinguishable: nothing += line; break;
+    }
   }
   if (!r.single_changes.empty())
     out += "\none-knob changes from " + r.origin +

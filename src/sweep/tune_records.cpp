@@ -5,6 +5,7 @@
 
 #include "supervisor.h"
 #include "torchperf/json_fields.h"
+#include "torchperf/sweep/record_fields.h"
 #include "torchperf/sweep/tune_options.h"
 
 // The journal's records of a tune run (points, metrics, head-to-head comparisons, the header and
@@ -75,80 +76,19 @@ PointStatus point_status_from_string(const std::string& name) {
   throw std::invalid_argument("unknown point status '" + name + "'");
 }
 
-json to_json(const PointMetrics& p) {
-  return {{"throughput_samples_per_s", nullable(p.throughput)},
-          {"throughput_ci", {nullable(p.throughput_low), nullable(p.throughput_high)}},
-          {"latency_p50_ms", nullable(p.latency_p50_ms)},
-          {"latency_p50_ci_ms", {nullable(p.latency_p50_low_ms), nullable(p.latency_p50_high_ms)}},
-          {"latency_p99_ms", nullable(p.latency_p99_ms)},
-          {"batch", p.batch},
-          {"peak_memory_bytes", p.peak_memory_bytes},
-          {"comparable", p.comparable},
-          {"cosine", nullable(p.cosine)},
-          {"max_abs_error", nullable(p.max_abs_error)},
-          {"max_rel_error", nullable(p.max_rel_error)},
-          {"top1_agreement", p.top1 ? json(*p.top1) : json(nullptr)},
-          {"valid", p.valid},
-          {"invalid_reason", p.invalid_reason}};
-}
+json to_json(const PointMetrics& p) { return write_fields(point_metrics_fields(), p); }
 
 PointMetrics point_metrics_from_journal(const json& j) {
   PointMetrics p;
-  const auto get = [&](const char* k) { return number_or_nan(j.at(k)); };
-  p.throughput = get("throughput_samples_per_s");
-  const json& tci = j.at("throughput_ci");
-  p.throughput_low = number_or_nan(tci.at(0));
-  p.throughput_high = number_or_nan(tci.at(1));
-  p.latency_p50_ms = get("latency_p50_ms");
-  const json& lci = j.at("latency_p50_ci_ms");
-  p.latency_p50_low_ms = number_or_nan(lci.at(0));
-  p.latency_p50_high_ms = number_or_nan(lci.at(1));
-  p.latency_p99_ms = get("latency_p99_ms");
-  p.batch = j.at("batch").get<std::int64_t>();
-  p.peak_memory_bytes = j.at("peak_memory_bytes").get<std::int64_t>();
-  p.comparable = j.at("comparable").get<bool>();
-  p.cosine = get("cosine");
-  p.max_abs_error = get("max_abs_error");
-  p.max_rel_error = get("max_rel_error");
-  if (j.at("top1_agreement").is_number()) p.top1 = j.at("top1_agreement").get<double>();
-  p.valid = j.at("valid").get<bool>();
-  p.invalid_reason = j.value("invalid_reason", "");
+  read_fields(point_metrics_fields(), j, p);
   return p;
 }
 
-json to_json(const PointResult& p) {
-  return {{"key", p.key},
-          {"status", to_string(p.status)},
-          {"reason", p.reason},
-          {"failure_kind", p.failure_kind},
-          {"changes", p.changes},
-          {"score", p.score},
-          {"wall_s", p.wall_s},
-          {"overhead_s", p.overhead_s},
-          {"stage", to_string(p.stage)},
-          {"brief", p.brief},
-          {"time_s", p.time_s},
-          {"shared_worker", p.shared_worker},
-          {"metrics", p.status == PointStatus::kFailed ? json(nullptr) : to_json(p.metrics)}};
-}
+json to_json(const PointResult& p) { return write_fields(point_fields(), p); }
 
 PointResult point_from_journal(const json& r) {
   PointResult p;
-  p.key = r.at("key").get<std::string>();
-  p.status = point_status_from_string(r.at("status").get<std::string>());
-  p.reason = r.value("reason", "");
-  p.failure_kind = r.value("failure_kind", "");
-  p.changes = r.value("changes", 0);
-  p.score = r.value("score", 0.0);
-  p.wall_s = r.value("wall_s", 0.0);
-  p.overhead_s = r.value("overhead_s", 0.0);
-  // Journals from before the smart search measured every point in full.
-  p.stage = search_stage_from_string(r.value("stage", "sweep"));
-  p.brief = r.value("brief", false);
-  p.time_s = r.value("time_s", 0.0);
-  p.shared_worker = r.value("shared_worker", false);
-  if (r.contains("metrics") && r.at("metrics").is_object())
-    p.metrics = point_metrics_from_journal(r.at("metrics"));
+  read_fields(point_fields(), r, p);
   p.resumed = true;
   return p;
 }

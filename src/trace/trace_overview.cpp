@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "torchperf/trace/intervals.h"
+#include "torchperf/trace/time_spans.h"
 #include "torchperf/trace/launch_index.h"
 
 namespace torchperf {
@@ -60,21 +60,21 @@ std::optional<TimeCategory> host_category(HostKind kind) {
 
 // The trace's events as unions, one per category, built once and clipped per step.
 struct CategorySets {
-  std::array<IntervalSet, kTimeCategories> category;
-  IntervalSet any_kernel;          // computation and communication kernels
-  IntervalSet device_busy;         // kernels, copies and sets; `first` indexes Trace::device
-  IntervalSet device_non_compute;  // communication kernels, copies, sets
+  std::array<TimeSpans, kTimeCategories> category;
+  TimeSpans any_kernel;          // computation and communication kernels
+  TimeSpans device_busy;         // kernels, copies and sets; `first` indexes Trace::device
+  TimeSpans device_non_compute;  // communication kernels, copies, sets
 };
 
 CategorySets category_sets(const Trace& trace) {
-  std::array<IntervalSet, kTimeCategories> raw;
-  IntervalSet any_kernel, busy, non_compute;
+  std::array<TimeSpans, kTimeCategories> raw;
+  TimeSpans any_kernel, busy, non_compute;
   const auto put = [&](TimeCategory c, std::int64_t start, std::int64_t end, std::uint32_t i) {
     raw[static_cast<std::size_t>(c)].push_back({start, end, i});
   };
   for (std::uint32_t i = 0; i < trace.device.size(); ++i) {
     const DeviceEvent& e = trace.device[i];
-    const Interval interval{e.start, e.end(), i};
+    const TimeSpan interval{e.start, e.end(), i};
     switch (e.kind) {
       case DeviceKind::kKernel:
         put(e.communication ? TimeCategory::kCommunication : TimeCategory::kKernel, e.start,
@@ -101,10 +101,10 @@ CategorySets category_sets(const Trace& trace) {
   }
   CategorySets sets;
   for (std::size_t c = 0; c < kTimeCategories; ++c)
-    sets.category[c] = merge_intervals(std::move(raw[c]));
-  sets.any_kernel = merge_intervals(std::move(any_kernel));
-  sets.device_busy = merge_intervals(std::move(busy));
-  sets.device_non_compute = merge_intervals(std::move(non_compute));
+    sets.category[c] = merge_spans(std::move(raw[c]));
+  sets.any_kernel = merge_spans(std::move(any_kernel));
+  sets.device_busy = merge_spans(std::move(busy));
+  sets.device_non_compute = merge_spans(std::move(non_compute));
   return sets;
 }
 
@@ -143,7 +143,7 @@ std::vector<StepBreakdown> windows(const Trace& trace, const LaunchIndex& launch
 
 // Why the device was idle in [from, to): the event that ended the gap (or none) and its launch.
 void attribute_gap(const Trace& trace, const LaunchIndex& launches, std::int64_t from,
-                   std::int64_t to, const Interval* next, StepBreakdown& step) {
+                   std::int64_t to, const TimeSpan* next, StepBreakdown& step) {
   const double gap = static_cast<double>(to - from);
   if (gap <= 0) return;
   if (next == nullptr) {  // nothing more was queued: the host had not sent it
@@ -164,10 +164,10 @@ void attribute_gap(const Trace& trace, const LaunchIndex& launches, std::int64_t
 
 void fill_step(const Trace& trace, const LaunchIndex& launches, const CategorySets& sets,
                const std::vector<std::int64_t>& kernel_starts, StepBreakdown& step) {
-  IntervalSet covered;
+  TimeSpans covered;
   for (std::size_t c = 0; c < kTimeCategories; ++c) {
     if (static_cast<TimeCategory>(c) == TimeCategory::kOther) continue;
-    const IntervalSet mine = clip(sets.category[c], step.start, step.end);
+    const TimeSpans mine = clip(sets.category[c], step.start, step.end);
     step.time[c] = static_cast<double>(total_length(subtract(mine, covered)));
     covered = unite(covered, mine);
   }
@@ -175,22 +175,22 @@ void fill_step(const Trace& trace, const LaunchIndex& launches, const CategorySe
       step.duration() - static_cast<double>(total_length(covered));
   step.has_device = !trace.device.empty();
   if (!step.has_device) return;
-  const IntervalSet busy = clip(sets.device_busy, step.start, step.end);
-  const IntervalSet compute = clip(sets.category[0], step.start, step.end);
+  const TimeSpans busy = clip(sets.device_busy, step.start, step.end);
+  const TimeSpans compute = clip(sets.category[0], step.start, step.end);
   step.device_busy = static_cast<double>(total_length(clip(sets.any_kernel, step.start, step.end)));
   step.compute = static_cast<double>(total_length(compute));
   step.non_compute = static_cast<double>(
       total_length(subtract(clip(sets.device_non_compute, step.start, step.end), compute)));
   step.idle = step.duration() - static_cast<double>(total_length(busy));
   std::int64_t at = step.start;
-  for (const Interval& i : busy) {
+  for (const TimeSpan& i : busy) {
     attribute_gap(trace, launches, at, i.start, &i, step);
     at = i.end;
   }
   // The gap at the end of the window: ended by the next device work, if any.
   // Work starting exactly at the window's end is what ended the gap.
   const auto next = std::lower_bound(sets.device_busy.begin(), sets.device_busy.end(), step.end,
-                                     [](const Interval& i, std::int64_t t) { return i.start < t; });
+                                     [](const TimeSpan& i, std::int64_t t) { return i.start < t; });
   attribute_gap(trace, launches, at, step.end, next == sets.device_busy.end() ? nullptr : &*next,
                 step);
   step.kernels = static_cast<std::uint64_t>(
@@ -234,8 +234,8 @@ TraceOverview overview(const Trace& trace) {
   mean.start = 0;
   mean.end = static_cast<std::int64_t>(duration + 0.5);
 
-  const IntervalSet communication = merge_intervals([&] {
-    IntervalSet c;
+  const TimeSpans communication = merge_spans([&] {
+    TimeSpans c;
     for (std::uint32_t i = 0; i < trace.device.size(); ++i)
       if (trace.device[i].kind == DeviceKind::kKernel && trace.device[i].communication)
         c.push_back({trace.device[i].start, trace.device[i].end(), i});

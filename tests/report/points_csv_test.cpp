@@ -32,7 +32,13 @@ TEST(PointsCsvTest, OneRowPerPointWithAColumnPerKnobAndQuotedReasons) {
   // The key holds commas: quoted; a failed point has no numbers.
   EXPECT_NE(failed.find("\"threads=2,grad=on,precision=fp32,format=channels_last\""),
             std::string::npos) << failed;
-  EXPECT_NE(failed.find("worker died on signal SIGSEGV,1,0,,,,"), std::string::npos) << failed;
+  EXPECT_NE(failed.find(",failed,worker died on signal SIGSEGV,crashed,1,0,"), std::string::npos)
+      << failed;
+  EXPECT_EQ(failed.substr(failed.size() - 4), ",,,,") << failed;
+  // The columns are the journal's field names, an interval's ends suffixed.
+  for (const char* column : {",throughput_samples_per_s,throughput_ci_low,throughput_ci_high,",
+                             ",latency_p50_ci_ms_low,", ",peak_memory_bytes,", ",invalid_reason"})
+    EXPECT_NE(header.find(column), std::string::npos) << column << " in " << header;
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include "support/trace_text.h"
 #include "test_paths.h"
-#include "torchperf/trace/intervals.h"
+#include "torchperf/trace/time_spans.h"
 #include "torchperf/trace/trace_reader.h"
 
 namespace torchperf {
@@ -39,11 +39,11 @@ TraceText one_step() {
 }
 
 TEST(Intervals, UnionDifferenceAndClippingAreExact) {
-  const IntervalSet a = merge_intervals({{0, 10}, {5, 15}, {20, 30}, {30, 31}, {40, 40}});
+  const TimeSpans a = merge_spans({{0, 10}, {5, 15}, {20, 30}, {30, 31}, {40, 40}});
   ASSERT_EQ(a.size(), 2u);
   EXPECT_EQ(a[0].end, 15);
   EXPECT_EQ(a[1].end, 31);
-  const IntervalSet b = merge_intervals({{3, 4}, {12, 22}});
+  const TimeSpans b = merge_spans({{3, 4}, {12, 22}});
   EXPECT_EQ(total_length(subtract(a, b)), 26 - 1 - 3 - 2);
   EXPECT_EQ(intersection_length(a, b), 6);
   EXPECT_EQ(total_length(clip(a, 10, 25)), 10);

@@ -41,8 +41,11 @@ RatioEstimate estimate_ratio(const std::vector<double>& ratios, double confidenc
 // as per-call time to samples/s when the two sides run different batch sizes.
 RatioEstimate scaled(RatioEstimate estimate, double factor);
 
-// kFaster when the whole interval is above 1, kSlower when below, kIndistinguishable when it
-// holds 1, kUndetermined without an interval.
+// The one place a ratio's interval becomes a verdict on A: kFaster when the whole interval is
+// above 1, kSlower when below, kIndistinguishable when it holds 1, kUndetermined without an
+// interval (an end that is NaN or infinite). Bench, tune, lint, train's ladder, the effects and
+// the reports all ask it.
+Verdict verdict_of(const Interval& interval);
 Verdict verdict_of(const RatioEstimate& estimate);
 
 }  // namespace torchperf

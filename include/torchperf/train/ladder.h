@@ -36,7 +36,9 @@ struct Speedup {
   double ratio = 1;    // B's samples/s over A's (geometric mean over rounds)
   Interval interval;   // Student t on the log ratios
   std::vector<double> rounds;
-  bool wins(double min_gain) const { return interval.low > 1.0 && ratio >= 1.0 + min_gain; }
+  bool wins(double min_gain) const {
+    return verdict_of(interval) == Verdict::kFaster && ratio >= 1.0 + min_gain;
+  }
   // Won, or cannot win: even the interval's top is below 1 + min_gain.
   bool decided(double min_gain) const {
     return wins(min_gain) || interval.high < 1.0 + min_gain;

@@ -1,4 +1,5 @@
-// Time as sets of disjoint intervals: the arithmetic every breakdown of a trace is made of (union,
+// Time as sets of disjoint spans (start and end in trace time, not the confidence intervals of
+// measure/statistics.h): the arithmetic every breakdown of a trace is made of (union,
 // clipping to a step, difference, intersection, length). Header-only and torch-free.
 #pragma once
 
@@ -8,20 +9,20 @@
 
 namespace torchperf {
 
-struct Interval {
+struct TimeSpan {
   std::int64_t start = 0, end = 0;
-  std::uint32_t first = 0;  // the event that opened it (unions made by merge_intervals)
+  std::uint32_t first = 0;  // the event that opened it (unions made by merge_spans)
 };
 
 // Sorted, disjoint, non-empty intervals; their ends increase too.
-using IntervalSet = std::vector<Interval>;
+using TimeSpans = std::vector<TimeSpan>;
 
 // The union of possibly overlapping intervals; `first` keeps the earliest-starting event.
-inline IntervalSet merge_intervals(IntervalSet intervals) {
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+inline TimeSpans merge_spans(TimeSpans intervals) {
+  std::sort(intervals.begin(), intervals.end(), [](const TimeSpan& a, const TimeSpan& b) {
     return a.start < b.start || (a.start == b.start && a.end > b.end);
   });
-  IntervalSet merged;
+  TimeSpans merged;
   for (const auto& i : intervals) {
     if (i.end <= i.start) continue;
     if (!merged.empty() && i.start <= merged.back().end) {
@@ -33,19 +34,19 @@ inline IntervalSet merge_intervals(IntervalSet intervals) {
   return merged;
 }
 
-inline std::int64_t total_length(const IntervalSet& set) {
+inline std::int64_t total_length(const TimeSpans& set) {
   std::int64_t sum = 0;
   for (const auto& i : set) sum += i.end - i.start;
   return sum;
 }
 
 // The part of `set` inside [start, end).
-inline IntervalSet clip(const IntervalSet& set, std::int64_t start, std::int64_t end) {
-  IntervalSet out;
+inline TimeSpans clip(const TimeSpans& set, std::int64_t start, std::int64_t end) {
+  TimeSpans out;
   auto it = std::upper_bound(set.begin(), set.end(), start,
-                             [](std::int64_t t, const Interval& i) { return t < i.end; });
+                             [](std::int64_t t, const TimeSpan& i) { return t < i.end; });
   for (; it != set.end() && it->start < end; ++it) {
-    Interval i = *it;
+    TimeSpan i = *it;
     i.start = std::max(i.start, start);
     i.end = std::min(i.end, end);
     if (i.end > i.start) out.push_back(i);
@@ -53,17 +54,17 @@ inline IntervalSet clip(const IntervalSet& set, std::int64_t start, std::int64_t
   return out;
 }
 
-inline IntervalSet unite(const IntervalSet& a, const IntervalSet& b) {
-  IntervalSet both;
+inline TimeSpans unite(const TimeSpans& a, const TimeSpans& b) {
+  TimeSpans both;
   both.reserve(a.size() + b.size());
   both.insert(both.end(), a.begin(), a.end());
   both.insert(both.end(), b.begin(), b.end());
-  return merge_intervals(std::move(both));
+  return merge_spans(std::move(both));
 }
 
 // a minus b.
-inline IntervalSet subtract(const IntervalSet& a, const IntervalSet& b) {
-  IntervalSet out;
+inline TimeSpans subtract(const TimeSpans& a, const TimeSpans& b) {
+  TimeSpans out;
   std::size_t j = 0;
   for (const auto& i : a) {
     std::int64_t at = i.start;
@@ -79,7 +80,7 @@ inline IntervalSet subtract(const IntervalSet& a, const IntervalSet& b) {
   return out;
 }
 
-inline std::int64_t intersection_length(const IntervalSet& a, const IntervalSet& b) {
+inline std::int64_t intersection_length(const TimeSpans& a, const TimeSpans& b) {
   return total_length(a) - total_length(subtract(a, b));
 }
 
