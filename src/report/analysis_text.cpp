@@ -10,6 +10,7 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/report/apply_snippets.h"
 #include "torchperf/report/table_writer.h"
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 namespace {
@@ -18,15 +19,6 @@ constexpr std::size_t kInteractionRows = 10;
 
 std::string heading(const std::string& title, TextFormat format) {
   return format == TextFormat::kMarkdown ? "\n### " + title + "\n\n" : "\n" + title + "\n";
-}
-
-std::string escape_md(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
-  }
-  return out;
 }
 
 std::string ci_text(const EffectEstimate& e) {
@@ -234,38 +226,6 @@ TextTable interactions_table(const RunAnalysis& a, std::size_t rows, const std::
                       std::to_string(x.estimate.pairs)});
   }
   return t;
-}
-
-std::string TextTable::render(TextFormat format, const std::string& indent) const {
-  std::string out;
-  if (format == TextFormat::kMarkdown) {
-    const auto row = [&](const std::vector<std::string>& cells) {
-      std::string line = "|";
-      for (const auto& c : cells) line += " " + escape_md(c) + " |";
-      return line + "\n";
-    };
-    out += row(header);
-    out += "|";
-    for (std::size_t i = 0; i < header.size(); ++i) out += " --- |";
-    out += "\n";
-    for (const auto& r : rows) out += row(r);
-    return out;
-  }
-  std::vector<std::size_t> width(header.size(), 0);
-  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
-      width[i] = std::max(width[i], r[i].size());
-  const auto line = [&](const std::vector<std::string>& cells) {
-    std::string l = indent;
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      l += fmt::format("{:<{}}", cells[i], i + 1 < cells.size() ? width[i] + 2 : 0);
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    return l + "\n";
-  };
-  out += line(header);
-  for (const auto& r : rows) out += line(r);
-  return out;
 }
 
 std::string format_report(const std::vector<RunAnalysis>& runs, TextFormat format) {

@@ -8,86 +8,26 @@
 #include "torchperf/report/analysis_text.h"
 #include "torchperf/report/apply_snippets.h"
 #include "torchperf/report/vega_specs.h"
-#include "torchperf/report/web_assets.h"
 
 namespace torchperf {
 namespace {
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// JSON inside <script>: every '<', '>' and '&' as a \u escape (still the same JSON), so that no
-// string from a journal can end the element or open an HTML comment; bytes that are not UTF-8
-// (a directory name, say) are replaced rather than refused.
-std::string script_json(const nlohmann::json& j) {
-  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '<') out += "\\u003c";
-    else if (c == '>') out += "\\u003e";
-    else if (c == '&') out += "\\u0026";
-    else out += c;
-  }
-  return out;
-}
-
-std::string table(const TextTable& t) {
-  std::string out = "<table><thead><tr>";
-  for (const auto& h : t.header) out += "<th>" + escape(h) + "</th>";
-  out += "</tr></thead><tbody>";
-  for (const auto& r : t.rows) {
-    out += "<tr>";
-    for (const auto& c : r) out += "<td>" + escape(c) + "</td>";
-    out += "</tr>";
-  }
-  return out + "</tbody></table>";
-}
-
-constexpr const char* kStyle = R"css(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2327;background:#f6f7f9}
-header{background:#1d2327;color:#fff;padding:18px 28px}header h1{margin:0 0 4px;font-size:22px}
-header p{margin:2px 0;color:#c9d1d9}main{padding:8px 28px 40px;max-width:1500px}
-section{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:14px 18px;margin:16px 0}
-h2{font-size:17px;margin:0 0 10px}h3{font-size:15px;margin:14px 0 6px}
-.rec{margin:6px 0}.rec b{display:inline-block;min-width:95px;color:#555;font-weight:600}
-.kind-winner b,.kind-use b{color:#2e7d32}.kind-avoid b,.kind-guarded b{color:#c62828}
-.kind-conditional b,.kind-depends b{color:#ad6800}.evidence{color:#555;margin-left:99px}
-.grid{display:flex;flex-wrap:wrap;gap:16px}.panel{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:10px}
-.caption{color:#555;font-size:12px;max-width:460px;margin:4px 0 0}
-table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #e3e6ea;padding:3px 10px;text-align:left}
-th{background:#f0f2f5}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
-pre{background:#f6f8fa;border:1px solid #e3e6ea;padding:10px;overflow:auto}.warn{color:#ad6800}
-#torchperf-status{color:#999;font-size:11px}
-)css";
-
 // What to do, first: the run, its warnings and the recommendations with their evidence.
 std::string run_summary(const RunAnalysis& a) {
   const RunResults& r = a.run;
-  std::string out = "<section><h2>" + escape(r.label) + " — " + escape(r.model) + "</h2>";
+  std::string out = "<section><h2>" + html_escape(r.label) + " — " + html_escape(r.model) + "</h2>";
   out += "<p>" + std::to_string(r.points.size()) + " points: " + std::to_string(a.measured.size()) +
          " measured, " + std::to_string(a.guarded.size()) + " guarded out, " +
-         std::to_string(a.failed.size()) + " failed. Objective " + escape(r.objective) +
-         "; inputs " + escape(r.inputs) + ".</p>";
+         std::to_string(a.failed.size()) + " failed. Objective " + html_escape(r.objective) +
+         "; inputs " + html_escape(r.inputs) + ".</p>";
   if (r.summary && r.summary->contains("search")) {
     // How the budget was spent: which points the search chose, how briefly, how many compared.
     const auto& s = r.summary->at("search");
     const std::string strategy = s.value("strategy", "exhaustive");
     if (strategy == "smart")
-      out += "<p>Smart search: " + escape(s.value("spent", "")) + " points; " +
+      out += "<p>Smart search: " + html_escape(s.value("spent", "")) + " points; " +
              std::to_string(s.value("brief_points", 0)) + " measured briefly (" +
-             escape(fmt::format("{:.2g}", s.value("brief_time_s", 0.0))) + " s each" +
+             html_escape(fmt::format("{:.2g}", s.value("brief_time_s", 0.0))) + " s each" +
              (s.value("brief_workers", 0) > 0
                   ? ", in " + std::to_string(s.value("brief_workers", 0)) +
                         " worker processes, each shared by points of one process state"
@@ -102,28 +42,28 @@ std::string run_summary(const RunAnalysis& a) {
              std::to_string(r.comparisons.size()) + " comparisons head to head.</p>";
   }
   if (!r.origin.empty())
-    out += "<p>Effects are measured from the origin <code>" + escape(r.origin) + "</code>.</p>";
-  for (const auto& w : r.warnings) out += "<p class=warn>" + escape(w) + "</p>";
+    out += "<p>Effects are measured from the origin <code>" + html_escape(r.origin) + "</code>.</p>";
+  for (const auto& w : r.warnings) out += "<p class=warn>" + html_escape(w) + "</p>";
   out += "<h3>Recommendations</h3>";
   for (const auto& rec : a.recommendations)
-    out += "<div class=\"rec kind-" + rec.kind + "\"><b>" + escape(rec.kind) + "</b>" +
-           escape(rec.text) + "<div class=evidence>" + escape(rec.evidence) + "</div></div>";
+    out += "<div class=\"rec kind-" + rec.kind + "\"><b>" + html_escape(rec.kind) + "</b>" +
+           html_escape(rec.text) + "<div class=evidence>" + html_escape(rec.evidence) + "</div></div>";
   return out + "</section>";
 }
 
 // The numbers behind the plots, and the code: after the plots.
 std::string run_details(const RunAnalysis& a) {
   const RunResults& r = a.run;
-  std::string out = "<section><h2>" + escape(r.label) + ": the numbers</h2>";
+  std::string out = "<section><h2>" + html_escape(r.label) + ": the numbers</h2>";
   const TextTable effects = main_effects_table(a, "×");
-  out += "<h3>Main effects</h3>" + table(effects);
+  out += "<h3>Main effects</h3>" + html_table(effects);
   out += "<h3>Interactions</h3>";
   if (a.interactions.empty()) {
     out += "<p>No complete quadruple of points (two knobs varied, the rest equal).</p>";
   } else {
-    out += "<p>Strongest: " + escape(describe_interaction(a.interactions.front())) + "</p>";
+    out += "<p>Strongest: " + html_escape(describe_interaction(a.interactions.front())) + "</p>";
     const TextTable t = interactions_table(a, 10, "×");
-    out += table(t);
+    out += html_table(t);
   }
   if (!a.guarded.empty() || !a.failed.empty()) {
     TextTable t{{"configuration", "status", "reason"}, {}};
@@ -133,88 +73,20 @@ std::string run_details(const RunAnalysis& a) {
         t.rows.push_back({p.key, p.status == PointStatus::kFailed ? "failed (" + p.failure_kind + ")" : "guarded",
                           p.reason});
       }
-    out += "<h3>Guarded out and failed</h3>" + table(t);
+    out += "<h3>Guarded out and failed</h3>" + html_table(t);
   }
   if (a.winner) {
     const ApplySnippets s = make_apply_snippets(a);
-    out += "<h3>Apply the winner</h3><p><code>" + escape(*a.winner) + "</code></p>";
-    out += "<details open><summary>C++ (LibTorch)</summary><pre>" + escape(s.cpp) + "</pre></details>";
-    out += "<details><summary>Python (PyTorch)</summary><pre>" + escape(s.python) + "</pre></details>";
+    out += "<h3>Apply the winner</h3><p><code>" + html_escape(*a.winner) + "</code></p>";
+    out += "<details open><summary>C++ (LibTorch)</summary><pre>" + html_escape(s.cpp) + "</pre></details>";
+    out += "<details><summary>Python (PyTorch)</summary><pre>" + html_escape(s.python) + "</pre></details>";
     out += "<details><summary>Configuration file for <code>torchperf bench --config FILE</code></summary><pre>" +
-           escape(s.config_json) + "</pre></details>";
+           html_escape(s.config_json) + "</pre></details>";
   }
   return out + "</section>";
 }
 
-// Renders every panel, then records what was drawn: items per mark type of the data marks (axes
-// and legends excluded) and every error, so that a headless browser can check the page.
-constexpr const char* kDriver = R"js(
-(function () {
-  const status = document.getElementById('torchperf-status');
-  const marks = {};
-  function count(node, acc) {
-    if (!node) return;
-    if (node.marktype && node.role === 'mark' && node.marktype !== 'group')
-      acc[node.marktype] = (acc[node.marktype] || 0) + (node.items || []).length;
-    for (const item of node.items || []) for (const child of item.items || []) count(child, acc);
-  }
-  const jobs = TORCHPERF_PANELS.map(function (p) {
-    return vegaEmbed('#' + p.id, p.spec, {renderer: 'svg', actions: false}).then(function (r) {
-      const acc = {};
-      count(r.view.scenegraph().root, acc);
-      marks[p.id] = acc;
-    }).catch(function (e) { window.__torchperfErrors.push(p.id + ': ' + e); });
-  });
-  Promise.all(jobs).then(function () {
-    status.textContent = JSON.stringify({done: true, errors: window.__torchperfErrors, marks: marks});
-    document.body.setAttribute('data-rendered', 'true');
-  });
-})();
-)js";
-
 }  // namespace
-
-std::string html_escape(const std::string& s) { return escape(s); }
-std::string html_table(const TextTable& t) { return table(t); }
-
-std::string render_page(const HtmlPage& page) {
-  char stamp[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  std::string html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  html += "<title>" + escape(page.title) + "</title><style>" + kStyle + "</style>";
-  // Errors are collected before the libraries load, so that their own failures are counted.
-  html += "<script>window.__torchperfErrors=[];window.addEventListener('error',function(e){"
-          "window.__torchperfErrors.push(String(e.message));});(function(){var o=console.error;"
-          "console.error=function(){window.__torchperfErrors.push(Array.prototype.map.call("
-          "arguments,String).join(' '));return o.apply(console,arguments);};})();</script>";
-  html += "<script>" + std::string(web::vega_js()) + "</script>";
-  html += "<script>" + std::string(web::vega_lite_js()) + "</script>";
-  html += "<script>" + std::string(web::vega_embed_js()) + "</script>";
-  html += "</head><body><header><h1>" + escape(page.title) + "</h1>";
-  for (const auto& line : page.header_lines) html += "<p>" + escape(line) + "</p>";
-  html += "<p>written " + std::string(stamp) + "; plots drawn with " +
-          escape(std::string(web::versions())) + ", inlined (the page works offline)</p></header><main>";
-  html += page.body_before_plots;
-  nlohmann::json list = nlohmann::json::array();
-  if (!page.panels.empty()) {  // a page of tables only (lint) has no plot section
-    html += "<section><h2>Plots</h2><p class=caption>Hover a mark for its configuration and "
-            "numbers.</p><div class=grid>";
-    for (const auto& p : page.panels) {
-      nlohmann::json expected = p.expected_marks;
-      html += "<div class=panel><div id=\"" + p.id + "\" data-expected='" + expected.dump() +
-              "'></div><p class=caption>" + escape(p.caption) + "</p></div>";
-      list.push_back({{"id", p.id}, {"spec", p.spec}});
-    }
-    html += "</div></section>";
-  }
-  html += page.body_after_plots;
-  html += "<p id=\"torchperf-status\">rendering…</p></main>";
-  html += "<script>const TORCHPERF_PANELS=" + script_json(list) + ";" + kDriver + "</script>";
-  html += "</body></html>\n";
-  return html;
-}
 
 std::string render_html(const std::vector<RunAnalysis>& runs) {
   std::string models;

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "torchperf/json_fields.h"
-#include "torchperf/report/html_report.h"
-#include "torchperf/train/train_report.h"
+#include "torchperf/advice/advice.h"
+#include "torchperf/page/html_page.h"
 
 namespace torchperf {
 namespace {

@@ -49,16 +49,6 @@ TextTable breakdown_table(const Breakdown& b) {
   return t;
 }
 
-TextTable advice_table(const std::vector<Advice>& advice) {
-  TextTable t;
-  t.header = {"rule", "advice", "try", "evidence"};
-  for (const auto& a : advice)
-    t.rows.push_back({a.rule, a.message,
-                      a.knob.empty() ? "-" : a.knob + "=" + a.value + (a.changes_training ? " *" : ""),
-                      a.evidence});
-  return t;
-}
-
 TextTable ladder_table(const LadderResult& ladder) {
   TextTable t;
   t.header = {"step", "change", "samples/s", "step ms", "utilisation", "speedup (95% CI)",

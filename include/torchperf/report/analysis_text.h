@@ -7,20 +7,12 @@
 #include <vector>
 
 #include "torchperf/analysis/run_analysis.h"
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 
-enum class TextFormat { kTerminal, kMarkdown };
-
 // One run, or several side by side (their effects in one table, a column per run).
 std::string format_report(const std::vector<RunAnalysis>& runs, TextFormat format);
-
-// A table with a header, rendered with aligned columns or as a Markdown table.
-struct TextTable {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::string render(TextFormat format, const std::string& indent = "  ") const;
-};
 
 // "helps", "hurts", "negligible (within 3%)", "no clear effect" or "too few pairs".
 std::string verdict(const EffectEstimate& estimate);

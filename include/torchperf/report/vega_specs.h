@@ -12,16 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "torchperf/analysis/run_analysis.h"
+#include "torchperf/page/html_page.h"
 
 namespace torchperf {
-
-struct Panel {
-  std::string id;       // the HTML element id, e.g. "scatter-threads"
-  std::string title;
-  std::string caption;  // one sentence on how to read it
-  nlohmann::json spec;  // Vega-Lite
-  std::map<std::string, int> expected_marks;  // Vega mark type ("symbol", "rect") -> items
-};
 
 std::vector<Panel> report_panels(const std::vector<RunAnalysis>& runs);
 

@@ -9,7 +9,7 @@
 #include "torchperf/trace/trace.h"
 #include "torchperf/trace/trace_overview.h"
 #include "torchperf/trace/trace_views.h"
-#include "torchperf/train/advice.h"
+#include "torchperf/advice/advice.h"
 
 namespace torchperf {
 

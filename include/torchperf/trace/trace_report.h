@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "torchperf/report/analysis_text.h"
-#include "torchperf/report/vega_specs.h"
+#include "torchperf/page/html_page.h"
+#include "torchperf/page/text_table.h"
 #include "torchperf/trace/trace_analysis.h"
 #include "torchperf/trace/trace_diff.h"
 #include "torchperf/trace/trace_ranks.h"

@@ -27,7 +27,6 @@ struct TrainReport {
 };
 
 TextTable breakdown_table(const Breakdown& b);
-TextTable advice_table(const std::vector<Advice>& advice);
 TextTable ladder_table(const LadderResult& ladder);
 std::string format_train_report(const TrainReport& report);
 nlohmann::json to_json(const Breakdown& b);
