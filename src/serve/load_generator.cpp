@@ -82,12 +82,12 @@ std::unique_ptr<httplib::Client> connect(const LoadOptions& o) {
 // Sent, answered and classified; the times are seconds from start.
 // A closed loop has no schedule (scheduled_s < 0): a request is due when it is sent.
 RequestRecord send(httplib::Client& client, const Request& r, const LoadOptions& o,
-                   Clock::time_point start, double scheduled_s) {
+                   TimeSource& time, Clock::time_point start, double scheduled_s) {
   RequestRecord rec;
-  rec.sent_s = to_seconds(Clock::now() - start);
+  rec.sent_s = to_seconds(time.now() - start);
   rec.scheduled_s = scheduled_s < 0 ? rec.sent_s : scheduled_s;
   const auto result = client.Post(r.path.c_str(), r.headers, r.body, r.content_type.c_str());
-  rec.done_s = to_seconds(Clock::now() - start);
+  rec.done_s = to_seconds(time.now() - start);
   rec.outcome = outcome_of(result, rec.done_s - rec.sent_s, o.timeout_s);
   return rec;
 }
@@ -146,6 +146,11 @@ void validate(const LoadOptions& o) {
 }
 
 LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
+  SteadyTimeSource time;
+  return run_load(options, time, progress);
+}
+
+LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgress& progress) {
   validate(options);
   LoadOptions o = options;
   if (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
@@ -189,7 +194,7 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
                                        clients, o.url));
   }
   std::vector<std::thread> threads;
-  const auto start = Clock::now();
+  const auto start = time.now();
   for (std::size_t c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
       std::unique_ptr<httplib::Client> client = std::move(connected[c]);
@@ -198,18 +203,18 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
         if (stop.now) break;
         double due = -1;
         if (closed) {
-          if (to_seconds(Clock::now() - start) >= duration) break;
+          if (to_seconds(time.now() - start) >= duration) break;
         } else {
           const std::size_t i = next.fetch_add(1);
           if (i >= schedule.size()) break;
           due = schedule[i];
           std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
                                                     std::chrono::duration<double>(due)));
-          if (stop.now || to_seconds(Clock::now() - start) > last_send_s) {
+          if (stop.now || to_seconds(time.now() - start) > last_send_s) {
             break;
           }
         }
-        RequestRecord rec = send(*client, request, o, start, due);
+        RequestRecord rec = send(*client, request, o, time, start, due);
         if (rec.outcome == RequestOutcome::kConnection) {
           // One retry on a fresh connection tells a closed keep-alive from a server that is gone.
           client = connect(o);
@@ -228,7 +233,7 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
   if (progress) {
     while (done < (closed ? std::numeric_limits<std::size_t>::max() : schedule.size()) &&
            !stop.now) {
-      const double elapsed = to_seconds(Clock::now() - start);
+      const double elapsed = to_seconds(time.now() - start);
       if (elapsed >= duration + o.timeout_s) break;
       progress(std::min(1.0, elapsed / duration));
       if (closed && elapsed >= duration) break;
@@ -238,7 +243,7 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
   for (auto& t : threads) t.join();
   if (progress) progress(1.0);
   run.records = std::move(records);
-  run.duration_s = closed ? to_seconds(Clock::now() - start) : duration;
+  run.duration_s = closed ? to_seconds(time.now() - start) : duration;
   if (!closed && run.records.size() < schedule.size()) {
     run.unsent = schedule.size() - run.records.size();
     run.stopped = stop.reason.empty()

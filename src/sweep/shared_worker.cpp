@@ -3,14 +3,15 @@
 #include <chrono>
 
 #include "torchperf/config/apply.h"
+#include "torchperf/measure/clock.h"
 
 namespace torchperf {
 
 WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configuration& config,
                                     double timeout_s) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const auto since_start = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double>(Clock::now() - start).count();
   };
   WorkerOutcome out;
   const auto fail = [&](const WorkerFailure& e) {

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "torchperf/error.h"
+#include "torchperf/measure/clock.h"
 #include "torchperf/sweep/child_process.h"
 
 namespace torchperf {
@@ -107,7 +108,7 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
                                  const WorkerLimits& limits, const std::string& log_path,
                                  const std::function<bool(double)>& tick,
                                  const WorkerEnvironment& environment) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const Spawned child = spawn_worker(executable, log_path, environment);
   const pid_t pid = child.pid;
   int in_fd = child.in_fd, out_fd = child.out_fd;
@@ -119,7 +120,7 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
   int status = 0;
   bool exited = false, killed = false;
   const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double>(Clock::now() - start).count();
   };
   while (!exited || out_fd >= 0) {
     if (out_fd >= 0) {
@@ -228,7 +229,7 @@ bool WorkerSession::running() {
 
 nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_s) {
   if (pid_ <= 0) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   const auto fail = [&](WorkerExit exit, const std::string& message) -> WorkerFailure {
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
@@ -273,7 +274,7 @@ nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_
     const std::int64_t rss = resident_bytes(pid_);
     peak_rss_ = std::max(peak_rss_, rss);
     const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration<double>(Clock::now() - start).count();
     if (limits_.memory_cap_bytes > 0 && rss > limits_.memory_cap_bytes)
       throw fail(WorkerExit::kOutOfMemory,
                  "exceeded the memory cap of " + std::to_string(limits_.memory_cap_bytes >> 20) +

@@ -27,7 +27,6 @@
 namespace torchperf {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
 
 std::int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -234,12 +233,13 @@ StepTimes TrainingSession::step(bool breakdown) {
   Impl& s = *impl_;
   StepTimes t;
   const auto device_kind = s.device.is_cuda() ? compat::DeviceKind::kCuda : compat::DeviceKind::kCpu;
-  auto mark = SteadyClock::now();
+  TimeSource& clock = *s.context->clock;
+  auto mark = clock.now();
   const auto begin = mark;
   t.start_us = wall_clock_us();
   auto lap = [&](Phase phase) {
     if (breakdown) s.sync();
-    const auto now = SteadyClock::now();
+    const auto now = clock.now();
     t.ns[static_cast<std::size_t>(phase)] += std::chrono::duration<double, std::nano>(now - mark).count();
     mark = now;
   };
@@ -295,7 +295,7 @@ StepTimes TrainingSession::step(bool breakdown) {
   if (!breakdown) s.sync();
   lap(Phase::kOptimizer);
 
-  t.total_ns = std::chrono::duration<double, std::nano>(SteadyClock::now() - begin).count();
+  t.total_ns = std::chrono::duration<double, std::nano>(clock.now() - begin).count();
   ++s.steps;
   return t;
 }

@@ -33,6 +33,15 @@ TEST(TrainingSessionTest, PhasesOfAStepAddUpToItsWallTime) {
   EXPECT_GT(t.ns[static_cast<std::size_t>(Phase::kBackward)], 0);
 }
 
+TEST(TrainingSessionTest, StepsAreTimedOnTheContextsClock) {
+  TrainingContext c = context(fixture("tiny_cnn.pt"));
+  c.clock = std::make_shared<ManualTimeSource>();  // never advanced: every phase takes 0 ns
+  TrainingSession s(c, Configuration::parse("batch=4"));
+  const StepTimes t = s.step();
+  EXPECT_EQ(t.total_ns, 0);
+  for (double ns : t.ns) EXPECT_EQ(ns, 0);
+}
+
 TEST(TrainingSessionTest, TrainingChangesTheWeightsAndLowersTheLossOnFixedData) {
   const TrainingContext c = context(fixture("regressor.pt"), "tensors:" + fixture("regression.pt"));
   TrainingSession s(c, Configuration::parse("batch=64"));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "torchperf/measure/clock.h"
 #include "torchperf/serve/arrivals.h"
 #include "torchperf/serve/load_summary.h"
 #include "torchperf/serve/model_runner.h"
@@ -43,7 +44,11 @@ using LoadProgress = std::function<void(double fraction)>;
 // Reads the model's metadata, builds one request of batch 1 from it (seeded values), and runs
 // the load. Throws RuntimeFailure naming the URL when the server cannot be reached at the start,
 // UsageError when it does not serve the model.
+// Every time is read from `time` (the project's one clock; sleeps until a request is due use its
+// time points, so it must be a real clock); without it, the steady clock.
 LoadRun run_load(const LoadOptions& options, const LoadProgress& progress = nullptr);
+LoadRun run_load(const LoadOptions& options, TimeSource& time,
+                 const LoadProgress& progress = nullptr);
 
 // GET URL/metrics: the server's Prometheus text. RuntimeFailure naming the URL when it fails.
 std::string fetch_metrics(const std::string& url);

@@ -12,6 +12,7 @@
 
 #include "torchperf/config/configuration.h"
 #include "torchperf/config/knob.h"
+#include "torchperf/measure/clock.h"
 #include "torchperf/models/workload_traits.h"
 #include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"
@@ -42,6 +43,8 @@ struct TrainingContext {
   WorkloadTraits traits;    // what decides which training knobs apply
   bool reduced_precision_hardware = false;  // bf16 (CPU AVX-512 BF16/AMX) or CUDA tensor cores
   std::string reduced_precision_evidence;
+  // The clock every step is timed with (the project's one; tests may script it).
+  std::shared_ptr<TimeSource> clock = std::make_shared<SteadyTimeSource>();
   static TrainingContext open(const TrainingSpec& spec);
   // What the advice rules need to know about this run under one plan.
   AdviceContext advice_context(const TrainingPlan& plan) const;
