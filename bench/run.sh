@@ -34,7 +34,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 tp_binary="$build/torchperf"
 # torchperf itself, without the TorchScript deprecation note it prints for every fixture file.
-tp() { "$tp_binary" "$@" 2> >(grep -v '^torchperf: note: TorchScript is deprecated' >&2); }
+# Exit 3 (INVALID: the run completed, but a stopping rule was not met or the output has NaN/Inf)
+# still prints its JSON, which each section reads, "valid" and "invalid_reason" included.
+tp() {
+  local rc=0
+  "$tp_binary" "$@" 2> >(grep -v '^torchperf: note: TorchScript is deprecated' >&2) || rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
+}
 tp=tp
 # The .venv's Python: the same torch (2.13.0) torchperf links, for the peers and the fixtures.
 python=${BENCH_PYTHON:-$root/.venv/bin/python}
