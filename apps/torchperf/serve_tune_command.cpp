@@ -241,17 +241,26 @@ int run(Flags& f) {
     std::cerr << fmt::format(
         "serve-tune: {} candidates on {} cores, objective {}, budget {:.0f} s\n",
         serving_candidates(o).size(), o.cores, o.objective.text, o.budget_s);
-  const ServeTuneResult r =
-      run_serve_tune(o, backend, clock, [&](const std::string& phase, double x) {
-        if (StopSignals::requested())
-          throw Interrupted(fmt::format(
-              "serve-tune stopped by {} while {}; its servers are stopped and nothing is kept "
-              "(serve-tune has no journal): run it again to start over",
-              stop_signal_name(), phase));
+  std::string phase_now = "measuring the offline curve";
+  const auto stopped = [&] {
+    return Interrupted(fmt::format(
+        "serve-tune stopped by {} while {}; its servers and workers are stopped, and nothing is "
+        "kept (serve-tune has no journal): run it again to start over",
+        stop_signal_name(), phase_now));
+  };
+  ServeTuneResult r;
+  try {
+    r = run_serve_tune(o, backend, clock, [&](const std::string& phase, double x) {
+        phase_now = phase;
+        if (StopSignals::requested()) throw stopped();
         const double spent =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         bar.show(x, phase, std::max(0.0, o.budget_s - spent));
       });
+  } catch (const Interrupted&) {
+    bar.finish();
+    throw stopped();  // a worker stopped mid-curve says only "interrupted"
+  }
   bar.finish();
   const nlohmann::json j = to_json(r, o);
   std::ofstream(fs::path(f.out) / "serve-tune.json") << j.dump(2) << "\n";

@@ -234,6 +234,23 @@ TEST(ServeTuneCommandTest, MeasuresCandidatesInFreshServersAndNamesAWinnerWithin
   EXPECT_TRUE(std::filesystem::exists(out + "/serve-tune.html"));
 }
 
+TEST(ServeTuneCommandTest, SigtermStopsItAndLeavesNoServerRunning) {
+  // Stopped a second after its first server started; then no process may hold a server log.
+  const auto r = testing::run_shell(
+      "d=$(mktemp -d); \"$TORCHPERF\" serve-tune builtin:mlp --slo p99=1s --budget 60s "
+      "--max-batches 1,4 --delays 1ms --cores 1 --curve-time 0.3 --min-run 2 --out \"$d\" "
+      "--quiet > /dev/null 2> \"$d/err\" & pid=$!; i=0; "
+      "while [ ! -e \"$d/logs/server-1.log\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); "
+      "done; sleep 1; kill -TERM $pid; wait $pid; code=$?; sleep 0.5; "
+      "for p in /proc/[0-9]*; do ls -l $p/fd 2>/dev/null | grep -q \"$d/logs/server\" && "
+      "echo \"orphan ${p#/proc/}\"; done; cat \"$d/err\" >&2; rm -rf \"$d\"; exit $code");
+  if (r.exit_code == 0) GTEST_SKIP() << "serve-tune ended before SIGTERM";
+  EXPECT_EQ(r.exit_code, 143) << r.err;
+  EXPECT_NE(r.err.find("torchperf: error: serve-tune stopped by SIGTERM while"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("orphan"), std::string::npos) << r.out;
+}
+
 TEST(ServeTuneCommandTest, BadSettingsGetUsageErrors) {
   EXPECT_EQ(run_cli({"serve-tune", "builtin:mlp", "--max-batches", "0,4"}).exit_code, 2);
   EXPECT_EQ(run_cli({"serve-tune", "builtin:mlp", "--slo", "fast"}).exit_code, 2);

@@ -67,6 +67,19 @@ TEST_F(TraceCommandTest, JsonOfEveryViewAndOfAFolderOfRanks) {
   EXPECT_EQ(nlohmann::json::parse(ranks.out).at("ranks").at("slowest_rank"), 1);
 }
 
+TEST_F(TraceCommandTest, ReadsATraceFromStandardInputOrAPipe) {
+  const std::string gz = real("cpu-only-rank34.json.gz");
+  const testing::CliRun piped = testing::run_shell("zcat '" + gz + "' | \"$TORCHPERF\" trace -");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out.rfind("trace -: Kineto form", 0), 0u) << piped.out;
+  EXPECT_NE(piped.out.find("steps: 1"), std::string::npos) << piped.out;
+  const testing::CliRun fifo = testing::run_shell(
+      "d=$(mktemp -d); mkfifo \"$d/p\"; zcat '" + gz + "' > \"$d/p\" & "
+      "\"$TORCHPERF\" trace \"$d/p\"; code=$?; rm -rf \"$d\"; exit $code");
+  ASSERT_EQ(fifo.exit_code, 0) << fifo.err;
+  EXPECT_NE(fifo.out.find("steps: 1"), std::string::npos) << fifo.out;
+}
+
 TEST_F(TraceCommandTest, DiffComparesTwoTraces) {
   const auto r = run_cli({"trace", real("diff-control-a100.json.gz"),
                           real("diff-test-v100.json.gz"), "--diff", "--top", "3"});

@@ -109,6 +109,22 @@ TEST(TrainCommandTest, TheLadderPrintsItsTable) {
   EXPECT_NE(r.out.find("stopped:"), std::string::npos);
 }
 
+TEST(TrainCommandTest, SigtermStopsTheLadderAndSaysWhereToContinueFrom) {
+  // Stopped once its first attempt is printed, while the next one is being compared.
+  const auto r = testing::run_shell(
+      "d=$(mktemp -d); \"$TORCHPERF\" train '" + fixture("tiny_cnn.pt") +
+      "' --image-size 16 --batch 4 --steps 3 --warmup 1 --device cpu --ladder --rounds 4 "
+      "--max-rounds 40 --block-steps 4 > /dev/null 2> \"$d/err\" & pid=$!; i=0; "
+      "while ! grep -q tried \"$d/err\" && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; "
+      "kill -TERM $pid; wait $pid; code=$?; cat \"$d/err\" >&2; rm -rf \"$d\"; exit $code");
+  if (r.exit_code == 0) GTEST_SKIP() << "the ladder ended before SIGTERM: " << r.err;
+  EXPECT_EQ(r.exit_code, 143) << r.err;
+  EXPECT_NE(r.err.find("torchperf: error: train --ladder stopped after "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("continue from the last rung with --ladder --config"), std::string::npos)
+      << r.err;
+}
+
 TEST(TrainCommandTest, AThreadsChangeOnTheLadderIsComparedInTwoWorkerProcesses) {
   if (::sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one core: threads=2 is never advised";
   // At 64x64 the tiny CNN is compute-bound, so threads=1 draws the threads advice.

@@ -47,20 +47,33 @@ std::string fixture(const std::string& name) {
   return path;
 }
 
-CliRun run_cli(const std::vector<std::string>& args) {
+namespace {
+
+// Runs a shell command line with stdout and stderr captured.
+CliRun run_command(const std::string& command) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("torchperf-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string out = (dir / "out").string(), err = (dir / "err").string();
-  std::string command = quote(TORCHPERF_TEST_CLI);
-  for (const auto& a : args) command += " " + quote(a);
-  command += " > " + quote(out) + " 2> " + quote(err) + " < /dev/null";
-  const int status = std::system(command.c_str());
+  const int status = std::system(
+      (command + " > " + quote(out) + " 2> " + quote(err) + " < /dev/null").c_str());
   CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.out = slurp(out);
   run.err = slurp(err);
   return run;
+}
+
+}  // namespace
+
+CliRun run_cli(const std::vector<std::string>& args) {
+  std::string command = quote(TORCHPERF_TEST_CLI);
+  for (const auto& a : args) command += " " + quote(a);
+  return run_command(command);
+}
+
+CliRun run_shell(const std::string& script) {
+  return run_command("TORCHPERF=" + quote(TORCHPERF_TEST_CLI) + " sh -c " + quote(script));
 }
 
 std::string browser_dom(const std::string& page, const std::string& work_dir,

@@ -23,6 +23,9 @@ WorkloadTraits image_model_traits();
 
 // Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
 CliRun run_cli(const std::vector<std::string>& args);
+// Runs a POSIX shell script with $TORCHPERF set to the CLI binary (pipes, signals, background
+// jobs): its exit code, stdout and stderr.
+CliRun run_shell(const std::string& script);
 
 // Opens an HTML file in Debian's chromium, headless, and returns the DOM after its scripts ran
 // (a test failure, and "", without chromium). work_dir holds the browser profile and its log;
