@@ -177,6 +177,17 @@ TEST(BenchCommandTest, AnImpossibleBatchStopsAtTheMemoryCapWithTheBytesNamed) {
                         {"--memory-cap"});
 }
 
+TEST(BenchCommandTest, AnAllocationTheMachineRefusesNamesTheBatchAndTheBytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no ulimit -v under it";
+#endif
+  // 3 GB of address space: LibTorch loads, the batch's activations do not fit.
+  const auto run = testing::run_shell(
+      "ulimit -v 3000000; \"$TORCHPERF\" bench builtin:mlp --batch 300000 --memory-cap 100G");
+  expect_one_line_error(run, 9, {"model 'builtin:mlp' at batch 300000: out of memory allocating",
+                                 "GiB (lower --batch"});
+}
+
 TEST(BenchCommandTest, HelpListsAFlagForEveryKnob) {
   const CliRun run = run_cli({"bench", "--help"});
   EXPECT_EQ(run.exit_code, 0);
