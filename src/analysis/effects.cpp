@@ -45,6 +45,10 @@ LogRatio difference(const LogRatio& a, const LogRatio& b) {
 
 bool EffectEstimate::has_interval() const { return std::isfinite(low) && std::isfinite(high); }
 
+bool EffectEstimate::negligible() const {
+  return has_interval() && low >= 1 / kNegligibleRatio && high <= kNegligibleRatio;
+}
+
 bool EffectEstimate::significant() const {
   const Verdict v = verdict_of(Interval{low, high});
   return v == Verdict::kFaster || v == Verdict::kSlower;

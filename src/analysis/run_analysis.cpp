@@ -74,9 +74,6 @@ std::string cosine_note(const ValueAccuracy& acc) {
 
 bool helps(const EffectEstimate& e) { return e.significant() && e.ratio > 1; }
 bool hurts(const EffectEstimate& e) { return e.significant() && e.ratio < 1; }
-bool negligible(const EffectEstimate& e) {
-  return e.has_interval() && e.low >= 1 / kNegligibleRatio && e.high <= kNegligibleRatio;
-}
 
 // A's (or B's) effect seen from one side of an interaction.
 struct Conditional {
@@ -133,7 +130,7 @@ void recommend(RunAnalysis& a) {
     const MainEffect& best = best_helping ? *best_helping : knob.effects.front();
     const bool all_negligible =
         std::all_of(knob.effects.begin(), knob.effects.end(),
-                    [](const MainEffect& e) { return negligible(e.estimate); });
+                    [](const MainEffect& e) { return e.estimate.negligible(); });
     if (all_negligible) {
       a.inert_knobs.push_back(knob.knob);
       continue;

@@ -192,8 +192,7 @@ void side_by_side(std::string& out, const std::vector<RunAnalysis>& runs, TextFo
 }  // namespace
 
 std::string verdict(const EffectEstimate& e) {
-  if (e.has_interval() && e.low >= 1 / kNegligibleRatio && e.high <= kNegligibleRatio)
-    return "negligible (within 3%)";
+  if (e.negligible()) return "negligible (within 3%)";
   if (e.significant()) return e.ratio > 1 ? "helps" : "hurts";
   return e.has_interval() ? "no clear effect" : "too few pairs";
 }

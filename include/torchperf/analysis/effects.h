@@ -11,6 +11,9 @@
 
 namespace torchperf {
 
+// An effect within this factor of 1 either way, with its whole interval inside, did nothing.
+inline constexpr double kNegligibleRatio = 1.03;
+
 // A multiplicative effect: ratio > 1 means better on the score, with a 95% interval. From three
 // pairs on, the interval is Student's t on the pairs' log ratios: it covers how the effect varies
 // from one context to another. With one or two pairs there is no such spread to estimate; the
@@ -23,6 +26,8 @@ struct EffectEstimate {
   bool has_interval() const;
   // The interval excludes 1.
   bool significant() const;
+  // The whole interval within kNegligibleRatio of 1: whatever it is, it is too small to matter.
+  bool negligible() const;
 };
 
 // One pair's log ratio, with the log interval from its two points' measurement intervals

@@ -27,8 +27,6 @@ struct Recommendation {
   std::string evidence;  // the numbers behind it
 };
 
-// An effect within this factor of 1 either way, with its whole interval inside, did nothing.
-inline constexpr double kNegligibleRatio = 1.03;
 
 struct RunAnalysis {
   RunResults run;
