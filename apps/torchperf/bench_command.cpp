@@ -56,8 +56,9 @@ int run(BenchFlags& flags) {
   for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
   options.stop_when_a_call_exceeds_time = !flags.allow_overrun;
-  options.memory_cap_bytes = flags.memory_cap.empty() ? default_memory_cap_bytes()
-                                                      : parse_size(flags.memory_cap, "--memory-cap");
+  options.memory_cap_bytes = flags.memory_cap.empty()   ? default_memory_cap_bytes()
+                             : flags.memory_cap == "none" ? 0
+                                                          : parse_size(flags.memory_cap, "--memory-cap");
   // Above the cap the run ends at once: one run keeps nothing a stop could lose, and a machine
   // that starts swapping helps no one. (Workers are watched and killed by their parent instead.)
   const MemoryWatchdog watchdog(options.memory_cap_bytes, [&](std::int64_t rss) {
@@ -134,8 +135,9 @@ Runner add_bench_command(CLI::App& app) {
                   "Stop when the median's 95% CI is within this fraction")
       ->default_val(0.01);
   cmd->add_option("--memory-cap", flags->memory_cap,
-                  "Stop above this resident memory: 4G, 512M (default: 90% of the memory "
-                  "available at start); inputs larger than it are refused before allocation");
+                  "Stop above this resident memory: 4G, 512M, or none (default: 90% of the "
+                  "memory available at start); inputs larger than it are refused before "
+                  "allocation");
   cmd->add_flag("--allow-overrun", flags->allow_overrun,
                 "Measure even when one call takes longer than --time (otherwise the run stops "
                 "after two such calls, INVALID)");
