@@ -27,7 +27,9 @@
 #      the same file (what Holistic Trace Analysis does first): seconds and peak memory, alternated
 #      A B A B.
 #  12. process-level settings: each value of the worker knobs (ATen's, oneDNN's and MKL's ISA,
-#      the allocator, OpenMP's wait policy and binding) against the default, in two processes.
+#      the allocator, OpenMP's wait policy and binding) against the default, in two processes;
+#  13. the memory cap's watchdog thread (RSS read every 20 ms): bench with its default cap against
+#      bench --memory-cap none, alternated, at 1 thread and every usable core.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,7 +59,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -544,6 +546,27 @@ print(f"  {model:17} {threads} thr  {setting:22} " + "  ".join(cells) +
       f"  -> {verdicts[0] if same else 'no consistent effect'}")
 PY
     done
+  done
+done
+fi
+
+if section 13; then
+# The watchdog reads /proc/self/status every 20 ms from a thread of its own while the timed
+# blocks run: what that costs, as two bench processes alternated A B A B (equal settings, the
+# allocator pinned as in section 2). It should be within the noise: 0.98-1.02.
+for m in builtin:mlp builtin:resnet18; do
+  for t in 1 "$(nproc)"; do
+    echo "== 13. the memory watchdog: bench $m --batch 8 --threads $t, default cap vs --memory-cap none, $rounds rounds"
+    capped=(); uncapped=()
+    for r in $(seq "$rounds"); do
+      for cap in default none; do
+        flag=(); [ "$cap" = none ] && flag=(--memory-cap none)
+        v=$("$tp" bench "$m" --batch 8 --threads "$t" --grad inference --time "$seconds" "${flag[@]}" \
+            --quiet --json | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')
+        if [ "$cap" = none ]; then uncapped+=("$v"); else capped+=("$v"); fi
+      done
+    done
+    print_rounds "watchdog on" "watchdog off" "${capped[*]}" "${uncapped[*]}" 0.02
   done
 done
 fi
