@@ -101,6 +101,11 @@ class ServerProcess final : public ServedCandidate {
     char line[4096] = {0};
     const bool got = fgets(line, sizeof line, f) != nullptr;
     fclose(f);
+    // A stop signal interrupts the wait for the port (EINTR): stopped, not a server that failed.
+    if (StopSignals::requested()) {
+      stop();
+      throw Interrupted("interrupted");
+    }
     std::smatch m;
     const std::string first = got ? line : "";
     if (!std::regex_search(first, m, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) {
