@@ -208,7 +208,8 @@ Runner add_tune_command(CLI::App& app) {
                   "Kill a point's worker after this long (default: max(120 s, 10x --time))");
   cmd->add_option(
       "--memory-cap", f->memory_cap,
-      "Kill a point's worker above this resident memory: 4G, 512M (default: 90% of the memory available at start)");
+      "Kill a point's worker above this resident memory: 4G, 512M (default: 90% of the memory "
+      "available at start)");
   cmd->add_option("--out", f->options.out_dir,
                   "Directory for results.jsonl, references and worker logs "
                   "(default: torchperf-runs/MODEL-TIME)");

@@ -174,13 +174,7 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   if (batch != "n/a") careful.set("batch", batch);
   const ResolvedConfiguration config = resolve(careful, traits);
   refuse_inputs_over_cap(s, w, batch);
-  try {
-    prepare_workload(config, w);
-  } catch (const std::exception& e) {
-    const std::string message = compat::concise_error_message(e.what());
-    if (!compat::is_out_of_memory_message(message)) throw;
-    throw ResourceLimit(out_of_memory_text(s, batch, message));
-  }
+  naming_out_of_memory(s, batch, [&] { prepare_workload(config, w); });
   Reference ref;
   SteadyTimeSource clock;
   const auto started = clock.now();

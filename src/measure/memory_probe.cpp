@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -104,30 +103,13 @@ std::int64_t minor_page_faults() {
 }
 
 std::int64_t memory_capacity_bytes() {
-  std::int64_t total = -1;
-  {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::int64_t kib = 0;
-    while (meminfo >> key >> kib) {
-      if (key == "MemTotal:") {
-        total = kib * 1024;
-        break;
-      }
-      meminfo.ignore(1 << 12, '\n');
-    }
-  }
+  std::int64_t total = meminfo_bytes("MemTotal");
   // A container's limit (cgroup v2, then v1) is what the kernel enforces, when it is lower.
   for (const char* path : {"/sys/fs/cgroup/memory.max",
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream in(path);
-    std::string text;
-    if (!(in >> text) || text == "max") continue;
-    try {
-      const std::int64_t limit = std::stoll(text);
-      if (limit > 0 && (total < 0 || limit < total)) total = limit;
-    } catch (const std::exception&) {
-    }
+    const std::int64_t limit = read_number(path);
+    if (limit <= 0) continue;
+    if (total < 0 || limit < total) total = limit;
     break;
   }
   return total;

@@ -141,14 +141,8 @@ void check_model_file(const std::string& path) {
                      diagnose_not_torchscript(path, "the archive holds no TorchScript code"));
 }
 
+// open_model checked the file (check_model_file) before this source existed.
 std::unique_ptr<Model> TorchScriptFileSource::load() const {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path_, ec)) throw ModelError("model '" + path_ + "': no such file");
-  if (!fs::is_regular_file(path_, ec))
-    throw ModelError("model '" + path_ + "': not a regular file");
-  if (::access(path_.c_str(), R_OK) != 0)
-    throw ModelError("model '" + path_ + "': cannot be read (" + std::strerror(errno) + ")");
   torch::jit::Module module;
   try {
     module = torch::jit::load(path_, torch::kCPU);

@@ -56,14 +56,9 @@ std::string to_string(WorkerExit exit) {
 
 namespace {
 
-struct Spawned {
-  pid_t pid = -1;
-  int in_fd = -1, out_fd = -1;
-};
-
 // Starts `executable __worker` with stdin and fd 3 on pipes and stdout/stderr in the log.
-Spawned spawn_worker(const std::string& executable, const std::string& log_path,
-                     const WorkerEnvironment& environment) {
+Child spawn_worker(const std::string& executable, const std::string& log_path,
+                   const WorkerEnvironment& environment) {
   ChildSpec spec;
   spec.executable = executable;
   spec.args = {"__worker"};
@@ -71,8 +66,7 @@ Spawned spawn_worker(const std::string& executable, const std::string& log_path,
   spec.log_path = log_path;
   spec.pipe_stdin = true;
   spec.response_fd = kWorkerResponseFd;
-  const Child child = launch_child(spec);
-  return {child.pid, child.in_fd, child.response_fd};
+  return launch_child(spec);
 }
 
 // Why a worker ended without an answer, from its exit status and the last line of its log.
@@ -109,9 +103,9 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
                                  const std::function<bool(double)>& tick,
                                  const WorkerEnvironment& environment) {
   const auto start = Clock::now();
-  const Spawned child = spawn_worker(executable, log_path, environment);
+  const Child child = spawn_worker(executable, log_path, environment);
   const pid_t pid = child.pid;
-  int in_fd = child.in_fd, out_fd = child.out_fd;
+  int in_fd = child.in_fd, out_fd = child.response_fd;
 
   write_all(in_fd, request.dump() + "\n");
   close_fd(in_fd);
@@ -194,10 +188,10 @@ WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironm
                              const WorkerLimits& limits, const std::string& log_path,
                              std::function<bool(double)> tick)
     : executable_(executable), log_path_(log_path), limits_(limits), tick_(std::move(tick)) {
-  const Spawned child = spawn_worker(executable, log_path, environment);
+  const Child child = spawn_worker(executable, log_path, environment);
   pid_ = child.pid;
   in_fd_ = child.in_fd;
-  out_fd_ = child.out_fd;
+  out_fd_ = child.response_fd;
 }
 
 WorkerSession::~WorkerSession() {

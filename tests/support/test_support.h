@@ -1,6 +1,8 @@
 // Shared test helpers: where the generated fixtures are, and running the real CLI binary.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,11 @@ WorkloadTraits image_model_traits();
 
 // Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
 CliRun run_cli(const std::vector<std::string>& args);
+// A bench run that measured: exit 0 (VALID), or exit 3 because its timing did not conclude on a
+// busy machine (the stopping rule, the warm-up, a call over the budget), which the output says.
+// Short runs in tests cannot promise the stopping rule; a broken run still fails this.
+::testing::AssertionResult measured(const CliRun& run);
+
 // Runs a POSIX shell script with $TORCHPERF set to the CLI binary (pipes, signals, background
 // jobs): its exit code, stdout and stderr.
 CliRun run_shell(const std::string& script);
