@@ -13,7 +13,7 @@ corpus="$root/tests/fuzz/corpus/trace"
 mkdir -p "$corpus"
 clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/include" \
-  "$root"/src/trace/{json_stream,trace_reader,trace_overview,trace_views,trace_advice,trace_analysis}.cpp \
+  "$root"/src/trace/{json_stream,trace_reader,device_summary,trace_overview,trace_views,trace_advice,trace_analysis}.cpp \
   "$root/tests/fuzz/trace_fuzzer.cpp" -lsimdjson -lz -lfmt -o "$out/trace_fuzzer"
 # New inputs go to a scratch folder, merged into the kept corpus at the end.
 scratch="$out/new-corpus"

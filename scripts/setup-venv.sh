@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Creates the project's .venv and installs requirements.txt into it; idempotent: a venv whose
-# installed set already matches requirements.txt (stamp file) is left alone. The venv's torch is
+# Creates the project's .venv and installs requirements.txt (and requirements-no-deps.txt, without
+# their declared dependencies) into it; idempotent: a venv whose
+# installed set already matches both files (stamp file) is left alone. The venv's torch is
 # the LibTorch torchperf builds against (torch.utils.cmake_prefix_path) and the Python peer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,8 @@ venv=${VENV:-.venv}
 python=${PYTHON:-python3}
 stamp="$venv/.torchperf-requirements"
 
-if [ -f "$stamp" ] && cmp -s requirements.txt "$stamp" && "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+wanted() { cat requirements.txt requirements-no-deps.txt; }
+if [ -f "$stamp" ] && cmp -s <(wanted) "$stamp" && "$venv/bin/python" -c 'import torch, hta' 2>/dev/null; then
   echo "setup-venv: $venv up to date"
   exit 0
 fi
@@ -24,5 +26,7 @@ echo "setup-venv: installing requirements.txt into $venv"
 # The pins in requirements.txt are the whole set; pip's own chatter about local indexes is noise.
 "$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements.txt 2>&1 \
   | grep -v "^WARNING: Location" || true
-"$venv/bin/python" -c 'import torch, numpy, PIL' || { echo "setup-venv: the install failed" >&2; exit 1; }
-cp requirements.txt "$stamp"
+"$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps -r requirements-no-deps.txt 2>&1 \
+  | grep -v "^WARNING: Location" || true
+"$venv/bin/python" -c 'import torch, numpy, PIL, hta.trace_analysis' || { echo "setup-venv: the install failed" >&2; exit 1; }
+wanted > "$stamp"

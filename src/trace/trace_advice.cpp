@@ -83,8 +83,9 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
   }
 
   if (o.has_device && step.utilization() < kTraceUtilisationThreshold) {
-    const double idle = std::max(1.0, step.idle);
-    const double host = step.host_wait / idle;
+    const DeviceSummary& d = step.device;
+    const double idle = std::max(1.0, d.host_wait + d.kernel_wait + d.other_wait);
+    const double host = d.host_wait / idle;
     std::string message =
         host >= 0.5 ? "the device waits for the host: a larger batch, fewer and larger operators "
                       "(torch.compile, CUDA graphs), less Python in the step"
@@ -94,8 +95,8 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    fmt::format("the device computes {} of the {} (threshold {}); of its idle "
                                "{}, host wait {}, kernel wait {}, other {}",
                                pct(step.utilization()), per_step, pct(kTraceUtilisationThreshold),
-                               ms(step.idle), pct(step.host_wait / idle),
-                               pct(step.kernel_wait / idle), pct(step.other_wait / idle)),
+                               ms(d.idle), pct(d.host_wait / idle), pct(d.kernel_wait / idle),
+                               pct(d.other_wait / idle)),
                    host >= 0.5 ? "batch" : "", host >= 0.5 ? "larger" : "", host >= 0.5,
                    1.0 - step.utilization()});
   }

@@ -364,7 +364,23 @@ class TraceBuilder : public TraceVisitor {
       if (value.get_int64().get(v) == simdjson::SUCCESS) out = v;
       return simdjson::SUCCESS;
     }
-    return simdjson::SUCCESS;  // "stream": "0x0" (HIP): left as unknown
+    if (type == od::json_type::string) {  // HIP writes "stream": "0x0"
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) return simdjson::SUCCESS;
+      if (text.size() > 2 && text.size() <= 17 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        std::uint64_t v = 0;
+        for (const char c : text.substr(2)) {
+          const int digit = c >= '0' && c <= '9'   ? c - '0'
+                            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                   : -1;
+          if (digit < 0) return simdjson::SUCCESS;  // not a number: left as unknown
+          v = v * 16 + static_cast<std::uint64_t>(digit);
+        }
+        if (v <= static_cast<std::uint64_t>(INT64_MAX)) out = static_cast<std::int64_t>(v);
+      }
+    }
+    return simdjson::SUCCESS;  // anything else: left as unknown
   }
 
   simdjson::error_code read_args(od::value& value) {

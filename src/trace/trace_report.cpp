@@ -87,11 +87,16 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
   out += "\nstep time breakdown (ms; each instant counted once, in the columns' order)\n";
   out += step_table(a.overview, options.step_rows).render(TextFormat::kTerminal);
   if (a.overview.has_device) {
-    out += "\ndevice time per step (Holistic Trace Analysis's temporal and idle breakdowns)\n";
-    out += device_time_table(a.overview).render(TextFormat::kTerminal);
-    if (a.overview.communication > 0)
-      out += fmt::format("  communication kernels: {} ms, {} of it overlapped by computation\n",
-                         ms(a.overview.communication), pct(a.overview.overlap()));
+    out += "\ndevice work per step (ms; each device event in the step whose host code launched "
+           "it; lag: how long after the host the device finished the step)\n";
+    out += step_device_table(a.overview, options.step_rows).render(TextFormat::kTerminal);
+    out += attribution_line(a.overview);
+    out += "\ndevice summary over " +
+           std::string(a.overview.annotated_steps ? "the steps' device work" : "the trace") +
+           " (Holistic Trace Analysis's definitions)\n";
+    out += device_summary_table(a.overview.device).render(TextFormat::kTerminal);
+    out += class_overlap_line(a.overview.device);
+    out += stream_table(a.overview.device).render(TextFormat::kTerminal);
   }
   if (!a.advice.empty())
     out += "\nadvice (* changes what is learned: batch size or precision)\n" +
@@ -125,22 +130,62 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
   return out;
 }
 
+nlohmann::json device_summary_json(const DeviceSummary& d, bool streams) {
+  nlohmann::json classes = nlohmann::json::object(), overlaps = nlohmann::json::object();
+  for (std::size_t c = 0; c < kKernelClasses; ++c)
+    classes[kernel_class_name(static_cast<KernelClass>(c))] = d.class_time[c] * 1e-6;
+  for (std::size_t m = 1; m < d.class_overlap.size(); ++m)
+    overlaps[class_overlap_name(m)] = d.class_overlap[m] * 1e-6;
+  nlohmann::json j = {
+      {"events", d.events()},
+      {"kernels", d.kernels},
+      {"memcpys", d.memcpys},
+      {"memsets", d.memsets},
+      {"class_ms", classes},
+      {"class_overlap_ms", overlaps},
+      {"span_ms", d.span() * 1e-6},
+      {"temporal_ms",
+       {{"busy", d.busy * 1e-6},
+        {"compute", d.compute * 1e-6},
+        {"non_compute", d.non_compute * 1e-6},
+        {"idle", d.idle * 1e-6}}},
+      {"idle_causes_ms",
+       {{"host_wait", d.host_wait * 1e-6},
+        {"kernel_wait", d.kernel_wait * 1e-6},
+        {"other_wait", d.other_wait * 1e-6}}},
+      {"communication_ms", d.communication * 1e-6},
+      {"communication_overlap",
+       d.overlap() < 0 ? nlohmann::json(nullptr) : nlohmann::json(d.overlap())}};
+  if (streams) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const StreamSummary& x : d.streams)
+      rows.push_back({{"device", x.device},
+                      {"stream", x.stream},
+                      {"events", x.events},
+                      {"idle_causes_ms",
+                       {{"host_wait", x.host_wait * 1e-6},
+                        {"kernel_wait", x.kernel_wait * 1e-6},
+                        {"other_wait", x.other_wait * 1e-6}}},
+                      {"queue_length",
+                       {{"max", x.max_queue},
+                        {"mean", x.mean_queue},
+                        {"mean_over_changes", x.mean_queue_over_changes}}}});
+    j["streams"] = rows;
+  }
+  return j;
+}
+
 nlohmann::json step_json(const StepBreakdown& s) {
   nlohmann::json categories = nlohmann::json::object();
   for (std::size_t c = 0; c < kTimeCategories; ++c)
     categories[category_key(static_cast<TimeCategory>(c))] = s.time[c] * 1e-6;
   nlohmann::json j = {{"step", s.number < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.number)},
                       {"ms", s.duration() * 1e-6},
-                      {"categories_ms", categories},
-                      {"kernels", s.kernels}};
+                                      {"categories_ms", categories}};
   if (s.has_device) {
     j["device_utilization"] = nullable(s.utilization());
-    j["temporal_ms"] = {{"compute", s.compute * 1e-6},
-                        {"non_compute", s.non_compute * 1e-6},
-                        {"idle", s.idle * 1e-6}};
-    j["idle_ms"] = {{"host_wait", s.host_wait * 1e-6},
-                    {"kernel_wait", s.kernel_wait * 1e-6},
-                    {"other_wait", s.other_wait * 1e-6}};
+    j["lag_ms"] = s.lag() * 1e-6;
+    j["device"] = device_summary_json(s.device, false);
   }
   return j;
 }
@@ -230,9 +275,14 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
       {"annotated_steps", a.overview.annotated_steps},
       {"steps", steps},
       {"average", average},
-      {"communication_ms", a.overview.communication * 1e-6},
-      {"communication_overlap",
-       a.overview.overlap() < 0 ? nlohmann::json(nullptr) : nlohmann::json(a.overview.overlap())},
+      {"device", device_summary_json(a.overview.device, true)},
+      {"outside_steps",
+       {{"events", a.overview.outside.events()},
+        {"no_launch", a.overview.outside_where.no_launch},
+        {"before", a.overview.outside_where.before},
+        {"between", a.overview.outside_where.between},
+        {"after", a.overview.outside_where.after},
+        {"device", device_summary_json(a.overview.outside, false)}}},
       {"operators", operators},
       {"operators_total", a.operators.size()},
       {"kernels", kernels},
@@ -412,17 +462,19 @@ Panel bars_panel(const std::string& id, const std::string& title, const std::str
 Panel idle_panel(const TraceAnalysis& a) {
   StackedBars s{"idle",
                 "Why the device was idle",
-                "Idle time per step by cause: host wait (the next kernel was not yet launched), "
-                "kernel wait (a short gap between queued kernels), other (waits on events, "
-                "other streams).",
+                "Idle time on the streams between the device events each step launched, by "
+                "cause: host wait (the next event was not yet launched), kernel wait (a gap "
+                "under 30 us with the next event queued), other (waits on events, other "
+                "streams).",
                 "idle ms",
                 "cause",
                 {"host wait", "kernel wait", "other wait"},
                 {"#d62728", "#ff7f0e", "#7f7f7f"},
                 {}};
   const auto add = [&](const std::string& label, const StepBreakdown& step) {
-    s.bars.emplace_back(label, std::vector<double>{step.host_wait * 1e-6, step.kernel_wait * 1e-6,
-                                                   step.other_wait * 1e-6});
+    s.bars.emplace_back(label, std::vector<double>{step.device.host_wait * 1e-6,
+                                                   step.device.kernel_wait * 1e-6,
+                                                   step.device.other_wait * 1e-6});
   };
   for (const StepBreakdown& step : a.overview.steps) add(step_label(step), step);
   if (a.overview.steps.size() > 1) add("mean", a.overview.average);
@@ -460,22 +512,103 @@ TextTable step_table(const TraceOverview& o, std::size_t max_rows) {
   return t;
 }
 
-TextTable device_time_table(const TraceOverview& o) {
+TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
   TextTable t;
-  t.header = {"", "compute", "non-compute", "idle", "idle: host wait", "kernel wait", "other wait"};
-  const auto row = [&](const std::string& label, const StepBreakdown& s) {
-    const double d = std::max(1.0, s.duration());
-    const double idle = std::max(1.0, s.idle);
-    return std::vector<std::string>{
-        label,
-        fmt::format("{} ({})", ms(s.compute), pct(s.compute / d)),
-        fmt::format("{} ({})", ms(s.non_compute), pct(s.non_compute / d)),
-        fmt::format("{} ({})", ms(s.idle), pct(s.idle / d)),
-        fmt::format("{} ({})", ms(s.host_wait), pct(s.host_wait / idle)),
-        fmt::format("{} ({})", ms(s.kernel_wait), pct(s.kernel_wait / idle)),
-        fmt::format("{} ({})", ms(s.other_wait), pct(s.other_wait / idle))};
+  t.header = {"step",        "host span", "device span", "lag",  "events",
+              "computation", "communication", "memory", "idle", "host wait",
+              "kernel wait", "other wait"};
+  const auto row = [](const std::string& label, const StepBreakdown& s, bool host) {
+    const DeviceSummary& d = s.device;
+    return std::vector<std::string>{label,
+                                    host ? ms(s.duration()) : "-",
+                                    ms(d.span()),
+                                    host && !d.empty() ? ms(s.lag()) : "-",
+                                    std::to_string(d.events()),
+                                    ms(d.class_time[0]),
+                                    ms(d.class_time[1]),
+                                    ms(d.class_time[2]),
+                                    ms(d.idle),
+                                    ms(d.host_wait),
+                                    ms(d.kernel_wait),
+                                    ms(d.other_wait)};
   };
-  t.rows.push_back(row(o.steps.size() > 1 ? "mean step (ms)" : "trace (ms)", o.average));
+  const std::size_t n = o.steps.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (n > max_rows && k == max_rows / 2) {
+      t.rows.push_back({fmt::format("... {} more", n - max_rows)});
+      k = n - (max_rows - max_rows / 2) - 1;
+      continue;
+    }
+    t.rows.push_back(row(step_label(o.steps[k]), o.steps[k], true));
+  }
+  if (n > 1) t.rows.push_back(row("mean", o.average, true));
+  if (o.annotated_steps && !o.outside.empty()) {
+    StepBreakdown outside;
+    outside.device = o.outside;
+    t.rows.push_back(row("outside", outside, false));
+  }
+  return t;
+}
+
+std::string attribution_line(const TraceOverview& o) {
+  if (!o.annotated_steps) return "";
+  std::uint64_t in_steps = 0;
+  for (const StepBreakdown& s : o.steps) in_steps += s.device.events();
+  const OutsideSteps& w = o.outside_where;
+  std::string line = fmt::format("  {} device events: {} launched in steps, {} outside steps",
+                                 in_steps + w.total(), in_steps, w.total());
+  if (w.total() > 0) {
+    std::vector<std::string> parts;
+    if (w.no_launch > 0) parts.push_back(fmt::format("{} whose launch is not in the trace", w.no_launch));
+    if (w.before > 0) parts.push_back(fmt::format("{} launched before the first step", w.before));
+    if (w.between > 0) parts.push_back(fmt::format("{} between steps", w.between));
+    if (w.after > 0) parts.push_back(fmt::format("{} after the last step", w.after));
+    line += " (";
+    for (std::size_t k = 0; k < parts.size(); ++k) line += (k > 0 ? ", " : "") + parts[k];
+    line += ")";
+  }
+  return line + "\n";
+}
+
+TextTable device_summary_table(const DeviceSummary& d) {
+  TextTable t;
+  t.header = {"events", "span",      "busy",        "compute",    "non-compute",
+              "idle",   "idle: host wait", "kernel wait", "other wait", "comm. overlapped"};
+  const double span = std::max(1.0, d.span());
+  const double idle_causes = std::max(1.0, d.host_wait + d.kernel_wait + d.other_wait);
+  t.rows.push_back({fmt::format("{} ({} kernels, {} copies, {} sets)", d.events(), d.kernels,
+                                d.memcpys, d.memsets),
+                    ms(d.span()) + " ms",
+                    pct(d.busy / span),
+                    pct(d.compute / span),
+                    pct(d.non_compute / span),
+                    pct(d.idle / span),
+                    pct(d.host_wait / idle_causes),
+                    pct(d.kernel_wait / idle_causes),
+                    pct(d.other_wait / idle_causes),
+                    d.overlap() < 0 ? "-" : pct(d.overlap())});
+  return t;
+}
+
+std::string class_overlap_line(const DeviceSummary& d) {
+  std::string line = "  busy time by kernel class (ms):";
+  for (std::size_t m = 1; m < d.class_overlap.size(); ++m)
+    if (d.class_overlap[m] > 0)
+      line += fmt::format(" {} {};", class_overlap_name(m), ms(d.class_overlap[m]));
+  line.back() = '\n';
+  return line;
+}
+
+TextTable stream_table(const DeviceSummary& d) {
+  TextTable t;
+  t.header = {"device/stream", "events",    "idle ms",     "host wait",
+              "kernel wait",   "other wait", "queue: max", "mean"};
+  for (const StreamSummary& x : d.streams)
+    t.rows.push_back({fmt::format("{}/{}", x.device, x.stream < 0 ? std::string("?")
+                                                                  : std::to_string(x.stream)),
+                      std::to_string(x.events), ms(x.idle()), ms(x.host_wait),
+                      ms(x.kernel_wait), ms(x.other_wait), std::to_string(x.max_queue),
+                      fmt::format("{:.1f}", x.mean_queue)});
   return t;
 }
 
@@ -728,8 +861,13 @@ std::string render_trace_html(const TraceReport& r, const TraceReportOptions& op
     body += "<section><h2>Step time breakdown (ms)</h2>" +
             html_table(step_table(a.overview, options.step_rows));
     if (a.overview.has_device)
-      body += "<h3>Device time (temporal and idle breakdowns)</h3>" +
-              html_table(device_time_table(a.overview));
+      body += "<h3>Device work per step (ms; each device event in the step that launched it)</h3>" +
+              html_table(step_device_table(a.overview, options.step_rows)) + "<p>" +
+              html_escape(attribution_line(a.overview)) + "</p>" +
+              "<h3>Device summary (Holistic Trace Analysis's definitions)</h3>" +
+              html_table(device_summary_table(a.overview.device)) + "<p>" +
+              html_escape(class_overlap_line(a.overview.device)) + "</p>" +
+              html_table(stream_table(a.overview.device));
     body += "<h3>Advice</h3>" + (a.advice.empty() ? std::string("<p>No rule fires.</p>")
                                                   : html_table(advice_table(a.advice)));
     body += "</section>";

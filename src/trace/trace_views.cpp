@@ -131,9 +131,7 @@ std::vector<KernelRow> kernel_view(const Trace& trace) {
     if (added) {
       KernelRow row;
       row.name = trace.name(e.name);
-      row.kind = e.kind != DeviceKind::kKernel ? KernelClass::kMemory
-                 : e.communication             ? KernelClass::kCommunication
-                                               : KernelClass::kComputation;
+      row.kind = kernel_class(e);
       rows.push_back(row);
     }
     KernelRow& row = rows[it->second];

@@ -66,56 +66,64 @@ TEST(TraceOverview, EachInstantOfAStepGoesToOneCategoryInPriorityOrder) {
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kCpuExec), 38);    // 90 minus 52 covered
   EXPECT_DOUBLE_EQ(category_us(s, TimeCategory::kOther), 3);
   EXPECT_NEAR(s.share(TimeCategory::kKernel), 0.33, 1e-12);
-  EXPECT_EQ(s.kernels, 5u);
+  EXPECT_EQ(s.device.kernels, 5u);
 }
 
-TEST(TraceOverview, DeviceTimeSplitsIntoComputeNonComputeAndIdleWithIdleCauses) {
+TEST(TraceOverview, AStepSummarisesTheDeviceEventsItLaunched) {
   const TraceOverview o = overview(read_trace_text(one_step().json(), "t.json"));
   const StepBreakdown& s = o.steps[0];
   ASSERT_TRUE(s.has_device);
-  EXPECT_DOUBLE_EQ(s.device_busy * 1e-3, 38);  // kernels of any kind
+  EXPECT_DOUBLE_EQ(s.device_busy * 1e-3, 38);  // kernels of any kind, in the window
   EXPECT_DOUBLE_EQ(s.utilization(), 0.38);
-  EXPECT_DOUBLE_EQ(s.compute * 1e-3, 33);
-  EXPECT_DOUBLE_EQ(s.non_compute * 1e-3, 13);  // communication 5 + copy 8
-  EXPECT_DOUBLE_EQ(s.idle * 1e-3, 54);
-  EXPECT_DOUBLE_EQ(s.host_wait * 1e-3, 38);   // 0-10, 35-60, and 97-100 with nothing queued
-  EXPECT_DOUBLE_EQ(s.kernel_wait * 1e-3, 4);  // 20-22, 70-72
-  EXPECT_DOUBLE_EQ(s.other_wait * 1e-3, 12);  // 80-92
-  EXPECT_DOUBLE_EQ(o.communication * 1e-3, 10);
+  EXPECT_EQ(s.device.events(), 6u);
+  EXPECT_DOUBLE_EQ(s.device.span() * 1e-3, 87);  // 10 to 97
+  EXPECT_DOUBLE_EQ(s.device.compute * 1e-3, 33);
+  EXPECT_DOUBLE_EQ(s.device.non_compute * 1e-3, 13);  // communication 5 + copy 8
+  EXPECT_DOUBLE_EQ(s.device.idle * 1e-3, 41);
+  EXPECT_DOUBLE_EQ(s.device.host_wait * 1e-3, 25);    // 35-60: gemm_c launched at 50
+  EXPECT_DOUBLE_EQ(s.device.kernel_wait * 1e-3, 16);  // 20-22, 70-72, 80-92
+  EXPECT_DOUBLE_EQ(s.lag() * 1e-3, -3);  // the device finished 3 us before the step did
+  EXPECT_DOUBLE_EQ(o.device.communication * 1e-3, 10);
   EXPECT_DOUBLE_EQ(o.overlap(), 0.5);
 }
 
-TEST(TraceOverview, TheGapAtAWindowsEndIsJudgedByTheWorkThatStartsRightAfter) {
+TEST(TraceOverview, EachDeviceEventGoesToTheStepThatLaunchedItWhereverItRuns) {
   TraceText t;
-  t.step(1, 0, 50)
-      .step(2, 50, 50)
-      .runtime("cudaLaunchKernel", 1, 1, 1)
-      .kernel("a", 5, 20, 1)
-      // Starts exactly where step 1 ends, with no launch in the trace (another process's
-      // stream): so step 1's idle 25-50 is "other", not "nothing was queued" (host wait).
-      .kernel("b", 50, 10, 2);
+  t.step(1, 100, 50)
+      .step(2, 150, 50)
+      .step(3, 300, 50)
+      .runtime("cudaLaunchKernel", 145, 1, 1)
+      .kernel("late", 160, 30, 1)  // launched by step 1, runs in step 2's range
+      .runtime("cudaLaunchKernel", 170, 1, 2)
+      .kernel("own", 190, 5, 2)
+      .runtime("cudaLaunchKernel", 10, 1, 3)
+      .kernel("before", 20, 5, 3)
+      .runtime("cudaLaunchKernel", 250, 1, 4)
+      .kernel("between", 260, 5, 4)
+      .runtime("cudaLaunchKernel", 400, 1, 5)
+      .kernel("after", 410, 5, 5)
+      .kernel("unlaunched", 420, 5, 6);
   const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
-  ASSERT_EQ(o.steps.size(), 2u);
-  EXPECT_DOUBLE_EQ(o.steps[0].other_wait * 1e-3, 25);
-  EXPECT_DOUBLE_EQ(o.steps[0].host_wait * 1e-3, 5);  // 0-5: a was launched at 2
-}
-
-TEST(TraceOverview, AStepsWindowReachesTheEndOfTheDeviceWorkItLaunched) {
-  TraceText t;
-  t.step(1, 0, 50)
-      .step(2, 100, 50)
-      .runtime("cudaLaunchKernel", 45, 1, 1)
-      .kernel("late", 60, 20, 1)
-      .op("aten::add", 110, 10);
-  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
-  ASSERT_EQ(o.steps.size(), 2u);
-  EXPECT_TRUE(o.annotated_steps);
-  EXPECT_EQ(o.steps[0].end, 80000);
-  EXPECT_EQ(o.steps[1].start, 100000);
-  EXPECT_EQ(o.steps[1].end, 150000);
-  EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kKernel), 20);
-  EXPECT_DOUBLE_EQ(o.average.duration(), (80e3 + 50e3) / 2);
-  EXPECT_DOUBLE_EQ(category_us(o.average, TimeCategory::kCpuExec), 5);
+  ASSERT_EQ(o.steps.size(), 3u);
+  EXPECT_EQ(o.steps[0].device.events(), 1u);
+  EXPECT_EQ(o.steps[1].device.events(), 1u);
+  EXPECT_EQ(o.steps[2].device.events(), 0u);
+  EXPECT_DOUBLE_EQ(o.steps[0].lag() * 1e-3, 40);  // 190 - 150
+  EXPECT_DOUBLE_EQ(o.steps[0].device.span() * 1e-3, 30);
+  EXPECT_DOUBLE_EQ(o.steps[2].lag(), 0);
+  EXPECT_EQ(o.device.events(), 2u);
+  EXPECT_EQ(o.outside.events(), 4u);
+  EXPECT_EQ(o.outside_where.before, 1u);
+  EXPECT_EQ(o.outside_where.between, 1u);
+  EXPECT_EQ(o.outside_where.after, 1u);
+  EXPECT_EQ(o.outside_where.no_launch, 1u);
+  // The windows are the host ranges: the late kernel's time shows in step 2's window.
+  EXPECT_EQ(o.steps[0].end, 150000);
+  EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kKernel), 0);
+  EXPECT_DOUBLE_EQ(category_us(o.steps[1], TimeCategory::kKernel), 35);
+  EXPECT_DOUBLE_EQ(o.average.duration(), 50e3);
+  EXPECT_NEAR(o.average.lag() * 1e-3, (40.0 - 5 + 0) / 3, 1e-3);  // step 2: 195 - 200
+  EXPECT_NEAR(o.average.device.span() * 1e-3, (30.0 + 5 + 0) / 3, 1e-3);
 }
 
 TEST(TraceOverview, WithoutStepAnnotationsTheWholeTraceIsOneWindow) {
@@ -152,8 +160,9 @@ TEST(TraceOverview, TheCategoriesOfEveryStepOfARealTraceSumToItsWindow) {
       sum += t;
     }
     EXPECT_NEAR(sum, s.duration(), 1e-6 * s.duration());
-    EXPECT_NEAR(s.compute + s.non_compute + s.idle, s.duration(), 1e-6 * s.duration());
-    EXPECT_NEAR(s.host_wait + s.kernel_wait + s.other_wait, s.idle, 1e-6 * s.duration());
+    EXPECT_NEAR(s.device.compute + s.device.non_compute + s.device.idle, s.device.span(),
+                1e-6 * s.device.span());
+    EXPECT_LE(s.device.span() - s.duration(), s.lag() + 1);
     EXPECT_GT(s.utilization(), 0.5);
     EXPECT_LE(s.utilization(), 1.0);
   }

@@ -34,7 +34,8 @@ TEST(TraceReport, TheTerminalReportHasTheOverviewDeviceTimeAdviceAndTheViewsAske
   for (const char* part :
        {"Kineto form, 34.8 MB of JSON (1.8 MB gzip)", "rank 3 of 8 (nccl)",
         "steps: 6 (#1009 to #1014)", "step time breakdown", "#1014", "mean", "share", "data loader",
-        "idle: host wait", "communication kernels:", "advice", "sync", "operators (5 of",
+        "device work per step", "9450 device events: 9450 launched in steps", "idle: host wait",
+        "computation + communication", "queue: max", "advice", "sync", "operators (5 of",
         "aten::_local_scalar_dense", "kernels (5 of", "ncclKernel_SendRecv_RING_SIMPLE",
         "launches: 8568 of 8568 kernels matched"})
     EXPECT_NE(text.find(part), std::string::npos) << part;
@@ -72,11 +73,15 @@ TEST(TraceReport, JsonFollowsTheSchemaWithStepsCategoriesAndAdvice) {
   for (const auto& [key, value] : t.at("average").at("categories_ms").items())
     sum += value.get<double>();
   EXPECT_NEAR(sum, t.at("average").at("ms").get<double>(), 1e-6);
-  EXPECT_TRUE(t.at("average").contains("idle_ms"));
+  EXPECT_TRUE(t.at("average").at("device").contains("idle_causes_ms"));
+  EXPECT_EQ(t.at("steps").at(0).at("device").at("events"), 1258);
+  EXPECT_EQ(t.at("device").at("events"), 3 * 1258);
+  EXPECT_EQ(t.at("device").at("streams").size(), 2u);
+  EXPECT_EQ(t.at("outside_steps").at("events"), 0);
   EXPECT_EQ(t.at("kernels").size(), 5u);
   EXPECT_GT(t.at("kernels_total").get<int>(), 5);
   EXPECT_FALSE(t.at("advice").empty());
-  EXPECT_TRUE(t.at("communication_overlap").is_number());
+  EXPECT_TRUE(t.at("device").at("communication_overlap").is_number());
 }
 
 TEST(TraceReport, JsonOfADiffAndOfRanks) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "torchperf/trace/trace.h"
@@ -15,12 +16,28 @@ struct Launch {
   std::uint32_t host = 0;  // index into Trace::host
 };
 
+// The runtime calls that put one kernel, copy or set in a stream's queue: Holistic Trace
+// Analysis's list. A graph launch (many kernels from one call) and a synchronous copy are not.
+inline bool enqueues_one_event(std::string_view name) {
+  for (const std::string_view call :
+       {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync",
+        "cudaMemsetAsync", "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync",
+        "hipMemsetAsync", "hipMemcpyWithStream"})
+    if (name == call) return true;
+  return false;
+}
+
 class LaunchIndex {
  public:
   explicit LaunchIndex(const Trace& trace) : trace_(trace) {
-    for (std::uint32_t i = 0; i < trace.host.size(); ++i)
-      if (trace.host[i].kind == HostKind::kRuntime && trace.host[i].correlation >= 0)
-        launches_.push_back({trace.host[i].correlation, i});
+    for (std::uint32_t i = 0; i < trace.host.size(); ++i) {
+      const HostEvent& e = trace.host[i];
+      if (e.kind != HostKind::kRuntime || e.correlation < 0) continue;
+      launches_.push_back({e.correlation, i});
+      if (e.name >= enqueues_.size()) enqueues_.resize(e.name + 1, kUnknown);
+      if (enqueues_[e.name] == kUnknown)
+        enqueues_[e.name] = enqueues_one_event(trace.name(e.name)) ? kYes : kNo;
+    }
     std::sort(launches_.begin(), launches_.end(),
               [](const Launch& a, const Launch& b) { return a.correlation < b.correlation; });
   }
@@ -34,10 +51,16 @@ class LaunchIndex {
     return &trace_.host[it->host];
   }
   bool empty() const { return launches_.empty(); }
+  // Whether this runtime call (one find() returned) queues one event: enqueues_one_event.
+  bool enqueues(const HostEvent& call) const {
+    return call.name < enqueues_.size() && enqueues_[call.name] == kYes;
+  }
 
  private:
+  static constexpr char kUnknown = 0, kYes = 1, kNo = 2;
   const Trace& trace_;
   std::vector<Launch> launches_;
+  std::vector<char> enqueues_;  // by name id
 };
 
 }  // namespace torchperf

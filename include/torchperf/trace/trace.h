@@ -79,6 +79,16 @@ struct DeviceEvent {
   std::int64_t end() const { return start + duration; }
 };
 
+// What a device event does, as Holistic Trace Analysis classes it: a copy or set moves memory,
+// an NCCL/RCCL kernel communicates, every other kernel computes.
+enum class KernelClass { kComputation, kCommunication, kMemory };
+inline constexpr std::size_t kKernelClasses = 3;
+inline KernelClass kernel_class(const DeviceEvent& e) {
+  return e.kind != DeviceKind::kKernel ? KernelClass::kMemory
+         : e.communication             ? KernelClass::kCommunication
+                                       : KernelClass::kComputation;
+}
+
 struct Step {
   std::int64_t number = 0;          // N of ProfilerStep#N
   std::int64_t start = 0, end = 0;  // the host range

@@ -32,7 +32,11 @@ struct TraceReport {
 };
 
 TextTable step_table(const TraceOverview& overview, std::size_t max_rows);
-TextTable device_time_table(const TraceOverview& overview);
+TextTable step_device_table(const TraceOverview& overview, std::size_t max_rows);
+TextTable device_summary_table(const DeviceSummary& device);
+TextTable stream_table(const DeviceSummary& device);
+std::string attribution_line(const TraceOverview& overview);
+std::string class_overlap_line(const DeviceSummary& device);
 TextTable operator_table(const std::vector<OperatorRow>& rows, std::size_t top, bool by_shape);
 TextTable kernel_table(const std::vector<KernelRow>& rows, std::size_t top);
 TextTable launch_table(const LaunchStats& stats, std::size_t top);

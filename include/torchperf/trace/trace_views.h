@@ -23,7 +23,6 @@ struct OperatorRow {
 // Sorted by host self time, largest first.
 std::vector<OperatorRow> operator_view(const Trace& trace, bool by_shape);
 
-enum class KernelClass { kComputation, kCommunication, kMemory };
 const char* kernel_class_name(KernelClass k);
 
 struct KernelRow {
