@@ -21,7 +21,9 @@ namespace {
 
 struct TraceFlags {
   std::vector<std::string> paths;
-  bool diff = false, ops = false, kernels = false, launches = false, all = false;
+  bool diff = false, ops = false, kernels = false, launches = false, sequences = false;
+  bool all = false;
+  std::size_t sequence_length = kDefaultSequenceLength;
   bool by_shape = false, json = false, strict = false;
   std::size_t top = 15;
   std::string html;
@@ -42,7 +44,7 @@ TraceAnalysis read_and_analyze(const std::string& path, const TraceFlags& f, Pro
     bar.show(fraction, "reading " + label, fraction > 0 ? elapsed / fraction * (1 - fraction) : 0);
   };
   Trace trace = read_trace(path, options);
-  TraceAnalysis analysis = analyze_trace(trace, f.by_shape);
+  TraceAnalysis analysis = analyze_trace(trace, f.by_shape, f.sequence_length);
   analysis.info.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return analysis;
@@ -66,9 +68,16 @@ Runner add_trace_command(CLI::App& app) {
   cmd->add_flag("--kernels", f->kernels, "Show the kernel view (by name, class and share)");
   cmd->add_flag("--launches", f->launches,
                 "Show launch statistics (CPU launch, GPU duration, delay, short kernels)");
+  cmd->add_flag("--sequences", f->sequences,
+                "Show frequent kernel sequences: runs of computation kernels that recur on a "
+                "stream, by time (fusion candidates)");
+  cmd->add_option("--sequence-length", f->sequence_length,
+                  "Kernels in a sequence of --sequences")
+      ->default_val(kDefaultSequenceLength)
+      ->check(CLI::Range(2, 16));
   cmd->add_flag("--all", f->all, "Show every view");
   cmd->add_flag("--by-shape", f->by_shape, "Group operators by name and input dims");
-  cmd->add_option("--top", f->top, "Rows of the operator, kernel, launch and diff tables")
+  cmd->add_option("--top", f->top, "Rows of the operator, kernel, launch, sequence and diff tables")
       ->default_val(15)
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "Print the analysis as JSON (torchperf.trace/1)");
@@ -85,6 +94,7 @@ Runner add_trace_command(CLI::App& app) {
     options.operators = f->ops || f->all;
     options.kernels = f->kernels || f->all;
     options.launches = f->launches || f->all;
+    options.sequences = f->sequences || f->all;
     options.by_shape = f->by_shape;
     options.top = f->top;
 

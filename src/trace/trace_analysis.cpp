@@ -4,7 +4,8 @@
 
 namespace torchperf {
 
-TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape) {
+TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape,
+                            std::size_t sequence_length) {
   TraceAnalysis a;
   TraceInfo& i = a.info;
   i.path = trace.path;
@@ -26,6 +27,8 @@ TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape) {
   a.operators = operator_view(trace, operators_by_shape);
   a.kernels = kernel_view(trace);
   a.launches = launch_stats(trace);
+  a.sequence_length = sequence_length;
+  a.sequences = kernel_sequences(trace, sequence_length);
   a.advice = advise_trace(trace, a.overview, a.kernels, a.launches);
   return a;
 }

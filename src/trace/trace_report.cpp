@@ -23,6 +23,21 @@ std::string shorten(const std::string& name, std::size_t width = 70) {
   return name.substr(0, width - 3) + "...";
 }
 
+// A kernel's function name without "void", template arguments, parameters or namespaces:
+// "void at::native::vectorized_elementwise_kernel<4, …>(…)" is "vectorized_elementwise_kernel".
+std::string function_name(const std::string& kernel) {
+  std::string plain = kernel;
+  for (auto at = plain.find("(anonymous namespace)::"); at != std::string::npos;
+       at = plain.find("(anonymous namespace)::"))
+    plain.erase(at, 23);
+  std::string_view n = plain;
+  if (n.rfind("void ", 0) == 0) n.remove_prefix(5);
+  n = n.substr(0, std::min(n.find('<'), n.find('(')));
+  const auto colon = n.rfind("::");
+  if (colon != std::string_view::npos && colon + 2 < n.size()) n.remove_prefix(colon + 2);
+  return n.empty() ? kernel : std::string(n);
+}
+
 std::string step_label(const StepBreakdown& s) {
   return s.number < 0 ? std::string("trace") : "#" + std::to_string(s.number);
 }
@@ -126,6 +141,14 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
         l.matched, l.kernels, l.short_kernels, us(l.launch.median), us(l.launch.p90),
         us(l.gpu.median), us(l.gpu.p90), us(l.delay.median), us(l.delay.p90), us(l.delay.max));
     if (!l.rows.empty()) out += launch_table(l, options.top).render(TextFormat::kTerminal);
+  }
+  if (options.sequences) {
+    out += fmt::format(
+        "\nkernel sequences ({} of {} runs of {} computation kernels seen twice or more on a "
+        "stream, by time: what torch.compile or a CUDA graph would fuse or launch as one)\n",
+        std::min(options.top, a.sequences.size()), a.sequences.size(), a.sequence_length);
+    if (!a.sequences.empty())
+      out += sequence_table(a.sequences, options.top).render(TextFormat::kTerminal);
   }
   return out;
 }
@@ -242,6 +265,14 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                            {"kernel_mean_us", r.gpu_total / n * 1e-3},
                            {"delay_mean_us", r.delay_total / n * 1e-3}});
   }
+  nlohmann::json sequences = nlohmann::json::array();
+  for (std::size_t k = 0; k < a.sequences.size() && k < options.top; ++k) {
+    const SequenceRow& r = a.sequences[k];
+    sequences.push_back({{"kernels", r.kernels},
+                         {"count", r.count},
+                         {"kernel_ms", r.kernel_time * 1e-6},
+                         {"gap_ms", r.gap_time * 1e-6}});
+  }
   nlohmann::json advice = nlohmann::json::array();
   for (const Advice& x : a.advice)
     advice.push_back({{"rule", x.rule},
@@ -299,6 +330,8 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
         {"kernel", dist(l.gpu)},
         {"delay", dist(l.delay)},
         {"rows", launch_rows}}},
+      {"sequences",
+       {{"length", a.sequence_length}, {"total", a.sequences.size()}, {"rows", sequences}}},
       {"advice", advice}};
 }
 
@@ -609,6 +642,20 @@ TextTable stream_table(const DeviceSummary& d) {
                       std::to_string(x.events), ms(x.idle()), ms(x.host_wait),
                       ms(x.kernel_wait), ms(x.other_wait), std::to_string(x.max_queue),
                       fmt::format("{:.1f}", x.mean_queue)});
+  return t;
+}
+
+TextTable sequence_table(const std::vector<SequenceRow>& rows, std::size_t top) {
+  TextTable t;
+  t.header = {"kernels", "count", "kernel ms", "gap ms", "mean us"};
+  for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
+    const SequenceRow& r = rows[k];
+    std::string names;
+    for (std::size_t j = 0; j < r.kernels.size(); ++j)
+      names += (j > 0 ? " > " : "") + shorten(function_name(r.kernels[j]), 40);
+    t.rows.push_back({names, std::to_string(r.count), ms(r.kernel_time), ms(r.gap_time),
+                      us(r.total() / static_cast<double>(r.count))});
+  }
   return t;
 }
 

@@ -205,4 +205,70 @@ LaunchStats launch_stats(const Trace& trace) {
   return stats;
 }
 
+std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length) {
+  std::vector<SequenceRow> rows;
+  if (length == 0) return rows;
+  // Computation kernels by stream, in start order.
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t i = 0; i < trace.device.size(); ++i)
+    if (trace.device[i].kind != DeviceKind::kSync) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const DeviceEvent& x = trace.device[a];
+    const DeviceEvent& y = trace.device[b];
+    if (x.device != y.device) return x.device < y.device;
+    if (x.stream != y.stream) return x.stream < y.stream;
+    return x.start < y.start;
+  });
+  struct Hash {
+    std::size_t operator()(const std::vector<std::uint32_t>& key) const {
+      std::size_t h = 1469598103934665603ull;
+      for (const std::uint32_t v : key) h = (h ^ v) * 1099511628211ull;
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<std::uint32_t>, std::size_t, Hash> index;
+  std::vector<std::uint32_t> run;  // the current run of computation kernels on one stream
+  std::vector<std::uint32_t> key(length);
+  const auto same_stream = [&](std::uint32_t a, std::uint32_t b) {
+    return trace.device[a].device == trace.device[b].device &&
+           trace.device[a].stream == trace.device[b].stream;
+  };
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const DeviceEvent& e = trace.device[order[k]];
+    if (!run.empty() && !same_stream(run.back(), order[k])) run.clear();
+    if (kernel_class(e) != KernelClass::kComputation) {
+      run.clear();
+      continue;
+    }
+    run.push_back(order[k]);
+    if (run.size() < length) continue;
+    const std::size_t first = run.size() - length;
+    double kernels = 0, gaps = 0;
+    for (std::size_t j = 0; j < length; ++j) {
+      const DeviceEvent& x = trace.device[run[first + j]];
+      key[j] = x.name;
+      kernels += static_cast<double>(x.duration);
+      if (j > 0)
+        gaps += static_cast<double>(
+            std::max<std::int64_t>(0, x.start - trace.device[run[first + j - 1]].end()));
+    }
+    auto [it, added] = index.emplace(key, rows.size());
+    if (added) rows.emplace_back();
+    SequenceRow& row = rows[it->second];
+    ++row.count;
+    row.kernel_time += kernels;
+    row.gap_time += gaps;
+    if (run.size() > 4 * length) run.erase(run.begin(), run.end() - static_cast<std::ptrdiff_t>(length));
+  }
+  for (const auto& [names, at] : index)
+    for (const std::uint32_t name : names) rows[at].kernels.push_back(trace.name(name));
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const SequenceRow& r) { return r.count < 2; }),
+             rows.end());
+  std::sort(rows.begin(), rows.end(), [](const SequenceRow& a, const SequenceRow& b) {
+    return a.total() > b.total() || (a.total() == b.total() && a.kernels < b.kernels);
+  });
+  return rows;
+}
+
 }  // namespace torchperf

@@ -67,6 +67,31 @@ TEST_F(TraceCommandTest, JsonOfEveryViewAndOfAFolderOfRanks) {
   EXPECT_EQ(nlohmann::json::parse(ranks.out).at("ranks").at("slowest_rank"), 1);
 }
 
+TEST_F(TraceCommandTest, TheV100TracesStepsCountEachKernelOnceAndShowTheDevicesLag) {
+  const auto r = run_cli({"trace", real("v100-ns-resolution-rank0.json.gz"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = nlohmann::json::parse(r.out).at("traces").at(0);
+  std::uint64_t events = 0;
+  for (const auto& step : t.at("steps")) {
+    events += step.at("device").at("events").get<std::uint64_t>();
+    // The host spans are 35-96 ms; a step's device work spans at most its host span plus the
+    // device's lag (how far behind the host it runs), which is reported.
+    const double host = step.at("ms").get<double>();
+    EXPECT_LT(host, 100);
+    EXPECT_LE(step.at("device").at("span_ms").get<double>(),
+              host + step.at("lag_ms").get<double>() + 1e-6);
+  }
+  EXPECT_EQ(events + t.at("outside_steps").at("events").get<std::uint64_t>(), 6095u);
+  const auto text = run_cli({"trace", real("v100-ns-resolution-rank0.json.gz"), "--sequences",
+                             "--sequence-length", "4"});
+  EXPECT_NE(text.out.find("6095 device events: 6095 launched in steps, 0 outside steps"),
+            std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("runs of 4 computation kernels"), std::string::npos);
+  EXPECT_EQ(run_cli({"trace", real("v100-ns-resolution-rank0.json.gz"), "--sequence-length", "1"})
+                .exit_code,
+            2);
+}
+
 TEST_F(TraceCommandTest, ReadsATraceFromStandardInputOrAPipe) {
   const std::string gz = real("cpu-only-rank34.json.gz");
   const testing::CliRun piped = testing::run_shell("zcat '" + gz + "' | \"$TORCHPERF\" trace -");

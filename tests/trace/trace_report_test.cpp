@@ -22,7 +22,7 @@ TraceAnalysis real(const std::string& name) {
 
 TraceReportOptions every_view() {
   TraceReportOptions o;
-  o.operators = o.kernels = o.launches = true;
+  o.operators = o.kernels = o.launches = o.sequences = true;
   o.top = 5;
   return o;
 }
@@ -37,7 +37,8 @@ TEST(TraceReport, TheTerminalReportHasTheOverviewDeviceTimeAdviceAndTheViewsAske
         "device work per step", "9450 device events: 9450 launched in steps", "idle: host wait",
         "computation + communication", "queue: max", "advice", "sync", "operators (5 of",
         "aten::_local_scalar_dense", "kernels (5 of", "ncclKernel_SendRecv_RING_SIMPLE",
-        "launches: 8568 of 8568 kernels matched"})
+        "launches: 8568 of 8568 kernels matched", "kernel sequences (5 of",
+        "vectorized_elementwise_kernel >"})
     EXPECT_NE(text.find(part), std::string::npos) << part;
   r.traces[0].info.path = "x";
   EXPECT_EQ(format_trace_report(r, TraceReportOptions{}).find("by host self time"),
@@ -78,6 +79,8 @@ TEST(TraceReport, JsonFollowsTheSchemaWithStepsCategoriesAndAdvice) {
   EXPECT_EQ(t.at("device").at("events"), 3 * 1258);
   EXPECT_EQ(t.at("device").at("streams").size(), 2u);
   EXPECT_EQ(t.at("outside_steps").at("events"), 0);
+  EXPECT_EQ(t.at("sequences").at("length"), 3);
+  EXPECT_EQ(t.at("sequences").at("rows").size(), 5u);
   EXPECT_EQ(t.at("kernels").size(), 5u);
   EXPECT_GT(t.at("kernels_total").get<int>(), 5);
   EXPECT_FALSE(t.at("advice").empty());

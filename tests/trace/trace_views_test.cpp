@@ -102,5 +102,33 @@ TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCall
   EXPECT_DOUBLE_EQ(s.launch.median, 4e3);
 }
 
+TEST(KernelSequences, CountRecurringRunsOfKernelsOnAStreamWithTheirGaps) {
+  TraceText t;
+  // Stream 7: a b c a b c a b, with 1 us gaps; stream 9 interleaves in time but is apart.
+  const char* names[] = {"a", "b", "c", "a", "b", "c", "a", "b"};
+  for (int i = 0; i < 8; ++i) t.kernel(names[i], 10.0 * i, 9, 100 + i, 7);
+  t.kernel("a", 1, 2, 200, 9).kernel("b", 4, 2, 201, 9);
+  const auto rows = kernel_sequences(read_trace_text(t.json(), "t.json"), 3);
+  ASSERT_EQ(rows.size(), 3u);  // a b c, b c a, c a b: each twice, equal times, then by names
+  EXPECT_EQ(rows[0].kernels, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(rows[2].kernels, (std::vector<std::string>{"c", "a", "b"}));
+  EXPECT_EQ(rows[0].count, 2u);
+  EXPECT_DOUBLE_EQ(rows[0].kernel_time * 1e-3, 2 * 27);
+  EXPECT_DOUBLE_EQ(rows[0].gap_time * 1e-3, 2 * 2);
+}
+
+TEST(KernelSequences, CopiesAndCommunicationEndARunAndLengthZeroIsNone) {
+  TraceText t;
+  t.kernel("a", 0, 1, 1).kernel("b", 2, 1, 2).memcpy("Memcpy DtoD", 4, 1, 3, 8)
+      .kernel("a", 6, 1, 4).kernel("b", 8, 1, 5)
+      .kernel("ncclKernel_AllReduce", 10, 1, 6).kernel("a", 12, 1, 7).kernel("b", 14, 1, 8);
+  const Trace trace = read_trace_text(t.json(), "t.json");
+  const auto pairs = kernel_sequences(trace, 2);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].count, 3u);  // a b, three times; never b a across a copy or nccl
+  EXPECT_TRUE(kernel_sequences(trace, 3).empty());
+  EXPECT_TRUE(kernel_sequences(trace, 0).empty());
+}
+
 }  // namespace
 }  // namespace torchperf

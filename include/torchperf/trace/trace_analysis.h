@@ -31,9 +31,15 @@ struct TraceAnalysis {
   std::vector<OperatorRow> operators;
   std::vector<KernelRow> kernels;
   LaunchStats launches;
+  std::vector<SequenceRow> sequences;  // of sequence_length kernels (none for 0)
+  std::size_t sequence_length = 0;
   std::vector<Advice> advice;
 };
 
-TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape = false);
+// HTA's frequent-pattern analysis looks for runs of 3 kernels or more: its default length.
+inline constexpr std::size_t kDefaultSequenceLength = 3;
+
+TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape = false,
+                            std::size_t sequence_length = kDefaultSequenceLength);
 
 }  // namespace torchperf

@@ -19,7 +19,7 @@
 namespace torchperf {
 
 struct TraceReportOptions {
-  bool operators = false, kernels = false, launches = false;
+  bool operators = false, kernels = false, launches = false, sequences = false;
   bool by_shape = false;
   std::size_t top = 15;        // rows of the operator, kernel and launch tables (and their JSON)
   std::size_t step_rows = 20;  // steps listed before "…" in the terminal (JSON lists all)
@@ -40,6 +40,7 @@ std::string class_overlap_line(const DeviceSummary& device);
 TextTable operator_table(const std::vector<OperatorRow>& rows, std::size_t top, bool by_shape);
 TextTable kernel_table(const std::vector<KernelRow>& rows, std::size_t top);
 TextTable launch_table(const LaunchStats& stats, std::size_t top);
+TextTable sequence_table(const std::vector<SequenceRow>& rows, std::size_t top);
 TextTable rank_table(const RankComparison& ranks);
 TextTable diff_step_table(const TraceDiff& diff);
 TextTable diff_rows_table(const std::vector<DiffRow>& rows, std::size_t top);

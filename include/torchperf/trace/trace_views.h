@@ -1,6 +1,6 @@
 // The detailed views of one trace: operators (host self and total time, the device time of the
-// kernels they launched), kernels (by name, with their class), and launch statistics (CPU launch
-// duration, GPU duration, launch delay, short kernels). Torch-free.
+// kernels they launched), kernels (by name, with their class), launch statistics (CPU launch
+// duration, GPU duration, launch delay, short kernels), and frequent kernel sequences. Torch-free.
 #pragma once
 
 #include <cstdint>
@@ -64,5 +64,20 @@ struct LaunchStats {
 };
 
 LaunchStats launch_stats(const Trace& trace);
+
+// A run of `length` computation kernels that follow one another on a stream, and how often it
+// recurs (HTA's frequent kernel sequences, over every stream rather than one operator's): the
+// repeated short runs are what torch.compile or a CUDA graph would fuse or launch as one.
+struct SequenceRow {
+  std::vector<std::string> kernels;
+  std::uint64_t count = 0;  // occurrences, overlapping ones included
+  double kernel_time = 0;   // ns, the kernels' durations over every occurrence
+  double gap_time = 0;      // ns, the idle gaps between them
+  double total() const { return kernel_time + gap_time; }
+};
+
+// Sequences seen at least twice, by total time (kernels and gaps), largest first. Copies, sets
+// and communication kernels end a run.
+std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length);
 
 }  // namespace torchperf
