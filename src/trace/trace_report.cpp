@@ -922,7 +922,8 @@ std::string render_trace_html(const TraceReport& r, const TraceReportOptions& op
                         html_table(operator_table(a.operators, options.top, options.by_shape)) +
                         "<h2>Kernels</h2>" + html_table(kernel_table(a.kernels, options.top)) +
                         "<h2>Launches</h2>" + html_table(launch_table(a.launches, options.top)) +
-                        "</section>";
+                        "<h2>Kernel sequences</h2>" +
+                        html_table(sequence_table(a.sequences, options.top)) + "</section>";
     page.body_after_plots = after;
   }
   page.body_before_plots = body;
