@@ -15,6 +15,8 @@ For each trace, run in the .venv (HolisticTraceAnalysis is in requirements-no-de
   idle_causes       get_idle_time_breakdown: per stream, host wait, kernel wait and other, µs
   overlap_pct       get_comm_comp_overlap: communication time overlapped by computation, %
   queue_length      get_queue_length_summary: per stream, max and mean over its changes
+  launch_stats      get_cuda_kernel_launch_stats(include_memory_events=False): kernels matched to
+                    their launch, short ones, runtime and delay outliers, medians (µs)
 
 Two steps make HTA read the times torchperf reads, changing no figure:
 - HTA parses timestamps (µs) as float64, which at a 2024 epoch (1.7e15 µs) keeps a quarter of a
@@ -184,6 +186,18 @@ def figures(path):
                                    "mean": number(r[("queue_length", "mean")])}
                 for (_, stream), r in queue.iterrows()
             }
+        stats = a.get_cuda_kernel_launch_stats(ranks=[rank], include_memory_events=False,
+                                               visualize=False)[rank]
+        short = stats[(stats["cpu_duration"] <= 50) & (stats["gpu_duration"] < stats["cpu_duration"])]
+        out["launch_stats"] = {
+            "matched": int(len(stats)),
+            "short": int(len(short)),
+            "runtime_outliers": int((stats["cpu_duration"] > 50).sum()),
+            "delay_outliers": int((stats["launch_delay"] > 100).sum()),
+            "launch_median": number(stats["cpu_duration"].median()) if len(stats) else None,
+            "kernel_median": number(stats["gpu_duration"].median()) if len(stats) else None,
+            "delay_median": number(stats["launch_delay"].median()) if len(stats) else None,
+        }
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -116,6 +116,27 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                      "", "", false, short_share * (1.0 - step.utilization())});
   }
 
+  // A full launch queue: the host runs ahead until its launch calls block, so the step is the
+  // device's time and nothing on the host side would shorten it.
+  const StreamSummary* fullest = nullptr;
+  for (const StreamSummary& s : o.device.streams)
+    if (fullest == nullptr || s.max_queue > fullest->max_queue) fullest = &s;
+  if (fullest != nullptr && static_cast<double>(fullest->max_queue) >=
+                                kFullQueueThreshold * static_cast<double>(kLaunchQueueLimit)) {
+    std::string evidence = fmt::format(
+        "stream {}'s launch queue reaches {} of {} (threshold {}); {} launch calls take over "
+        "{:.0f} us",
+        fullest->stream, fullest->max_queue, kLaunchQueueLimit, pct(kFullQueueThreshold),
+        launches.runtime_outliers, kRuntimeOutlierNs * 1e-3);
+    if (o.annotated_steps && !step.device.empty())
+      evidence += fmt::format("; the device finishes a step {} after the host", ms(step.lag()));
+    out.push_back({"device-bound",
+                   "the device is the bottleneck: the host fills the launch queue and waits, so "
+                   "its work (Python, data, launches) is already hidden; make the kernels "
+                   "faster (reduced precision, channels_last, torch.compile)",
+                   evidence, "", "", false, step.share(TimeCategory::kKernel)});
+  }
+
   // Synchronising calls inside the steps.
   double sync_time = 0, sync_calls = 0;
   std::string sync_names;

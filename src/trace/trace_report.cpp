@@ -135,10 +135,12 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
   if (options.launches) {
     const LaunchStats& l = a.launches;
     out += fmt::format(
-        "\nlaunches: {} of {} kernels matched to their launch; {} short (shorter than their "
-        "launch); launch median {} us (p90 {}), kernel median {} us (p90 {}), delay median {} "
-        "us (p90 {}, max {})\n",
-        l.matched, l.kernels, l.short_kernels, us(l.launch.median), us(l.launch.p90),
+        "\nlaunches: {} of {} kernels launched one by one with their launch in the trace; {} "
+        "short (shorter than their launch); {} launches over {:.0f} us, {} delays over {:.0f} "
+        "us; launch median {} us (p90 {}), kernel median {} us (p90 {}), delay from the "
+        "launch's end median {} us (p90 {}, max {})\n",
+        l.matched, l.kernels, l.short_kernels, l.runtime_outliers, kRuntimeOutlierNs * 1e-3,
+        l.delay_outliers, kDelayOutlierNs * 1e-3, us(l.launch.median), us(l.launch.p90),
         us(l.gpu.median), us(l.gpu.p90), us(l.delay.median), us(l.delay.p90), us(l.delay.max));
     if (!l.rows.empty()) out += launch_table(l, options.top).render(TextFormat::kTerminal);
   }
@@ -326,6 +328,8 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
        {{"kernels", l.kernels},
         {"matched", l.matched},
         {"short", l.short_kernels},
+        {"runtime_outliers", l.runtime_outliers},
+        {"delay_outliers", l.delay_outliers},
         {"launch", dist(l.launch)},
         {"kernel", dist(l.gpu)},
         {"delay", dist(l.delay)},

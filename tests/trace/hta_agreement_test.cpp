@@ -17,6 +17,7 @@
 #include "test_paths.h"
 #include "torchperf/trace/trace_overview.h"
 #include "torchperf/trace/trace_reader.h"
+#include "torchperf/trace/trace_views.h"
 
 namespace torchperf {
 namespace {
@@ -251,6 +252,33 @@ TEST_F(HtaAgreement, LaunchQueueLengthMatchesPerStream) {
                   0.01 * q.at("mean").get<double>())
           << key;
     }
+  }
+}
+
+TEST_F(HtaAgreement, LaunchStatisticsMatchWithHipLaunchesAsTheOnlyDifference) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.file);
+    if (!c.hta.contains("launch_stats")) continue;
+    const LaunchStats ours = launch_stats(c.trace);
+    const nlohmann::json& hta = c.hta.at("launch_stats");
+    // HTA's launch statistics know CUDA's launch calls only (its queue knows HIP's too):
+    // a ROCm trace's hipLaunchKernel kernels are missing from its figures, and from no other.
+    const LaunchIndex launches(c.trace);
+    std::uint64_t hip = 0;
+    for (const DeviceEvent& e : c.trace.device) {
+      const HostEvent* call = e.kind == DeviceKind::kKernel ? launches.find(e.correlation) : nullptr;
+      if (call != nullptr && launches.enqueues(*call) && c.trace.name(call->name).rfind("hip", 0) == 0)
+        ++hip;
+    }
+    EXPECT_EQ(ours.matched, hta.at("matched").get<std::uint64_t>() + hip);
+    if (hip > 0) continue;
+    EXPECT_EQ(ours.short_kernels, hta.at("short").get<std::uint64_t>());
+    EXPECT_EQ(ours.runtime_outliers, hta.at("runtime_outliers").get<std::uint64_t>());
+    EXPECT_EQ(ours.delay_outliers, hta.at("delay_outliers").get<std::uint64_t>());
+    // torchperf's median is the nearest rank, pandas' the mean of the two middle values.
+    expect_close(ours.launch.median, hta.at("launch_median"), "launch median");
+    expect_close(ours.gpu.median, hta.at("kernel_median"), "kernel median");
+    expect_close(ours.delay.median, hta.at("delay_median"), "delay median");
   }
 }
 

@@ -145,5 +145,28 @@ TEST(TraceAdvice, TheA100TraceIsToldAboutSyncsTf32AndShortKernels) {
                              [](const Advice& a, const Advice& b) { return a.weight > b.weight; }));
 }
 
+TEST(TraceAdvice, AFullLaunchQueueSaysTheDeviceIsTheBottleneck) {
+  // 1000 launches queued within 1 ms, and kernels of 100 us each: the queue reaches 1000.
+  TraceText t;
+  t.device("NVIDIA A100-SXM4-40GB", 8).step(1, 0, 1000);
+  for (int i = 0; i < 1000; ++i)
+    t.runtime("cudaLaunchKernel", i, 0.5, i + 1)
+        .kernel("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn", 1000 + 100.0 * i, 100, i + 1);
+  const auto advice = advice_for(t);
+  const Advice* a = find(advice, "device-bound");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NE(a->evidence.find("launch queue reaches 1000 of 1024"), std::string::npos) << a->evidence;
+  EXPECT_EQ(find(advice_for(busy_step()), "device-bound"), nullptr);
+}
+
+TEST(TraceAdvice, TheV100TraceIsDeviceBound) {
+  const auto advice = analyze_trace(read_trace(std::string(TORCHPERF_TEST_SOURCE_DIR) +
+                                               "/tests/data/traces/v100-ns-resolution-rank0.json.gz"))
+                          .advice;
+  const Advice* a = find(advice, "device-bound");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NE(a->evidence.find("1022 of 1024"), std::string::npos) << a->evidence;
+}
+
 }  // namespace
 }  // namespace torchperf

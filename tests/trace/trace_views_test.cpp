@@ -80,7 +80,7 @@ TEST(KernelView, GroupsByNameWithClassAndShareOfAllDeviceTime) {
   EXPECT_DOUBLE_EQ(totals.memory, 10e3);
 }
 
-TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCallsStart) {
+TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCallsEnd) {
   TraceText t;
   t.runtime("cudaLaunchKernel", 0, 4, 1)
       .kernel("tiny", 10, 1, 1)
@@ -88,18 +88,24 @@ TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCall
       .kernel("big", 30, 50, 2)
       .runtime("cudaLaunchKernel", 8, 4, 3)
       .kernel("tiny", 80, 2, 3)
-      .kernel("orphan", 90, 1, 99);  // no launch in the trace
+      .runtime("cudaLaunchKernel", 100, 60, 4)  // a runtime outlier: not short, however small
+      .kernel("tiny", 300, 1, 4)                // and a delay outlier: 140 us after the call
+      .runtime("cudaGraphLaunch", 400, 1, 5)
+      .kernel("graphed", 410, 1, 5)  // a graph's kernel: not one launch's
+      .kernel("orphan", 500, 1, 99);  // no launch in the trace
   const LaunchStats s = launch_stats(read_trace_text(t.json(), "t.json"));
-  EXPECT_EQ(s.kernels, 4u);
-  EXPECT_EQ(s.matched, 3u);
+  EXPECT_EQ(s.kernels, 6u);
+  EXPECT_EQ(s.matched, 4u);
   EXPECT_EQ(s.short_kernels, 2u);
+  EXPECT_EQ(s.runtime_outliers, 1u);
+  EXPECT_EQ(s.delay_outliers, 1u);
   ASSERT_EQ(s.rows.size(), 2u);
   EXPECT_EQ(s.rows[0].name, "tiny");
+  EXPECT_EQ(s.rows[0].count, 3u);
   EXPECT_EQ(s.rows[0].short_kernels, 2u);
-  EXPECT_DOUBLE_EQ(s.rows[0].delay_total, (10 + 72) * 1e3);
-  EXPECT_DOUBLE_EQ(s.delay.median, 25e3);  // delays 10, 25, 72
-  EXPECT_DOUBLE_EQ(s.delay.max, 72e3);
-  EXPECT_DOUBLE_EQ(s.launch.median, 4e3);
+  EXPECT_DOUBLE_EQ(s.rows[0].delay_total, (6 + 68 + 140) * 1e3);
+  EXPECT_DOUBLE_EQ(s.delay.median, 68e3);  // delays 6, 23, 68, 140: the nearest rank
+  EXPECT_DOUBLE_EQ(s.delay.max, 140e3);
 }
 
 TEST(KernelSequences, CountRecurringRunsOfKernelsOnAStreamWithTheirGaps) {

@@ -22,6 +22,10 @@ inline constexpr double kShortKernelThreshold = 0.30;
 inline constexpr double kSyncThreshold = 0.01;
 // Exposed communication (not overlapped by computation) above this share of the step.
 inline constexpr double kCommunicationThreshold = 0.10;
+// CUDA's launch queue holds this many events a stream (HTA's CUDA_MAX_LAUNCH_QUEUE_PER_STREAM);
+// filled to this share, the host waits in its launch calls for the device.
+inline constexpr std::int64_t kLaunchQueueLimit = 1024;
+inline constexpr double kFullQueueThreshold = 0.90;
 // Kernel time in 16-bit floating point below this share, on tensor-core hardware.
 inline constexpr double kReducedPrecisionThreshold = 0.10;
 

@@ -53,12 +53,17 @@ struct Distribution {
   double median = 0, p90 = 0, max = 0;  // ns
 };
 
-// HTA's kernel launch statistics: for each kernel whose launch is in the trace, the CPU
-// duration of the runtime call, the GPU duration, and the delay from the call's start to the
-// kernel's start. A short kernel runs for less time than its launch took on the CPU: the host
-// cannot keep the device busy with it.
+// HTA's kernel launch statistics (get_cuda_kernel_launch_stats): for each kernel launched one
+// by one (enqueues_one_event: a graph launch's kernels are not) with its launch in the trace,
+// the CPU duration of the launch call, the GPU duration, and the launch delay from the call's
+// end to the kernel's start (0 if negative). A short kernel runs for less time than its launch
+// took on the CPU, a launch of at most 50 us: the host cannot keep the device busy with it.
+// Longer launches are runtime outliers; delays over 100 us are delay outliers.
+inline constexpr std::int64_t kRuntimeOutlierNs = 50'000;  // HTA's runtime_cutoff
+inline constexpr std::int64_t kDelayOutlierNs = 100'000;   // HTA's launch_delay_cutoff
 struct LaunchStats {
   std::uint64_t kernels = 0, matched = 0, short_kernels = 0;
+  std::uint64_t runtime_outliers = 0, delay_outliers = 0;
   Distribution launch, gpu, delay;
   std::vector<LaunchRow> rows;  // by name, most short kernels first, then total delay
 };
