@@ -26,6 +26,7 @@ TraceAnalysis analyze_trace(const Trace& trace, bool operators_by_shape,
   a.overview = overview(trace);
   a.operators = operator_view(trace, operators_by_shape);
   a.kernels = kernel_view(trace);
+  a.copies = copy_view(trace);
   a.launches = launch_stats(trace);
   a.sequence_length = sequence_length;
   a.sequences = kernel_sequences(trace, sequence_length);

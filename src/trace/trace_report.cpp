@@ -131,6 +131,9 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
                        std::min(options.top, a.kernels.size()), a.kernels.size(),
                        pct(t.computation / all), pct(t.communication / all), pct(t.memory / all)) +
            kernel_table(a.kernels, options.top).render(TextFormat::kTerminal);
+    if (!a.copies.empty())
+      out += "\ncopies and sets (bandwidth: bytes over their time on the device)\n" +
+             copy_table(a.copies).render(TextFormat::kTerminal);
   }
   if (options.launches) {
     const LaunchStats& l = a.launches;
@@ -267,6 +270,13 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                            {"kernel_mean_us", r.gpu_total / n * 1e-3},
                            {"delay_mean_us", r.delay_total / n * 1e-3}});
   }
+  nlohmann::json copies = nlohmann::json::array();
+  for (const CopyRow& r : a.copies)
+    copies.push_back({{"kind", r.kind},
+                      {"count", r.count},
+                      {"bytes", r.bytes},
+                      {"ms", r.time * 1e-6},
+                      {"gb_per_s", r.gigabytes_per_second()}});
   nlohmann::json sequences = nlohmann::json::array();
   for (std::size_t k = 0; k < a.sequences.size() && k < options.top; ++k) {
     const SequenceRow& r = a.sequences[k];
@@ -320,6 +330,7 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
       {"operators_total", a.operators.size()},
       {"kernels", kernels},
       {"kernels_total", a.kernels.size()},
+      {"copies", copies},
       {"kernel_classes_ms",
        {{"computation", totals.computation * 1e-6},
         {"communication", totals.communication * 1e-6},
@@ -649,6 +660,15 @@ TextTable stream_table(const DeviceSummary& d) {
   return t;
 }
 
+TextTable copy_table(const std::vector<CopyRow>& rows) {
+  TextTable t;
+  t.header = {"kind", "count", "MB", "ms", "GB/s"};
+  for (const CopyRow& r : rows)
+    t.rows.push_back({r.kind, std::to_string(r.count), fmt::format("{:.1f}", r.bytes / 1e6),
+                      ms(r.time), fmt::format("{:.1f}", r.gigabytes_per_second())});
+  return t;
+}
+
 TextTable sequence_table(const std::vector<SequenceRow>& rows, std::size_t top) {
   TextTable t;
   t.header = {"kernels", "count", "kernel ms", "gap ms", "mean us"};
@@ -925,6 +945,7 @@ std::string render_trace_html(const TraceReport& r, const TraceReportOptions& op
     std::string after = "<section><h2>Operators</h2>" +
                         html_table(operator_table(a.operators, options.top, options.by_shape)) +
                         "<h2>Kernels</h2>" + html_table(kernel_table(a.kernels, options.top)) +
+                        "<h2>Copies and sets</h2>" + html_table(copy_table(a.copies)) +
                         "<h2>Launches</h2>" + html_table(launch_table(a.launches, options.top)) +
                         "<h2>Kernel sequences</h2>" +
                         html_table(sequence_table(a.sequences, options.top)) + "</section>";

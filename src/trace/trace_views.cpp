@@ -1,6 +1,7 @@
 #include "torchperf/trace/trace_views.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "torchperf/trace/launch_index.h"
@@ -146,6 +147,37 @@ std::vector<KernelRow> kernel_view(const Trace& trace) {
     return a.total > b.total || (a.total == b.total && a.name < b.name);
   });
   return rows;
+}
+
+std::vector<CopyRow> copy_view(const Trace& trace) {
+  const char* kKinds[] = {"HtoD pageable", "HtoD pinned", "HtoD", "DtoH", "DtoD", "other", "memset"};
+  std::array<CopyRow, 7> rows;
+  for (std::size_t k = 0; k < rows.size(); ++k) rows[k].kind = kKinds[k];
+  for (const DeviceEvent& e : trace.device) {
+    std::size_t k = 0;
+    if (e.kind == DeviceKind::kMemset) {
+      k = 6;
+    } else if (e.kind != DeviceKind::kMemcpy) {
+      continue;
+    } else {
+      switch (e.copy) {
+        case CopyKind::kHostToDevicePageable: k = 0; break;
+        case CopyKind::kHostToDevicePinned: k = 1; break;
+        case CopyKind::kHostToDevice: k = 2; break;
+        case CopyKind::kDeviceToHost: k = 3; break;
+        case CopyKind::kDeviceToDevice: k = 4; break;
+        case CopyKind::kNone:
+        case CopyKind::kOther: k = 5; break;
+      }
+    }
+    ++rows[k].count;
+    rows[k].bytes += static_cast<double>(e.bytes);
+    rows[k].time += static_cast<double>(e.duration);
+  }
+  std::vector<CopyRow> present;
+  for (const CopyRow& r : rows)
+    if (r.count > 0) present.push_back(r);
+  return present;
 }
 
 KernelClassTotals kernel_class_totals(const std::vector<KernelRow>& rows) {

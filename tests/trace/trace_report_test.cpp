@@ -38,7 +38,7 @@ TEST(TraceReport, TheTerminalReportHasTheOverviewDeviceTimeAdviceAndTheViewsAske
         "computation + communication", "queue: max", "advice", "sync", "operators (5 of",
         "aten::_local_scalar_dense", "kernels (5 of", "ncclKernel_SendRecv_RING_SIMPLE",
         "launches: 8568 of 8568 kernels launched one by one", "kernel sequences (5 of",
-        "vectorized_elementwise_kernel >"})
+        "vectorized_elementwise_kernel >", "copies and sets", "HtoD pinned"})
     EXPECT_NE(text.find(part), std::string::npos) << part;
   r.traces[0].info.path = "x";
   EXPECT_EQ(format_trace_report(r, TraceReportOptions{}).find("by host self time"),

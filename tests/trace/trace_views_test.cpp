@@ -108,6 +108,21 @@ TEST(LaunchStats, ShortKernelsRunForLessThanTheirLaunchTookAndDelayIsFromTheCall
   EXPECT_DOUBLE_EQ(s.delay.max, 140e3);
 }
 
+TEST(CopyView, CopiesAndSetsByKindWithTheirBandwidth) {
+  TraceText t;
+  t.memcpy("Memcpy HtoD (Pageable -> Device)", 0, 10, 1, 20'000)
+      .memcpy("Memcpy HtoD (Pageable -> Device)", 20, 10, 2, 40'000)
+      .memcpy("Memcpy DtoD (Device -> Device)", 40, 2, 3, 1'000'000)
+      .kernel("k", 50, 5, 4);
+  const auto rows = copy_view(read_trace_text(t.json(), "t.json"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kind, "HtoD pageable");
+  EXPECT_EQ(rows[0].count, 2u);
+  EXPECT_DOUBLE_EQ(rows[0].gigabytes_per_second(), 60'000 / 20e3);  // 3 GB/s
+  EXPECT_EQ(rows[1].kind, "DtoD");
+  EXPECT_DOUBLE_EQ(rows[1].gigabytes_per_second(), 500);
+}
+
 TEST(KernelSequences, CountRecurringRunsOfKernelsOnAStreamWithTheirGaps) {
   TraceText t;
   // Stream 7: a b c a b c a b, with 1 us gaps; stream 9 interleaves in time but is apart.

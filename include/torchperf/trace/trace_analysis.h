@@ -30,6 +30,7 @@ struct TraceAnalysis {
   TraceOverview overview;
   std::vector<OperatorRow> operators;
   std::vector<KernelRow> kernels;
+  std::vector<CopyRow> copies;
   LaunchStats launches;
   std::vector<SequenceRow> sequences;  // of sequence_length kernels (none for 0)
   std::size_t sequence_length = 0;

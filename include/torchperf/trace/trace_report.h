@@ -39,6 +39,7 @@ std::string attribution_line(const TraceOverview& overview);
 std::string class_overlap_line(const DeviceSummary& device);
 TextTable operator_table(const std::vector<OperatorRow>& rows, std::size_t top, bool by_shape);
 TextTable kernel_table(const std::vector<KernelRow>& rows, std::size_t top);
+TextTable copy_table(const std::vector<CopyRow>& rows);
 TextTable launch_table(const LaunchStats& stats, std::size_t top);
 TextTable sequence_table(const std::vector<SequenceRow>& rows, std::size_t top);
 TextTable rank_table(const RankComparison& ranks);

@@ -37,6 +37,18 @@ struct KernelRow {
 // Kernels, copies and sets by name, largest total first.
 std::vector<KernelRow> kernel_view(const Trace& trace);
 
+// Copies and sets by kind: how many, the bytes they moved, their time on the device and the
+// bandwidth that makes (HTA's memory bandwidth counters, as one figure a kind).
+struct CopyRow {
+  std::string kind;  // "HtoD pageable", "HtoD pinned", "HtoD", "DtoH", "DtoD", "other", "memset"
+  std::uint64_t count = 0;
+  double bytes = 0, time = 0;  // bytes, ns
+  double gigabytes_per_second() const { return time > 0 ? bytes / time : 0; }  // bytes/ns = GB/s
+};
+
+// The kinds present, in the order above.
+std::vector<CopyRow> copy_view(const Trace& trace);
+
 struct KernelClassTotals {
   double computation = 0, communication = 0, memory = 0;  // ns
 };
