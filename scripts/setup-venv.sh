@@ -10,7 +10,8 @@ python=${PYTHON:-python3}
 stamp="$venv/.torchperf-requirements"
 
 wanted() { cat requirements.txt requirements-no-deps.txt; }
-if [ -f "$stamp" ] && cmp -s <(wanted) "$stamp" && "$venv/bin/python" -c 'import torch, hta' 2>/dev/null; then
+imports='import torch, numpy, PIL, hta.trace_analysis'
+if [ -f "$stamp" ] && cmp -s <(wanted) "$stamp" && "$venv/bin/python" -c "$imports" 2>/dev/null; then
   echo "setup-venv: $venv up to date"
   exit 0
 fi
@@ -24,9 +25,10 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 echo "setup-venv: installing requirements.txt into $venv"
 # The pins in requirements.txt are the whole set; pip's own chatter about local indexes is noise.
+# pip's status decides (pipefail); a grep that filters every line out is not a failure.
 "$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements.txt 2>&1 \
-  | grep -v "^WARNING: Location" || true
+  | { grep -v "^WARNING: Location" || true; }
 "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps -r requirements-no-deps.txt 2>&1 \
-  | grep -v "^WARNING: Location" || true
-"$venv/bin/python" -c 'import torch, numpy, PIL, hta.trace_analysis' || { echo "setup-venv: the install failed" >&2; exit 1; }
+  | { grep -v "^WARNING: Location" || true; }
+"$venv/bin/python" -c "$imports" || { echo "setup-venv: the install failed" >&2; exit 1; }
 wanted > "$stamp"

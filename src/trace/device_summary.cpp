@@ -142,8 +142,10 @@ DeviceSummary summarize_device(const Trace& trace, const LaunchIndex& launches,
   sweep_classes(trace, work, s);
 
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::uint32_t>> by_stream;
+  // Events on an unknown stream (-1) belong to no one stream's order: they count above, not here.
   for (const std::uint32_t i : work)
-    by_stream[{trace.device[i].device, trace.device[i].stream}].push_back(i);
+    if (trace.device[i].stream >= 0)
+      by_stream[{trace.device[i].device, trace.device[i].stream}].push_back(i);
   for (auto& [key, order] : by_stream) {
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return trace.device[a].start < trace.device[b].start;

@@ -92,10 +92,10 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                     : "the device is idle between kernels that were queued in time: look for "
                       "synchronisation between streams and for waits on events";
     out.push_back({"utilisation", message,
-                   fmt::format("the device computes {} of the {} (threshold {}); of its idle "
-                               "{}, host wait {}, kernel wait {}, other {}",
+                   fmt::format("the device computes {} of the {} (threshold {}); of the {} of "
+                               "gaps on its streams, host wait {}, kernel wait {}, other {}",
                                pct(step.utilization()), per_step, pct(kTraceUtilisationThreshold),
-                               ms(d.idle), pct(d.host_wait / idle), pct(d.kernel_wait / idle),
+                               ms(idle), pct(d.host_wait / idle), pct(d.kernel_wait / idle),
                                pct(d.other_wait / idle)),
                    host >= 0.5 ? "batch" : "", host >= 0.5 ? "larger" : "", host >= 0.5,
                    1.0 - step.utilization()});
@@ -124,9 +124,9 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
   if (fullest != nullptr && static_cast<double>(fullest->max_queue) >=
                                 kFullQueueThreshold * static_cast<double>(kLaunchQueueLimit)) {
     std::string evidence = fmt::format(
-        "stream {}'s launch queue reaches {} of {} (threshold {}); {} launch calls take over "
-        "{:.0f} us",
-        fullest->stream, fullest->max_queue, kLaunchQueueLimit, pct(kFullQueueThreshold),
+        "stream {}/{}'s launch queue reaches {} of {} (threshold {}); {} launch calls take "
+        "over {:.0f} us",
+        fullest->device, fullest->stream, fullest->max_queue, kLaunchQueueLimit, pct(kFullQueueThreshold),
         launches.runtime_outliers, kRuntimeOutlierNs * 1e-3);
     if (o.annotated_steps && !step.device.empty())
       evidence += fmt::format("; the device finishes a step {} after the host", ms(step.lag()));

@@ -102,35 +102,57 @@ CategorySets category_sets(const Trace& trace) {
 }
 
 // Each device event (syncs excepted) in exactly one place: the step whose host range holds the
-// start of the runtime call that launched it, or outside the steps.
+// start of the runtime call that launched it, or outside the steps. A trace without any runtime
+// call (a device-only activity profile) gives each event to the step its own start falls in.
 struct Attribution {
   std::vector<std::vector<std::uint32_t>> by_step;  // indices into Trace::device
   std::vector<std::uint32_t> outside;
   OutsideSteps where;
+  bool by_device_start = false;
 };
 
 Attribution attribute(const Trace& trace, const LaunchIndex& launches) {
   Attribution a;
-  a.by_step.resize(trace.steps.size());
+  const std::vector<Step>& steps = trace.steps;  // sorted by start
+  a.by_step.resize(steps.size());
+  a.by_device_start = launches.empty();
+  // reach[k]: the latest end among steps 0..k, so that a step nested in or overlapping an
+  // earlier, longer one does not hide it.
+  std::vector<std::int64_t> reach(steps.size());
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    reach[k] = std::max(steps[k].end, k > 0 ? reach[k - 1] : INT64_MIN);
   for (std::uint32_t i = 0; i < trace.device.size(); ++i) {
     const DeviceEvent& e = trace.device[i];
     if (e.kind == DeviceKind::kSync) continue;
-    const HostEvent* launch = launches.find(e.correlation);
-    if (launch == nullptr) {
-      ++a.where.no_launch;
-      a.outside.push_back(i);
-      continue;
+    std::int64_t t = e.start;
+    if (!a.by_device_start) {
+      const HostEvent* launch = launches.find(e.correlation);
+      if (launch == nullptr) {
+        ++a.where.no_launch;
+        a.outside.push_back(i);
+        continue;
+      }
+      t = launch->start;
     }
-    auto it = std::upper_bound(trace.steps.begin(), trace.steps.end(), launch->start,
-                               [](std::int64_t t, const Step& s) { return t < s.start; });
-    if (it != trace.steps.begin() && launch->start < std::prev(it)->end) {
-      a.by_step[static_cast<std::size_t>(std::prev(it) - trace.steps.begin())].push_back(i);
+    // The latest-starting step that holds t.
+    const auto starting = static_cast<std::ptrdiff_t>(
+        std::upper_bound(steps.begin(), steps.end(), t,
+                         [](std::int64_t x, const Step& s) { return x < s.start; }) -
+        steps.begin());
+    std::ptrdiff_t held = -1;
+    for (std::ptrdiff_t k = starting - 1; k >= 0 && reach[static_cast<std::size_t>(k)] > t; --k)
+      if (t < steps[static_cast<std::size_t>(k)].end) {
+        held = k;
+        break;
+      }
+    if (held >= 0) {
+      a.by_step[static_cast<std::size_t>(held)].push_back(i);
       continue;
     }
     a.outside.push_back(i);
-    if (it == trace.steps.begin()) {
+    if (starting == 0) {
       ++a.where.before;
-    } else if (it == trace.steps.end()) {
+    } else if (starting == static_cast<std::ptrdiff_t>(steps.size())) {
       ++a.where.after;
     } else {
       ++a.where.between;
@@ -215,6 +237,7 @@ TraceOverview overview(const Trace& trace) {
     result.device = summarize_device(trace, launches, in_steps);
     result.outside = summarize_device(trace, launches, a.outside);
     result.outside_where = a.where;
+    result.by_device_start = a.by_device_start && !trace.device.empty();
   }
   for (StepBreakdown& step : result.steps) {
     step.has_device = result.has_device;
@@ -232,16 +255,21 @@ TraceOverview overview(const Trace& trace) {
   }
   mean.start = 0;
   mean.device = mean_device(result.steps);
-  double lag = 0, span = 0;
+  // The mean lag is over the steps that launched device work (a lag is theirs alone); the mean
+  // span, like every other figure, over all steps.
+  double lag = 0, span = 0, launched = 0;
   for (const StepBreakdown& s : result.steps) {
-    lag += s.lag() / n;
     span += s.device.span() / n;
+    if (s.device.empty()) continue;
+    lag += s.lag();
+    launched += 1;
   }
+  if (launched > 0) lag /= launched;
   const auto round = [](double x) { return static_cast<std::int64_t>(std::llround(x)); };
   mean.end = round(duration);
   // The mean span and lag, kept through the mean device range: span() = end - start and
   // lag() = device.end - end.
-  if (!mean.device.empty()) {
+  if (launched > 0) {
     mean.device.end = mean.end + round(lag);
     mean.device.start = mean.device.end - round(span);
   }

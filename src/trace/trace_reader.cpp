@@ -364,23 +364,32 @@ class TraceBuilder : public TraceVisitor {
       if (value.get_int64().get(v) == simdjson::SUCCESS) out = v;
       return simdjson::SUCCESS;
     }
-    if (type == od::json_type::string) {  // HIP writes "stream": "0x0"
-      std::string_view text;
-      if (value.get_string().get(text) != simdjson::SUCCESS) return simdjson::SUCCESS;
-      if (text.size() > 2 && text.size() <= 17 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-        std::uint64_t v = 0;
-        for (const char c : text.substr(2)) {
-          const int digit = c >= '0' && c <= '9'   ? c - '0'
-                            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                   : -1;
-          if (digit < 0) return simdjson::SUCCESS;  // not a number: left as unknown
-          v = v * 16 + static_cast<std::uint64_t>(digit);
-        }
-        if (v <= static_cast<std::uint64_t>(INT64_MAX)) out = static_cast<std::int64_t>(v);
-      }
-    }
     return simdjson::SUCCESS;  // anything else: left as unknown
+  }
+
+  // A stream id: an integer, or HIP's "0x…" (a stream's address): 0 and small values stay as
+  // they are, an address is folded into 31 bits so that it fits DeviceEvent::stream and stays
+  // apart from the unknown -1.
+  static simdjson::error_code read_stream(od::value& value, std::int64_t& out) {
+    od::json_type type;
+    if (auto e = value.type().get(type); e) return e;
+    if (type != od::json_type::string) return read_integer(value, out);
+    std::string_view text;
+    if (value.get_string().get(text) != simdjson::SUCCESS) return simdjson::SUCCESS;
+    if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+      return simdjson::SUCCESS;  // not an id: left as unknown
+    std::uint64_t v = 0;
+    for (const char c : text.substr(2)) {
+      const int digit = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      if (digit < 0) return simdjson::SUCCESS;
+      v = v * 16 + static_cast<std::uint64_t>(digit);
+    }
+    // Fibonacci hashing: the top 31 bits of v times 2^64/phi, so addresses spread apart.
+    out = static_cast<std::int64_t>(v <= 0x7fffffffu ? v : (v * 0x9E3779B97F4A7C15ull) >> 33);
+    return simdjson::SUCCESS;
   }
 
   simdjson::error_code read_args(od::value& value) {
@@ -401,7 +410,7 @@ class TraceBuilder : public TraceVisitor {
       } else if (key == "device") {
         e = read_integer(v, f_.device);
       } else if (key == "stream") {
-        e = read_integer(v, f_.stream);
+        e = read_stream(v, f_.stream);
       } else if (key == "bytes") {
         std::int64_t b = 0;
         e = read_integer(v, b);

@@ -1,6 +1,7 @@
 #include "torchperf/trace/trace_report.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -103,7 +104,8 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
   out += step_table(a.overview, options.step_rows).render(TextFormat::kTerminal);
   if (a.overview.has_device) {
     out += "\ndevice work per step (ms; each device event in the step whose host code launched "
-           "it; lag: how long after the host the device finished the step)\n";
+           "it; lag: how long after the host the device finished the step; gaps: the idle gaps "
+           "on the streams by cause)\n";
     out += step_device_table(a.overview, options.step_rows).render(TextFormat::kTerminal);
     out += attribution_line(a.overview);
     out += "\ndevice summary over " +
@@ -203,16 +205,17 @@ nlohmann::json device_summary_json(const DeviceSummary& d, bool streams) {
   return j;
 }
 
-nlohmann::json step_json(const StepBreakdown& s) {
+nlohmann::json step_json(const StepBreakdown& s, bool annotated) {
   nlohmann::json categories = nlohmann::json::object();
   for (std::size_t c = 0; c < kTimeCategories; ++c)
     categories[category_key(static_cast<TimeCategory>(c))] = s.time[c] * 1e-6;
   nlohmann::json j = {{"step", s.number < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.number)},
                       {"ms", s.duration() * 1e-6},
-                                      {"categories_ms", categories}};
+                      {"categories_ms", categories}};
   if (s.has_device) {
     j["device_utilization"] = nullable(s.utilization());
-    j["lag_ms"] = s.lag() * 1e-6;
+    // A lag is behind a step's host range: the whole-trace window has none.
+    j["lag_ms"] = annotated ? nlohmann::json(s.lag() * 1e-6) : nlohmann::json(nullptr);
     j["device"] = device_summary_json(s.device, false);
   }
   return j;
@@ -228,8 +231,9 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                        {"memory_bytes", d.memory_bytes},
                        {"matrix_units", d.has_matrix_units()}});
   nlohmann::json steps = nlohmann::json::array();
-  for (const StepBreakdown& s : a.overview.steps) steps.push_back(step_json(s));
-  nlohmann::json average = step_json(a.overview.average);
+  for (const StepBreakdown& s : a.overview.steps)
+    steps.push_back(step_json(s, a.overview.annotated_steps));
+  nlohmann::json average = step_json(a.overview.average, a.overview.annotated_steps);
   average.erase("step");
   nlohmann::json operators = nlohmann::json::array();
   for (std::size_t k = 0; k < a.operators.size() && k < options.top; ++k) {
@@ -560,13 +564,22 @@ TextTable step_table(const TraceOverview& o, std::size_t max_rows) {
   return t;
 }
 
+// The causes of the gaps on the streams, each as a share of all of them: with several streams
+// the gaps add up to more than the device's idle time, so a share is what compares.
+std::array<std::string, 3> gap_shares(const DeviceSummary& d) {
+  const double gaps = d.host_wait + d.kernel_wait + d.other_wait;
+  if (gaps <= 0) return {"-", "-", "-"};
+  return {pct(d.host_wait / gaps), pct(d.kernel_wait / gaps), pct(d.other_wait / gaps)};
+}
+
 TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
   TextTable t;
-  t.header = {"step",        "host span", "device span", "lag",  "events",
-              "computation", "communication", "memory", "idle", "host wait",
+  t.header = {"step",        "host span",     "device span", "lag",  "events",
+              "computation", "communication", "memory",      "idle", "gaps: host wait",
               "kernel wait", "other wait"};
   const auto row = [](const std::string& label, const StepBreakdown& s, bool host) {
     const DeviceSummary& d = s.device;
+    const auto shares = gap_shares(d);
     return std::vector<std::string>{label,
                                     host ? ms(s.duration()) : "-",
                                     ms(d.span()),
@@ -576,9 +589,9 @@ TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
                                     ms(d.class_time[1]),
                                     ms(d.class_time[2]),
                                     ms(d.idle),
-                                    ms(d.host_wait),
-                                    ms(d.kernel_wait),
-                                    ms(d.other_wait)};
+                                    shares[0],
+                                    shares[1],
+                                    shares[2]};
   };
   const std::size_t n = o.steps.size();
   for (std::size_t k = 0; k < n; ++k) {
@@ -587,9 +600,9 @@ TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
       k = n - (max_rows - max_rows / 2) - 1;
       continue;
     }
-    t.rows.push_back(row(step_label(o.steps[k]), o.steps[k], true));
+    t.rows.push_back(row(step_label(o.steps[k]), o.steps[k], o.annotated_steps));
   }
-  if (n > 1) t.rows.push_back(row("mean", o.average, true));
+  if (n > 1) t.rows.push_back(row("mean", o.average, o.annotated_steps));
   if (o.annotated_steps && !o.outside.empty()) {
     StepBreakdown outside;
     outside.device = o.outside;
@@ -600,6 +613,10 @@ TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
 
 std::string attribution_line(const TraceOverview& o) {
   if (!o.annotated_steps) return "";
+  const std::string how = o.by_device_start
+                              ? "  the trace has no runtime calls to follow: each device event is "
+                                "in the step in which it starts\n"
+                              : "";
   std::uint64_t in_steps = 0;
   for (const StepBreakdown& s : o.steps) in_steps += s.device.events();
   const OutsideSteps& w = o.outside_where;
@@ -615,15 +632,17 @@ std::string attribution_line(const TraceOverview& o) {
     for (std::size_t k = 0; k < parts.size(); ++k) line += (k > 0 ? ", " : "") + parts[k];
     line += ")";
   }
-  return line + "\n";
+  return line + "\n" + how;
 }
 
 TextTable device_summary_table(const DeviceSummary& d) {
   TextTable t;
-  t.header = {"events", "span",      "busy",        "compute",    "non-compute",
-              "idle",   "idle: host wait", "kernel wait", "other wait", "comm. overlapped"};
+  // Busy, compute, non-compute and idle are shares of the span; the causes, of the gaps on the
+  // streams (streams overlap, so their gaps add up to more than the device's idle time).
+  t.header = {"events", "span",            "busy",        "compute",    "non-compute",
+              "idle",   "gaps: host wait", "kernel wait", "other wait", "comm. overlapped"};
   const double span = std::max(1.0, d.span());
-  const double idle_causes = std::max(1.0, d.host_wait + d.kernel_wait + d.other_wait);
+  const auto shares = gap_shares(d);
   t.rows.push_back({fmt::format("{} ({} kernels, {} copies, {} sets)", d.events(), d.kernels,
                                 d.memcpys, d.memsets),
                     ms(d.span()) + " ms",
@@ -631,25 +650,29 @@ TextTable device_summary_table(const DeviceSummary& d) {
                     pct(d.compute / span),
                     pct(d.non_compute / span),
                     pct(d.idle / span),
-                    pct(d.host_wait / idle_causes),
-                    pct(d.kernel_wait / idle_causes),
-                    pct(d.other_wait / idle_causes),
+                    shares[0],
+                    shares[1],
+                    shares[2],
                     d.overlap() < 0 ? "-" : pct(d.overlap())});
   return t;
 }
 
 std::string class_overlap_line(const DeviceSummary& d) {
   std::string line = "  busy time by kernel class (ms):";
+  bool any = false;
   for (std::size_t m = 1; m < d.class_overlap.size(); ++m)
-    if (d.class_overlap[m] > 0)
+    if (d.class_overlap[m] > 0) {
       line += fmt::format(" {} {};", class_overlap_name(m), ms(d.class_overlap[m]));
+      any = true;
+    }
+  if (!any) return "";
   line.back() = '\n';
   return line;
 }
 
 TextTable stream_table(const DeviceSummary& d) {
   TextTable t;
-  t.header = {"device/stream", "events",    "idle ms",     "host wait",
+  t.header = {"device/stream", "events",    "gaps ms",     "host wait",
               "kernel wait",   "other wait", "queue: max", "mean"};
   for (const StreamSummary& x : d.streams)
     t.rows.push_back({fmt::format("{}/{}", x.device, x.stream < 0 ? std::string("?")
@@ -823,7 +846,8 @@ nlohmann::json to_json(const TraceReport& r, const TraceReportOptions& options) 
   }
   if (r.diff) {
     const TraceDiff& d = *r.diff;
-    nlohmann::json before = step_json(d.step_before), after = step_json(d.step_after);
+    nlohmann::json before = step_json(d.step_before, r.traces[0].overview.annotated_steps);
+    nlohmann::json after = step_json(d.step_after, r.traces[1].overview.annotated_steps);
     before.erase("step");
     after.erase("step");
     j["diff"] = {{"before", d.before},

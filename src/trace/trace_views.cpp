@@ -252,7 +252,7 @@ std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length
     const DeviceEvent& y = trace.device[b];
     if (x.device != y.device) return x.device < y.device;
     if (x.stream != y.stream) return x.stream < y.stream;
-    return x.start < y.start;
+    return x.start < y.start || (x.start == y.start && a < b);
   });
   struct Hash {
     std::size_t operator()(const std::vector<std::uint32_t>& key) const {
@@ -271,7 +271,7 @@ std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length
   for (std::size_t k = 0; k < order.size(); ++k) {
     const DeviceEvent& e = trace.device[order[k]];
     if (!run.empty() && !same_stream(run.back(), order[k])) run.clear();
-    if (kernel_class(e) != KernelClass::kComputation) {
+    if (kernel_class(e) != KernelClass::kComputation || e.stream < 0) {
       run.clear();
       continue;
     }
@@ -287,8 +287,12 @@ std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length
         gaps += static_cast<double>(
             std::max<std::int64_t>(0, x.start - trace.device[run[first + j - 1]].end()));
     }
-    auto [it, added] = index.emplace(key, rows.size());
-    if (added) rows.emplace_back();
+    // Looked up before inserting: a new key is the rare case, and emplace would copy it first.
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, rows.size()).first;
+      rows.emplace_back();
+    }
     SequenceRow& row = rows[it->second];
     ++row.count;
     row.kernel_time += kernels;

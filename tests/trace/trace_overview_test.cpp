@@ -122,8 +122,45 @@ TEST(TraceOverview, EachDeviceEventGoesToTheStepThatLaunchedItWhereverItRuns) {
   EXPECT_DOUBLE_EQ(category_us(o.steps[0], TimeCategory::kKernel), 0);
   EXPECT_DOUBLE_EQ(category_us(o.steps[1], TimeCategory::kKernel), 35);
   EXPECT_DOUBLE_EQ(o.average.duration(), 50e3);
-  EXPECT_NEAR(o.average.lag() * 1e-3, (40.0 - 5 + 0) / 3, 1e-3);  // step 2: 195 - 200
+  EXPECT_NEAR(o.average.lag() * 1e-3, (40.0 - 5) / 2, 1e-3);  // step 2: 195 - 200; 3 has none
   EXPECT_NEAR(o.average.device.span() * 1e-3, (30.0 + 5 + 0) / 3, 1e-3);
+}
+
+TEST(TraceOverview, ALaunchInsideAStepNestedInALongerOneGoesToTheInnerOne) {
+  TraceText t;
+  t.step(1, 0, 100)
+      .step(2, 10, 20)  // nested in step 1 (two profilers, or a duplicate annotation)
+      .runtime("cudaLaunchKernel", 15, 1, 1)
+      .kernel("inner", 20, 5, 1)
+      .runtime("cudaLaunchKernel", 50, 1, 2)  // after step 2 ended, still inside step 1
+      .kernel("outer", 60, 5, 2);
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[0].device.events(), 1u);
+  EXPECT_EQ(o.steps[1].device.events(), 1u);
+  EXPECT_EQ(o.outside.events(), 0u);
+}
+
+TEST(TraceOverview, WithoutRuntimeCallsEachDeviceEventGoesToTheStepItStartsIn) {
+  TraceText t;
+  t.step(1, 0, 50).step(2, 50, 50).kernel("a", 10, 5, 1).kernel("b", 60, 5, 2).kernel("c", 120, 5, 3);
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  EXPECT_TRUE(o.by_device_start);
+  EXPECT_EQ(o.steps[0].device.events(), 1u);
+  EXPECT_EQ(o.steps[1].device.events(), 1u);
+  EXPECT_EQ(o.outside_where.after, 1u);
+  EXPECT_FALSE(overview(read_trace_text(one_step().json(), "t.json")).by_device_start);
+}
+
+TEST(TraceOverview, TheMeanLagIsOverTheStepsThatLaunchedDeviceWork) {
+  TraceText t;
+  t.step(1, 0, 100).step(2, 100, 100).step(3, 200, 100).step(4, 300, 100)
+      .runtime("cudaLaunchKernel", 10, 1, 1)
+      .kernel("k", 20, 100, 1);  // step 1's only event: lag 20 us, span 100 us
+  const TraceOverview o = overview(read_trace_text(t.json(), "t.json"));
+  EXPECT_FALSE(o.average.device.empty());  // a quarter of an event still is device work
+  EXPECT_DOUBLE_EQ(o.average.lag() * 1e-3, 20);
+  EXPECT_DOUBLE_EQ(o.average.device.span() * 1e-3, 25);
 }
 
 TEST(TraceOverview, WithoutStepAnnotationsTheWholeTraceIsOneWindow) {

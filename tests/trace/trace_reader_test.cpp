@@ -290,6 +290,23 @@ TEST(TraceReader, TheNanosecondResolutionTraceKeepsItsSubMicrosecondTimes) {
   EXPECT_GT(fractional, static_cast<long>(trace.device.size() / 2));
 }
 
+TEST(TraceReader, HipStreamAddressesAreStreamIdsThatStayApart) {
+  TraceText t;
+  for (const char* stream : {"\"0x0\"", "\"0x7f3a4c012340\"", "\"0x7f3a4c012341\"",
+                             "\"0xffffffffffffffff\"", "\"zz\"", "3"})
+    t.raw(std::string(R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": 1, "dur": 1, "args": {"stream": )") +
+          stream + "}}");
+  const Trace trace = read_trace_text(t.json(), "t.json");
+  ASSERT_EQ(trace.device.size(), 6u);
+  EXPECT_EQ(trace.device[0].stream, 0);
+  EXPECT_GE(trace.device[1].stream, 0);
+  EXPECT_GE(trace.device[2].stream, 0);
+  EXPECT_NE(trace.device[1].stream, trace.device[2].stream);
+  EXPECT_GE(trace.device[3].stream, 0);  // an address, not the unknown -1
+  EXPECT_EQ(trace.device[4].stream, -1);
+  EXPECT_EQ(trace.device[5].stream, 3);
+}
+
 TEST(TraceReader, AFolderListsItsTraceFilesAndAnEmptyFolderIsAnError) {
   const fs::path dir =
       fs::temp_directory_path() / ("torchperf-trace-files-" + std::to_string(::getpid()));

@@ -34,7 +34,7 @@ TEST(TraceReport, TheTerminalReportHasTheOverviewDeviceTimeAdviceAndTheViewsAske
   for (const char* part :
        {"Kineto form, 34.8 MB of JSON (1.8 MB gzip)", "rank 3 of 8 (nccl)",
         "steps: 6 (#1009 to #1014)", "step time breakdown", "#1014", "mean", "share", "data loader",
-        "device work per step", "9450 device events: 9450 launched in steps", "idle: host wait",
+        "device work per step", "9450 device events: 9450 launched in steps", "gaps: host wait",
         "computation + communication", "queue: max", "advice", "sync", "operators (5 of",
         "aten::_local_scalar_dense", "kernels (5 of", "ncclKernel_SendRecv_RING_SIMPLE",
         "launches: 8568 of 8568 kernels launched one by one", "kernel sequences (5 of",

@@ -18,7 +18,7 @@ namespace torchperf {
 inline constexpr std::int64_t kKernelWaitGapNs = 30'000;
 
 struct StreamSummary {
-  std::int32_t device = 0, stream = 0;  // -1: not written in the trace
+  std::int32_t device = 0, stream = 0;
   std::uint64_t events = 0;
   // The gaps between one event's end and the next one's start on this stream, by cause: the
   // host had not launched the next one yet (host wait), the gap is a launch's overhead (kernel
@@ -40,7 +40,8 @@ struct DeviceSummary {
   // (1 computation, 2 communication, 4 memory): HTA's kernel type breakdown, where
   // "COMPUTATION overlapping MEMORY" is index 5.
   std::array<double, 8> class_overlap{};
-  bool empty() const { return events() == 0; }
+  // No device work (a mean of steps with some work is not empty, whatever its rounded counts).
+  bool empty() const { return events() == 0 && busy == 0; }
   std::uint64_t events() const { return kernels + memcpys + memsets; }
   // First start to last end, on any stream: the device span (HTA's "kernel time").
   std::int64_t start = 0, end = 0;
@@ -50,7 +51,8 @@ struct DeviceSummary {
   double idle = 0;         // span minus busy
   double host_wait = 0, kernel_wait = 0, other_wait = 0;  // the streams' gaps by cause, summed
   double communication = 0, overlapped_communication = 0;  // ns, and the part computing meanwhile
-  std::vector<StreamSummary> streams;                      // by device, then stream
+  std::vector<StreamSummary> streams;  // by device, then stream; unknown streams (-1) are not
+                                       // in a stream's order and have none
 
   double span() const { return static_cast<double>(end - start); }
   double overlap() const;  // overlapped / communication, or -1 without communication

@@ -38,8 +38,10 @@ class LaunchIndex {
       if (enqueues_[e.name] == kUnknown)
         enqueues_[e.name] = enqueues_one_event(trace.name(e.name)) ? kYes : kNo;
     }
-    std::sort(launches_.begin(), launches_.end(),
-              [](const Launch& a, const Launch& b) { return a.correlation < b.correlation; });
+    // A correlation id seen twice (concatenated traces) finds its first call in the file.
+    std::sort(launches_.begin(), launches_.end(), [](const Launch& a, const Launch& b) {
+      return a.correlation < b.correlation || (a.correlation == b.correlation && a.host < b.host);
+    });
   }
   // The runtime call with this correlation id, or nullptr.
   const HostEvent* find(std::int64_t correlation) const {

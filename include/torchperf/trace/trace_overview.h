@@ -66,6 +66,9 @@ struct TraceOverview {
   DeviceSummary device;
   DeviceSummary outside;  // the device events no step launched, and where their launches lie
   OutsideSteps outside_where;
+  // The trace has no runtime calls to follow (a device-only profile): each device event went to
+  // the step in which it starts.
+  bool by_device_start = false;
   double overlap() const { return device.overlap(); }
 };
 

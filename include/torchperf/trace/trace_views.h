@@ -94,7 +94,7 @@ struct SequenceRow {
 };
 
 // Sequences seen at least twice, by total time (kernels and gaps), largest first. Copies, sets
-// and communication kernels end a run.
+// and communication kernels end a run; kernels on an unknown stream are in none.
 std::vector<SequenceRow> kernel_sequences(const Trace& trace, std::size_t length);
 
 }  // namespace torchperf
