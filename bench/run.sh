@@ -25,7 +25,8 @@
 #  11. trace: `torchperf trace` (overview, every view and the advice) on a generated trace of about
 #      1 GB built from the real A100 trace's events, plain and gzip, against Python's json.load of
 #      the same file (what Holistic Trace Analysis does first): seconds and peak memory, alternated
-#      A B A B.
+#      A B A B; then HTA itself once on the plain file, its time, memory and temporal breakdown
+#      against torchperf's.
 #  12. process-level settings: each value of the worker knobs (ATen's, oneDNN's and MKL's ISA,
 #      the allocator, OpenMP's wait policy and binding) against the default, in two processes;
 #  13. the memory cap's watchdog thread (RSS read every 20 ms): bench with its default cap against
@@ -501,6 +502,32 @@ if not path.endswith(".gz"):
           f"peak memory <= the file's size: {'met' if max(tp_kb) * 1024 <= size * 1e6 else 'NOT met'}")
 PY
   done
+  # Holistic Trace Analysis itself on the plain file, once (it takes minutes): its time and
+  # memory, and its temporal breakdown against torchperf's device summary of the same steps.
+  # HTA reads every *.json of the folder it is given: the trace's link alone is in traces/.
+  hta_dir=$(mktemp -d)
+  mkdir "$hta_dir/traces"
+  ln -s "$(cd "$(dirname "$big")" && pwd)/$(basename "$big")" "$hta_dir/traces/"
+  /usr/bin/time -f "%e %M" -o "$timing" "$python" - "$hta_dir/traces" > "$hta_dir/hta.json" <<'PY'
+import json, logging, sys
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+t = TraceAnalysis(trace_dir=sys.argv[1], include_last_profiler_step=True).get_temporal_breakdown(visualize=False).iloc[0]
+print(json.dumps({k: float(t[k]) for k in ("idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)")}))
+PY
+  "$tp_binary" trace "$big" --json > "$hta_dir/tp.json"
+  "$python" - "$hta_dir" "$(cat "$timing")" <<'PY'
+import json, sys
+folder, (seconds, kb) = sys.argv[1], sys.argv[2].split()
+hta = json.load(open(folder + "/hta.json"))
+d = json.load(open(folder + "/tp.json"))["traces"][0]["device"]
+ours = {"idle_time(us)": d["temporal_ms"]["idle"], "compute_time(us)": d["temporal_ms"]["compute"],
+        "non_compute_time(us)": d["temporal_ms"]["non_compute"], "kernel_time(us)": d["span_ms"]}
+print(f"  Holistic Trace Analysis (TraceAnalysis and its temporal breakdown) on the plain file: {float(seconds):.1f} s, peak {int(kb) / 1024:.0f} MB")
+worst = max(abs(ours[k] * 1e3 / hta[k] - 1) for k in hta if hta[k])
+print(f"    its temporal breakdown vs torchperf's: idle, compute, non-compute, span agree within {100 * worst:.3f}% (target 1%)")
+PY
+  rm -rf "$hta_dir"
   rm -f "$timing"
 fi
 

@@ -80,7 +80,7 @@ Runner add_trace_command(CLI::App& app) {
   cmd->add_option("--top", f->top, "Rows of the operator, kernel, launch, sequence and diff tables")
       ->default_val(15)
       ->check(CLI::Range(1, 100000));
-  cmd->add_flag("--json", f->json, "Print the analysis as JSON (torchperf.trace/1)");
+  cmd->add_flag("--json", f->json, "Print the analysis as JSON (torchperf.trace/2)");
   cmd->add_option("--html", f->html, "Also write an HTML page with the plots to this file");
   cmd->add_flag("--strict", f->strict,
                 "An event with a missing or mistyped field, or ranks with different steps, is "

@@ -822,7 +822,7 @@ std::string format_trace_report(const TraceReport& r, const TraceReportOptions& 
 nlohmann::json to_json(const TraceReport& r, const TraceReportOptions& options) {
   nlohmann::json traces = nlohmann::json::array();
   for (const TraceAnalysis& a : r.traces) traces.push_back(trace_json(a, options));
-  nlohmann::json j = {{"schema", "torchperf.trace/1"}, {"traces", traces}};
+  nlohmann::json j = {{"schema", "torchperf.trace/2"}, {"traces", traces}};
   nlohmann::json thresholds = {{"kernel_wait_gap_us", kKernelWaitGapNs * 1e-3},
                                {"diff_threshold", kDiffThreshold}};
   j["definitions"] = thresholds;

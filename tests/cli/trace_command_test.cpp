@@ -57,7 +57,7 @@ TEST_F(TraceCommandTest, JsonOfEveryViewAndOfAFolderOfRanks) {
   const auto one = run_cli({"trace", real("mi250-rocm-train.json.gz"), "--all", "--json"});
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const auto j = nlohmann::json::parse(one.out);
-  EXPECT_EQ(j.at("schema"), "torchperf.trace/1");
+  EXPECT_EQ(j.at("schema"), "torchperf.trace/2");
   EXPECT_FALSE(j.at("traces").at(0).at("kernels").empty());
   fs::create_directories(dir_ / "ranks");
   fs::copy_file(real("diff-control-a100.json.gz"), dir_ / "ranks" / "rank3.json.gz");

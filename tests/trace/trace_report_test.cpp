@@ -64,7 +64,7 @@ TEST(TraceReport, JsonFollowsTheSchemaWithStepsCategoriesAndAdvice) {
   TraceReport r;
   r.traces.push_back(real("nccl-distributed.json.gz"));
   const nlohmann::json j = to_json(r, every_view());
-  EXPECT_EQ(j.at("schema"), "torchperf.trace/1");
+  EXPECT_EQ(j.at("schema"), "torchperf.trace/2");
   const auto& t = j.at("traces").at(0);
   EXPECT_EQ(t.at("form"), "kineto");
   EXPECT_EQ(t.at("rank"), 0);

@@ -1,6 +1,6 @@
 // What `trace` shows: terminal tables (overview per step and on average, device time and its
 // idle causes, advice, and on request operators, kernels and launch statistics), the ranks of a
-// folder side by side, a diff of two traces, the same as JSON (torchperf.trace/1,
+// folder side by side, a diff of two traces, the same as JSON (torchperf.trace/2,
 // docs/report-schema.md) and an HTML page on report's page machinery.
 #pragma once
 
