@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -94,6 +95,26 @@ TEST_F(HtaAgreement, CoversEverySharedTraceWithAndWithoutDeviceWork) {
   int with_device = 0;
   for (const Case& c : cases()) with_device += c.hta.at("device_events").get<int>() > 0;
   EXPECT_EQ(with_device, 6);
+}
+
+// tests/data/traces holds copies of ../shared/traces (the project's real GPU traces), so that a
+// clone tests itself; where the shared folder is there, the copies are the same files.
+TEST_F(HtaAgreement, TheTracesTestedAreTheSharedTraces) {
+  const auto shared = std::filesystem::path(TORCHPERF_TEST_SOURCE_DIR) / ".." / "shared" / "traces";
+  if (!std::filesystem::exists(shared)) GTEST_SKIP() << shared << " is not on this machine";
+  std::size_t compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(shared)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 8 || name.compare(name.size() - 8, 8, ".json.gz") != 0) continue;
+    const auto copy = std::filesystem::path(TORCHPERF_TEST_SOURCE_DIR) / "tests/data/traces" / name;
+    ASSERT_TRUE(std::filesystem::exists(copy)) << name << " is not in tests/data/traces";
+    std::ifstream a(entry.path(), std::ios::binary), b(copy, std::ios::binary);
+    const std::string x((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+    const std::string y((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(x == y) << name << " differs from its copy";
+    ++compared;
+  }
+  EXPECT_EQ(compared, cases().size());
 }
 
 TEST_F(HtaAgreement, StepCountsPlusOutsideStepsEqualTheFilesDeviceEvents) {
