@@ -160,6 +160,12 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
   return out;
 }
 
+nlohmann::json idle_causes_json(double host_wait, double kernel_wait, double other_wait) {
+  return {{"host_wait", host_wait * 1e-6},
+          {"kernel_wait", kernel_wait * 1e-6},
+          {"other_wait", other_wait * 1e-6}};
+}
+
 nlohmann::json device_summary_json(const DeviceSummary& d, bool streams) {
   nlohmann::json classes = nlohmann::json::object(), overlaps = nlohmann::json::object();
   for (std::size_t c = 0; c < kKernelClasses; ++c)
@@ -179,10 +185,7 @@ nlohmann::json device_summary_json(const DeviceSummary& d, bool streams) {
         {"compute", d.compute * 1e-6},
         {"non_compute", d.non_compute * 1e-6},
         {"idle", d.idle * 1e-6}}},
-      {"idle_causes_ms",
-       {{"host_wait", d.host_wait * 1e-6},
-        {"kernel_wait", d.kernel_wait * 1e-6},
-        {"other_wait", d.other_wait * 1e-6}}},
+      {"idle_causes_ms", idle_causes_json(d.host_wait, d.kernel_wait, d.other_wait)},
       {"communication_ms", d.communication * 1e-6},
       {"communication_overlap",
        d.overlap() < 0 ? nlohmann::json(nullptr) : nlohmann::json(d.overlap())}};
@@ -192,10 +195,7 @@ nlohmann::json device_summary_json(const DeviceSummary& d, bool streams) {
       rows.push_back({{"device", x.device},
                       {"stream", x.stream},
                       {"events", x.events},
-                      {"idle_causes_ms",
-                       {{"host_wait", x.host_wait * 1e-6},
-                        {"kernel_wait", x.kernel_wait * 1e-6},
-                        {"other_wait", x.other_wait * 1e-6}}},
+                      {"idle_causes_ms", idle_causes_json(x.host_wait, x.kernel_wait, x.other_wait)},
                       {"queue_length",
                        {{"max", x.max_queue},
                         {"mean", x.mean_queue},

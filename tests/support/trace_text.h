@@ -81,4 +81,23 @@ class TraceText {
   std::string devices_, distributed_;
 };
 
+// Six device events on stream 7 with their launches, every instant worked out by hand (µs):
+// gemm_a 10-20 (launched at 5), gemm_b 22-30 (at 9), an NCCL kernel 25-35 (at 13; under gemm_b
+// for 5), gemm_c 60-70 (at 50, after the stream went idle at 35), a copy 72-80 (at 56) and
+// gemm_d 92-97 (at 40). The overview and the device summary tests both read it.
+inline TraceText& add_six_device_events(TraceText& t) {
+  return t.runtime("cudaLaunchKernel", 5, 3, 1)
+      .kernel("gemm_a", 10, 10, 1)
+      .runtime("cudaLaunchKernel", 9, 3, 2)
+      .kernel("gemm_b", 22, 8, 2)
+      .runtime("cudaLaunchKernel", 13, 1, 5)
+      .kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 25, 10, 5)
+      .runtime("cudaLaunchKernel", 50, 5, 3)
+      .kernel("gemm_c", 60, 10, 3)
+      .runtime("cudaMemcpyAsync", 56, 1, 6)
+      .memcpy("Memcpy HtoD (Pinned -> Device)", 72, 8, 6, 1 << 20)
+      .runtime("cudaLaunchKernel", 40, 1, 4)
+      .kernel("gemm_d", 92, 5, 4);
+}
+
 }  // namespace torchperf::testing
