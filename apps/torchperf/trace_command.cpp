@@ -44,7 +44,9 @@ TraceAnalysis read_and_analyze(const std::string& path, const TraceFlags& f, Pro
     bar.show(fraction, "reading " + label, fraction > 0 ? elapsed / fraction * (1 - fraction) : 0);
   };
   Trace trace = read_trace(path, options);
-  TraceAnalysis analysis = analyze_trace(trace, f.by_shape, f.sequence_length);
+  // Kernel sequences sort every device event: only for the outputs that show them.
+  const bool sequences = f.sequences || f.all || f.json || !f.html.empty();
+  TraceAnalysis analysis = analyze_trace(trace, f.by_shape, sequences ? f.sequence_length : 0);
   analysis.info.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return analysis;
