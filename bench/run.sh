@@ -31,6 +31,9 @@
 #      the allocator, OpenMP's wait policy and binding) against the default, in two processes;
 #  13. the memory cap's watchdog thread (RSS read every 20 ms): bench with its default cap against
 #      bench --memory-cap none, alternated, at 1 thread and every usable core.
+#  14. AOTInductor: the same package run by `torchperf bench --graph aoti` and from Python
+#      (aoti_load_package) on ResNet-18 at batch 16, alternated (within 10%); the best AOTI point
+#      against the best TorchScript point of ResNet-18 and MobileNetV2, with each compile's time.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +51,7 @@ tp=tp
 # The .venv's Python: the same torch (2.13.0) torchperf links, for the peers and the fixtures.
 python=${BENCH_PYTHON:-$root/.venv/bin/python}
 fixtures="$build/bench-fixtures"
-[ -f "$fixtures/resnet18_scripted.pt" ] || "$python" "$root/scripts/make_fixtures.py" "$fixtures" > /dev/null 2>&1
+[ -f "$fixtures/mobilenet_v2_dynamic.pt2" ] || "$python" "$root/scripts/make_fixtures.py" "$fixtures" > /dev/null 2>&1
 model="$fixtures/resnet18_scripted.pt"
 batch=${BENCH_BATCH:-8}
 threads=${BENCH_THREADS:-1}
@@ -60,7 +63,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -595,5 +598,58 @@ for m in builtin:mlp builtin:resnet18; do
     done
     print_rounds "watchdog on" "watchdog off" "${capped[*]}" "${uncapped[*]}" 0.02
   done
+done
+fi
+
+if section 14; then
+# AOTInductor (torch.export programs, issue 30). Compiles go to a cache of this run's own, so
+# each compile time printed is one that was paid here.
+export TORCHPERF_CACHE_DIR="$build/bench-aoti-cache"
+rm -rf "$TORCHPERF_CACHE_DIR"
+aoti_threads=${BENCH_AOTI_THREADS:-2}
+value() { "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; print(m[sys.argv[1]] if sys.argv[1] != "package" else m["compile"]["package"])' "$1"; }
+# 14a. The same package from C++ (torchperf bench --graph aoti) and from Python
+# (torch._inductor.aoti_load_package, torch.utils.benchmark): within 10%, alternated A B A B.
+echo "== 14a. ResNet-18 (resnet18_dynamic.pt2), batch 16, $aoti_threads threads: torchperf bench --graph aoti"
+echo "      vs the same package from Python (aoti_load_package), alternated over $rounds rounds"
+first=$("$tp" bench "$fixtures/resnet18_dynamic.pt2" --graph aoti --batch 16 --threads "$aoti_threads" \
+        --time "$seconds" --quiet --json)
+package=$(echo "$first" | value package)
+echo "  compiled once: $(echo "$first" | "$python" -c 'import json,sys; c=json.load(sys.stdin)["measurement"]["compile"]; print(f"{c[\"compile_s\"]:.1f} s, cache hit {c[\"cache_hit\"]}")')"
+tp_runs=(); py_runs=()
+for r in $(seq "$rounds"); do
+  tp_runs+=("$("$tp" bench "$fixtures/resnet18_dynamic.pt2" --graph aoti --batch 16 --threads "$aoti_threads" \
+      --time "$seconds" --quiet --json | value throughput_samples_per_s)")
+  py_runs+=("$("$python" "$here/compare_aoti_python.py" "$package" 16 3x224x224 "$aoti_threads" "$seconds" 2>/dev/null \
+      | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+done
+print_rounds "torchperf (C++)" "Python aoti_load_package" "${tp_runs[*]}" "${py_runs[*]}" 0.10
+
+# 14b. The best AOTInductor point against the best TorchScript point of each convolutional
+# fixture, batch 16, every usable core: each candidate measured once, then the two bests
+# alternated over the rounds (target: AOTI >= 1.10x). Each AOTI candidate's compile time is
+# printed beside its run time.
+cores=$(nproc)
+for name in resnet18 mobilenet_v2; do
+  echo "== 14b. $name, batch 16, $cores threads: best AOTInductor point vs best TorchScript point"
+  best_aoti=""; best_aoti_v=0; best_ts=""; best_ts_v=0
+  for cfg in "graph=aoti,precision=fp32" "graph=aoti,precision=bf16" "graph=aoti-max-autotune,precision=fp32"; do
+    out=$("$tp" bench "$fixtures/${name}_dynamic.pt2" --config "$cfg,batch=16,threads=$cores" --time "$seconds" --quiet --json)
+    v=$(echo "$out" | value throughput_samples_per_s)
+    echo "$out" | "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; c=m["compile"]; print(f"  AOTI  {sys.argv[1]:40} {m[\"throughput_samples_per_s\"]:8.2f} samples/s  cos {m[\"quality\"][\"cosine\"]:.6f}  compile {c[\"compile_s\"]:.1f} s (paid now: {not c[\"cache_hit\"]})")' "$cfg"
+    if "$python" -c "import sys; sys.exit(0 if float('$v') > float('$best_aoti_v') else 1)"; then best_aoti=$cfg; best_aoti_v=$v; fi
+  done
+  for cfg in "graph=eager,precision=fp32" "graph=frozen-opt,precision=fp32" "graph=frozen-opt,precision=bf16-autocast"; do
+    v=$("$tp" bench "$fixtures/${name}_scripted.pt" --input 3x224x224 --config "$cfg,batch=16,threads=$cores,mode=eval,grad=inference" \
+        --time "$seconds" --quiet --json | value throughput_samples_per_s)
+    printf '  TS    %-40s %8.2f samples/s\n' "$cfg" "$v"
+    if "$python" -c "import sys; sys.exit(0 if float('$v') > float('$best_ts_v') else 1)"; then best_ts=$cfg; best_ts_v=$v; fi
+  done
+  a_runs=(); b_runs=()
+  for r in $(seq "$rounds"); do
+    a_runs+=("$("$tp" bench "$fixtures/${name}_dynamic.pt2" --config "$best_aoti,batch=16,threads=$cores" --time "$seconds" --quiet --json | value throughput_samples_per_s)")
+    b_runs+=("$("$tp" bench "$fixtures/${name}_scripted.pt" --input 3x224x224 --config "$best_ts,batch=16,threads=$cores,mode=eval,grad=inference" --time "$seconds" --quiet --json | value throughput_samples_per_s)")
+  done
+  print_rounds "AOTI $best_aoti" "TS $best_ts" "${a_runs[*]}" "${b_runs[*]}"
 done
 fi

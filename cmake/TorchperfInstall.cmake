@@ -1,7 +1,7 @@
 # Installs the library, headers, CLI and a CMake package so that find_package(torchperf) works.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
-install(TARGETS torchperf torchperf_page torchperf_advice torchperf_compat torchperf_measure torchperf_models torchperf_config
+install(TARGETS torchperf torchperf_process torchperf_page torchperf_advice torchperf_compat torchperf_measure torchperf_models torchperf_config
                 torchperf_bench torchperf_sweep torchperf_analysis torchperf_report torchperf_train
                 torchperf_lint torchperf_serve torchperf_trace torchperf_options torchperf_base_options
         EXPORT torchperfTargets

@@ -151,9 +151,35 @@ def main(out):
         for info in src.infolist():
             dst.writestr(info.filename, b"99\n" if info.filename.endswith("/version")
                          else src.read(info.filename))
-    # A torch.export program: a known format torchperf does not run yet.
+    make_program_fixtures(out, stack, resnet)
+
+
+def make_program_fixtures(out, stack, resnet):
+    """torch.export programs (.pt2): the Linear stack with a static batch of 2 and with a dynamic
+    batch, ResNet-18 with a dynamic batch, and damaged ones. AOTInductor packages are made by the
+    tests themselves (through torchperf's cache), not here: compiling is what they test."""
+    batch = torch.export.Dim("batch", min=1, max=4096)
     torch.export.save(torch.export.export(stack, (torch.randn(2, 32),)),
                       os.path.join(out, "exported.pt2"))
+    torch.export.save(torch.export.export(stack, (torch.randn(2, 32),), dynamic_shapes=({0: batch},)),
+                      os.path.join(out, "mlp_dynamic.pt2"))
+    torch.export.save(torch.export.export(resnet, (torch.randn(2, 3, 224, 224),),
+                                          dynamic_shapes=({0: batch},)),
+                      os.path.join(out, "resnet18_dynamic.pt2"))
+    torch.manual_seed(0)
+    torch.export.save(torch.export.export(fixture_models.mobilenet_v2().eval(),
+                                          (torch.randn(2, 3, 224, 224),), dynamic_shapes=({0: batch},)),
+                      os.path.join(out, "mobilenet_v2_dynamic.pt2"))
+    with open(os.path.join(out, "mlp_dynamic.pt2"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(out, "truncated.pt2"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    # Whole as a zip, but its program JSON is not JSON: torch.export.load and torchperf refuse it.
+    with zipfile.ZipFile(os.path.join(out, "mlp_dynamic.pt2")) as src, \
+            zipfile.ZipFile(os.path.join(out, "corrupt_program.pt2"), "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, b"{not json" if info.filename.endswith("models/model.json")
+                         else src.read(info.filename))
 
 
 def make_training_fixtures(out, save):

@@ -23,6 +23,7 @@
 #include "torchperf/report/table_writer.h"
 #include "torchperf/sweep/paired_workers.h"
 #include "torchperf/sweep/tune_options.h"
+#include "python_source.h"
 
 namespace torchperf::cli {
 namespace {
@@ -35,6 +36,7 @@ struct BenchFlags {
   std::shared_ptr<std::map<std::string, std::string>> knob_values =
       std::make_shared<std::map<std::string, std::string>>();
   std::vector<std::string> inputs;
+  PythonSourceFlags source;
   std::string memory_cap;
   bool allow_overrun = false;
   bool json = false;
@@ -51,8 +53,17 @@ int run(BenchFlags& flags) {
   BenchOptions options = flags.options;
   options.input_spec = join_inputs(flags.inputs);
   apply_config_argument(flags.config, options);
+  options.compile_timeout_s = flags.source.compile_timeout_s;
+  if (!flags.source.callable.empty()) {
+    std::string stem = flags.source.callable;
+    for (auto& c : stem)
+      if (c == ':' || c == '/') c = '.';
+    options.model = export_python_source(flags.source, options.model, options.input_spec,
+                                         stem + ".pt2", flags.quiet);
+  }
   if (options.model.empty())
-    throw UsageError("bench: expected a model (a TorchScript file or builtin:NAME)");
+    throw UsageError("bench: expected a model (a torch.export .pt2, a TorchScript file or "
+                     "builtin:NAME)");
   for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
   options.stop_when_a_call_exceeds_time = !flags.allow_overrun;
@@ -113,8 +124,9 @@ Runner add_bench_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("bench", "Measure one model under one configuration (or two, with --vs)");
   cmd->add_option("model", flags->options.model,
-                  "TorchScript file, or builtin:NAME (see 'torchperf knobs'); may come from a "
-                  "--config file");
+                  "torch.export program (.pt2), TorchScript file, or builtin:NAME (see "
+                  "'torchperf knobs'); may come from a --config file");
+  add_python_source_flags(*cmd, flags->source);
   cmd->add_option("--input", flags->inputs,
                   "Input spec per forward argument, batch dimension excluded: 3x224x224, "
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");

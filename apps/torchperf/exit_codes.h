@@ -14,6 +14,7 @@ inline constexpr int kResultsError = 6;  // a results file missing, empty, damag
 inline constexpr int kDiverged = 7;  // train: the loss became NaN/Inf with no scaler to skip it
 inline constexpr int kTraceError = 8;  // trace: a trace file missing, not JSON, truncated, corrupt
 inline constexpr int kResourceLimit = 9;  // stopped at the memory cap, or an allocation refused
+inline constexpr int kCompileError = 10;  // AOTInductor could not compile the program (or export it)
 inline constexpr int kInterrupted = 130;  // Ctrl-C (SIGINT): what finished is kept (tune --resume)
 inline constexpr int kTerminated = 143;   // SIGTERM: the same, as timeout, systemd, Slurm send it
 

@@ -136,6 +136,10 @@ Runner add_lint_command(CLI::App& app) {
       throw UsageError("--device '" + f->device + "': expected cpu or cuda");
     auto model = open_model(f->model)->load();
     TorchScriptModel* script = model->as_torchscript();
+    if (model->as_exported())
+      throw ModelError("model '" + f->model + "': lint reads TorchScript graphs; a torch.export "
+                       "program is compiled by AOTInductor, which applies these rewrites itself "
+                       "(bench and tune run it: --graph aoti)");
     if (!script)
       throw ModelError("lint reads TorchScript graphs, and '" + f->model + "' is not one");
     LintContext context;

@@ -80,6 +80,8 @@ int main(int argc, char** argv) {
     return fail(cli::kDiverged, e.what());
   } catch (const ResourceLimit& e) {
     return fail(cli::kResourceLimit, e.what());
+  } catch (const CompileError& e) {
+    return fail(cli::kCompileError, e.what());
   } catch (const Interrupted& e) {
     return fail(cli::stop_signal_exit_code(), e.what());
   } catch (const RuntimeFailure& e) {

@@ -25,7 +25,7 @@
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/torch_model_runner.h"
-#include "torchperf/sweep/child_process.h"
+#include "torchperf/process/child_process.h"
 #include "torchperf/sweep/tune_options.h"
 
 namespace torchperf::cli {

@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "knob_flags.h"
 #include "progress_bar.h"
+#include "python_source.h"
 #include "report_files.h"
 #include "stop_signals.h"
 #include "torchperf/config/knob.h"
@@ -35,6 +36,7 @@ struct TuneFlags {
   bool json = false, quiet = false;
   std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
   CLI::Option* model_opt = nullptr;
+  PythonSourceFlags source;
 };
 
 std::string default_out_dir(const std::string& model) {
@@ -106,9 +108,16 @@ int run(TuneFlags& f) {
     o.out_dir = f.resume;
     o.resume = true;
   } else {
-    if (!f.model_opt->count()) throw UsageError("tune: expected a model (or --resume DIR)");
+    if (!f.source.callable.empty()) {
+      // The program is part of the run: written beside its results, resumed from there.
+      if (o.out_dir.empty()) o.out_dir = default_out_dir(f.source.callable.substr(f.source.callable.find(':') + 1));
+      o.workload.model = export_python_source(f.source, f.model_opt->count() ? o.workload.model : "",
+                                              o.workload.input_spec, o.out_dir + "/model.pt2", f.quiet);
+    }
+    if (o.workload.model.empty()) throw UsageError("tune: expected a model (or --resume DIR)");
     if (o.out_dir.empty()) o.out_dir = default_out_dir(o.workload.model);
   }
+  o.workload.compile_timeout_s = f.source.compile_timeout_s;
   o.out_dir = std::filesystem::absolute(o.out_dir).lexically_normal().string();
   o.worker_executable = f.worker_exe.empty()
                             ? std::filesystem::read_symlink("/proc/self/exe").string()
@@ -167,7 +176,9 @@ Runner add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "Sweep the space of configurations, each in its own worker, and confirm a winner");
   f->model_opt =
-      cmd->add_option("model", f->options.workload.model, "TorchScript file, or builtin:NAME");
+      cmd->add_option("model", f->options.workload.model,
+                      "torch.export program (.pt2), TorchScript file, or builtin:NAME");
+  add_python_source_flags(*cmd, f->source);
   const auto experiment = [&](CLI::Option* opt) {
     f->experiment_flags.push_back(opt);
     return opt;

@@ -69,6 +69,13 @@ class ResourceLimit : public Error {
   using Error::Error;
 };
 
+// A compile or export step failed: AOTInductor refused the program (an operator it cannot lower,
+// no C++ compiler), the compile exceeded its time limit, or --from-python could not export.
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+
 // The user stopped a long run (Ctrl-C); what finished before is kept.
 class Interrupted : public Error {
  public:

@@ -135,6 +135,8 @@ RunResults load_run(const std::string& path) {
         }
       } else if (kind == "head_to_head") {
         run.comparisons.push_back(head_to_head_from_journal(r));
+      } else if (kind == "package") {
+        run.packages[r.at("options").get<std::string>()] = r;
       } else if (kind == "summary") {
         run.summary = r;
         run.origin = r.at("space").value("origin", "");

@@ -19,7 +19,9 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/memory_probe.h"
+#include "torchperf/config/knob.h"
 #include "torchperf/models/accuracy.h"
+#include "torchperf/models/exported_model.h"
 #include "torchperf/models/flop_counter.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/workload.h"
@@ -36,6 +38,7 @@ struct Session {
   c10::Device device = c10::kCPU;
   std::uint64_t seed = 0;
   std::int64_t memory_cap_bytes = 0;
+  double compile_timeout_s = 0;
   // A reference call longer than this ends the run before anything else is timed (0: none).
   double call_limit_s = 0;
   double time_budget_s = 0;
@@ -53,6 +56,7 @@ Session open_session(const BenchOptions& options) {
   s.device = resolve_device(options.device);
   s.seed = options.seed;
   s.memory_cap_bytes = options.memory_cap_bytes;
+  s.compile_timeout_s = options.compile_timeout_s;
   s.time_budget_s = options.time_s;
   // The reference call is a cold first call (oneDNN's primitives, the profiling executor: 20 ms
   // for a 4-row MLP here): only one far beyond the budget, and beyond a second, is conclusive.
@@ -93,6 +97,8 @@ void check_input_count(const Model& model, const std::vector<c10::IValue>& input
 Workload load_workload(const Session& s) {
   Workload w;
   w.model = s.source->load();
+  if (auto* ep = w.model->as_exported())
+    ep->set_compile_limits({s.compile_timeout_s, s.memory_cap_bytes});
   w.model->to(s.device);
   w.device = s.device;
   w.spec = s.spec;
@@ -164,9 +170,32 @@ void refuse_inputs_over_cap(const Session& s, const Workload& w, const std::stri
 
 // The fp32, eval, no_grad output at the batch the configuration uses (first call: rejections of
 // the inputs surface here, as the user's error, not the configuration's).
+// A torch.export program's reference: PyTorch runs the program eagerly (the Python side), with
+// its FLOP count; C++ has no eager runner for it. A static program's own batch stands in for the
+// default batch "1" it cannot take.
+Reference compute_program_reference(const Session& s, Workload& w, const WorkloadTraits& traits,
+                                    const std::string& batch, bool count) {
+  Configuration careful;
+  const Knob& batch_knob = find_knob("batch");
+  if (batch != "n/a" && (batch != "1" || batch_knob.applies(traits, batch).applies))
+    careful.set("batch", batch);
+  const ResolvedConfiguration config = resolve(careful, traits);
+  refuse_inputs_over_cap(s, w, batch);
+  if (config.knob("batch").applicable) batch_knob.prepare(config.value("batch"), w);
+  Reference ref;
+  std::uint64_t flops = 0;
+  ref.outputs = w.model->as_exported()->eager_outputs(w.inputs, count ? &flops : nullptr);
+  ref.flops_per_sample = flops / static_cast<std::uint64_t>(std::max<std::int64_t>(
+                                     1, w.inputs.empty() || w.inputs[0].toTensor().dim() == 0
+                                            ? 1
+                                            : w.inputs[0].toTensor().size(0)));
+  return ref;
+}
+
 Reference compute_reference(const Session& s, const std::string& batch, bool count) {
   Workload w = load_workload(s);
   const WorkloadTraits traits = describe_workload(w, s.spec == std::nullopt);
+  if (traits.exported_program) return compute_program_reference(s, w, traits, batch, count);
   Configuration careful;
   if (traits.can_train_mode) careful.set("mode", "eval");
   careful.set("grad", "no_grad");
@@ -322,6 +351,13 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.latency_p90_ms = sum.p90 * 1e-6;
   m.latency_p99_ms = sum.p99 * 1e-6;
   m.setup_ms = p.setup_ms;
+  if (auto* ep = p.workload.model->as_exported(); ep && ep->compiled()) {
+    m.compile_s = ep->compiled()->compile_s;
+    m.compile_cache_hit = ep->compiled()->cache_hit;
+    m.package = ep->compiled()->path;
+    if (!ep->compiled()->rebuilt_because.empty())
+      m.warnings.push_back(ep->compiled()->rebuilt_because + "; compiled again");
+  }
   m.rss_before_bytes = p.rss_before;
   // On CUDA the device's memory is what runs out: the caching allocator's peak is the measure.
   const std::int64_t device_peak =

@@ -135,6 +135,12 @@ Measurement measurement_from_json(const json& j) {
   m.latency_p90_ms = number_or_nan(latency.at("p90"));
   m.latency_p99_ms = number_or_nan(latency.at("p99"));
   m.setup_ms = j.at("setup_ms").get<double>();
+  if (j.contains("compile") && j.at("compile").is_object()) {  // a torch.export program's
+    const json& c = j.at("compile");
+    m.compile_s = c.at("compile_s").get<double>();
+    m.compile_cache_hit = c.at("cache_hit").get<bool>();
+    m.package = c.value("package", "");
+  }
   const json& memory = j.at("memory");
   m.rss_before_bytes = memory.at("rss_before_bytes").get<std::int64_t>();
   m.peak_memory_bytes = memory.at("peak_bytes").get<std::int64_t>();
@@ -263,6 +269,10 @@ json to_json(const Measurement& m) {
       {"measured_s", to_seconds(m.samples.measured)},
       {"warmup", to_json(m.samples.warmup)},
       {"setup_ms", m.setup_ms},
+      {"compile", m.compile_s < 0 ? json(nullptr)
+                                  : json{{"compile_s", m.compile_s},
+                                         {"cache_hit", m.compile_cache_hit},
+                                         {"package", m.package}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

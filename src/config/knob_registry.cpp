@@ -10,6 +10,7 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/models/exported_model.h"
 #include "torchperf/models/graph_rewrites.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/quantize.h"
@@ -101,11 +102,20 @@ Knob batch_knob() {
   k.values = [](const WorkloadTraits&) { return fixed({"1", "8", "32"}); };
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_batch); };
   k.expert = [](const WorkloadTraits&) { return fixed({"64", "32", "16", "8"}); };
-  k.applies = [](const WorkloadTraits& t, const std::string&) {
-    return t.inputs_from_file
-               ? Applicability::no("inputs come from --inputs-file, whose batch is fixed at " +
-                                   std::to_string(t.default_batch))
-               : Applicability::yes();
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (t.inputs_from_file)
+      return Applicability::no("inputs come from --inputs-file, whose batch is fixed at " +
+                               std::to_string(t.default_batch));
+    if (!t.exported_program) return Applicability::yes();
+    const long long n = std::stoll(value);
+    if (!t.dynamic_batch && n != t.default_batch)
+      return Applicability::no("the program was exported with a static batch of " +
+                               std::to_string(t.default_batch) + " (" + t.exported_shape +
+                               "); export it with a dynamic batch (torch.export.Dim) to vary it");
+    if (t.dynamic_batch && (n < t.batch_min || (t.batch_max > 0 && n > t.batch_max)))
+      return Applicability::no("outside the batch range the program was exported with (" +
+                               t.exported_shape + ")");
+    return Applicability::yes();
   };
   k.prepare = [](const std::string& value, Workload& w) {
     if (!w.spec) return;
@@ -123,6 +133,8 @@ Knob mode_knob() {
   k.baseline = [](const WorkloadTraits& t) { return t.saved_training ? "train" : "eval"; };
   k.expert = [](const WorkloadTraits&) { return fixed({"eval"}); };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
+    if (t.exported_program)
+      return Applicability::no("a torch.export program keeps the mode it was exported in");
     return t.can_train_mode ? Applicability::yes()
                             : Applicability::no("the model has no training flag");
   };
@@ -145,7 +157,10 @@ Knob grad_knob() {
   k.values = [](const WorkloadTraits&) { return fixed({"on", "no_grad", "inference"}); };
   k.baseline = [](const WorkloadTraits&) { return "on"; };
   k.expert = [](const WorkloadTraits&) { return fixed({"inference", "no_grad"}); };
-  k.applies = always;
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return t.exported_program ? Applicability::no("an AOTInductor package runs without autograd")
+                              : Applicability::yes();
+  };
   k.enter = [](const std::string& value, const Workload&) -> Undo {
     if (value == "no_grad") return hold<torch::NoGradGuard>();
     if (value == "inference") return hold<c10::InferenceMode>();
@@ -179,17 +194,24 @@ Knob precision_knob() {
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.
   k.values = [](const WorkloadTraits& t) {
+    if (t.exported_program) return fixed({"fp32", "bf16"});
     if (t.cuda) return fixed({"fp32", "bf16-autocast", "bf16", "fp16-autocast", "fp16"});
     if (t.linear && !t.convolutional) return fixed({"fp32", "bf16-autocast", "bf16", "int8-dynamic"});
     return fixed({"fp32", "bf16-autocast", "bf16"});
   };
   k.baseline = [](const WorkloadTraits&) { return "fp32"; };
   k.expert = [](const WorkloadTraits& t) {
+    if (t.exported_program) return fixed({"bf16"});
     if (t.cuda) return fixed({"fp16-autocast", "bf16-autocast"});
     if (t.linear && !t.convolutional) return fixed({"bf16-autocast", "int8-dynamic"});
     return fixed({"bf16-autocast"});
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    // A program's precision is compiled in: the program is cast and exported again
+    // (python/torchperf/aoti_compile.py says why autocast is not).
+    if (t.exported_program && value != "fp32" && value != "bf16")
+      return Applicability::no("a torch.export program is compiled in fp32 or bf16 (cast); "
+                               "autocast does not survive exporting it again");
     if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
     if (value == "int8-dynamic") {
       if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
@@ -439,15 +461,26 @@ Knob graph_knob() {
   Knob k;
   k.name = "graph";
   k.description =
-      "eager; frozen (torch::jit::freeze); frozen-opt (freeze + optimize_for_inference); fused "
-      "(TensorExpr fuser allowed on CPU, set once per measurement)";
+      "TorchScript: eager; frozen (torch::jit::freeze); frozen-opt (freeze + "
+      "optimize_for_inference); fused (TensorExpr fuser allowed on CPU, set once per "
+      "measurement). A torch.export program: aoti (AOTInductor, freezing), aoti-max-autotune "
+      "(and kernel choices benchmarked while compiling); compiled once, cached";
   k.scope = KnobScope::kProcess;
-  k.values = [](const WorkloadTraits&) {
+  k.values = [](const WorkloadTraits& t) {
+    if (t.exported_program) return fixed({"aoti", "aoti-max-autotune"});
     return fixed({"eager", "frozen", "frozen-opt", "fused"});
   };
-  k.baseline = [](const WorkloadTraits&) { return "eager"; };
-  k.expert = [](const WorkloadTraits&) { return fixed({"frozen-opt", "frozen"}); };
+  k.baseline = [](const WorkloadTraits& t) { return t.exported_program ? "aoti" : "eager"; };
+  k.expert = [](const WorkloadTraits& t) {
+    if (t.exported_program) return fixed({"aoti-max-autotune", "aoti"});
+    return fixed({"frozen-opt", "frozen"});
+  };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    const bool aoti = value.rfind("aoti", 0) == 0;
+    if (aoti && !t.exported_program)
+      return Applicability::no("needs a torch.export program (.pt2): export the model with "
+                               "torch.export.save, or pass --from-python MODULE:CALLABLE");
+    if (aoti) return Applicability::yes();
     if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
     if (value == "fused" && !t.cpu_fuser)
       return Applicability::no(
@@ -455,6 +488,10 @@ Knob graph_knob() {
     return Applicability::yes();
   };
   k.prepare = [](const std::string& value, Workload& w) {
+    if (value.rfind("aoti", 0) == 0) {
+      w.model->as_exported()->compile(value == "aoti-max-autotune");
+      return;
+    }
     if (value != "frozen" && value != "frozen-opt") return;
     auto* ts = w.model->as_torchscript();
     torch::jit::Module frozen = torch::jit::freeze(ts->module());
@@ -469,7 +506,18 @@ Knob graph_knob() {
   };
   k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
-    if (value == "frozen" || value == "frozen-opt") {
+    if (value.rfind("aoti", 0) == 0) {
+      // The program is compiled once, in Python; C++ loads the package.
+      const std::string autotune = value == "aoti-max-autotune" ? ", \"max_autotune\": True" : "";
+      c.python_setup = {
+          "package = torch._inductor.aoti_compile_and_package(torch.export.load(PROGRAM_PATH), "
+          "inductor_configs={\"freezing\": True" + autotune + "})",
+          "model = torch._inductor.aoti_load_package(package)"};
+      c.cpp_includes = {"<torch/csrc/inductor/aoti_package/model_package_loader.h>"};
+      c.cpp_setup = {"// the package compiled in Python (or torchperf's cache, `torchperf bench "
+                     "--json` names it)",
+                     "torch::inductor::AOTIModelPackageLoader package(PACKAGE_PATH);"};
+    } else if (value == "frozen" || value == "frozen-opt") {
       c.cpp_setup = {"module = torch::jit::freeze(module);"};
       // optimize_for_inference takes the module by non-const reference: not a temporary.
       if (value == "frozen-opt") c.cpp_setup.push_back("module = torch::jit::optimize_for_inference(module);");
@@ -810,16 +858,21 @@ const Knob& find_knob(const std::string& name) {
 }
 
 std::vector<std::string> all_values(const Knob& knob) {
-  // CUDA has the most values; a CPU model of Linear layers adds int8.
+  // CUDA has the most values; a CPU model of Linear layers adds int8, a program AOTInductor.
   WorkloadTraits cuda;
   cuda.cuda = true;
   cuda.usable_cores = 1;
   WorkloadTraits cpu_linear;
   cpu_linear.linear = true;
   cpu_linear.usable_cores = 1;
+  WorkloadTraits program;  // a torch.export program has values of its own (graph=aoti)
+  program.exported_program = true;
+  program.torchscript = false;
+  program.usable_cores = 1;
   std::vector<std::string> out = knob.values(cuda);
-  for (const auto& v : knob.values(cpu_linear))
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  for (const auto& traits : {cpu_linear, program})
+    for (const auto& v : knob.values(traits))
+      if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   return out;
 }
 

@@ -15,6 +15,8 @@
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
+#include "torchperf/models/exported_model.h"
+#include "torchperf/models/exported_program.h"
 
 namespace torchperf {
 namespace {
@@ -29,6 +31,23 @@ class TorchScriptFileSource final : public ModelSource {
 
  private:
   std::string path_;
+};
+
+// A torch.export program: its signature is read once, when it is opened (cheap: a JSON record).
+class ExportedProgramSource final : public ModelSource {
+ public:
+  explicit ExportedProgramSource(std::string path)
+      : path_(std::move(path)), signature_(read_program_signature(path_)) {}
+  std::string name() const override { return path_; }
+  std::unique_ptr<Model> load() const override {
+    return std::make_unique<ExportedProgramModel>(path_, signature_);
+  }
+  // The program says what it is fed: the example's dtypes and shapes.
+  std::optional<InputSpec> default_inputs() const override { return signature_.input_spec(); }
+
+ private:
+  std::string path_;
+  ProgramSignature signature_;
 };
 
 class BuiltinSource final : public ModelSource {
@@ -92,8 +111,8 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
     if (has_record(reader, "archive_format"))
-      return "a torch.export program or AOTInductor package (.pt2), which this torchperf does not "
-             "run yet; save the model as TorchScript (torch.jit.script(model).save(path))";
+      return "a .pt2 archive that is neither a torch.export program (models/*.json) nor an "
+             "AOTInductor package (data/aotinductor/)";
     bool has_code = false, has_data = false;
     for (const auto& record : reader.getAllRecords()) {
       if (record.rfind("code/", 0) == 0) has_code = true;
@@ -110,7 +129,8 @@ std::string diagnose_not_torchscript(const std::string& path, const std::string&
 
 // What can be said of a model file without loading it, said first: a user fixes the file before
 // the flags that feed it (a missing --input is reported only for a file that is a model).
-void check_model_file(const std::string& path) {
+// Returns what the archive holds: TorchScript or a torch.export program.
+ArchiveKind check_model_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -125,6 +145,12 @@ void check_model_file(const std::string& path) {
     throw ModelError("model '" + path + "': cannot be read (" + std::strerror(errno) + ")");
   if (!starts_with_bytes(path, "PK\x03\x04") || !has_zip_end_record(path))
     throw ModelError("model '" + path + "': " + diagnose_not_torchscript(path, ""));
+  const ArchiveKind kind = archive_kind(path);
+  if (kind == ArchiveKind::kExportedProgram) return kind;
+  if (kind == ArchiveKind::kAotiPackage)
+    throw ModelError("model '" + path + "': an AOTInductor package (already compiled), not a "
+                     "torch.export program; pass the file torch.export.save wrote: torchperf "
+                     "compiles it for each setting and caches the packages");
   // The zip's directory alone (cheap for any size of model) tells a newer file format, a .pt2,
   // a torch.save file or a foreign zip from TorchScript.
   bool torchscript = false;
@@ -139,6 +165,7 @@ void check_model_file(const std::string& path) {
   if (!torchscript)
     throw ModelError("model '" + path + "': " +
                      diagnose_not_torchscript(path, "the archive holds no TorchScript code"));
+  return kind;
 }
 
 // open_model checked the file (check_model_file) before this source existed.
@@ -214,7 +241,8 @@ std::unique_ptr<ModelSource> open_model(const std::string& reference) {
   if (reference.rfind(kBuiltinPrefix, 0) == 0)
     return std::make_unique<BuiltinSource>(
         find_builtin(reference.substr(sizeof(kBuiltinPrefix) - 1)));
-  check_model_file(reference);
+  if (check_model_file(reference) == ArchiveKind::kExportedProgram)
+    return std::make_unique<ExportedProgramSource>(reference);
   return std::make_unique<TorchScriptFileSource>(reference);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "torchperf/compat/torch_compat.h"
+#include "torchperf/models/exported_model.h"
 #include "torchperf/models/graph_rewrites.h"
 #include "torchperf/measure/environment.h"
 
@@ -24,6 +25,17 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
       traits.hidden_linear_sizes.push_back(size);
     traits.can_train_mode = ts->module().hasattr("training");
   }
+  if (auto* ep = workload.model->as_exported()) {
+    const ProgramSignature& sig = ep->signature();
+    traits.exported_program = true;
+    traits.convolutional = sig.convolutional;
+    traits.linear = sig.linear;
+    traits.can_train_mode = false;
+    traits.dynamic_batch = sig.dynamic_batch;
+    traits.batch_min = sig.batch_min;
+    traits.batch_max = sig.batch_max;
+    traits.exported_shape = sig.describe();
+  }
   for (const auto& v : workload.inputs) {
     if (!v.isTensor()) continue;
     const auto& t = v.toTensor();
@@ -39,6 +51,10 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
   traits.usable_cores = std::max(1, usable_cores());
   traits.default_threads = at::get_num_threads();
   traits.default_interop_threads = at::get_num_interop_threads();  // reads; does not start the pool
+  if (auto* ep = workload.model->as_exported())
+    traits.default_batch = ep->signature().dynamic_batch
+                               ? std::max<long long>(1, ep->signature().batch_min)
+                               : ep->signature().exported_batch;
   if (inputs_from_file && !workload.inputs.empty() && workload.inputs[0].isTensor() &&
       workload.inputs[0].toTensor().dim() > 0)
     traits.default_batch = workload.inputs[0].toTensor().size(0);

@@ -71,6 +71,13 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
   line("axes", axes);
   if (!r.origin.empty()) line("origin", code(r.origin) + " (effects are measured from its values)");
   for (const auto& w : r.warnings) line("warning", w);
+  for (const auto& [options, p] : r.packages)
+    line("compile", p.value("failure", "").empty()
+                        ? fmt::format("AOTInductor {}: {:.1f} s, paid once ({}); no point's run "
+                                      "time includes it",
+                                      options, p.value("compile_s", 0.0),
+                                      p.value("cache_hit", false) ? "from the cache" : "compiled")
+                        : "AOTInductor " + options + ": " + p.value("failure", ""));
 
   out += heading("Recommendations", format);
   for (const auto& rec : a.recommendations) {

@@ -44,6 +44,22 @@ std::string run_summary(const RunAnalysis& a) {
   if (!r.origin.empty())
     out += "<p>Effects are measured from the origin <code>" + html_escape(r.origin) + "</code>.</p>";
   for (const auto& w : r.warnings) out += "<p class=warn>" + html_escape(w) + "</p>";
+  if (!r.packages.empty()) {
+    // Compile time apart from run time: each package is paid once, and no point's throughput
+    // includes it.
+    out += "<h3>AOTInductor compiles</h3><table class=compiles><tr><th>options</th><th>compile "
+           "time</th><th>this run</th></tr>";
+    for (const auto& [options, p] : r.packages) {
+      const std::string failure = p.value("failure", "");
+      out += "<tr><td><code>" + html_escape(options) + "</code></td><td>" +
+             (failure.empty() ? html_escape(fmt::format("{:.1f} s", p.value("compile_s", 0.0)))
+                              : html_escape(failure)) +
+             "</td><td>" +
+             (failure.empty() ? (p.value("cache_hit", false) ? "from the cache" : "compiled") : "") +
+             "</td></tr>";
+    }
+    out += "</table>";
+  }
   out += "<h3>Recommendations</h3>";
   for (const auto& rec : a.recommendations)
     out += "<div class=\"rec kind-" + rec.kind + "\"><b>" + html_escape(rec.kind) + "</b>" +

@@ -99,6 +99,11 @@ std::string format_measurement(const Measurement& m) {
                          w.first_call.count() * 1e-6, w.iterations, w.total.count() * 1e-6,
                          w.settled ? "settled" : "NOT settled"));
   out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
+  if (m.compile_s >= 0)
+    out += row("compile", fmt::format("AOTInductor package {}: {:.1f} s to compile{}", m.package,
+                                      m.compile_s,
+                                      m.compile_cache_hit ? ", from the cache (paid 0 s now)"
+                                                          : ", compiled now"));
   out += row("memory",
              fmt::format("peak {} {} (RSS before load {}); {:.1f} minor page faults per call",
                          m.peak_memory_kind == "process-rss" ? "RSS" : "CUDA allocated",

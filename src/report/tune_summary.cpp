@@ -56,6 +56,12 @@ std::string format_tune(const TuneResult& r) {
                      r.space_combinations, axes);
   for (const auto& d : r.space_dropped) out += "       " + d + "\n";
   for (const auto& n : r.notes) out += "note   " + n + "\n";
+  // Compile time apart from run time: what each AOTInductor package cost, paid once.
+  for (const auto& p : r.packages)
+    out += p.failure.empty()
+               ? fmt::format("compile AOTInductor {}: {:.1f} s{}\n", p.options, p.compile_s,
+                             p.cache_hit ? " (from the cache: 0 s this session)" : "")
+               : fmt::format("compile AOTInductor {}: {}\n", p.options, p.failure);
 
   std::size_t ok = 0, guarded = 0, failed = 0;
   for (const auto& p : r.points)

@@ -56,14 +56,19 @@ class SmartSearch final : public Search {
       while (screen_next_ < screen_.size() && measured(screen_[screen_next_])) ++screen_next_;
       if (screen_next_ == screen_.size() && !second_screen_) {
         second_screen_ = true;
+        const std::size_t before = screen_.size();
         add_screen_around(expert_start());
+        std::size_t unmeasured = 0;
+        for (std::size_t i = before; i < screen_.size(); ++i) unmeasured += !measured(screen_[i]);
+        // A budget that cannot pay for the second screen and one guess after it explores from the
+        // first screen's model instead: its best guess combines the best one-knob changes.
+        if (!affords_exploring(budget, unmeasured + 1)) screen_.resize(before);
         while (screen_next_ < screen_.size() && measured(screen_[screen_next_])) ++screen_next_;
       }
       if (screen_next_ < screen_.size()) {
         if (affords_exploring(budget))
           return propose(screen_[screen_next_++], SearchStage::kScreen);
-        cut_ = true;
-        stage_ = SearchStage::kFinal;  // what was screened goes straight to the finals
+        cut(SearchStage::kScreen);  // what was screened goes straight to the finals
       } else {
         stage_ = SearchStage::kExplore;
         since_better_ = 0;
@@ -75,7 +80,7 @@ class SmartSearch final : public Search {
         if (!guess) guess = next_climb();
         if (guess) {
           if (affords_exploring(budget)) return propose(*guess, SearchStage::kExplore);
-          cut_ = true;
+          cut(SearchStage::kExplore);
         }
       }
       stage_ = SearchStage::kFinal;
@@ -89,6 +94,14 @@ class SmartSearch final : public Search {
       }
       ++spent_final_;
       return Proposal{i, SearchStage::kFinal, false};
+    }
+    // The finalists are measured. A stage the budget cut goes on when the estimates, now from
+    // measured full points, leave room again: a budget is not left unspent while points remain.
+    if (cut_ && resume_ && affords_exploring(budget)) {
+      stage_ = *resume_;
+      resume_.reset();
+      cut_ = false;
+      return next(budget);  // proposes, or ends with the stage done (no second cut: it affords)
     }
     return std::nullopt;
   }
@@ -174,15 +187,21 @@ class SmartSearch final : public Search {
     return n;
   }
 
-  // Exploring goes on only while one more brief point still leaves room to measure the finalists
-  // found so far in full.
-  bool affords_exploring(const BudgetView& budget) const {
-    const double finals = all_full_
-                              ? 0
-                              : static_cast<double>(std::min(options_.finalists, ok_points() + 1)) *
-                                    budget.full_point_s;
+  // Exploring goes on only while `points` more brief points still leave room to measure the
+  // finalists in full: those measured in full already are paid for, but a new point that beats
+  // them needs one more (confirm() ranks full measurements first).
+  bool affords_exploring(const BudgetView& budget, std::size_t points = 1) const {
+    std::size_t unpaid = std::min(options_.finalists, ok_points() + 1);
+    for (std::size_t i : finalists()) unpaid -= unpaid > 1 && measured_full_[i];
+    const double finals = all_full_ ? 0 : static_cast<double>(unpaid) * budget.full_point_s;
     const double point = all_full_ ? budget.full_point_s : budget.brief_point_s;
-    return budget.remaining_s >= point + finals;
+    return budget.remaining_s >= static_cast<double>(points) * point + finals;
+  }
+
+  void cut(SearchStage stage) {
+    cut_ = true;
+    resume_ = stage;
+    stage_ = SearchStage::kFinal;
   }
 
   // The untried point the model ranks best, when it is within the tolerance of the leader.
@@ -298,6 +317,7 @@ class SmartSearch final : public Search {
   std::size_t since_better_ = 0;
   bool all_full_ = false;
   bool cut_ = false;
+  std::optional<SearchStage> resume_;  // the stage the budget cut, while it is cut
   std::size_t spent_screen_ = 0, spent_explore_ = 0, spent_final_ = 0;
 };
 

@@ -14,6 +14,7 @@
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
 #include "torchperf/measure/environment.h"
+#include "torchperf/models/aoti_package.h"
 #include "torchperf/sweep/worker.h"
 
 namespace torchperf {
@@ -43,6 +44,7 @@ bool Supervisor::tick(double within_point) {
 // Runs a job whose failure is the run's failure (describe, reference).
 json Supervisor::ask(const json& request, const std::string& log_name, const std::string& what) {
   const WorkerOutcome out = launch(request, log_name, limits_.timeout_s);
+  startup_walls_.push_back(out.wall_s);  // a worker's start-up and one model load, measured
   if (interrupted_) throw Interrupted("interrupted while " + what);
   if (out.exit != WorkerExit::kAnswered)
     throw RuntimeFailure(what + ": the worker " + out.message + " (log: " + o_.out_dir +
@@ -53,13 +55,16 @@ json Supervisor::ask(const json& request, const std::string& log_name, const std
 
 namespace {
 
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+// The median: one cold start, one graph compile or one point that hung until its timeout does not
+// make every later point look that slow (a mean of 10 s walls and one 120 s hang is 20 s).
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
-// A worker's start-up (loading LibTorch and the model, the accuracy check) before any timing.
+// A worker's start-up (loading LibTorch and the model, the accuracy check) before any timing,
+// until the describe and reference jobs have measured one.
 constexpr double kStartupGuessS = 2.0;
 
 }  // namespace
@@ -72,14 +77,21 @@ double Supervisor::point_estimate_s(bool brief) const {
   const double full_time = o_.workload.time_s;
   const double brief_time = brief_time_s_ > 0 ? brief_time_s_ : full_time;
   if (brief) {
-    if (!brief_walls_.empty()) return mean(brief_walls_);
-    if (!full_walls_.empty()) return mean(full_walls_);
-    return 2 * brief_time + kStartupGuessS;
+    if (!brief_walls_.empty()) return median(brief_walls_);
+    if (!full_walls_.empty()) return median(full_walls_);
+    return 2 * brief_time + startup_s();
   }
-  if (!full_walls_.empty()) return mean(full_walls_);
-  if (!fresh_brief_walls_.empty()) return mean(fresh_brief_walls_) + 2 * (full_time - brief_time);
-  if (!brief_walls_.empty()) return mean(brief_walls_) + 2 * (full_time - brief_time);
-  return 2 * full_time + kStartupGuessS;
+  if (!full_walls_.empty()) return median(full_walls_);
+  if (!fresh_brief_walls_.empty())
+    return median(fresh_brief_walls_) + 2 * (full_time - brief_time);
+  if (!brief_walls_.empty()) return median(brief_walls_) + 2 * (full_time - brief_time);
+  return 2 * full_time + startup_s();
+}
+
+// The describe and reference jobs each start a worker and load the model: what a point pays
+// before its warm-up, known before the first point (a ViT-B's is ~8 s, not 2).
+double Supervisor::startup_s() const {
+  return startup_walls_.empty() ? kStartupGuessS : median(startup_walls_);
 }
 
 // A quarter of the point time, or less when the budget could not otherwise screen every one-knob
@@ -90,10 +102,13 @@ double Supervisor::choose_brief_time_s() const {
   const double wanted = std::min(full_time, std::max(0.2, full_time / 4));
   if (o_.budget_s <= 0) return wanted;
   const std::size_t screen = std::min(space_.points.size(), 2 * origin_screen_points());
-  const double finals = static_cast<double>(finalist_count()) * (2 * full_time + kStartupGuessS);
+  const double finals = static_cast<double>(finalist_count()) * (2 * full_time + startup_s());
   const double room = o_.budget_s - elapsed() - confirmation_reserve_s() - finals;
   const double per_point = room / static_cast<double>(std::max<std::size_t>(1, screen));
-  return std::clamp((per_point - kStartupGuessS) / 2, 0.1, wanted);
+  // Where start-up alone does not fit, no brief time makes the screen fit: a shorter one would
+  // only rank on noise (the plan says what the budget fits instead).
+  if (per_point < startup_s() + 2 * 0.1) return wanted;
+  return std::clamp((per_point - startup_s()) / 2, 0.1, wanted);
 }
 
 // The smart search's finalists: at least one more than the leaders, so a runner-up is measured
@@ -115,7 +130,7 @@ double Supervisor::confirmation_reserve_s() const {
   // with twice the point time, plus start-up.
   // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
   const double pairs = static_cast<double>(o_.leaders - 1) + 2;
-  return pairs * std::max(8 * o_.workload.time_s + 3.0, 2 * point_estimate_s());
+  return pairs * std::max(8 * o_.workload.time_s + 2 * startup_s(), 2 * point_estimate_s());
 }
 
 void Supervisor::report(const std::string& phase, double within_point) {
@@ -160,6 +175,7 @@ void Supervisor::prepare_references() {
     const WorkerOutcome out = launch(request, "reference-batch-" + label, limits_.timeout_s);
     if (interrupted_) throw Interrupted("interrupted while computing the references");
     if (out.exit == WorkerExit::kAnswered && out.response.value("ok", false)) {
+      startup_walls_.push_back(out.wall_s);
       references_[batch] = path;
       journal_->append(
           {{"record", "reference"}, {"session", session_}, {"batch", batch}, {"path", path}});
@@ -181,6 +197,82 @@ void Supervisor::prepare_references() {
     throw RuntimeFailure(reference_failures_.begin()->second);
 }
 
+// A torch.export program's packages are compiled here, once each, before any point runs: the
+// workers then find them in the cache (a compile in a worker would count against its point's
+// time limit, and each point would pay it). Cheap packages first (fp32, then bf16), then
+// max-autotune's; after the first, each compile is estimated from the longest so far (3x for
+// max-autotune's kernel benchmarks) and left out, with its points, when it would take over half
+// of the budget that is left: the points that are compiled then get the time.
+void Supervisor::prepare_packages() {
+  if (!desc_.traits.exported_program) return;
+  std::vector<AotiOptions> wanted;
+  for (const auto& p : space_.points) {
+    const ResolvedConfiguration c = resolve(p.config, desc_.traits);
+    AotiOptions a;
+    a.precision = c.value("precision");
+    a.max_autotune = c.value("graph") == "aoti-max-autotune";
+    a.device = desc_.traits.cuda ? "cuda" : "cpu";
+    package_of_point_[p.key] = a.to_string();
+    if (std::none_of(wanted.begin(), wanted.end(),
+                     [&](const AotiOptions& w) { return w.to_string() == a.to_string(); }))
+      wanted.push_back(a);
+  }
+  std::stable_sort(wanted.begin(), wanted.end(), [](const AotiOptions& a, const AotiOptions& b) {
+    return std::make_pair(a.max_autotune, a.precision != "fp32") <
+           std::make_pair(b.max_autotune, b.precision != "fp32");
+  });
+  phase_ = "compiling";
+  double longest = 0;
+  CommandLimits limits{o_.workload.compile_timeout_s, limits_.memory_cap_bytes, 0.05,
+                       [this] { return interrupt_ && interrupt_(); }};
+  for (const auto& options : wanted) {
+    CompiledPackageRecord record;
+    record.options = options.to_string();
+    const bool cached = !cached_aoti_package(o_.workload.model, options).empty();
+    if (!cached && o_.budget_s > 0 && longest > 0) {
+      const double estimate = longest * (options.max_autotune ? 3 : 1);
+      const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
+      if (estimate > room / 2) {
+        record.failure = fmt::format(
+            "not compiled: its compile (about {:.0f} s, estimated from the longest so far) would "
+            "take over half of the {:.0f} s left of the budget (raise --budget to include it)",
+            estimate, std::max(0.0, room));
+        result_.notes.push_back("AOTInductor package " + record.options + " " + record.failure);
+      }
+    }
+    if (record.failure.empty()) {
+      current_ = "compiling " + record.options;
+      report(phase_);
+      try {
+        const CompiledPackage package = ensure_aoti_package(o_.workload.model, options, limits);
+        record.path = package.path;
+        record.compile_s = package.compile_s;
+        record.cache_hit = package.cache_hit;
+        longest = std::max(longest, package.compile_s);
+      } catch (const Interrupted&) {
+        interrupted_ = true;
+        throw Interrupted("interrupted while compiling AOTInductor packages");
+      } catch (const ModelError&) {
+        throw;  // the program itself is unreadable: no point can run
+      } catch (const Error& e) {
+        record.failure = e.what();
+      }
+    }
+    if (!record.failure.empty()) package_failures_[record.options] = record.failure;
+    journal_->append({{"record", "package"},
+                      {"session", session_},
+                      {"options", record.options},
+                      {"path", record.path},
+                      {"compile_s", record.compile_s},
+                      {"cache_hit", record.cache_hit},
+                      {"failure", record.failure}});
+    result_.packages.push_back(record);
+  }
+  if (!wanted.empty() && package_failures_.size() == wanted.size())
+    throw CompileError(package_failures_.begin()->second);
+  phase_ = "preparing";
+}
+
 PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool brief) {
   PointResult r;
   r.key = point.key;
@@ -195,6 +287,14 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     r.reason = ref_failure->second;
     return r;
   }
+  if (const auto package = package_of_point_.find(point.key); package != package_of_point_.end())
+    if (const auto failed = package_failures_.find(package->second);
+        failed != package_failures_.end()) {
+      r.status = PointStatus::kFailed;
+      r.failure_kind = "compile";
+      r.reason = failed->second;
+      return r;
+    }
   BenchOptions workload = o_.workload;
   workload.time_s = time_s;
   json request = {{"job", "measure"},
@@ -337,6 +437,7 @@ std::string Supervisor::plan_message() {
 
 void Supervisor::sweep() {
   phase_ = "sweeping";
+  const double sweep_start = elapsed();
   result_.search = o_.search;
   brief_time_s_ = o_.search == SearchKind::kSmart ? choose_brief_time_s() : o_.workload.time_s;
   result_.brief_time_s = o_.search == SearchKind::kSmart ? brief_time_s_ : 0;
@@ -387,6 +488,23 @@ void Supervisor::sweep() {
   for (const auto& p : space_.points) unmeasured += !finished_.count(p.key);
   result_.budget_exhausted = search_->cut_by_budget();
   result_.not_run = result_.budget_exhausted ? unmeasured : 0;
+  const double brief = point_estimate_s(true), full = point_estimate_s(false);
+  const std::size_t screen = std::min(space_.points.size(), 2 * origin_screen_points());
+  const std::size_t explore = std::max<std::size_t>(4, space_.axes.size());
+  const double needs = sweep_start + static_cast<double>(screen + explore) * brief +
+                       static_cast<double>(finalist_count()) * full + confirmation_reserve_s();
+  // The plan's note was written from guesses; this one from what the points took, when the
+  // budget could not pay for the screens, a few guesses, the finals and the confirmation.
+  if (result_.budget_exhausted && o_.search == SearchKind::kSmart && !brief_walls_.empty() &&
+      needs > o_.budget_s) {
+    result_.notes.push_back(fmt::format(
+        "the budget of {:.0f} min is too small for this space: points took ~{:.1f} s briefly and "
+        "~{:.1f} s in full (measured), and {} of {} points were left unmeasured ({}); screening "
+        "the one-knob changes around the origin and the expert start, {} guesses and {} "
+        "finalists need about {:.0f} min: raise --budget or pin knobs with --space",
+        o_.budget_s / 60, brief, full, unmeasured, space_.points.size(), search_->spent(),
+        explore, finalist_count(), needs / 60));
+  }
 }
 
 TuneResult Supervisor::run() {
@@ -521,6 +639,7 @@ TuneResult Supervisor::run_locked() {
   result_.resumed_points = result_.points.size();
 
   prepare_references();
+  prepare_packages();
   sweep();
   if (interrupted_)
     throw Interrupted(

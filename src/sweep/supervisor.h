@@ -51,6 +51,7 @@ class Supervisor {
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
   void prepare_references();
+  void prepare_packages();
   PointResult run_point(const SpacePoint& point, double time_s, bool brief);
   bool tick(double within_point);  // a worker's progress; false: interrupted
   void sweep();
@@ -60,6 +61,7 @@ class Supervisor {
   void confirm();
   void report(const std::string& phase, double within_point = 0);
   double point_estimate_s(bool brief = false) const;
+  double startup_s() const;
   double choose_brief_time_s() const;
   std::size_t finalist_count() const;
   std::size_t origin_screen_points() const;
@@ -78,6 +80,8 @@ class Supervisor {
   WorkloadDescription desc_;
   std::map<std::string, std::string> references_;          // batch -> file
   std::map<std::string, std::string> reference_failures_;  // batch -> why
+  std::map<std::string, std::string> package_of_point_;    // key -> its package's options
+  std::map<std::string, std::string> package_failures_;    // package options -> why
   std::map<std::string, PointResult> finished_;
   std::map<std::string, HeadToHead> compared_;
   std::map<std::string, const SpacePoint*> by_key_;
@@ -85,6 +89,7 @@ class Supervisor {
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
   std::vector<double> brief_walls_, full_walls_;  // this session's points
   std::vector<double> fresh_brief_walls_;         // brief points that started their worker
+  std::vector<double> startup_walls_;             // describe and reference jobs
   std::unique_ptr<Search> search_;
   std::unique_ptr<SharedWorker> shared_;         // brief points' worker
   std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points

@@ -145,6 +145,13 @@ json to_json(const TuneResult& r) {
                        {"key", c.key},
                        {"ratio", c.ratio},
                        {"bound", {nullable(c.low), nullable(c.high)}}});
+  json packages = json::array();
+  for (const auto& p : r.packages)
+    packages.push_back({{"options", p.options},
+                        {"path", p.path},
+                        {"compile_s", p.compile_s},
+                        {"cache_hit", p.cache_hit},
+                        {"failure", p.failure}});
   return {{"schema_version", kJournalSchemaVersion},
           {"kind", "tune"},
           {"journal", r.journal_path},
@@ -182,7 +189,8 @@ json to_json(const TuneResult& r) {
           {"vs_baseline", r.vs_baseline ? to_json(*r.vs_baseline) : json(nullptr)},
           {"vs_careful", r.vs_careful ? to_json(*r.vs_careful) : json(nullptr)},
           {"single_changes", singles},
-          {"notes", r.notes}};
+          {"notes", r.notes},
+          {"packages", packages}};
 }
 
 }  // namespace torchperf

@@ -78,6 +78,10 @@ json answer(F&& f) {
     return error_response("model", e.what());
   } catch (const WorkloadError& e) {
     return error_response("workload", e.what());
+  } catch (const CompileError& e) {
+    return error_response("compile", e.what());
+  } catch (const ResourceLimit& e) {
+    return error_response("out-of-memory", e.what());
   } catch (const std::bad_alloc&) {
     return error_response("out-of-memory", "out of memory (std::bad_alloc)");
   } catch (const std::exception& e) {
@@ -223,6 +227,7 @@ void rethrow_worker_error(const json& error, const std::string& what) {
   if (kind == "config") throw ConfigError(message);
   if (kind == "model") throw ModelError(message);
   if (kind == "workload") throw WorkloadError(message);
+  if (kind == "compile") throw CompileError(message);
   throw RuntimeFailure(what + ": " + message);
 }
 
@@ -265,7 +270,8 @@ json to_json(const BenchOptions& o) {
           {"seed", o.seed},
           {"count_flops", o.count_flops},
           {"stop_when_a_call_exceeds_time", o.stop_when_a_call_exceeds_time},
-          {"memory_cap_bytes", o.memory_cap_bytes}};
+          {"memory_cap_bytes", o.memory_cap_bytes},
+          {"compile_timeout_s", o.compile_timeout_s}};
 }
 
 BenchOptions bench_options_from_json(const json& j) {
@@ -280,6 +286,7 @@ BenchOptions bench_options_from_json(const json& j) {
   o.count_flops = j.at("count_flops").get<bool>();
   o.stop_when_a_call_exceeds_time = j.value("stop_when_a_call_exceeds_time", false);
   o.memory_cap_bytes = j.value("memory_cap_bytes", std::int64_t{0});
+  o.compile_timeout_s = j.value("compile_timeout_s", o.compile_timeout_s);
   return o;
 }
 
@@ -299,7 +306,12 @@ json to_json(const WorkloadTraits& t) {
           {"usable_cores", t.usable_cores},
           {"default_threads", t.default_threads},
           {"default_interop_threads", t.default_interop_threads},
-          {"default_batch", t.default_batch}};
+          {"default_batch", t.default_batch},
+          {"exported_program", t.exported_program},
+          {"dynamic_batch", t.dynamic_batch},
+          {"batch_min", t.batch_min},
+          {"batch_max", t.batch_max},
+          {"exported_shape", t.exported_shape}};
 }
 
 WorkloadTraits workload_traits_from_json(const json& j) {
@@ -321,6 +333,12 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.default_threads = j.at("default_threads").get<int>();
   t.default_interop_threads = j.value("default_interop_threads", t.default_threads);
   t.default_batch = j.at("default_batch").get<long long>();
+  // Absent from journals written before torch.export programs.
+  t.exported_program = j.value("exported_program", false);
+  t.dynamic_batch = j.value("dynamic_batch", true);
+  t.batch_min = j.value("batch_min", 1LL);
+  t.batch_max = j.value("batch_max", 0LL);
+  t.exported_shape = j.value("exported_shape", "");
   return t;
 }
 

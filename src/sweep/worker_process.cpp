@@ -12,7 +12,7 @@
 
 #include "torchperf/error.h"
 #include "torchperf/measure/clock.h"
-#include "torchperf/sweep/child_process.h"
+#include "torchperf/process/child_process.h"
 
 namespace torchperf {
 namespace {

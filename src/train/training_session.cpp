@@ -1,5 +1,7 @@
 #include "torchperf/train/training_session.h"
 
+#include "torchperf/models/exported_model.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -61,6 +63,10 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.loss = choose_loss(spec.loss, *c.data);
   c.model = open_model(spec.model);
   const auto probe = c.model->load();
+  if (probe->as_exported())
+    throw ModelError("model '" + spec.model + "': train needs a trainable module, and a "
+                     "torch.export program (.pt2) is an inference graph without autograd; train "
+                     "the TorchScript form (torch.jit.script(model).save(path))");
   auto* script = probe->as_torchscript();
   c.traits.torchscript = script != nullptr;
   c.traits.convolutional = script && (script->uses_operator("aten::conv2d") ||

@@ -82,7 +82,7 @@ TEST(BenchCommandTest, AMissingModelFileExitsFour) {
 
 TEST(BenchCommandTest, FilesThatAreNotTorchScriptExitFourNamingTheFile) {
   for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt",
-                           "newer_torch.pt", "exported.pt2"}) {
+                           "newer_torch.pt", "truncated.pt2", "corrupt_program.pt2"}) {
     const std::string path = fixture(name);
     expect_one_line_error(run_cli({"bench", path, "--input", "3x8x8"}), 4, {path});
   }

@@ -64,16 +64,28 @@ TEST(ModelTest, ExplainsWhatAFileIsWhenItIsNotTorchScript) {
 
 TEST(ModelTest, EveryLoadErrorNamesTheFile) {
   for (const auto* name : {"not_a_model.txt", "other.zip", "truncated.pt", "state_dict.pt",
-                           "exported.pt2", "newer_torch.pt"}) {
+                           "truncated.pt2", "corrupt_program.pt2", "newer_torch.pt"}) {
     const std::string path = fixture(name);
     EXPECT_NE(model_error(path).find(path), std::string::npos) << name;
   }
 }
 
-TEST(ModelTest, SaysATorchExportProgramIsNotRunYetAndNamesTheFormatToSaveIn) {
-  const std::string error = model_error(fixture("exported.pt2"));
-  EXPECT_NE(error.find("torch.export program"), std::string::npos) << error;
-  EXPECT_NE(error.find("torch.jit.script(model).save(path)"), std::string::npos) << error;
+TEST(ModelTest, OpensATorchExportProgramWithItsSignatureAndNoDeprecationNotice) {
+  const auto source = open_model(fixture("mlp_dynamic.pt2"));
+  ASSERT_TRUE(source->default_inputs());
+  EXPECT_EQ(to_string(*source->default_inputs()), "32");
+  auto model = source->load();
+  EXPECT_EQ(model->as_torchscript(), nullptr);
+  ASSERT_NE(model->as_exported(), nullptr);
+  EXPECT_EQ(model->input_names(), std::vector<std::string>{"input"});
+  EXPECT_FALSE(model->is_training());
+}
+
+TEST(ModelTest, RefusesADamagedProgramAndAnAotiPackageNamingWhatTheyAre) {
+  EXPECT_NE(model_error(fixture("truncated.pt2")).find("truncated"), std::string::npos);
+  EXPECT_NE(model_error(fixture("corrupt_program.pt2")).find("not a readable torch.export program"),
+            std::string::npos)
+      << model_error(fixture("corrupt_program.pt2"));
 }
 
 TEST(ModelTest, SaysAFileFromANewerPyTorchIsNewerAndHowToFixIt) {

@@ -75,6 +75,56 @@ TEST(SmartSearchTest, WithoutStopRulesItExploresUntilOnlyTheFinalsFitTheBudget) 
   EXPECT_GT(r.proposals.size(), drive(*natural, s, 0.03, {}, 1, 3).proposals.size());
 }
 
+TEST(SmartSearchTest, ABudgetTooShortForTheSecondScreenExploresFromTheFirst) {
+  // Shaped like ViT-B at a 6 min budget with ~10 s points: the origin's screen fits, the expert
+  // start's does not; the guesses that combine the best one-knob changes are worth more than a
+  // part of a second screen.
+  const Space s = landscape_space();
+  std::size_t first = 0;
+  for (const auto& p : s.points) first += p.changes <= 1;
+  SearchOptions spend;
+  spend.patience = std::numeric_limits<std::size_t>::max();
+  spend.tolerance = std::numeric_limits<double>::infinity();
+  auto search = make_search(SearchKind::kSmart, s, spend);
+  // The first screen, 4 finals at 3 s and 4.5 s to explore.
+  const Trail r = drive(*search, s, 0, {static_cast<double>(first) + 16.5, 1, 3}, 1, 3);
+  std::size_t screened = 0, explored = 0;
+  for (const auto& p : r.proposals) {
+    screened += p.stage == SearchStage::kScreen;
+    explored += p.stage == SearchStage::kExplore;
+  }
+  EXPECT_EQ(screened, first) << search->spent();
+  EXPECT_GE(explored, 3u) << search->spent();
+  EXPECT_TRUE(search->cut_by_budget());
+}
+
+TEST(SmartSearchTest, ACutSearchGoesOnWhenTheMeasuredFinalsLeaveRoom) {
+  // The supervisor's view: the full-point estimate (and the confirmation reserve, two full points
+  // here) comes from one cold worker, 3x too high, until the first full point is measured.
+  const Space s = landscape_space();
+  SearchOptions spend;
+  spend.patience = std::numeric_limits<std::size_t>::max();
+  spend.tolerance = std::numeric_limits<double>::infinity();
+  auto search = make_search(SearchKind::kSmart, s, spend);
+  const double budget = 60;
+  double spent = 0;
+  bool finals_seen = false, after_finals = false;
+  std::size_t full = 0;
+  for (;;) {
+    const double full_s = full ? 3 : 9;
+    const auto p = search->next({budget - spent - 2 * full_s, 1, full_s});
+    if (!p) break;
+    finals_seen = finals_seen || p->stage == SearchStage::kFinal;
+    after_finals = after_finals || (finals_seen && p->stage != SearchStage::kFinal);
+    search->record(p->point, p->brief, landscape_score(s, p->point));
+    spent += p->brief ? 1 : 3;
+    full += !p->brief;
+  }
+  EXPECT_TRUE(after_finals) << search->spent();
+  EXPECT_LE(spent, budget - 2 * 3) << "the reserve is kept";
+  EXPECT_GT(spent, budget - 2 * 3 - 4) << "no point that fits is left out: " << search->spent();
+}
+
 TEST(SmartSearchTest, ABudgetTooSmallForOnePointProposesNothing) {
   const Space s = landscape_space();
   auto search = make_search(SearchKind::kSmart, s);

@@ -30,6 +30,9 @@ struct RunResults {
   std::size_t sessions = 0;
   std::optional<long> running_pid;  // a tune still writing the journal (its lock is held)
   std::vector<std::string> warnings;  // e.g. a cut-short last line, a sweep that did not complete
+  // A torch.export program's AOTInductor packages, the last record of each: compile time is
+  // reported apart from run time ("precision=fp32,max_autotune=0,device=cpu" -> the record).
+  std::map<std::string, nlohmann::json> packages;
 };
 
 // The knobs of a resolved key ("threads=2,batch=8,…"), in its order.

@@ -27,6 +27,9 @@ struct BenchOptions {
   // Resident memory the run may reach (0: no cap); inputs that alone exceed it are refused
   // before they are allocated.
   std::int64_t memory_cap_bytes = 0;
+  // A torch.export program's AOTInductor compile (a Python child) stops after this long; the
+  // memory cap above bounds it too. A cached package costs nothing.
+  double compile_timeout_s = 1800;
   // Batch ("1", "8" … or "n/a" for an inputs file) -> a file written by save_reference: the
   // reference is read from it instead of computed (tune computes it once for all its workers).
   std::map<std::string, std::string> reference_files;

@@ -42,7 +42,12 @@ struct Measurement {
   double throughput_samples_per_s = 0;  // batch / median iteration time
   Interval throughput_ci;               // from the median's CI
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
-  double setup_ms = 0;  // loading + one-time transforms (freezing …)
+  double setup_ms = 0;  // loading + one-time transforms (freezing, an AOTInductor compile …)
+  // A torch.export program: what compiling its AOTInductor package cost (-1: nothing compiled),
+  // whether this run found it in the cache (and so paid nothing), and where the package is.
+  double compile_s = -1;
+  bool compile_cache_hit = false;
+  std::string package;
   std::int64_t rss_before_bytes = 0;
   std::int64_t peak_memory_bytes = 0;
   std::string peak_memory_kind = "process-rss";  // or "cuda-caching-allocator"

@@ -1,5 +1,5 @@
-// A loaded, runnable model behind a small interface. TorchScript is what torchperf runs today
-// (deprecated in PyTorch 2.x); an AOTInductor package (.pt2) plugs in as another Model.
+// A loaded, runnable model behind a small interface: a TorchScript module (deprecated in PyTorch
+// 2.x), or a torch.export program compiled by AOTInductor (exported_model.h).
 #pragma once
 
 #include <torch/script.h>
@@ -14,6 +14,7 @@
 namespace torchperf {
 
 class TorchScriptModel;
+class ExportedProgramModel;
 
 class Model {
  public:
@@ -29,6 +30,8 @@ class Model {
   virtual void to(c10::ScalarType dtype) = 0;
   // The graph-level view, for knobs that transform TorchScript graphs; null for other kinds.
   virtual TorchScriptModel* as_torchscript() { return nullptr; }
+  // The torch.export view, for the knobs that decide how a program is compiled; null for others.
+  virtual ExportedProgramModel* as_exported() { return nullptr; }
 };
 
 class TorchScriptModel final : public Model {

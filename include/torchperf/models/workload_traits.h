@@ -9,6 +9,13 @@ namespace torchperf {
 
 struct WorkloadTraits {
   bool torchscript = true;        // graph knobs need a TorchScript graph
+  bool exported_program = false;  // a torch.export program: AOTInductor compiles it
+  // The batch dimension may change (a TorchScript module, or a program exported with a dynamic
+  // batch within [batch_min, batch_max]; batch_max 0: no bound). A static program's batch is
+  // default_batch, and `exported_shape` describes its inputs for messages.
+  bool dynamic_batch = true;
+  long long batch_min = 1, batch_max = 0;
+  std::string exported_shape;
   bool convolutional = false;     // the graph has 2-D convolutions
   bool linear = false;  // the graph has Linear, LSTM or GRU layers: int8-dynamic applies
   bool conv_bias_before_bn = false;  // a convolution's bias feeds a batch norm (conv_bias=fold)
@@ -24,7 +31,7 @@ struct WorkloadTraits {
   int usable_cores = 1;
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
   int default_interop_threads = 1;  // and its inter-op threads
-  long long default_batch = 1;  // from the inputs file, or 1
+  long long default_batch = 1;  // from the inputs file, a static program, or 1
 };
 
 }  // namespace torchperf

@@ -67,6 +67,15 @@ struct SingleChange {
   double ratio = 0, low = 0, high = 0;
 };
 
+// A torch.export program's AOTInductor package, compiled (or found in the cache) before the sweep.
+struct CompiledPackageRecord {
+  std::string options;    // "precision=fp32,max_autotune=0,device=cpu"
+  std::string path;       // "" when it failed
+  double compile_s = 0;   // what compiling it cost (when it was compiled)
+  bool cache_hit = false; // this run paid nothing for it
+  std::string failure;    // why its points did not run ("" when it compiled)
+};
+
 struct TuneResult {
   std::string journal_path;
   WorkloadDescription workload;
@@ -100,6 +109,7 @@ struct TuneResult {
   std::optional<HeadToHead> vs_baseline, vs_careful;
   std::vector<SingleChange> single_changes;
   std::vector<std::string> notes;
+  std::vector<CompiledPackageRecord> packages;  // this session's, in compile order
 };
 
 struct TuneStatus {

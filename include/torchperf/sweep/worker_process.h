@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "torchperf/sweep/child_process.h"
+#include "torchperf/process/child_process.h"
 
 namespace torchperf {
 

@@ -24,6 +24,8 @@ struct ChildSpec {
   bool pipe_stdin = false;     // Child::in_fd writes to its stdin
   bool pipe_stdout = false;    // Child::out_fd reads its stdout
   int response_fd = -1;        // >= 0: Child::response_fd reads what it writes to this fd
+  // Its own process group, so that what it starts (a compiler) can be stopped with it.
+  bool new_process_group = false;
 };
 
 struct Child {

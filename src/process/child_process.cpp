@@ -1,4 +1,4 @@
-#include "torchperf/sweep/child_process.h"
+#include "torchperf/process/child_process.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -79,6 +79,7 @@ Child launch_child(const ChildSpec& spec) {
     // Ctrl-C is the parent's to handle: it stops the child itself and keeps what finished (a
     // point cut short by ^C is not recorded as a crash).
     ::signal(SIGINT, SIG_IGN);
+    if (spec.new_process_group) ::setpgid(0, 0);
     if (spec.pipe_stdin) ::dup2(in[0], STDIN_FILENO);
     ::dup2(spec.pipe_stdout ? out[1] : log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);

@@ -1,0 +1,41 @@
+#include "python_source.h"
+
+#include <iostream>
+
+#include "torchperf/error.h"
+#include "torchperf/models/source_export.h"
+
+namespace torchperf::cli {
+
+void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags) {
+  cmd.add_option("--from-python", flags.callable,
+                 "MODULE:CALLABLE: export this nn.Module (a class or a function that returns one, "
+                 "importable from here) with torch.export in the .venv (eval, dynamic batch; needs "
+                 "--input) and measure the program");
+  cmd.add_flag("--static-batch", flags.static_batch,
+               "--from-python: export with a static batch (of 2) instead of a dynamic one");
+  cmd.add_option("--compile-timeout", flags.compile_timeout_s,
+                 "Seconds one AOTInductor compile (or export) may take before it is stopped")
+      ->default_val(1800.0);
+}
+
+std::string export_python_source(const PythonSourceFlags& flags, const std::string& model,
+                                 const std::string& input_spec, const std::string& out_path,
+                                 bool quiet) {
+  if (!model.empty())
+    throw UsageError("--from-python " + flags.callable + " and the model '" + model +
+                     "' were both given: pass one");
+  if (input_spec.empty())
+    throw UsageError("--from-python " + flags.callable +
+                     ": expected --input SPEC (e.g. --input 3x224x224): the example to export with");
+  SourceExport request;
+  request.callable = flags.callable;
+  request.inputs = parse_input_spec(input_spec);
+  request.static_batch = flags.static_batch;
+  request.out_path = out_path;
+  if (!quiet) std::cerr << "torchperf: exporting " << flags.callable << " with torch.export to " << out_path << "\n";
+  export_from_python(request, {flags.compile_timeout_s, 0});
+  return out_path;
+}
+
+}  // namespace torchperf::cli

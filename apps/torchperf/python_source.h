@@ -1,0 +1,26 @@
+// --from-python MODULE:CALLABLE for bench and tune: the flag, and the export it asks for (the
+// Python side writes a torch.export program, which then is the model).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace torchperf::cli {
+
+struct PythonSourceFlags {
+  std::string callable;  // MODULE:CALLABLE, empty when not given
+  bool static_batch = false;
+  double compile_timeout_s = 1800;
+};
+
+// Adds --from-python, --static-batch and --compile-timeout to a command.
+void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags);
+
+// Exports flags.callable fed by input_spec to out_path (a line on stderr says where, unless
+// quiet) and returns out_path. Throws UsageError when --input is missing or a model was given too.
+std::string export_python_source(const PythonSourceFlags& flags, const std::string& model,
+                                 const std::string& input_spec, const std::string& out_path,
+                                 bool quiet);
+
+}  // namespace torchperf::cli

@@ -1,0 +1,47 @@
+// A torch.export program file (.pt2 from torch.export.save) read without Python: what kind of
+// PyTorch archive a file is, and the program's signature (its inputs, their dtypes and shapes,
+// which dimensions are dynamic and within which range) from the archive's models/*.json.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/models/input_spec.h"
+
+namespace torchperf {
+
+enum class ArchiveKind { kTorchScript, kExportedProgram, kAotiPackage, kTorchSave, kOther };
+
+// Reads only the zip's directory; throws ModelError for a file that is not a whole zip archive.
+ArchiveKind archive_kind(const std::string& path);
+
+struct ProgramInput {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> sizes;  // the example's sizes (a dynamic one: its hint)
+  std::vector<bool> dynamic;        // per dimension
+};
+
+struct ProgramSignature {
+  std::vector<ProgramInput> inputs;
+  std::size_t outputs = 0;
+  // The batch dimension (dimension 0 of every input) is one dynamic symbol, within [min, max].
+  bool dynamic_batch = false;
+  std::int64_t batch_min = 1, batch_max = 0;  // 0: no upper bound
+  std::int64_t exported_batch = 1;            // the example's batch
+  bool convolutional = false;                 // the graph calls aten.convolution / conv2d
+  bool linear = false;                        // aten.linear / addmm / mm
+  std::string torch_version;                  // the torch that exported it
+
+  // The spec that feeds it (without the batch dimension): what --input may leave out.
+  InputSpec input_spec() const;
+  // "x: Float[s0,3,224,224] (s0 in 1..1024)" for messages.
+  std::string describe() const;
+};
+
+// Throws ModelError naming the file when the program's JSON is missing or not understood.
+ProgramSignature read_program_signature(const std::string& path);
+
+}  // namespace torchperf

@@ -1,0 +1,34 @@
+// The Python side (python/torchperf), run with the project venv's interpreter as a child process,
+// never linked in: where that interpreter and package are, and one call that runs a module of it
+// and turns its exit code and last line into torchperf's errors.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "torchperf/process/command_run.h"
+
+namespace torchperf {
+
+// $TORCHPERF_PYTHON, else the venv interpreter this build was configured with.
+std::string python_interpreter();
+// $TORCHPERF_PYTHON_PATH, else the source tree's python/ folder.
+std::string python_package_dir();
+
+struct PythonStep {
+  std::string module;  // e.g. "torchperf.aoti_compile"
+  std::vector<std::string> args;
+  ChildEnvironment environment;  // over ours (CXX for the compiler, ...)
+  CommandLimits limits;
+  std::string what;  // names the step in errors: "compiling 'm.pt2' with AOTInductor"
+};
+
+// Runs the step and returns its one line of JSON. Throws, with the child's own last line:
+// ModelError (exit 4), WorkloadError (5), CompileError (6, 10, or the time limit passed),
+// ResourceLimit (9, the memory cap, or killed by SIGKILL: the kernel's out-of-memory killer),
+// Interrupted (stop_requested), RuntimeFailure (anything else: no interpreter, a crash).
+nlohmann::json run_python_step(const PythonStep& step);
+
+}  // namespace torchperf

@@ -1,0 +1,43 @@
+// A child program run to its end under a time limit and a memory cap, its answer read back: the
+// Python side's export, compile and reference steps. Torch-free: it knows processes, not models.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "torchperf/process/child_process.h"
+
+namespace torchperf {
+
+struct CommandLimits {
+  double time_limit_s = 0;             // 0: none
+  std::int64_t memory_cap_bytes = 0;   // the child's resident memory; 0: none
+  double poll_interval_s = 0.05;       // how often the cap and the clock are checked
+  // Asked at each poll: true stops the child (Ctrl-C in the CLI).
+  std::function<bool()> stop_requested;
+};
+
+struct CommandResult {
+  int exit_code = -1;   // -1 when it did not exit by itself
+  int signal = 0;       // the signal that ended it, 0 when it exited
+  bool timed_out = false;
+  bool over_memory = false;
+  bool stopped = false;  // stop_requested said so
+  std::int64_t peak_rss_bytes = 0;  // as sampled, the child process alone (not its children)
+  double wall_s = 0;
+  std::string out;         // what it wrote on stdout
+  std::string last_error;  // the last non-empty line of its stderr
+  std::string log_path;    // its whole stderr
+
+  bool succeeded() const { return exit_code == 0 && !timed_out && !over_memory && !stopped; }
+};
+
+// Runs executable with args (and the environment overrides) to its end; stderr goes to log_path.
+// Over the time limit or the memory cap, the child and the processes it started are killed
+// (SIGKILL to its process group) and the result says which. Throws RuntimeFailure only when
+// the child cannot be started.
+CommandResult run_command(const ChildSpec& spec, const CommandLimits& limits);
+
+}  // namespace torchperf

@@ -1,0 +1,56 @@
+"""What every child module shares: its exit codes and the one-line JSON answer the C++ side reads."""
+
+import json
+import sys
+
+# Exit codes the C++ side maps to its own errors (src/models/python_side.cpp reads them).
+OK = 0
+USAGE = 2          # the arguments themselves are wrong (a bug on the C++ side, or a user's typo)
+BAD_PROGRAM = 4    # the file is not a torch.export program (corrupt, truncated, a package, ...)
+REJECTED_INPUTS = 5  # the program (or the user's model) raised on the inputs it was given
+COMPILE_FAILED = 6  # AOTInductor refused the program (an unsupported op, no C++ compiler, ...)
+OUT_OF_MEMORY = 9   # an allocation failed while compiling or running
+BAD_SOURCE = 10     # MODULE:CALLABLE cannot be imported or called, or its model cannot be exported
+
+
+def answer(**fields):
+    """The one line of JSON on stdout that the C++ side parses."""
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def fail(code, message):
+    """One line on stderr (the C++ side quotes its last line), then exit with code."""
+    sys.stderr.write(" ".join(str(message).split()) + "\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def concise(error):
+    """The first line of an exception's text, which is the part a user can act on."""
+    text = str(error).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def is_out_of_memory(error):
+    return isinstance(error, MemoryError) or "out of memory" in str(error).lower() or \
+        "can't allocate memory" in str(error).lower()
+
+
+def load_program(path):
+    """The ExportedProgram in path, or exit BAD_PROGRAM naming what the file is instead."""
+    import torch
+    import zipfile
+
+    try:
+        names = zipfile.ZipFile(path).namelist()
+    except (zipfile.BadZipFile, OSError) as e:
+        fail(BAD_PROGRAM, f"program '{path}': not a torch.export archive ({concise(e)})")
+    if any("/data/aotinductor/" in n for n in names):
+        fail(BAD_PROGRAM, f"program '{path}': an AOTInductor package (compiled), not an "
+                          "ExportedProgram; pass the file torch.export.save wrote")
+    try:
+        return torch.export.load(path)
+    except Exception as e:  # torch raises many types for a damaged archive
+        fail(BAD_PROGRAM, f"program '{path}': torch.export.load failed ({concise(e)})")

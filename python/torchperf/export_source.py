@@ -1,0 +1,98 @@
+"""Exports a user's model from Python source to a torch.export program (.pt2), so that a user
+never writes export code:
+
+    python -m torchperf.export_source MODULE:CALLABLE INPUTS OUT [--static-batch]
+
+MODULE is imported as Python imports it (the working folder is on the path); CALLABLE is an
+nn.Module class or a function that returns an nn.Module, called with no arguments, or an
+nn.Module instance. The model is put in eval mode and exported with INPUTS (a torch.save tuple
+of example tensors, made by torchperf from --input at batch 2: export specialises a size of 1)
+and a dynamic batch dimension shared by every input, unless --static-batch. Prints
+{"program": OUT, "dynamic_batch": bool}.
+"""
+
+import argparse
+import importlib
+import os
+import sys
+
+from torchperf import _child
+
+
+def load_callable(reference):
+    module_name, _, attr = reference.partition(":")
+    if not module_name or not attr:
+        _child.fail(_child.BAD_SOURCE,
+                    f"--from-python '{reference}': expected MODULE:CALLABLE (e.g. mymodels:Net)")
+    sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        _child.fail(_child.BAD_SOURCE, f"--from-python '{reference}': importing '{module_name}' "
+                                       f"failed ({_child.concise(e)})")
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            _child.fail(_child.BAD_SOURCE,
+                        f"--from-python '{reference}': module '{module_name}' has no '{attr}'")
+        target = getattr(target, part)
+    return target
+
+
+def build_model(reference, target):
+    import torch
+
+    if isinstance(target, torch.nn.Module):
+        return target
+    if not callable(target):
+        _child.fail(_child.BAD_SOURCE, f"--from-python '{reference}': not an nn.Module, a class or "
+                                       "a function that returns one")
+    try:
+        model = target()
+    except Exception as e:
+        _child.fail(_child.BAD_SOURCE, f"--from-python '{reference}': calling it with no "
+                                       f"arguments failed ({_child.concise(e)})")
+    if not isinstance(model, torch.nn.Module):
+        _child.fail(_child.BAD_SOURCE, f"--from-python '{reference}': returned "
+                                       f"{type(model).__name__}, expected an nn.Module")
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser(prog="torchperf.export_source")
+    parser.add_argument("callable")
+    parser.add_argument("inputs")
+    parser.add_argument("out")
+    parser.add_argument("--static-batch", action="store_true")
+    args = parser.parse_args()
+
+    import torch
+
+    model = build_model(args.callable, load_callable(args.callable)).eval()
+    inputs = tuple(torch.load(args.inputs))
+    dynamic = None
+    if not args.static_batch:
+        batch = torch.export.Dim("batch", min=1, max=65536)
+        dynamic = tuple({0: batch} if t.dim() > 0 else None for t in inputs)
+    try:
+        with torch.no_grad():
+            model(*inputs)
+    except Exception as e:
+        if _child.is_out_of_memory(e):
+            _child.fail(_child.OUT_OF_MEMORY, f"out of memory running the model ({_child.concise(e)})")
+        shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in inputs)
+        _child.fail(_child.REJECTED_INPUTS, f"--from-python '{args.callable}': the model rejected "
+                                            f"its inputs ({shapes}): {_child.concise(e)}")
+    try:
+        program = torch.export.export(model, inputs, dynamic_shapes=dynamic)
+    except Exception as e:
+        _child.fail(_child.BAD_SOURCE, f"--from-python '{args.callable}': torch.export failed "
+                                       f"({_child.concise(e)})")
+    partial = args.out + f".partial-{os.getpid()}.pt2"
+    torch.export.save(program, partial)
+    os.replace(partial, args.out)
+    _child.answer(program=args.out, dynamic_batch=dynamic is not None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+#include "torchperf/models/exported_program.h"
+
+#include <caffe2/serialize/inline_container.h>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+// torch/_export/serde/schema.py's ScalarType.
+std::optional<DType> dtype_of(int code) {
+  switch (code) {
+    case 1: return DType::kUInt8;
+    case 4: return DType::kInt32;
+    case 5: return DType::kInt64;
+    case 6: return DType::kFloat16;
+    case 7: return DType::kFloat32;
+    case 8: return DType::kFloat64;
+    case 12: return DType::kBool;
+    case 13: return DType::kBFloat16;
+    default: return std::nullopt;
+  }
+}
+
+std::vector<std::string> records(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    return reader.getAllRecords();
+  } catch (const std::exception&) {
+    throw ModelError("model '" + path +
+                     "': a zip archive that is not a PyTorch archive (no PyTorch records in it)");
+  }
+}
+
+std::string symbol_of(const std::string& expr) {
+  static const std::regex symbol(R"(Symbol\('([A-Za-z_][A-Za-z0-9_]*)')");
+  std::smatch m;
+  return std::regex_search(expr, m, symbol) ? m[1].str() : expr;
+}
+
+}  // namespace
+
+ArchiveKind archive_kind(const std::string& path) {
+  bool format = false, program = false, package = false, code = false, data = false;
+  for (const auto& r : records(path)) {
+    format |= r == "archive_format";
+    program |= r.rfind("models/", 0) == 0 && r.size() > 5 && r.substr(r.size() - 5) == ".json";
+    package |= r.rfind("data/aotinductor/", 0) == 0;
+    code |= r.rfind("code/", 0) == 0;
+    data |= r == "data.pkl";
+  }
+  if (format && package) return ArchiveKind::kAotiPackage;
+  if (format && program) return ArchiveKind::kExportedProgram;
+  if (code) return ArchiveKind::kTorchScript;
+  if (data) return ArchiveKind::kTorchSave;
+  return ArchiveKind::kOther;
+}
+
+ProgramSignature read_program_signature(const std::string& path) {
+  nlohmann::json doc;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    std::string name;
+    for (const auto& r : reader.getAllRecords())
+      if (r.rfind("models/", 0) == 0 && r.size() > 5 && r.substr(r.size() - 5) == ".json") {
+        name = r;
+        break;
+      }
+    if (name.empty()) throw ModelError("no models/*.json record");
+    auto [data, size] = reader.getRecord(name);
+    const char* bytes = static_cast<const char*>(data.get());
+    doc = nlohmann::json::parse(bytes, bytes + size);
+  } catch (const std::exception& e) {
+    throw ModelError("model '" + path + "': not a readable torch.export program (" + e.what() + ")");
+  }
+  ProgramSignature sig;
+  try {
+    sig.torch_version = doc.value("torch_version", "");
+    const auto& gm = doc.at("graph_module");
+    const auto& graph = gm.at("graph");
+    const auto& tensors = graph.at("tensor_values");
+    for (const auto& node : graph.value("nodes", nlohmann::json::array())) {
+      const std::string target = node.value("target", "");
+      sig.convolutional |= target.find("aten.conv") != std::string::npos ||
+                           target.find("aten.convolution") != std::string::npos;
+      sig.linear |= target.find("aten.linear") != std::string::npos ||
+                    target.find("aten.addmm") != std::string::npos ||
+                    target.find("aten.mm.") != std::string::npos;
+    }
+    std::string batch_symbol;
+    bool batch_consistent = true;
+    for (const auto& spec : gm.at("signature").at("input_specs")) {
+      if (!spec.contains("user_input")) continue;
+      const auto& arg = spec.at("user_input").at("arg");
+      if (!arg.contains("as_tensor"))
+        throw ModelError(fmt::format(
+            "model '{}': the program takes a non-tensor input ({}); torchperf feeds tensors: "
+            "export it with that value fixed",
+            path, arg.dump()));
+      ProgramInput in;
+      in.name = arg.at("as_tensor").at("name").get<std::string>();
+      const auto& meta = tensors.at(in.name);
+      const auto dtype = dtype_of(meta.at("dtype").get<int>());
+      if (!dtype)
+        throw ModelError(fmt::format("model '{}': input '{}' has a dtype torchperf cannot make "
+                                     "(ScalarType {})",
+                                     path, in.name, meta.at("dtype").get<int>()));
+      in.dtype = *dtype;
+      std::string first_symbol;
+      for (const auto& size : meta.at("sizes")) {
+        if (size.contains("as_int")) {
+          in.sizes.push_back(size.at("as_int").get<std::int64_t>());
+          in.dynamic.push_back(false);
+        } else {
+          const auto& expr = size.at("as_expr");
+          in.sizes.push_back(expr.contains("hint") && expr.at("hint").contains("as_int")
+                                 ? expr.at("hint").at("as_int").get<std::int64_t>()
+                                 : 1);
+          in.dynamic.push_back(true);
+          if (in.dynamic.size() == 1) first_symbol = symbol_of(expr.at("expr_str").get<std::string>());
+        }
+      }
+      if (sig.inputs.empty()) batch_symbol = first_symbol;
+      batch_consistent &= !in.sizes.empty() && first_symbol == batch_symbol;
+      sig.inputs.push_back(std::move(in));
+    }
+    sig.outputs = gm.at("signature").at("output_specs").size();
+    if (sig.inputs.empty()) throw ModelError("model '" + path + "': the program takes no inputs");
+    sig.exported_batch = sig.inputs[0].sizes.empty() ? 1 : sig.inputs[0].sizes[0];
+    sig.dynamic_batch = !batch_symbol.empty() && batch_consistent;
+    if (sig.dynamic_batch) {
+      const auto ranges = doc.value("range_constraints", nlohmann::json::object());
+      if (ranges.contains(batch_symbol)) {
+        const auto& r = ranges.at(batch_symbol);
+        sig.batch_min = r.value("min_val", std::int64_t{1});
+        // An unbounded range is written as a huge number (int_oo).
+        const auto max = r.value("max_val", std::int64_t{0});
+        sig.batch_max = max >= (std::int64_t{1} << 62) ? 0 : max;
+      }
+    }
+  } catch (const ModelError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ModelError("model '" + path + "': a torch.export program whose schema this torchperf "
+                     "does not read (" + std::string(e.what()) + "; exported by torch " +
+                     sig.torch_version + ")");
+  }
+  return sig;
+}
+
+InputSpec ProgramSignature::input_spec() const {
+  InputSpec spec;
+  for (const auto& in : inputs) {
+    TensorSpec t;
+    t.dtype = in.dtype;
+    t.shape.assign(in.sizes.begin() + (in.sizes.empty() ? 0 : 1), in.sizes.end());
+    spec.tensors.push_back(t);
+  }
+  return spec;
+}
+
+std::string ProgramSignature::describe() const {
+  std::string out;
+  for (const auto& in : inputs) {
+    out += (out.empty() ? "" : ", ") + in.name + ": " + to_string(in.dtype) + "[";
+    for (std::size_t d = 0; d < in.sizes.size(); ++d)
+      out += (d ? "," : "") + (in.dynamic[d] ? (d == 0 && dynamic_batch ? std::string("batch")
+                                                                          : std::string("dyn"))
+                                             : std::to_string(in.sizes[d]));
+    out += "]";
+  }
+  if (dynamic_batch)
+    out += fmt::format(" (batch {}..{})", batch_min,
+                       batch_max > 0 ? std::to_string(batch_max) : std::string("any"));
+  else
+    out += fmt::format(" (static batch {})", exported_batch);
+  return out;
+}
+
+}  // namespace torchperf

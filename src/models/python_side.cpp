@@ -1,0 +1,96 @@
+#include "torchperf/models/python_side.h"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "torchperf/error.h"
+
+#ifndef TORCHPERF_DEFAULT_PYTHON
+#define TORCHPERF_DEFAULT_PYTHON "python3"
+#endif
+#ifndef TORCHPERF_PYTHON_DIR
+#define TORCHPERF_PYTHON_DIR "python"
+#endif
+
+namespace torchperf {
+namespace {
+
+std::string from_environment(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+std::string log_path_for(const std::string& module) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "torchperf-python";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return (dir / (module + "." + std::to_string(::getpid()) + ".log")).string();
+}
+
+}  // namespace
+
+std::string python_interpreter() { return from_environment("TORCHPERF_PYTHON", TORCHPERF_DEFAULT_PYTHON); }
+
+std::string python_package_dir() {
+  return from_environment("TORCHPERF_PYTHON_PATH", TORCHPERF_PYTHON_DIR);
+}
+
+nlohmann::json run_python_step(const PythonStep& step) {
+  ChildSpec spec;
+  spec.executable = python_interpreter();
+  if (!std::filesystem::exists(spec.executable))
+    throw RuntimeFailure(step.what + ": no Python interpreter at '" + spec.executable +
+                         "' (run `make venv`, or set TORCHPERF_PYTHON to the venv's python)");
+  spec.args = {"-m", step.module};
+  spec.args.insert(spec.args.end(), step.args.begin(), step.args.end());
+  spec.environment = step.environment;
+  const char* path = std::getenv("PYTHONPATH");
+  spec.environment["PYTHONPATH"] =
+      python_package_dir() + (path && *path ? std::string(":") + path : std::string());
+  spec.log_path = log_path_for(step.module);
+  const CommandResult r = run_command(spec, step.limits);
+  const std::string said = r.last_error.empty() ? "" : ": " + r.last_error;
+  if (r.stopped) throw Interrupted(step.what + ": stopped");
+  if (r.timed_out)
+    throw CompileError(fmt::format("{}: exceeded its time limit of {:.0f} s and was stopped",
+                                   step.what, step.limits.time_limit_s));
+  if (r.over_memory)
+    throw ResourceLimit(fmt::format("{}: over the memory cap of {:.2f} GiB and was stopped",
+                                    step.what, step.limits.memory_cap_bytes / 1073741824.0));
+  if (r.signal == SIGKILL)
+    throw ResourceLimit(step.what + ": killed (SIGKILL: the kernel's out-of-memory killer, or "
+                        "another process)" + said);
+  if (r.signal != 0)
+    throw RuntimeFailure(step.what + ": crashed with signal " + std::to_string(r.signal) + " (" +
+                         strsignal(r.signal) + "); its log: " + r.log_path);
+  switch (r.exit_code) {
+    case 0: break;
+    case 4: throw ModelError(r.last_error.empty() ? step.what + ": not a program" : r.last_error);
+    case 5: throw WorkloadError(r.last_error);
+    case 6:
+    case 10: throw CompileError(step.what + said);
+    case 9: throw ResourceLimit(step.what + said);
+    default:
+      throw RuntimeFailure(step.what + ": exited with " + std::to_string(r.exit_code) + said +
+                           " (its log: " + r.log_path + ")");
+  }
+  std::istringstream lines(r.out);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] == '{') last = line;
+  try {
+    return nlohmann::json::parse(last);
+  } catch (const std::exception&) {
+    throw RuntimeFailure(step.what + ": gave no answer (its log: " + r.log_path + ")");
+  }
+}
+
+}  // namespace torchperf

@@ -1,0 +1,143 @@
+// torch.export programs through the CLI: bench, tune (with --resume) and --from-python, on the
+// Linear stack that fixtures.aoti compiled into the shared test cache.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+#include "torchperf/models/aoti_package.h"
+
+namespace torchperf {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::fixture;
+using testing::run_cli;
+using testing::run_shell;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("torchperf-program-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<nlohmann::json> journal(const fs::path& out, const std::string& record) {
+  std::vector<nlohmann::json> found;
+  std::ifstream in(out / "results.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("record", "") == record) found.push_back(j);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST(ProgramCommandTest, BenchRunsAProgramsAotiPackageFromTheCacheAndChecksItAgainstEagerPyTorch) {
+  const CliRun run = run_cli({"bench", fixture("mlp_dynamic.pt2"), "--batch", "16", "--threads",
+                              "2", "--time", "0.3", "--target-ci", "0.5", "--json"});
+  ASSERT_TRUE(testing::measured(run)) << run.err;
+  EXPECT_EQ(run.err.find("deprecated"), std::string::npos) << run.err;
+  const auto m = nlohmann::json::parse(run.out)["measurement"];
+  EXPECT_EQ(m["configuration"]["knobs"]["graph"]["value"], "aoti");
+  EXPECT_EQ(m["batch"], 16);
+  EXPECT_EQ(m["compile"]["cache_hit"], true);
+  EXPECT_GT(m["compile"]["compile_s"].get<double>(), 0);
+  EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.9999);
+  EXPECT_GT(m["flops_per_sample"].get<double>(), 0);
+}
+
+TEST(ProgramCommandTest, TheTableShowsTheCompileApartFromTheRun) {
+  const CliRun run = run_cli({"bench", fixture("mlp_dynamic.pt2"), "--time", "0.2", "--target-ci", "0.5"});
+  ASSERT_TRUE(testing::measured(run)) << run.err;
+  EXPECT_NE(run.out.find("from the cache (paid 0 s now)"), std::string::npos) << run.out;
+}
+
+TEST(ProgramCommandTest, AnAotiPackageGivenAsTheModelIsRefusedSayingWhatToPass) {
+  const std::string package = cached_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{});
+  ASSERT_FALSE(package.empty());
+  const CliRun run = run_cli({"bench", package});
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_NE(run.err.find("an AOTInductor package (already compiled)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("torch.export.save"), std::string::npos) << run.err;
+}
+
+TEST(ProgramCommandTest, TuneSweepsAotiPointsAndItsResumeFindsThePackageInTheCache) {
+  const fs::path out = temp_dir("tune") / "run";
+  const std::vector<std::string> args = {
+      "tune", fixture("mlp_dynamic.pt2"), "--space", "threads=1,2;batch=1,8;precision=fp32;graph=aoti",
+      "--time", "0.3", "--budget", "3m", "--out", out.string(), "--quiet", "--json"};
+  const CliRun run = run_cli(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto packages = journal(out, "package");
+  ASSERT_EQ(packages.size(), 1u);
+  EXPECT_EQ(packages[0]["options"], "precision=fp32,max_autotune=0,device=cpu");
+  EXPECT_EQ(packages[0]["cache_hit"], true);
+  const auto points = journal(out, "point");
+  ASSERT_FALSE(points.empty());
+  for (const auto& p : points) {
+    EXPECT_NE(p["configuration"].get<std::string>().find("graph=aoti"), std::string::npos);
+    EXPECT_EQ(p["measurement"]["compile"]["cache_hit"], true) << p.dump();
+  }
+  const CliRun resumed = run_cli({"tune", "--resume", out.string(), "--quiet", "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto again = journal(out, "package");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1]["cache_hit"], true);
+  EXPECT_EQ(again[1]["path"], packages[0]["path"]);
+  fs::remove_all(out.parent_path());
+}
+
+TEST(ProgramCommandTest, APackageWhoseCompileDoesNotFitTheBudgetIsLeftOutWithItsPoints) {
+  const fs::path out = temp_dir("budget") / "run";
+  const CliRun run = run_cli({"tune", fixture("mlp_dynamic.pt2"), "--space",
+                              "threads=2;batch=8;precision=fp32,bf16;graph=aoti", "--time", "0.2",
+                              "--budget", "40s", "--out", out.string(), "--quiet", "--json"});
+  const auto packages = journal(out, "package");
+  ASSERT_EQ(packages.size(), 2u) << run.err;
+  EXPECT_EQ(packages[0]["failure"], "");
+  EXPECT_NE(packages[1]["failure"].get<std::string>().find("not compiled: its compile"),
+            std::string::npos)
+      << packages[1].dump();
+  for (const auto& p : journal(out, "point"))
+    if (p["configuration"].get<std::string>().find("precision=bf16") != std::string::npos)
+      EXPECT_EQ(p["failure_kind"], "compile") << p.dump();
+  fs::remove_all(out.parent_path());
+}
+
+TEST(ProgramCommandTest, FromPythonExportsAUsersModuleBesideTheResultsWithADynamicBatch) {
+  const fs::path dir = temp_dir("source");
+  std::ofstream(dir / "netmod.py") << "import torch\n"
+                                      "class Net(torch.nn.Module):\n"
+                                      "    def __init__(self):\n"
+                                      "        super().__init__()\n"
+                                      "        self.fc = torch.nn.Linear(16, 4)\n"
+                                      "    def forward(self, x):\n"
+                                      "        return torch.tanh(self.fc(x))\n";
+  const CliRun run = run_shell("cd " + dir.string() +
+                               " && \"$TORCHPERF\" bench --from-python netmod:Net --input 16 "
+                               "--batch 5 --time 0.2 --target-ci 0.5 --json");
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.err;
+  EXPECT_NE(run.err.find("exporting netmod:Net with torch.export to netmod.Net.pt2"),
+            std::string::npos)
+      << run.err;
+  ASSERT_TRUE(fs::exists(dir / "netmod.Net.pt2"));
+  const auto m = nlohmann::json::parse(run.out)["measurement"];
+  EXPECT_EQ(m["batch"], 5);  // a dynamic batch: not the example's 2
+  EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.9999);
+  // A callable that is not a module, one line and exit 10.
+  std::ofstream(dir / "notmod.py") << "def make():\n    return 3\n";
+  const CliRun bad = run_shell("cd " + dir.string() +
+                               " && \"$TORCHPERF\" bench --from-python notmod:make --input 16 --quiet");
+  EXPECT_EQ(bad.exit_code, 10) << bad.err;
+  EXPECT_NE(bad.err.find("returned int, expected an nn.Module"), std::string::npos) << bad.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace torchperf
