@@ -1,6 +1,8 @@
 #include "config_argument.h"
 
 #include "torchperf/config/configuration_file.h"
+#include "torchperf/error.h"
+#include "torchperf/models/exported_program.h"
 
 namespace torchperf::cli {
 
@@ -17,7 +19,17 @@ void apply_config_argument(const std::string& argument, BenchOptions& options) {
   if (options.device == "auto" && !file.device.empty()) options.device = file.device;
 }
 
-void default_to_serving(Configuration& config) {
+void default_to_serving(Configuration& config, const std::string& model) {
+  // A torch.export program is served as exported: it has no training flag or autograd to set.
+  bool program = false;
+  if (model.rfind("builtin:", 0) != 0) {
+    try {
+      program = archive_kind(model) == ArchiveKind::kExportedProgram;
+    } catch (const Error&) {
+      // Not a whole archive: opening the model says what it is.
+    }
+  }
+  if (program) return;
   if (!config.get("mode")) config.set("mode", "eval");
   if (!config.get("grad")) config.set("grad", "no_grad");
 }

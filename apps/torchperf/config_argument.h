@@ -13,6 +13,6 @@ void apply_config_argument(const std::string& argument, BenchOptions& options);
 
 // A served model answers requests: eval mode (a batch's statistics must not leak between the
 // requests it holds) and no autograd, unless the configuration says otherwise.
-void default_to_serving(Configuration& config);
+void default_to_serving(Configuration& config, const std::string& model);
 
 }  // namespace torchperf::cli

@@ -34,7 +34,7 @@ std::string export_python_source(const PythonSourceFlags& flags, const std::stri
   request.static_batch = flags.static_batch;
   request.out_path = out_path;
   if (!quiet) std::cerr << "torchperf: exporting " << flags.callable << " with torch.export to " << out_path << "\n";
-  export_from_python(request, {flags.compile_timeout_s, 0});
+  export_from_python(request, within(flags.compile_timeout_s));
   return out_path;
 }
 

@@ -221,7 +221,7 @@ int run(Flags& f) {
   apply_config_argument(f.config, options);
   if (options.model.empty())
     throw UsageError("serve-tune: expected a model (a TorchScript file or builtin:NAME)");
-  default_to_serving(options.config);
+  default_to_serving(options.config, options.model);
   ServeTuneOptions o;
   o.objective = parse_latency_objective(f.slo);
   o.budget_s = parse_duration(f.budget, "--budget");

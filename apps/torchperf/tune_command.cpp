@@ -109,10 +109,15 @@ int run(TuneFlags& f) {
     o.resume = true;
   } else {
     if (!f.source.callable.empty()) {
-      // The program is part of the run: written beside its results, resumed from there.
+      // The program is part of the run: written beside its results (an absolute path in the
+      // journal, so --resume finds it from anywhere), never over another run's.
       if (o.out_dir.empty()) o.out_dir = default_out_dir(f.source.callable.substr(f.source.callable.find(':') + 1));
-      o.workload.model = export_python_source(f.source, f.model_opt->count() ? o.workload.model : "",
-                                              o.workload.input_spec, o.out_dir + "/model.pt2", f.quiet);
+      if (std::filesystem::exists(std::filesystem::path(o.out_dir) / "results.jsonl"))
+        throw UsageError("--out '" + o.out_dir + "' holds a tune journal already: continue it with "
+                         "--resume, or choose another --out");
+      o.workload.model = export_python_source(
+          f.source, f.model_opt->count() ? o.workload.model : "", o.workload.input_spec,
+          std::filesystem::absolute(std::filesystem::path(o.out_dir) / "model.pt2").string(), f.quiet);
     }
     if (o.workload.model.empty()) throw UsageError("tune: expected a model (or --resume DIR)");
     if (o.out_dir.empty()) o.out_dir = default_out_dir(o.workload.model);

@@ -98,7 +98,7 @@ Workload load_workload(const Session& s) {
   Workload w;
   w.model = s.source->load();
   if (auto* ep = w.model->as_exported())
-    ep->set_compile_limits({s.compile_timeout_s, s.memory_cap_bytes});
+    ep->set_compile_limits(within(s.compile_timeout_s, s.memory_cap_bytes));
   w.model->to(s.device);
   w.device = s.device;
   w.spec = s.spec;
@@ -268,6 +268,12 @@ struct Prepared {
 void apply_configuration(const ResolvedConfiguration& config, Workload& w) {
   try {
     prepare_workload(config, w);
+  } catch (const CompileError& e) {  // a compile keeps its kind (and exit code), named by config
+    throw CompileError("configuration " + config.to_string() + ": " + e.what());
+  } catch (const ResourceLimit& e) {
+    throw ResourceLimit("configuration " + config.to_string() + ": " + e.what());
+  } catch (const Interrupted&) {
+    throw;
   } catch (const std::exception& e) {
     throw RuntimeFailure("configuration " + config.to_string() +
                          " could not be applied: " + compat::concise_error_message(e.what()));

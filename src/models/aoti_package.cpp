@@ -114,12 +114,29 @@ std::string archive_fingerprint(const std::string& path) {
   std::string directory(dir_size, '\0');
   in.seekg(static_cast<std::streamoff>(dir_offset));
   in.read(directory.data(), static_cast<std::streamsize>(dir_size));
-  return c10::sha1(directory).str();
+  // Each record's name (without the archive's top folder, which is the file's stem), CRC-32 and
+  // size. torch.export.save writes a fresh .data/serialization_id each time: left out, so that a
+  // program exported again unchanged (--from-python) finds its packages.
+  std::string content;
+  for (std::size_t at = 0; at + 46 <= directory.size() && directory.compare(at, 4, "PK\x01\x02") == 0;) {
+    const std::size_t name_len = le32(directory, at + 28) & 0xFFFF;
+    const std::size_t extra_len = le32(directory, at + 30) & 0xFFFF;
+    const std::size_t comment_len = le32(directory, at + 32) & 0xFFFF;
+    std::string name = directory.substr(at + 46, name_len);
+    name = name.substr(std::min(name.size(), name.find('/') + 1));
+    if (name != ".data/serialization_id")
+      content += name + '\0' + directory.substr(at + 16, 4) + directory.substr(at + 24, 4);
+    at += 46 + name_len + extra_len + comment_len;
+  }
+  return c10::sha1(content).str();
 }
 
 std::string package_cache_key(const std::string& program_path, const AotiOptions& options) {
+  // The CPU's flags, and ATen's capability cap where one is set (the aten_isa knob): Inductor
+  // picks its vector ISA under it.
   std::string isa;
   for (const auto& f : cpu_isa_flags()) isa += f + " ";
+  if (const char* cap = std::getenv("ATEN_CPU_CAPABILITY"); cap && *cap) isa += std::string("cap=") + cap;
   return c10::sha1(archive_fingerprint(program_path) + "|" + options.to_string() + "|" +
                    compat::torch_version() + "|" + isa)
       .str()

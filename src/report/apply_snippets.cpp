@@ -128,6 +128,55 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
+// A torch.export program's winner runs as the AOTInductor package torchperf compiled for it:
+// the package the run's journal names (torchperf's cache), or one compiled the same way.
+void write_program_snippets(const RunResults& r, const std::string& key, const std::string& why,
+                            const std::vector<TensorExample>& tensors, ApplySnippets& s) {
+  const std::string precision = knob_value(key, "precision") == "bf16" ? "bf16" : "fp32";
+  const bool autotune = knob_value(key, "graph") == "aoti-max-autotune";
+  const std::string options = "precision=" + precision + ",max_autotune=" + (autotune ? "1" : "0") +
+                              ",device=cpu";
+  const auto record = r.packages.find(options);
+  const std::string package = record != r.packages.end() && !record->second.value("path", "").empty()
+                                  ? record->second.value("path", "")
+                                  : "package.pt2";
+  const std::string threads = knob_value(key, "threads");
+  const bool bf16 = precision == "bf16";
+  std::string cpp = "// " + why + "\n";
+  cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
+         "${TORCH_LIBRARIES}).\n";
+  cpp += "#include <ATen/Parallel.h>\n#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
+         "#include <torch/torch.h>\n#include <iostream>\n\nint main(int argc, char** argv) {\n";
+  if (threads != "n/a") cpp += "  at::set_num_threads(" + threads + ");\n";
+  cpp += "  // The AOTInductor package torchperf compiled (" + options + "):\n";
+  cpp += "  torch::inductor::AOTIModelPackageLoader loader(argc > 1 ? argv[1] : " + quote(package) +
+         ");\n  std::vector<at::Tensor> inputs;\n";
+  for (const auto& t : tensors)
+    cpp += "  inputs.push_back(" + cpp_tensor(t) +
+           (bf16 && is_floating(t.spec.dtype) ? ".to(torch::kBFloat16)" : "") + ");\n";
+  cpp += "  std::vector<at::Tensor> outputs = loader.run(inputs);\n"
+         "  std::cout << \"output \" << outputs.at(0).sizes() << \"\\n\";\n  return 0;\n}\n";
+  s.cpp = cpp;
+  std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\nimport sys\n\nimport torch\n\n";
+  if (threads != "n/a") py += "torch.set_num_threads(" + threads + ")\n";
+  py += "# The package torchperf compiled; to compile it yourself from the program:\n";
+  py += "#   program = torch.export.load(" + quote(model_file(r)) + ")\n";
+  if (bf16)
+    py += "#   program = torch.export.export(program.module().to(torch.bfloat16), <bf16 example "
+          "inputs>, dynamic_shapes=<as exported>)\n";
+  py += std::string("#   package = torch._inductor.aoti_compile_and_package(program, "
+                    "inductor_configs={\"freezing\": True") +
+        (autotune ? ", \"max_autotune\": True" : "") + "})\n";
+  py += "model = torch._inductor.aoti_load_package(sys.argv[1] if len(sys.argv) > 1 else " +
+        quote(package) + ")\ninputs = [\n";
+  for (const auto& t : tensors)
+    py += "    " + python_tensor(t) + (bf16 && is_floating(t.spec.dtype) ? ".to(torch.bfloat16)" : "") +
+          ",\n";
+  py += "]\noutput = model(*inputs)\nprint(\"output\", tuple(output[0].shape if isinstance(output, "
+        "(list, tuple)) else output.shape))\n";
+  s.python = py;
+}
+
 }  // namespace
 
 ApplySnippets make_apply_snippets(const RunAnalysis& a) {
@@ -169,6 +218,10 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   const std::string why = fmt::format(
       "Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}", r.label, r.journal,
       key, a.winner_evidence);
+  if (knob_value(key, "graph").rfind("aoti", 0) == 0) {
+    write_program_snippets(r, key, why, tensors, s);
+    return s;
+  }
   // Worker knobs act before the program starts: the environment a user must set.
   std::string env;
   for (const auto& c : codes)

@@ -121,7 +121,8 @@ Configuration baseline_at(const std::string& batch) {
 Configuration careful_at(const WorkloadTraits& traits, const std::string& batch) {
   Configuration c = baseline_at(batch);
   if (traits.can_train_mode) c.set("mode", "eval");
-  c.set("grad", "no_grad");
+  // A torch.export program has no autograd to turn off: its careful setting is its baseline.
+  if (!traits.exported_program) c.set("grad", "no_grad");
   return c;
 }
 

@@ -223,8 +223,8 @@ void Supervisor::prepare_packages() {
   });
   phase_ = "compiling";
   double longest = 0;
-  CommandLimits limits{o_.workload.compile_timeout_s, limits_.memory_cap_bytes, 0.05,
-                       [this] { return interrupt_ && interrupt_(); }};
+  CommandLimits limits = within(o_.workload.compile_timeout_s, limits_.memory_cap_bytes);
+  limits.stop_requested = [this] { return interrupt_ && interrupt_(); };
   for (const auto& options : wanted) {
     CompiledPackageRecord record;
     record.options = options.to_string();
@@ -464,7 +464,8 @@ void Supervisor::sweep() {
         run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s, proposal->brief);
     if (interrupted_) break;
     p.stage = proposal->stage;
-    (p.brief ? brief_walls_ : full_walls_).push_back(p.wall_s);
+    // A point refused before it ran (its reference or package failed) says nothing of the time.
+    if (p.wall_s > 0) (p.brief ? brief_walls_ : full_walls_).push_back(p.wall_s);
     (p.brief ? result_.brief_points : result_.full_points) += 1;
     json record = to_json(p);
     record["record"] = "point";
@@ -625,6 +626,8 @@ TuneResult Supervisor::run_locked() {
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
   for (const auto& r : journal_->records()) {
     const std::string kind = r.value("record", "");
+    // A point left out because its package was not compiled runs when the package is there.
+    if (kind == "point" && r.value("failure_kind", "") == "compile") continue;
     if (kind == "point" && by_key_.count(r.value("key", ""))) {
       PointResult p = point_from_journal(r);
       const auto had = finished_.find(p.key);

@@ -104,13 +104,13 @@ TEST(AotiPackageTest, AnEntryForAnotherIsaIsCompiledAgainThenFoundInTheCache) {
   claim_another_isa((entry / "package.pt2").string());
   EXPECT_EQ(cached_aoti_package(program, AotiOptions{}), "");
 
-  const CompiledPackage built = ensure_aoti_package(program, AotiOptions{}, {600, 0});
+  const CompiledPackage built = ensure_aoti_package(program, AotiOptions{}, within(600));
   EXPECT_FALSE(built.cache_hit);
   EXPECT_NE(built.rebuilt_because.find("this CPU lacks"), std::string::npos) << built.rebuilt_because;
   EXPECT_GT(built.compile_s, 0);
   EXPECT_EQ(package_unrunnable_reason(built.path), "");
 
-  const CompiledPackage again = ensure_aoti_package(program, AotiOptions{}, {600, 0});
+  const CompiledPackage again = ensure_aoti_package(program, AotiOptions{}, within(600));
   EXPECT_TRUE(again.cache_hit);
   EXPECT_EQ(again.path, built.path);
   EXPECT_DOUBLE_EQ(again.compile_s, built.compile_s);  // what it cost then, paid once
@@ -122,7 +122,7 @@ TEST(AotiPackageTest, ACompileWithoutACompilerIsACompileErrorThatSaysSo) {
   ::setenv("TORCHPERF_CACHE_DIR", dir.c_str(), 1);
   ::setenv("CXX", "/nonexistent/c++", 1);  // Inductor's C++ compiler
   try {
-    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, {600, 0});
+    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, within(600));
     FAIL() << "no error";
   } catch (const CompileError& e) {
     const std::string what = e.what();
@@ -139,14 +139,14 @@ TEST(AotiPackageTest, ACompileOverItsTimeLimitOrMemoryCapIsStoppedAndNamed) {
   const fs::path dir = private_cache("limits");
   ::setenv("TORCHPERF_CACHE_DIR", dir.c_str(), 1);
   try {
-    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, {1.0, 0});
+    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, within(1.0));
     FAIL() << "no error";
   } catch (const CompileError& e) {
     EXPECT_NE(std::string(e.what()).find("exceeded its time limit of 1 s"), std::string::npos)
         << e.what();
   }
   try {
-    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, {600, 64LL << 20});
+    ensure_aoti_package(fixture("mlp_dynamic.pt2"), AotiOptions{}, within(600, 64LL << 20));
     FAIL() << "no error";
   } catch (const ResourceLimit& e) {
     EXPECT_NE(std::string(e.what()).find("over the memory cap of 0.06 GiB"), std::string::npos)
@@ -162,7 +162,7 @@ TEST(AotiPackageTest, APackageGivenWhereAProgramIsExpectedIsAModelError) {
   const std::string package = (dir / "given.pt2").string();
   fs::copy_file(shared, package);
   try {
-    ensure_aoti_package(package, AotiOptions{}, {600, 0});
+    ensure_aoti_package(package, AotiOptions{}, within(600));
     FAIL() << "no error";
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("an AOTInductor package (compiled), not an ExportedProgram"),

@@ -19,6 +19,14 @@ struct CommandLimits {
   std::function<bool()> stop_requested;
 };
 
+// Limits with a time limit and, optionally, a memory cap (the rest at their defaults).
+inline CommandLimits within(double time_limit_s, std::int64_t memory_cap_bytes = 0) {
+  CommandLimits limits;
+  limits.time_limit_s = time_limit_s;
+  limits.memory_cap_bytes = memory_cap_bytes;
+  return limits;
+}
+
 struct CommandResult {
   int exit_code = -1;   // -1 when it did not exit by itself
   int signal = 0;       // the signal that ended it, 0 when it exited
