@@ -33,6 +33,11 @@ def concise(error):
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
+def describe_tensors(tensors):
+    """"float32[5, 32], int64[5, 128]": inputs as an error names them."""
+    return ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in tensors)
+
+
 def is_out_of_memory(error):
     return isinstance(error, MemoryError) or "out of memory" in str(error).lower() or \
         "can't allocate memory" in str(error).lower()

@@ -4,7 +4,7 @@
 
 INPUTS is a torch.save file (the C++ side writes it with torch::pickle_save) holding the tuple of
 input tensors; OUT receives (outputs, flops_per_call) in the same format: a tuple of a list of
-tensors and an int, which torch::pickle_load reads. FLOPs come from torch.utils.flop_counter,
+tensors and a float, which torch::pickle_load reads. FLOPs come from torch.utils.flop_counter,
 PyTorch's own count, on the same call.
 """
 
@@ -53,11 +53,13 @@ def main():
     except Exception as e:
         if _child.is_out_of_memory(e):
             _child.fail(_child.OUT_OF_MEMORY, f"out of memory running the program ({_child.concise(e)})")
-        shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in inputs)
-        _child.fail(_child.REJECTED_INPUTS, f"the program rejected its inputs ({shapes}): {_child.concise(e)}")
+        shapes = _child.describe_tensors(inputs)
+        _child.fail(_child.REJECTED_INPUTS, f"model '{args.program}' rejected its inputs ({shapes}): {_child.concise(e)}")
     tensors = [t.detach().float().contiguous() if t.is_floating_point() else t.detach().contiguous()
                for t in flatten(outputs)]
-    torch.save((tensors, flops), args.out)
+    # The count as a float: LibTorch's unpickler reads a Python int above 2**31 (a long of 5 bytes)
+    # as an error ("Expected length to be 8, got 5"); a double holds counts to 2**53 exactly.
+    torch.save((tensors, float(flops)), args.out)
     _child.answer(outputs=len(tensors), flops=flops)
 
 

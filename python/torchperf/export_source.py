@@ -80,7 +80,7 @@ def main():
     except Exception as e:
         if _child.is_out_of_memory(e):
             _child.fail(_child.OUT_OF_MEMORY, f"out of memory running the model ({_child.concise(e)})")
-        shapes = ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in inputs)
+        shapes = _child.describe_tensors(inputs)
         _child.fail(_child.REJECTED_INPUTS, f"--from-python '{args.callable}': the model rejected "
                                             f"its inputs ({shapes}): {_child.concise(e)}")
     try:

@@ -118,7 +118,7 @@ std::vector<at::Tensor> ExportedProgramModel::eager_outputs(const std::vector<c1
     const auto tuple = torch::jit::pickle_load(bytes).toTuple();
     for (const auto& t : tuple->elements().at(0).toListRef()) outputs.push_back(t.toTensor());
     if (flops_per_call)
-      *flops_per_call = static_cast<std::uint64_t>(tuple->elements().at(1).toInt());
+      *flops_per_call = static_cast<std::uint64_t>(tuple->elements().at(1).toDouble());
   } catch (const std::exception& e) {
     throw RuntimeFailure(step.what + ": its answer could not be read (" +
                          compat::concise_error_message(e.what()) + ")");
