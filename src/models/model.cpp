@@ -145,7 +145,12 @@ ArchiveKind check_model_file(const std::string& path) {
     throw ModelError("model '" + path + "': cannot be read (" + std::strerror(errno) + ")");
   if (!starts_with_bytes(path, "PK\x03\x04") || !has_zip_end_record(path))
     throw ModelError("model '" + path + "': " + diagnose_not_torchscript(path, ""));
-  const ArchiveKind kind = archive_kind(path);
+  ArchiveKind kind = ArchiveKind::kOther;
+  try {
+    kind = archive_kind(path);
+  } catch (const ModelError&) {
+    // The reader refused the archive (a newer file format, a foreign zip): diagnosed below.
+  }
   if (kind == ArchiveKind::kExportedProgram) return kind;
   if (kind == ArchiveKind::kAotiPackage)
     throw ModelError("model '" + path + "': an AOTInductor package (already compiled), not a "

@@ -68,6 +68,33 @@ TEST(ProgramCommandTest, AnAotiPackageGivenAsTheModelIsRefusedSayingWhatToPass) 
   EXPECT_NE(run.err.find("torch.export.save"), std::string::npos) << run.err;
 }
 
+TEST(ProgramCommandTest, ServeBatchesRequestsIntoCallsOfTheAotiPackage) {
+  const fs::path dir = temp_dir("serve");
+  // Eight clients at once: the queue gathers their requests into calls of up to 8, each a batch
+  // size the package was not called with before (its batch is dynamic).
+  const CliRun run = run_shell(
+      "cd " + dir.string() + " && \"$TORCHPERF\" serve " + fixture("mlp_dynamic.pt2") +
+      " --port 0 --max-batch 8 --name mlp > serve.out 2>&1 & pid=$!; "
+      "for i in $(seq 300); do grep -q 'http://' serve.out && break; sleep 0.1; done; "
+      "url=$(grep -o 'http://[0-9.]*:[0-9]*' serve.out | head -1); "
+      "\"$TORCHPERF\" load \"$url\" --model mlp --concurrency 8 --duration 2s --json --quiet; rc=$?; "
+      "curl -s \"$url/metrics\" | grep '^torchperf_batch_size_bucket' >&2; "
+      "kill $pid; wait $pid; exit $rc");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto summary = nlohmann::json::parse(run.out);
+  EXPECT_GT(summary["ok"].get<int>(), 0);
+  EXPECT_EQ(summary["ok"], summary["requests"]) << run.out;
+  // Some calls held more than one request: the bucket le="1" counts fewer than all calls.
+  const auto le1 = run.err.find("le=\"1\"} ");
+  const auto inf = run.err.find("le=\"+Inf\"} ");
+  ASSERT_NE(le1, std::string::npos) << run.err;
+  ASSERT_NE(inf, std::string::npos) << run.err;
+  EXPECT_LT(std::stol(run.err.substr(run.err.find("} ", le1) + 2)),
+            std::stol(run.err.substr(run.err.find("} ", inf) + 2)))
+      << run.err;
+  fs::remove_all(dir);
+}
+
 TEST(ProgramCommandTest, TuneSweepsAotiPointsAndItsResumeFindsThePackageInTheCache) {
   const fs::path out = temp_dir("tune") / "run";
   const std::vector<std::string> args = {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "support/test_support.h"
@@ -26,6 +27,34 @@ TEST(SpaceTest, EveryApplicableKnobIsAnAxisAndTheProductIsResolved) {
   EXPECT_LT(s.points.size(), s.combinations) << "train with a frozen graph is dropped";
   ASSERT_FALSE(s.dropped.empty());
   EXPECT_NE(s.dropped.front().find("needs mode=eval"), std::string::npos) << s.dropped.front();
+}
+
+TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsItsAotiCompilesAndOnlyKnobsThatApply) {
+  WorkloadTraits program = image_model();
+  program.torchscript = false;
+  program.exported_program = true;
+  program.can_train_mode = false;
+  const Space s = build_space(program, {});
+  std::map<std::string, std::vector<std::string>> axes;
+  for (const auto& a : s.axes) axes[a.knob] = a.values;
+  EXPECT_EQ(axes["graph"], (std::vector<std::string>{"aoti", "aoti-max-autotune"}));
+  EXPECT_EQ(axes["precision"], (std::vector<std::string>{"fp32", "bf16"}));
+  for (const auto* absent : {"mode", "grad", "format", "conv_bias", "pad"})
+    EXPECT_FALSE(axes.count(absent)) << absent << " does not apply to a program";
+  EXPECT_EQ(careful_at(program, "8").to_string(), baseline_at("8").to_string())
+      << "a program has no autograd to turn off";
+}
+
+TEST(SpaceTest, AStaticProgramsBatchIsNotAnAxis) {
+  WorkloadTraits program = image_model();
+  program.torchscript = false;
+  program.exported_program = true;
+  program.can_train_mode = false;
+  program.dynamic_batch = false;
+  program.default_batch = 4;
+  const Space s = build_space(program, {});
+  for (const auto& a : s.axes) EXPECT_NE(a.knob, "batch");
+  EXPECT_THROW(build_space(program, {{"batch", {"8"}}}), ConfigError);
 }
 
 TEST(SpaceTest, RestrictionsNarrowTheAxesAndTheProduct) {
