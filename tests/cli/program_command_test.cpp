@@ -73,7 +73,7 @@ TEST(ProgramCommandTest, ServeBatchesRequestsIntoCallsOfTheAotiPackage) {
   // Eight clients at once: the queue gathers their requests into calls of up to 8, each a batch
   // size the package was not called with before (its batch is dynamic).
   const CliRun run = run_shell(
-      "cd " + dir.string() + " && \"$TORCHPERF\" serve " + fixture("mlp_dynamic.pt2") +
+      "cd " + dir.string() + " || exit 1; \"$TORCHPERF\" serve " + fixture("mlp_dynamic.pt2") +
       " --port 0 --max-batch 8 --name mlp > serve.out 2>&1 & pid=$!; "
       "for i in $(seq 300); do grep -q 'http://' serve.out && break; sleep 0.1; done; "
       "url=$(grep -o 'http://[0-9.]*:[0-9]*' serve.out | head -1); "
@@ -132,9 +132,11 @@ TEST(ProgramCommandTest, APackageWhoseCompileDoesNotFitTheBudgetIsLeftOutWithIts
   EXPECT_NE(packages[1]["failure"].get<std::string>().find("not compiled: its compile"),
             std::string::npos)
       << packages[1].dump();
-  for (const auto& p : journal(out, "point"))
-    if (p["configuration"].get<std::string>().find("precision=bf16") != std::string::npos)
+  for (const auto& p : journal(out, "point")) {
+    if (p["configuration"].get<std::string>().find("precision=bf16") != std::string::npos) {
       EXPECT_EQ(p["failure_kind"], "compile") << p.dump();
+    }
+  }
   fs::remove_all(out.parent_path());
 }
 
