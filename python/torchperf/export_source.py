@@ -47,6 +47,9 @@ def build_model(reference, target):
     if not callable(target):
         _child.fail(_child.BAD_SOURCE, f"--from-python '{reference}': not an nn.Module, a class or "
                                        "a function that returns one")
+    # Seeded: a model whose weights are drawn at construction is the same program each time it is
+    # exported, so its compiled packages are found in the cache again.
+    torch.manual_seed(0)
     try:
         model = target()
     except Exception as e:

@@ -76,8 +76,8 @@ nlohmann::json read_entry(const fs::path& file) {
 }  // namespace
 
 std::string AotiOptions::to_string() const {
-  return fmt::format("precision={},max_autotune={},device={}", precision, max_autotune ? 1 : 0,
-                     device);
+  return fmt::format("precision={},max_autotune={},device={}{}", precision, max_autotune ? 1 : 0,
+                     device, aten_capability.empty() ? "" : ",aten_isa=" + aten_capability);
 }
 
 std::string aoti_cache_dir() {
@@ -132,11 +132,8 @@ std::string archive_fingerprint(const std::string& path) {
 }
 
 std::string package_cache_key(const std::string& program_path, const AotiOptions& options) {
-  // The CPU's flags, and ATen's capability cap where one is set (the aten_isa knob): Inductor
-  // picks its vector ISA under it.
   std::string isa;
   for (const auto& f : cpu_isa_flags()) isa += f + " ";
-  if (const char* cap = std::getenv("ATEN_CPU_CAPABILITY"); cap && *cap) isa += std::string("cap=") + cap;
   return c10::sha1(archive_fingerprint(program_path) + "|" + options.to_string() + "|" +
                    compat::torch_version() + "|" + isa)
       .str()
@@ -208,6 +205,7 @@ CompiledPackage ensure_aoti_package(const std::string& program_path, const AotiO
   step.args = {program_path, result.path, "--precision", options.precision};
   if (options.max_autotune) step.args.push_back("--max-autotune");
   if (options.device != "cpu") step.args.insert(step.args.end(), {"--device", options.device});
+  step.environment["ATEN_CPU_CAPABILITY"] = options.aten_capability;  // "" unsets it
   step.limits = limits;
   step.what = "compiling '" + program_path + "' with AOTInductor (" + options.to_string() + ")";
   const nlohmann::json answer = run_python_step(step);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -80,6 +81,8 @@ void ExportedProgramModel::to(c10::ScalarType dtype) {
 
 void ExportedProgramModel::compile(bool max_autotune) {
   options_.max_autotune = max_autotune;
+  const char* cap = std::getenv("ATEN_CPU_CAPABILITY");  // this process's cap (aten_isa)
+  options_.aten_capability = cap ? cap : "";
   compiled_ = ensure_aoti_package(path_, options_, limits_);
   try {
     loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(compiled_->path);

@@ -212,6 +212,9 @@ void Supervisor::prepare_packages() {
     a.precision = c.value("precision");
     a.max_autotune = c.value("graph") == "aoti-max-autotune";
     a.device = desc_.traits.cuda ? "cuda" : "cpu";
+    const auto environment = worker_environment(p.config);  // the aten_isa knob's cap
+    if (const auto cap = environment.find("ATEN_CPU_CAPABILITY"); cap != environment.end())
+      a.aten_capability = cap->second;
     package_of_point_[p.key] = a.to_string();
     if (std::none_of(wanted.begin(), wanted.end(),
                      [&](const AotiOptions& w) { return w.to_string() == a.to_string(); }))

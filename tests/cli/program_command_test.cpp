@@ -160,6 +160,12 @@ TEST(ProgramCommandTest, FromPythonExportsAUsersModuleBesideTheResultsWithADynam
   const auto m = nlohmann::json::parse(run.out)["measurement"];
   EXPECT_EQ(m["batch"], 5);  // a dynamic batch: not the example's 2
   EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.9999);
+  // Exported again (seeded, so the same weights), the program finds its package in the cache.
+  const CliRun again = run_shell("cd " + dir.string() +
+                                 " && \"$TORCHPERF\" bench --from-python netmod:Net --input 16 "
+                                 "--batch 5 --time 0.2 --target-ci 0.5 --json --quiet");
+  ASSERT_TRUE(again.exit_code == 0 || again.exit_code == 3) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["measurement"]["compile"]["cache_hit"], true);
   // A callable that is not a module, one line and exit 10.
   std::ofstream(dir / "notmod.py") << "def make():\n    return 3\n";
   const CliRun bad = run_shell("cd " + dir.string() +

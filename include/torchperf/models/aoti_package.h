@@ -15,7 +15,11 @@ struct AotiOptions {
   std::string precision = "fp32";  // fp32, or bf16 (the program cast, then exported again)
   bool max_autotune = false;       // Inductor benchmarks kernel choices while compiling
   std::string device = "cpu";
-  std::string to_string() const;   // "precision=fp32,max_autotune=0,device=cpu"
+  // ATEN_CPU_CAPABILITY the package is compiled under ("": none): Inductor picks its vector ISA
+  // under ATen's cap, so a capped process (the aten_isa knob) has packages of its own.
+  std::string aten_capability;
+  // "precision=fp32,max_autotune=0,device=cpu" (and ",aten_isa=avx2" under a cap)
+  std::string to_string() const;
 };
 
 struct CompiledPackage {
