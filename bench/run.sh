@@ -615,7 +615,7 @@ echo "      vs the same package from Python (aoti_load_package), alternated over
 first=$("$tp" bench "$fixtures/resnet18_dynamic.pt2" --graph aoti --batch 16 --threads "$aoti_threads" \
         --time "$seconds" --quiet --json)
 package=$(echo "$first" | value package)
-echo "  compiled once: $(echo "$first" | "$python" -c 'import json,sys; c=json.load(sys.stdin)["measurement"]["compile"]; print(f"{c[\"compile_s\"]:.1f} s, cache hit {c[\"cache_hit\"]}")')"
+echo "  compiled once: $(echo "$first" | "$python" -c 'import json,sys; c=json.load(sys.stdin)["measurement"]["compile"]; print("{:.1f} s, cache hit {}".format(c["compile_s"], c["cache_hit"]))')"
 tp_runs=(); py_runs=()
 for r in $(seq "$rounds"); do
   tp_runs+=("$("$tp" bench "$fixtures/resnet18_dynamic.pt2" --graph aoti --batch 16 --threads "$aoti_threads" \
@@ -636,7 +636,7 @@ for name in resnet18 mobilenet_v2; do
   for cfg in "graph=aoti,precision=fp32" "graph=aoti,precision=bf16" "graph=aoti-max-autotune,precision=fp32"; do
     out=$("$tp" bench "$fixtures/${name}_dynamic.pt2" --config "$cfg,batch=16,threads=$cores" --time "$seconds" --quiet --json)
     v=$(echo "$out" | value throughput_samples_per_s)
-    echo "$out" | "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; c=m["compile"]; print(f"  AOTI  {sys.argv[1]:40} {m[\"throughput_samples_per_s\"]:8.2f} samples/s  cos {m[\"quality\"][\"cosine\"]:.6f}  compile {c[\"compile_s\"]:.1f} s (paid now: {not c[\"cache_hit\"]})")' "$cfg"
+    echo "$out" | "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; c=m["compile"]; print("  AOTI  {:40} {:8.2f} samples/s  cos {:.6f}  compile {:.1f} s (paid now: {})".format(sys.argv[1], m["throughput_samples_per_s"], m["quality"]["cosine"], c["compile_s"], not c["cache_hit"]))' "$cfg"
     if "$python" -c "import sys; sys.exit(0 if float('$v') > float('$best_aoti_v') else 1)"; then best_aoti=$cfg; best_aoti_v=$v; fi
   done
   for cfg in "graph=eager,precision=fp32" "graph=frozen-opt,precision=fp32" "graph=frozen-opt,precision=bf16-autocast"; do
@@ -644,7 +644,7 @@ for name in resnet18 mobilenet_v2; do
         --time "$seconds" --quiet --json)
     v=$(echo "$out" | value throughput_samples_per_s)
     # TorchScript's one-time cost is its load and graph passes (freezing): setup, beside AOTI's compile.
-    echo "$out" | "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; print(f"  TS    {sys.argv[1]:40} {m[\"throughput_samples_per_s\"]:8.2f} samples/s  cos {m[\"quality\"][\"cosine\"]:.6f}  setup {m[\"setup_ms\"] / 1e3:.1f} s")' "$cfg"
+    echo "$out" | "$python" -c 'import json,sys; m=json.load(sys.stdin)["measurement"]; print("  TS    {:40} {:8.2f} samples/s  cos {:.6f}  setup {:.1f} s".format(sys.argv[1], m["throughput_samples_per_s"], m["quality"]["cosine"], m["setup_ms"] / 1e3))' "$cfg"
     if "$python" -c "import sys; sys.exit(0 if float('$v') > float('$best_ts_v') else 1)"; then best_ts=$cfg; best_ts_v=$v; fi
   done
   a_runs=(); b_runs=()
