@@ -19,6 +19,7 @@ packages=(
   libbenchmark-dev        # harness-overhead benchmark in bench/
   python3 python3-venv    # the project's .venv (torch, numpy, pillow: requirements.txt)
   chromium                # the HTML report's browser test (headless)
+  curl                    # tests: a served program's metrics read over loopback
 )
 
 missing=()
