@@ -129,7 +129,6 @@ ProgramSignature read_program_signature(const std::string& path) {
       batch_consistent &= !in.sizes.empty() && first_symbol == batch_symbol;
       sig.inputs.push_back(std::move(in));
     }
-    sig.outputs = gm.at("signature").at("output_specs").size();
     if (sig.inputs.empty()) throw ModelError("model '" + path + "': the program takes no inputs");
     sig.exported_batch = sig.inputs[0].sizes.empty() ? 1 : sig.inputs[0].sizes[0];
     sig.dynamic_batch = !batch_symbol.empty() && batch_consistent;

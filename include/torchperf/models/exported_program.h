@@ -26,7 +26,6 @@ struct ProgramInput {
 
 struct ProgramSignature {
   std::vector<ProgramInput> inputs;
-  std::size_t outputs = 0;
   // The batch dimension (dimension 0 of every input) is one dynamic symbol, within [min, max].
   bool dynamic_batch = false;
   std::int64_t batch_min = 1, batch_max = 0;  // 0: no upper bound
