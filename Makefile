@@ -16,8 +16,13 @@ deps:
 venv: deps
 	@scripts/setup-venv.sh
 
+# Ninja: a library's objects compile while the libraries it links are still compiling (Make's
+# generator waits target by target). A build folder made by another generator is configured anew.
 configure: venv
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
+	@if [ -f $(BUILD)/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' $(BUILD)/CMakeCache.txt; then \
+	  echo "configure: $(BUILD) was made by another generator; configuring it for Ninja"; \
+	  rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; fi
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 \
 	  || (cat $(BUILD).configure.log; exit 1)
 
 build: configure

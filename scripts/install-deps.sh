@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ccache pkg-config
+  ninja-build             # the build: compiles every target's batches at once, not library by library
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0      # knob allocator: preloaded into workers
   libboost-dev            # Boost.Math: Student-t quantiles for confidence intervals
   libcli11-dev            # command-line parsing

@@ -26,10 +26,6 @@ Applicability cuda_only(const WorkloadTraits& t, const std::string& what) {
   return t.cuda ? Applicability::yes() : Applicability::no(what + " exists only on CUDA devices");
 }
 
-std::vector<std::string> fixed(std::initializer_list<const char*> values) {
-  return std::vector<std::string>(values.begin(), values.end());
-}
-
 // Holds an RAII guard on the heap until the returned Undo runs (LIFO with the other knobs).
 template <typename Guard, typename... Args>
 Undo hold(Args... args) {

@@ -108,10 +108,6 @@ std::string getenv_or(const char* name, const std::string& fallback) {
   return v ? std::string(v) : fallback;
 }
 
-std::vector<std::string> fixed(std::initializer_list<const char*> values) {
-  return std::vector<std::string>(values.begin(), values.end());
-}
-
 Knob worker_knob(const std::string& name, const std::string& description) {
   Knob k;
   k.name = name;

@@ -3,11 +3,18 @@
 // lists them with the others (knob_registry.cpp).
 #pragma once
 
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "torchperf/config/knob.h"
 
 namespace torchperf {
+
+// A knob's values when they do not depend on the workload.
+inline std::vector<std::string> fixed(std::initializer_list<const char*> values) {
+  return std::vector<std::string>(values.begin(), values.end());
+}
 
 std::vector<Knob> worker_knobs();
 

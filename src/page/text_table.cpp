@@ -6,6 +6,8 @@
 
 namespace torchperf {
 
+std::string percent(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
+
 std::string escape_md(const std::string& s) {
   std::string out;
   for (char c : s) {

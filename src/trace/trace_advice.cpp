@@ -5,11 +5,11 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 namespace {
 
-std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 std::string ms(double ns) { return fmt::format("{:.2f} ms", ns * 1e-6); }
 
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
@@ -48,8 +48,8 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
     out.push_back({"data-wait",
                    "load batches ahead of the step: DataLoader(num_workers=N, prefetch_factor, "
                    "persistent_workers=True)",
-                   fmt::format("the data loader is {} of the {} {} (threshold {})", pct(data),
-                               ms(step.duration()), per_step, pct(kDataWaitThreshold)),
+                   fmt::format("the data loader is {} of the {} {} (threshold {})", percent(data),
+                               ms(step.duration()), per_step, percent(kDataWaitThreshold)),
                    "workers", "more", false, data});
 
   // Host-to-device copies: from pageable memory they cannot overlap; exposed, they cost steps.
@@ -64,14 +64,14 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
   const double pageable_share = step.duration() > 0 ? pageable_time / steps / step.duration() : 0;
   if (pageable_share <= kPageableCopyThreshold) pageable_count = 0;
   if (pageable_count > 0 || copy > kCopyThreshold) {
-    std::string evidence = fmt::format("exposed copies are {} of the {} (threshold {})", pct(copy),
-                                       per_step, pct(kCopyThreshold));
+    std::string evidence = fmt::format("exposed copies are {} of the {} (threshold {})", percent(copy),
+                                       per_step, percent(kCopyThreshold));
     if (pageable_count > 0)
       evidence += fmt::format(
           "; {:.0f} host-to-device copies per {} come from pageable memory "
           "({:.1f} MB, {} of the {}; threshold {})",
-          pageable_count / steps, per_step, pageable_bytes / steps / 1e6, pct(pageable_share),
-          per_step, pct(kPageableCopyThreshold));
+          pageable_count / steps, per_step, pageable_bytes / steps / 1e6, percent(pageable_share),
+          per_step, percent(kPageableCopyThreshold));
     if (pageable_count > 0)
       out.push_back({"copy",
                      "copy from pinned memory without waiting: DataLoader(pin_memory=True) and "
@@ -94,9 +94,9 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
     out.push_back({"utilisation", message,
                    fmt::format("the device computes {} of the {} (threshold {}); of the {} of "
                                "gaps on its streams, host wait {}, kernel wait {}, other {}",
-                               pct(step.utilization()), per_step, pct(kTraceUtilisationThreshold),
-                               ms(idle), pct(d.host_wait / idle), pct(d.kernel_wait / idle),
-                               pct(d.other_wait / idle)),
+                               percent(step.utilization()), per_step, percent(kTraceUtilisationThreshold),
+                               ms(idle), percent(d.host_wait / idle), percent(d.kernel_wait / idle),
+                               percent(d.other_wait / idle)),
                    host >= 0.5 ? "batch" : "", host >= 0.5 ? "larger" : "", host >= 0.5,
                    1.0 - step.utilization()});
   }
@@ -111,7 +111,7 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                      fmt::format("{} of {} kernels run shorter on the device than their launch "
                                  "on the host (threshold {}); median launch {:.1f} us, median "
                                  "kernel {:.1f} us",
-                                 pct(short_share), launches.matched, pct(kShortKernelThreshold),
+                                 percent(short_share), launches.matched, percent(kShortKernelThreshold),
                                  launches.launch.median * 1e-3, launches.gpu.median * 1e-3),
                      "", "", false, short_share * (1.0 - step.utilization())});
   }
@@ -126,7 +126,7 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
     std::string evidence = fmt::format(
         "stream {}/{}'s launch queue reaches {} of {} (threshold {}); {} launch calls take "
         "over {:.0f} us",
-        fullest->device, fullest->stream, fullest->max_queue, kLaunchQueueLimit, pct(kFullQueueThreshold),
+        fullest->device, fullest->stream, fullest->max_queue, kLaunchQueueLimit, percent(kFullQueueThreshold),
         launches.runtime_outliers, kRuntimeOutlierNs * 1e-3);
     if (o.annotated_steps && !step.device.empty())
       evidence += fmt::format("; the device finishes a step {} after the host", ms(step.lag()));
@@ -187,7 +187,7 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    "avoid host-device synchronisation inside the step: no .item(), .cpu(), "
                    "print of device tensors or explicit synchronize; keep values on the device",
                    fmt::format("{:.1f} synchronising calls per {} take {} of it (threshold {}): {}",
-                               sync_calls / steps, per_step, pct(sync_share), pct(kSyncThreshold),
+                               sync_calls / steps, per_step, percent(sync_share), percent(kSyncThreshold),
                                sync_names),
                    "", "", false, sync_share});
 
@@ -196,10 +196,10 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
     std::string evidence = fmt::format(
         "communication not hidden by computation is {} of the {} "
         "(threshold {})",
-        pct(exposed), per_step, pct(kCommunicationThreshold));
+        percent(exposed), per_step, percent(kCommunicationThreshold));
     if (o.overlap() >= 0)
       evidence +=
-          fmt::format("; {} of communication kernel time overlaps computation", pct(o.overlap()));
+          fmt::format("; {} of communication kernel time overlaps computation", percent(o.overlap()));
     out.push_back({"communication",
                    "overlap communication with the backward pass: DDP's bucket_cap_mb, "
                    "gradient accumulation with no_sync(), or fewer, larger all-reduces",
@@ -223,9 +223,9 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    "fp16): the matrix units run 16-bit types several times faster",
                    fmt::format("{} of kernel time is in fp16/bf16 kernels (threshold {}) on {} "
                                "(compute {}.{}, with {} cores); kernels are {} of the {}",
-                               pct(reduced / computation), pct(kReducedPrecisionThreshold),
+                               percent(reduced / computation), percent(kReducedPrecisionThreshold),
                                device->name, device->compute_major, device->compute_minor,
-                               device->amd() ? "matrix" : "tensor", pct(kernel_share), per_step),
+                               device->amd() ? "matrix" : "tensor", percent(kernel_share), per_step),
                    "amp", device->amd() ? "bf16" : "fp16", true, kernel_share});
   }
   std::stable_sort(out.begin(), out.end(),

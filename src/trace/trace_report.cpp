@@ -9,13 +9,13 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/advice/advice.h"
 #include "torchperf/page/html_page.h"
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 namespace {
 
 std::string ms(double ns) { return fmt::format("{:.2f}", ns * 1e-6); }
 std::string us(double ns) { return fmt::format("{:.1f}", ns * 1e-3); }
-std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 std::string mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
 // Kernel names run to hundreds of characters of template arguments; a table shows the head.
@@ -46,7 +46,7 @@ std::string step_label(const StepBreakdown& s) {
 std::vector<std::string> step_row(const std::string& label, const StepBreakdown& s) {
   std::vector<std::string> row = {label, ms(s.duration())};
   for (double t : s.time) row.push_back(ms(t));
-  row.push_back(s.has_device ? pct(s.utilization()) : "-");
+  row.push_back(s.has_device ? percent(s.utilization()) : "-");
   return row;
 }
 
@@ -131,7 +131,7 @@ std::string format_one(const TraceAnalysis& a, const TraceReportOptions& options
     const double all = std::max(1.0, t.computation + t.communication + t.memory);
     out += fmt::format("\nkernels ({} of {}; computation {}, communication {}, memory {})\n",
                        std::min(options.top, a.kernels.size()), a.kernels.size(),
-                       pct(t.computation / all), pct(t.communication / all), pct(t.memory / all)) +
+                       percent(t.computation / all), percent(t.communication / all), percent(t.memory / all)) +
            kernel_table(a.kernels, options.top).render(TextFormat::kTerminal);
     if (!a.copies.empty())
       out += "\ncopies and sets (bandwidth: bytes over their time on the device)\n" +
@@ -558,7 +558,7 @@ TextTable step_table(const TraceOverview& o, std::size_t max_rows) {
   if (n > 1) t.rows.push_back(step_row("mean", o.average));
   std::vector<std::string> share = {"share", "100%"};
   for (std::size_t c = 0; c < kTimeCategories; ++c)
-    share.push_back(pct(o.average.share(static_cast<TimeCategory>(c))));
+    share.push_back(percent(o.average.share(static_cast<TimeCategory>(c))));
   share.push_back("");
   t.rows.push_back(share);
   return t;
@@ -569,7 +569,7 @@ TextTable step_table(const TraceOverview& o, std::size_t max_rows) {
 std::array<std::string, 3> gap_shares(const DeviceSummary& d) {
   const double gaps = d.host_wait + d.kernel_wait + d.other_wait;
   if (gaps <= 0) return {"-", "-", "-"};
-  return {pct(d.host_wait / gaps), pct(d.kernel_wait / gaps), pct(d.other_wait / gaps)};
+  return {percent(d.host_wait / gaps), percent(d.kernel_wait / gaps), percent(d.other_wait / gaps)};
 }
 
 TextTable step_device_table(const TraceOverview& o, std::size_t max_rows) {
@@ -646,14 +646,14 @@ TextTable device_summary_table(const DeviceSummary& d) {
   t.rows.push_back({fmt::format("{} ({} kernels, {} copies, {} sets)", d.events(), d.kernels,
                                 d.memcpys, d.memsets),
                     ms(d.span()) + " ms",
-                    pct(d.busy / span),
-                    pct(d.compute / span),
-                    pct(d.non_compute / span),
-                    pct(d.idle / span),
+                    percent(d.busy / span),
+                    percent(d.compute / span),
+                    percent(d.non_compute / span),
+                    percent(d.idle / span),
                     shares[0],
                     shares[1],
                     shares[2],
-                    d.overlap() < 0 ? "-" : pct(d.overlap())});
+                    d.overlap() < 0 ? "-" : percent(d.overlap())});
   return t;
 }
 
@@ -729,7 +729,7 @@ TextTable kernel_table(const std::vector<KernelRow>& rows, std::size_t top) {
   for (std::size_t k = 0; k < rows.size() && k < top; ++k) {
     const KernelRow& r = rows[k];
     t.rows.push_back({shorten(r.name), kernel_class_name(r.kind), std::to_string(r.count),
-                      ms(r.total), us(r.mean()), us(r.max), pct(r.share)});
+                      ms(r.total), us(r.mean()), us(r.max), percent(r.share)});
   }
   return t;
 }
@@ -753,7 +753,7 @@ TextTable rank_table(const RankComparison& ranks) {
   for (std::size_t i = 0; i < ranks.ranks.size(); ++i) {
     const RankRow& r = ranks.ranks[i];
     t.rows.push_back({std::to_string(r.rank), std::to_string(r.steps), ms(r.step), ms(r.kernel),
-                      ms(r.communication), r.overlap < 0 ? "-" : pct(r.overlap), pct(r.utilization),
+                      ms(r.communication), r.overlap < 0 ? "-" : percent(r.overlap), percent(r.utilization),
                       i == ranks.slowest ? "slowest" : ""});
   }
   return t;

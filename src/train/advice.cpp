@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 namespace {
 
-std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 
 std::string step_ms(const Breakdown& b) { return fmt::format("{:.1f} ms", b.step_ns * 1e-6); }
 
@@ -21,7 +21,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
   if (wait > wait_threshold) {
     const std::string evidence = fmt::format(
         "data wait is {} of the {} step (threshold {}{}): the training thread waits for batches",
-        pct(wait), step_ms(b), pct(wait_threshold),
+        percent(wait), step_ms(b), percent(wait_threshold),
         p.workers == 0 ? ", batches made in the training thread" : "");
     if (p.workers < c.usable_cores)
       out.push_back({"data-wait",
@@ -38,7 +38,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
   const double copy = b.share_of(Phase::kCopy);
   if (copy > kCopyThreshold) {
     const std::string evidence = fmt::format("the copy to the device is {} of the step (threshold {})",
-                                             pct(copy), pct(kCopyThreshold));
+                                             percent(copy), percent(kCopyThreshold));
     if (c.cuda && !p.pin_memory)
       out.push_back({"copy", "make batches in pinned memory", evidence, "pin_memory", "on", false,
                      copy});
@@ -54,7 +54,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
     out.push_back({"reduced-precision",
                    "train with automatic mixed precision (bf16 needs no gradient scaler)",
                    "no reduced precision is used, but " + c.reduced_precision_evidence +
-                       fmt::format("; compute is {} of the step", pct(compute)),
+                       fmt::format("; compute is {} of the step", percent(compute)),
                    "amp", c.cuda ? "fp16" : "bf16", true, compute});
   const double memory = b.memory_fraction();
   if (memory > kMemoryHighThreshold)
@@ -63,8 +63,8 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                        ? "use mixed precision to halve activation memory, or activation checkpointing"
                        : "use activation checkpointing (recompute activations in backward)",
                    fmt::format("peak memory is {} of the {:.1f} GiB available (threshold {})",
-                               pct(memory), b.memory_capacity_bytes / 1073741824.0,
-                               pct(kMemoryHighThreshold)),
+                               percent(memory), b.memory_capacity_bytes / 1073741824.0,
+                               percent(kMemoryHighThreshold)),
                    p.amp == Amp::kOff && c.reduced_precision_hardware ? "amp" : "",
                    p.amp == Amp::kOff && c.reduced_precision_hardware ? (c.cuda ? "fp16" : "bf16") : "",
                    true, memory});
@@ -73,23 +73,23 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
     out.push_back({"utilisation", fmt::format("double the batch to {}", p.batch * 2),
                    fmt::format("compute is {} of the step (threshold {}) and peak memory {} of "
                                "capacity: per-step overheads are paid per batch",
-                               pct(compute), pct(kUtilisationThreshold), pct(memory)),
+                               percent(compute), percent(kUtilisationThreshold), percent(memory)),
                    "batch", std::to_string(p.batch * 2), true, 1.0 - compute});
   const double optimizer = b.share_of(Phase::kOptimizer);
   if (!p.set_to_none && optimizer > kOptimizerThreshold)
     out.push_back({"optimizer", "free gradients instead of zeroing them (zero_grad set_to_none)",
                    fmt::format("the optimizer phase is {} of the step (threshold {})",
-                               pct(optimizer), pct(kOptimizerThreshold)),
+                               percent(optimizer), percent(kOptimizerThreshold)),
                    "zero_grad", "set_to_none", false, optimizer});
   if (c.convolutional && !p.channels_last && compute > 0.5)
     out.push_back({"compute", "use channels_last memory format for the convolutions",
                    fmt::format("compute is {} of the step and the model is convolutional",
-                               pct(compute)),
+                               percent(compute)),
                    "format", "channels_last", false, compute * 0.5});
   if (p.threads < c.usable_cores && compute > 0.5)
     out.push_back({"compute",
                    fmt::format("give the step {} intra-op threads", c.usable_cores),
-                   fmt::format("compute is {} of the step on {} of {} cores", pct(compute),
+                   fmt::format("compute is {} of the step on {} of {} cores", percent(compute),
                                p.threads, c.usable_cores),
                    "threads", std::to_string(c.usable_cores), false, compute * 0.6});
   // Measured on ResNet-18 (docs/methodology.md): the same architecture trains ~13% slower as
@@ -102,7 +102,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    fmt::format("compute is {} of the step and the model is TorchScript on the CPU, "
                                "where LibTorch does not fuse: the profiling executor's "
                                "differentiable subgraphs add work and fuse nothing",
-                               pct(compute)),
+                               percent(compute)),
                    "executor", "plain", false, compute * 0.3});
   std::stable_sort(out.begin(), out.end(),
                    [](const Advice& a, const Advice& b) { return a.weight > b.weight; });

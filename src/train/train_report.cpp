@@ -6,12 +6,12 @@
 
 #include "torchperf/json_fields.h"
 #include "torchperf/report/html_report.h"
+#include "torchperf/page/text_table.h"
 
 namespace torchperf {
 namespace {
 
 std::string ms(double ns) { return fmt::format("{:.1f}", ns * 1e-6); }
-std::string pct(double share) { return fmt::format("{:.1f}%", 100.0 * share); }
 std::string gib(std::int64_t bytes) {
   return bytes < 0 ? "n/a" : fmt::format("{:.2f} GiB", bytes / 1073741824.0);
 }
@@ -44,7 +44,7 @@ TextTable breakdown_table(const Breakdown& b) {
   TextTable t;
   t.header = {"phase", "ms/step", "share"};
   for (std::size_t i = 0; i < kPhaseCount; ++i)
-    t.rows.push_back({phase_name(phase_at(i)), ms(b.mean_ns[i]), pct(b.share[i])});
+    t.rows.push_back({phase_name(phase_at(i)), ms(b.mean_ns[i]), percent(b.share[i])});
   t.rows.push_back({"step (wall)", ms(b.step_ns), "100.0%"});
   return t;
 }
@@ -57,7 +57,7 @@ TextTable ladder_table(const LadderResult& ladder) {
     t.rows.push_back(
         {std::to_string(r.step), r.step == 0 ? "naive loop" : r.change + (r.changes_training ? " *" : ""),
          fmt::format("{:.1f}", r.breakdown.samples_per_second), ms(r.breakdown.step_ns),
-         pct(r.breakdown.utilisation),
+         percent(r.breakdown.utilisation),
          r.step == 0 ? "-" : ratio(r.speedup.ratio) + " (" + interval(r.speedup.interval) + ")",
          ratio(r.cumulative)});
   return t;
@@ -77,8 +77,8 @@ std::string format_train_report(const TrainReport& r) {
     out += fmt::format("  {:.1f} samples/s over {} steps (step median {} ms, {}); "
                        "utilisation {} (forward+backward+optimizer); peak memory {}",
                        b.samples_per_second, b.steps, ms(b.step_summary.median), ci_text,
-                       pct(b.utilisation), gib(b.peak_memory_bytes));
-    if (b.memory_fraction() >= 0) out += fmt::format(" ({} of {})", pct(b.memory_fraction()),
+                       percent(b.utilisation), gib(b.peak_memory_bytes));
+    if (b.memory_fraction() >= 0) out += fmt::format(" ({} of {})", percent(b.memory_fraction()),
                                                      gib(b.memory_capacity_bytes));
     out += "\n";
     if (b.skipped_steps) out += fmt::format("  {} step(s) skipped by the gradient scaler\n", b.skipped_steps);

@@ -15,7 +15,7 @@
 namespace torchperf {
 namespace {
 
-TrainingContext tiny() {
+TrainingContext tiny_cnn_8px() {
   TrainingSpec spec;
   spec.model = testing::fixture("tiny_cnn.pt");
   spec.data.image_size = 8;
@@ -23,7 +23,7 @@ TrainingContext tiny() {
 }
 
 TEST(ChromeTraceTest, WritesPhasesAndOperatorEventsOfTheActiveStepsOnly) {
-  const TrainingContext c = tiny();
+  const TrainingContext c = tiny_cnn_8px();
   TrainingSession s(c, Configuration::parse("batch=2"));
   const std::string path =
       (std::filesystem::temp_directory_path() /
@@ -48,7 +48,7 @@ TEST(ChromeTraceTest, WritesPhasesAndOperatorEventsOfTheActiveStepsOnly) {
 }
 
 TEST(ChromeTraceTest, AnUnwritablePathIsAUsageError) {
-  const TrainingContext c = tiny();
+  const TrainingContext c = tiny_cnn_8px();
   TrainingSession s(c, Configuration::parse("batch=2"));
   EXPECT_THROW(write_trace(s, TraceSchedule{}, "/proc/torchperf/trace.json"), UsageError);
 }

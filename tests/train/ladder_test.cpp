@@ -14,7 +14,7 @@ namespace {
 
 using testing::fixture;
 
-TrainingContext tiny() {
+TrainingContext tiny_cnn_16px() {
   TrainingSpec spec;
   spec.model = fixture("tiny_cnn.pt");
   spec.data.image_size = 16;
@@ -76,7 +76,7 @@ TEST(LadderTest, AnUndecidedComparisonGoesOnTwoRoundsAtATimeUpToItsMaximum) {
 }
 
 TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
-  const TrainingContext c = tiny();
+  const TrainingContext c = tiny_cnn_16px();
   TrainingSession a(c, Configuration::parse("batch=4"));
   TrainingSession b(c, Configuration::parse("batch=4"));
   HeadToHeadOptions o;
@@ -92,7 +92,7 @@ TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
 }
 
 TEST(LadderTest, TheClimbStartsFromTheLoopAsGivenAndKeepsOnlyWinners) {
-  const TrainingContext c = tiny();
+  const TrainingContext c = tiny_cnn_16px();
   LadderOptions o;
   o.compare.rounds = 3;
   o.compare.max_rounds = 3;

@@ -16,6 +16,9 @@ struct TextTable {
   std::string render(TextFormat format, const std::string& indent = "  ") const;
 };
 
+// A share in [0, 1] as a table cell: "12.3%".
+std::string percent(double share);
+
 // A cell's text made safe for a Markdown table (its '|' escaped).
 std::string escape_md(const std::string& text);
 
