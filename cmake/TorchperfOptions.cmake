@@ -40,6 +40,12 @@ target_precompile_headers(torchperf_pch PRIVATE
 set(TORCHPERF_UNITY_BATCH 8 CACHE STRING
     "Sources compiled as one translation unit (unity build, per target); 0 compiles each alone")
 
+if(TORCHPERF_UNITY_BATCH GREATER 0)
+  # In a batch a source file is an included file, and GCC then reports a type with internal
+  # linkage (a .cpp's anonymous-namespace helper) held by a class of the file: sound in a .cpp.
+  target_compile_options(torchperf_base_options INTERFACE -Wno-subobject-linkage)
+endif()
+
 # Whether a file reaches a torch/ or ATen/ header, through the project's own includes (c10's
 # are light). A file that starts to include torch is only misplaced until the next configure (it
 # compiles, slower); one that leans on the PCH for torch without including it fails, visibly.
