@@ -214,13 +214,15 @@ namespace {
 
 TEST(ServeTuneCommandTest, MeasuresCandidatesInFreshServersAndNamesAWinnerWithinTheBudget) {
   const std::string out = ::testing::TempDir() + "serve-tune-cli";
-  const auto run = run_cli({"serve-tune", "builtin:mlp", "--slo", "p99=1s", "--budget", "25s",
+  // The tiny encoder, not the MLP: the MLP's thousands of requests a second reach the HTTP path's
+  // own ceiling under the sanitizers beside another test, where no rate tried met the objective.
+  const auto run = run_cli({"serve-tune", "builtin:encoder", "--slo", "p99=1s", "--budget", "25s",
                             "--max-batches", "1,4", "--delays", "1ms", "--cores", "1",
                             "--curve-time", "0.3", "--min-run", "1", "--out", out, "--quiet"});
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("WINNER"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("one request per forward"), std::string::npos);
-  EXPECT_NE(run.out.find("serve it: torchperf serve builtin:mlp"), std::string::npos);
+  EXPECT_NE(run.out.find("serve it: torchperf serve builtin:encoder"), std::string::npos);
   std::ifstream in(out + "/serve-tune.json");
   const auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j.at("schema"), "torchperf.serve-tune/1");
