@@ -38,6 +38,19 @@ def describe_tensors(tensors):
     return ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in tensors)
 
 
+def flatten(value):
+    """The tensors in a model's output (a tensor, or lists, tuples and dicts of them), in order."""
+    import torch
+
+    if torch.is_tensor(value):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in flatten(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in flatten(v)]
+    return []
+
+
 def is_out_of_memory(error):
     return isinstance(error, MemoryError) or "out of memory" in str(error).lower() or \
         "can't allocate memory" in str(error).lower()

@@ -13,18 +13,6 @@ import argparse
 from torchperf import _child
 
 
-def flatten(value):
-    import torch
-
-    if torch.is_tensor(value):
-        return [value]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in flatten(v)]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in flatten(v)]
-    return []
-
-
 def main():
     parser = argparse.ArgumentParser(prog="torchperf.eager_reference")
     parser.add_argument("program")
@@ -56,7 +44,7 @@ def main():
         shapes = _child.describe_tensors(inputs)
         _child.fail(_child.REJECTED_INPUTS, f"model '{args.program}' rejected its inputs ({shapes}): {_child.concise(e)}")
     tensors = [t.detach().float().contiguous() if t.is_floating_point() else t.detach().contiguous()
-               for t in flatten(outputs)]
+               for t in _child.flatten(outputs)]
     # The count as a float: LibTorch's unpickler reads a Python int above 2**31 (a long of 5 bytes)
     # as an error ("Expected length to be 8, got 5"); a double holds counts to 2**53 exactly.
     torch.save((tensors, float(flops)), args.out)

@@ -1,0 +1,343 @@
+"""The Python runtime's worker: one side of a measurement, driven block by block by the C++ side.
+
+    python -m torchperf.worker
+
+Requests arrive one JSON line each on stdin; answers leave one JSON line each on file descriptor 3
+(as from the C++ worker), so a model that prints to stdout cannot break the protocol. The C++
+side owns the statistics: it asks for timed blocks of N calls, decides when the measurement has
+converged, and checks the outputs this worker saves against the fp32 reference. This worker
+times nothing but the blocks it is asked for, with the device synchronized around each.
+
+Jobs (protocol version 1, docs/worker-protocol.md):
+  side    load the model, apply the settings, make the first call (which compiles under
+          torch.compile) and answer setup and compile times, graph breaks and the process state.
+  block   {"iterations": N}: time N calls; answer {"ns", "minor_faults"}.
+  finish  {"outputs": PATH}: one more call, its outputs saved to PATH; answer the peak memory.
+Errors are answered {"ok": false, "error": {"kind", "message"}} with the C++ worker's kinds.
+"""
+
+import contextlib
+import json
+import os
+import resource
+import sys
+import time
+
+from torchperf import _child
+
+PROTOCOL_VERSION = 1
+
+
+class JobError(Exception):
+    """An error answered to the C++ side with its kind (usage, model, workload, compile, ...)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+
+
+concise = _child.concise
+is_out_of_memory = _child.is_out_of_memory
+
+
+def compile_error_line(error):
+    """The compiler's first error line, which names what failed, else the exception's first line."""
+    text = str(error)
+    for line in text.splitlines():
+        if "error:" in line.lower():
+            return " ".join(line.split())
+    return concise(error)
+
+
+def resident_high_water_bytes():
+    """VmHWM of this process, the peak resident set since the last reset."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def resident_bytes():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def reset_high_water():
+    """Resets VmHWM (Linux clear_refs 5), so the peak is the measurement's, not the compile's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def load_model(model):
+    """The callable a side times, from the model reference the C++ side sends."""
+    import torch
+
+    kind, path = model.get("kind"), model.get("path", "")
+    if kind == "program":
+        import zipfile
+
+        try:
+            names = zipfile.ZipFile(path).namelist()
+        except (OSError, zipfile.BadZipFile) as e:
+            raise JobError("model", f"model '{path}': not a torch.export archive ({concise(e)})")
+        if any("/data/aotinductor/" in n for n in names):
+            raise JobError("model", f"model '{path}': an AOTInductor package, not an ExportedProgram")
+        try:
+            return torch.export.load(path).module()
+        except Exception as e:
+            raise JobError("model", f"model '{path}': torch.export.load failed ({concise(e)})")
+    if kind == "torchscript":
+        try:
+            return torch.jit.load(path, map_location="cpu").eval()
+        except Exception as e:
+            raise JobError("model", f"model '{path}': torch.jit.load failed ({concise(e)})")
+    if kind == "python":
+        from torchperf import export_source
+
+        reference = model.get("callable", "")
+        try:
+            return export_source.build_model(reference, export_source.load_callable(reference)).eval()
+        except SystemExit as e:  # export_source fails with a message on stderr and an exit code
+            raise JobError("model", f"--from-python '{reference}' could not be loaded (exit {e.code})")
+    raise JobError("usage", f"unknown model kind '{kind}' (expected program, torchscript or python)")
+
+
+class Side:
+    """A model prepared under one configuration's settings, timed block by block."""
+
+    def __init__(self, request):
+        import torch
+
+        started = time.perf_counter()
+        settings = request.get("settings", {})
+        self.settings = settings
+        self.device = torch.device(settings.get("device", "cpu"))
+        threads = int(settings.get("threads", 0))
+        if threads > 0:
+            torch.set_num_threads(threads)
+        interop = int(settings.get("interop_threads", 0))
+        if interop > 0:
+            with contextlib.suppress(RuntimeError):  # set once per process, before parallel work
+                torch.set_num_interop_threads(interop)
+
+        model = load_model(request.get("model", {}))
+        try:
+            inputs = tuple(torch.load(request["inputs"]))
+        except KeyError:
+            raise JobError("usage", "a side request needs 'inputs' (a torch.save file of tensors)")
+        except Exception as e:
+            raise JobError("workload", f"inputs file '{request['inputs']}': {concise(e)}")
+
+        channels_last = settings.get("format", "contiguous") == "channels_last"
+        if isinstance(model, torch.nn.Module):
+            model = model.to(self.device)
+            if channels_last:
+                model = model.to(memory_format=torch.channels_last)
+        inputs = tuple(t.to(self.device) for t in inputs)
+        if channels_last:
+            inputs = tuple(t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
+                           for t in inputs)
+        self.inputs = inputs
+
+        grad = settings.get("grad", "inference")
+        graph = settings.get("graph", "eager")
+        precision = settings.get("precision", "fp32")
+        self.contexts = contextlib.ExitStack()
+        if grad == "inference":
+            self.contexts.enter_context(torch.inference_mode())
+        elif grad == "no_grad":
+            self.contexts.enter_context(torch.no_grad())
+        elif grad != "on":
+            raise JobError("config", f"grad '{grad}': expected on, no_grad or inference")
+        if precision in ("bf16", "fp16"):
+            dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+            self.contexts.enter_context(torch.autocast(self.device.type, dtype=dtype))
+        elif precision != "fp32":
+            raise JobError("config", f"precision '{precision}': expected fp32, bf16 or fp16")
+
+        self.graph_breaks = {"count": 0, "reasons": []}
+        self.compile_s = -1.0
+        if graph == "eager":
+            self.fn = model
+        elif graph in ("compile", "compile-max-autotune"):
+            import torch._dynamo
+            import torch._inductor.config as inductor_config
+
+            # Freezing folds the weights in as constants: only sound when nothing needs their grad.
+            inductor_config.freezing = grad != "on"
+            torch._dynamo.reset()
+            mode = "max-autotune" if graph == "compile-max-autotune" else None
+            self.fn = torch.compile(model, mode=mode, dynamic=False)
+        else:
+            raise JobError("config", f"graph '{graph}': expected eager, compile or "
+                                     "compile-max-autotune under the python runtime")
+
+        self.sync()
+        first = time.perf_counter()
+        try:
+            self.outputs = self.fn(*self.inputs)
+            self.sync()
+        except Exception as e:
+            self.raise_call_error(e, graph != "eager")
+        first_call_s = time.perf_counter() - first
+        if graph != "eager":
+            # torch.compile compiles on the first call: that call's time is the compile's.
+            self.compile_s = first_call_s
+            from torch._dynamo.utils import counters
+
+            reasons = counters.get("graph_break", {})
+            self.graph_breaks = {"count": int(sum(reasons.values())),
+                                 "reasons": [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]}
+        self.setup_ms = (time.perf_counter() - started) * 1e3
+        self.rss_before = resident_bytes()
+        self.peak_reset = reset_high_water()
+
+    def raise_call_error(self, error, compiling):
+        if is_out_of_memory(error):
+            raise JobError("out-of-memory", f"out of memory: {concise(error)}")
+        if compiling:
+            import torch._dynamo.exc as dynamo_exc
+
+            if isinstance(error, (dynamo_exc.BackendCompilerFailed, dynamo_exc.InternalTorchDynamoError)) \
+                    or "compile" in type(error).__name__.lower():
+                raise JobError("compile", f"torch.compile failed: {compile_error_line(error)}")
+        raise JobError("workload", f"the model rejected its inputs ({_child.describe_tensors(self.inputs)}): "
+                                   f"{concise(error)}")
+
+    def sync(self):
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def ready(self):
+        import torch
+
+        return {"setup_ms": self.setup_ms, "compile_s": self.compile_s,
+                "graph_breaks": self.graph_breaks, "rss_before_bytes": self.rss_before,
+                "process": {"runtime": "python", "python": sys.version.split()[0],
+                            "torch": torch.__version__, "threads": str(torch.get_num_threads()),
+                            "interop_threads": str(torch.get_num_interop_threads())}}
+
+    def block(self, iterations):
+        if iterations < 1:
+            raise JobError("protocol", f"block of {iterations} iterations: expected at least 1")
+        fn, inputs = self.fn, self.inputs
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        self.sync()
+        start = time.perf_counter_ns()
+        for _ in range(iterations):
+            out = fn(*inputs)
+        self.sync()
+        ns = time.perf_counter_ns() - start
+        del out
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+        return {"ns": ns, "minor_faults": faults}
+
+    def finish(self, path):
+        import torch
+
+        outputs = self.fn(*self.inputs)
+        self.sync()
+        peak = resident_high_water_bytes()
+        self.contexts.close()
+        tensors = [t.detach().float().cpu().contiguous() if t.is_floating_point() else
+                   t.detach().cpu().contiguous() for t in _child.flatten(outputs)]
+        if path:
+            # The reference's format (eager_reference.py): outputs and a FLOP count, unused here.
+            torch.save((tensors, 0.0), path)
+        return {"peak_memory_bytes": peak, "peak_memory_reset": self.peak_reset,
+                "outputs": len(tensors)}
+
+
+def error(kind, message):
+    return {"ok": False, "error": {"kind": kind, "message": " ".join(str(message).split())}}
+
+
+def answer_of(handler):
+    try:
+        result = handler()
+        result["ok"] = True
+        return result
+    except JobError as e:
+        return error(e.kind, str(e))
+    except MemoryError as e:
+        return error("out-of-memory", f"out of memory ({concise(e)})")
+    except Exception as e:  # anything else is a failure of this side, answered, never a crash
+        return error("out-of-memory" if is_out_of_memory(e) else "runtime", concise(e))
+
+
+def checked(request):
+    if not isinstance(request, dict):
+        raise JobError("protocol", "a request is a JSON object")
+    version = request.get("version")
+    if version != PROTOCOL_VERSION:
+        raise JobError("protocol", f"worker protocol version {version!r} asked of a Python worker "
+                                   f"that speaks version {PROTOCOL_VERSION}")
+    return request
+
+
+def serve(lines, out):
+    """Serves one side: the first request must be "side", then blocks until "finish"."""
+
+    def send(response):
+        out.write(json.dumps(response) + "\n")
+        out.flush()
+        return response["ok"]
+
+    def parse(line):
+        try:
+            return checked(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise JobError("protocol", f"malformed worker request: {e}")
+
+    first = next(lines, "")
+    side = None
+
+    def start():
+        nonlocal side
+        request = parse(first)
+        if request.get("job") != "side":
+            raise JobError("protocol", f"a Python worker starts with a side job, not '{request.get('job')}'")
+        side = Side(request)
+        return side.ready()
+
+    if not send(answer_of(start)):
+        return 1
+    for line in lines:
+        done = False
+
+        def step():
+            nonlocal done
+            request = parse(line)
+            job = request.get("job")
+            if job == "block":
+                return side.block(int(request.get("iterations", 0)))
+            if job == "finish":
+                done = True
+                return side.finish(request.get("outputs", ""))
+            raise JobError("protocol", f"unknown side job '{job}'")
+
+        if not send(answer_of(step)) or done:
+            return 0 if done else 1
+    return 0
+
+
+def main():
+    # Answers go to fd 3; whatever the model prints goes to the log (stdout joins stderr).
+    try:
+        out = os.fdopen(3, "w")
+    except OSError:
+        sys.stderr.write("torchperf.worker: file descriptor 3 (the answers) is not open\n")
+        return 2
+    sys.stdout = sys.stderr
+    return serve(iter(sys.stdin.readline, ""), out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

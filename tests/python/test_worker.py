@@ -1,0 +1,202 @@
+"""The Python runtime's worker (python/torchperf/worker.py), driven as the C++ side drives it:
+requests on stdin, answers on file descriptor 3, a real model and real torch.compile."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+
+
+class Worker:
+    """A live `python -m torchperf.worker` with the same pipes the C++ side gives it."""
+
+    def __init__(self, env=None, cwd=None):
+        read_end, write_end = os.pipe()
+        environment = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR), **(env or {}))
+
+        def answers_on_fd3():
+            os.dup2(write_end, 3)
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "torchperf.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=cwd,
+            preexec_fn=answers_on_fd3, pass_fds=(write_end, 3), text=True)
+        os.close(write_end)
+        self.answers = os.fdopen(read_end, "r")
+
+    def ask(self, request, raw=None):
+        self.process.stdin.write((raw if raw is not None else json.dumps(request)) + "\n")
+        self.process.stdin.flush()
+        line = self.answers.readline()
+        assert line, "the worker ended without answering; stderr: " + self.process.stderr.read()
+        return json.loads(line)
+
+    def close(self):
+        self.process.stdin.close()
+        code = self.process.wait(timeout=60)
+        self.answers.close()
+        return code
+
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+@pytest.fixture()
+def files(tmp_path):
+    torch.manual_seed(0)
+    model = Small().eval()
+    x = torch.randn(4, 16)
+    inputs = tmp_path / "inputs.pt"
+    torch.save((x,), inputs)
+    program = tmp_path / "small.pt2"
+    torch.export.save(torch.export.export(model, (x,)), program)
+    script = tmp_path / "small.ts"
+    torch.jit.script(model).save(str(script))
+    with torch.no_grad():
+        expected = model(x)
+    return {"inputs": str(inputs), "program": str(program), "torchscript": str(script),
+            "expected": expected, "dir": tmp_path}
+
+
+def side(model, inputs, **settings):
+    return {"version": 1, "job": "side", "model": model, "inputs": inputs,
+            "settings": dict({"threads": 1}, **settings)}
+
+
+def finish(worker, path):
+    return worker.ask({"version": 1, "job": "finish", "outputs": str(path)})
+
+
+def saved_outputs(path):
+    tensors, _ = torch.load(path)
+    return tensors
+
+
+@pytest.mark.parametrize("kind", ["program", "torchscript"])
+def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
+    worker = Worker()
+    ready = worker.ask(side({"kind": kind, "path": files[kind]}, files["inputs"]))
+    assert ready["ok"], ready
+    assert ready["compile_s"] == -1 and ready["setup_ms"] > 0
+    assert ready["process"]["runtime"] == "python" and ready["process"]["threads"] == "1"
+    for iterations in (1, 10):
+        block = worker.ask({"version": 1, "job": "block", "iterations": iterations})
+        assert block["ok"] and block["ns"] > 0 and block["minor_faults"] >= 0
+    done = finish(worker, files["dir"] / "out.pt")
+    assert done["ok"] and done["outputs"] == 1 and done["peak_memory_bytes"] > 0
+    assert torch.allclose(saved_outputs(files["dir"] / "out.pt")[0], files["expected"], atol=1e-6)
+    assert worker.close() == 0
+
+
+def test_a_model_from_python_source_is_imported_from_the_working_folder(files):
+    (files["dir"] / "mymodels.py").write_text(textwrap.dedent("""
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 3)
+            def forward(self, x):
+                print("a model that prints to stdout")
+                return self.fc(x)
+    """))
+    worker = Worker(cwd=files["dir"])
+    ready = worker.ask(side({"kind": "python", "callable": "mymodels:Net"}, files["inputs"]))
+    assert ready["ok"], ready
+    block = worker.ask({"version": 1, "job": "block", "iterations": 3})
+    assert block["ok"], "printing to stdout must not break the protocol"
+    assert finish(worker, files["dir"] / "out.pt")["ok"]
+    assert saved_outputs(files["dir"] / "out.pt")[0].shape == (4, 3)
+    worker.close()
+
+
+def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(files):
+    worker = Worker()
+    ready = worker.ask(side({"kind": "program", "path": files["program"]}, files["inputs"],
+                            graph="compile", grad="inference"))
+    assert ready["ok"], ready
+    assert ready["compile_s"] > 0
+    assert ready["graph_breaks"] == {"count": 0, "reasons": []}
+    assert worker.ask({"version": 1, "job": "block", "iterations": 5})["ok"]
+    assert finish(worker, files["dir"] / "out.pt")["ok"]
+    assert torch.allclose(saved_outputs(files["dir"] / "out.pt")[0], files["expected"], atol=1e-5)
+    worker.close()
+
+
+def test_graph_breaks_are_counted_with_their_first_reason(files):
+    (files["dir"] / "breaking.py").write_text(textwrap.dedent("""
+        import torch
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 8)
+            def forward(self, x):
+                y = self.fc(x)
+                torch._dynamo.graph_break()
+                return torch.relu(y)
+    """))
+    worker = Worker(cwd=files["dir"])
+    ready = worker.ask(side({"kind": "python", "callable": "breaking:Net"}, files["inputs"],
+                            graph="compile"))
+    assert ready["ok"], ready
+    assert ready["graph_breaks"]["count"] >= 1
+    assert ready["graph_breaks"]["reasons"]
+    worker.close()
+
+
+def test_a_compile_that_fails_is_a_compile_error_with_the_compilers_first_line(files):
+    worker = Worker(env={"CXX": "/nonexistent/g++", "TORCHINDUCTOR_CACHE_DIR": str(files["dir"] / "ic")})
+    ready = worker.ask(side({"kind": "program", "path": files["program"]}, files["inputs"],
+                            graph="compile"))
+    assert not ready["ok"]
+    assert ready["error"]["kind"] == "compile", ready
+    assert ready["error"]["message"].startswith("torch.compile failed")
+    assert worker.close() == 1
+
+
+def test_a_request_of_another_protocol_version_is_refused_naming_both(files):
+    worker = Worker()
+    answer = worker.ask(dict(side({"kind": "program", "path": files["program"]}, files["inputs"]),
+                             version=99))
+    assert answer == {"ok": False, "error": {"kind": "protocol", "message":
+                      "worker protocol version 99 asked of a Python worker that speaks version 1"}}
+    worker.close()
+
+
+def test_a_malformed_request_is_a_protocol_error(files):
+    worker = Worker()
+    answer = worker.ask(None, raw="{not json")
+    assert answer["error"]["kind"] == "protocol"
+    assert "malformed worker request" in answer["error"]["message"]
+    worker.close()
+
+
+def test_a_damaged_model_file_is_a_model_error_naming_the_file(files):
+    damaged = files["dir"] / "damaged.pt2"
+    damaged.write_bytes(b"not a zip")
+    worker = Worker()
+    answer = worker.ask(side({"kind": "program", "path": str(damaged)}, files["inputs"]))
+    assert answer["error"]["kind"] == "model"
+    assert str(damaged) in answer["error"]["message"]
+    worker.close()
+
+
+def test_inputs_of_the_wrong_shape_are_a_workload_error_naming_the_shapes(files):
+    wrong = files["dir"] / "wrong.pt"
+    torch.save((torch.randn(4, 5),), wrong)
+    worker = Worker()
+    answer = worker.ask(side({"kind": "torchscript", "path": files["torchscript"]}, str(wrong)))
+    assert answer["error"]["kind"] == "workload"
+    assert "float32[4, 5]" in answer["error"]["message"]
+    worker.close()
