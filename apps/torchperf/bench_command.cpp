@@ -21,7 +21,7 @@
 #include "torchperf/error.h"
 #include "torchperf/measure/memory_probe.h"
 #include "torchperf/report/table_writer.h"
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 #include "torchperf/sweep/tune_options.h"
 #include "python_source.h"
 

@@ -12,9 +12,10 @@
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/model.h"
-#include "torchperf/sweep/worker.h"
-#include "torchperf/sweep/worker_process.h"
 #include "torchperf/train/training_side.h"
+#include "torchperf/worker/protocol.h"
+#include "torchperf/worker/worker.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace {
 
@@ -30,7 +31,14 @@ int main(int argc, char** argv) {
   // The hidden worker mode of tune: one job read from stdin, answered on fd 3 (errors included).
   if (argc == 2 && std::string(argv[1]) == "__worker")
     return run_worker(STDIN_FILENO, kWorkerResponseFd, nullptr,
-                      {{"train-side", training_side_factory()}});
+                      {{TrainSideRequest::kJob, training_side_factory()}});
+  // The worker protocol's jobs and fields, which the Python worker's tests check it follows.
+  if (argc == 2 && std::string(argv[1]) == "__protocol") {
+    nlohmann::json schema = worker_protocol_schema();
+    add_training_side_schema(schema);
+    std::cout << schema.dump(2) << "\n";
+    return 0;
+  }
   CLI::App app{
       "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};
   app.require_subcommand(1);

@@ -29,7 +29,7 @@
 #include "torchperf/serve/serve_tune_report.h"
 #include "torchperf/serve/server_metrics.h"
 #include "torchperf/process/child_process.h"
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 #include "torchperf/sweep/tune_options.h"
 #include "torchperf/text.h"
 

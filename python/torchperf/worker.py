@@ -9,7 +9,8 @@ converged, and checks the outputs this worker saves against the fp32 reference. 
 times nothing but the blocks it is asked for, with the device synchronized around each.
 
 Jobs (protocol version 1, docs/worker-protocol.md):
-  side    load the model, apply the settings, make the first call (which compiles under
+  python-side
+          load the model, apply the settings, make the first call (which compiles under
           torch.compile) and answer setup and compile times, graph breaks and the process state.
   block   {"iterations": N}: time N calls; answer {"ns", "minor_faults"}.
   finish  {"outputs": PATH}: one more call, its outputs saved to PATH; answer the peak memory.
@@ -73,11 +74,10 @@ def reset_high_water():
         return False
 
 
-def load_model(model):
+def load_model(kind, path):
     """The callable a side times, from the model reference the C++ side sends."""
     import torch
 
-    kind, path = model.get("kind"), model.get("path", "")
     if kind == "program":
         import zipfile
 
@@ -99,7 +99,7 @@ def load_model(model):
     if kind == "python":
         from torchperf import export_source
 
-        reference = model.get("callable", "")
+        reference = path
         try:
             return export_source.build_model(reference, export_source.load_callable(reference)).eval()
         except SystemExit as e:  # export_source fails with a message on stderr and an exit code
@@ -114,26 +114,29 @@ class Side:
         import torch
 
         started = time.perf_counter()
-        settings = request.get("settings", {})
+        settings = fields(request, PYTHON_SIDE_REQUEST)
         self.settings = settings
-        self.device = torch.device(settings.get("device", "cpu"))
-        threads = int(settings.get("threads", 0))
+        try:
+            self.device = torch.device(settings["device"] or "cpu")
+        except RuntimeError as e:
+            raise JobError("config", f"device '{settings['device']}': {concise(e)}")
+        threads = settings["threads"]
         if threads > 0:
             torch.set_num_threads(threads)
-        interop = int(settings.get("interop_threads", 0))
+        interop = settings["interop_threads"]
         if interop > 0:
             with contextlib.suppress(RuntimeError):  # set once per process, before parallel work
                 torch.set_num_interop_threads(interop)
 
-        model = load_model(request.get("model", {}))
+        model = load_model(settings["model_kind"], settings["model"])
         try:
-            inputs = tuple(torch.load(request["inputs"]))
-        except KeyError:
-            raise JobError("usage", "a side request needs 'inputs' (a torch.save file of tensors)")
+            inputs = tuple(torch.load(settings["inputs"]))
         except Exception as e:
-            raise JobError("workload", f"inputs file '{request['inputs']}': {concise(e)}")
+            raise JobError("workload", f"inputs file '{settings['inputs']}': {concise(e)}")
 
-        channels_last = settings.get("format", "contiguous") == "channels_last"
+        if settings["format"] not in ("contiguous", "channels_last"):
+            raise JobError("config", f"format '{settings['format']}': expected contiguous or channels_last")
+        channels_last = settings["format"] == "channels_last"
         if isinstance(model, torch.nn.Module):
             model = model.to(self.device)
             if channels_last:
@@ -144,9 +147,7 @@ class Side:
                            for t in inputs)
         self.inputs = inputs
 
-        grad = settings.get("grad", "inference")
-        graph = settings.get("graph", "eager")
-        precision = settings.get("precision", "fp32")
+        grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
         self.contexts = contextlib.ExitStack()
         if grad == "inference":
             self.contexts.enter_context(torch.inference_mode())
@@ -160,7 +161,7 @@ class Side:
         elif precision != "fp32":
             raise JobError("config", f"precision '{precision}': expected fp32, bf16 or fp16")
 
-        self.graph_breaks = {"count": 0, "reasons": []}
+        self.graph_break_count, self.graph_break_reasons = 0, []
         self.compile_s = -1.0
         if graph == "eager":
             self.fn = model
@@ -191,8 +192,8 @@ class Side:
             from torch._dynamo.utils import counters
 
             reasons = counters.get("graph_break", {})
-            self.graph_breaks = {"count": int(sum(reasons.values())),
-                                 "reasons": [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]}
+            self.graph_break_count = int(sum(reasons.values()))
+            self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
         self.setup_ms = (time.perf_counter() - started) * 1e3
         self.rss_before = resident_bytes()
         self.peak_reset = reset_high_water()
@@ -219,7 +220,8 @@ class Side:
         import torch
 
         return {"setup_ms": self.setup_ms, "compile_s": self.compile_s,
-                "graph_breaks": self.graph_breaks, "rss_before_bytes": self.rss_before,
+                "graph_break_count": self.graph_break_count,
+                "graph_break_reasons": self.graph_break_reasons, "rss_before_bytes": self.rss_before,
                 "process": {"runtime": "python", "python": sys.version.split()[0],
                             "torch": torch.__version__, "threads": str(torch.get_num_threads()),
                             "interop_threads": str(torch.get_num_interop_threads())}}
@@ -272,18 +274,46 @@ def answer_of(handler):
         return error("out-of-memory" if is_out_of_memory(e) else "runtime", concise(e))
 
 
+# The fields of each message, as protocol.h lists them (`torchperf __protocol` prints that list;
+# tests/python/test_worker.py checks these against it). A missing or mistyped field is a protocol
+# error naming it, as on the C++ side.
+PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "graph": str,
+                       "precision": str, "format": str, "grad": str, "threads": int,
+                       "interop_threads": int, "device": str}
+BLOCK_REQUEST = {"iterations": int}
+FINISH_REQUEST = {"outputs": str}
+WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
+              dict: "object"}
+
+
+def fields(request, spec):
+    """The request's fields of spec, each checked for presence and type."""
+    job = request.get("job")
+    values = {}
+    for name, kind in spec.items():
+        if name not in request:
+            raise JobError("protocol", f"the '{job}' request has no field '{name}'")
+        value = request[name]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise JobError("protocol", f"the '{job}' request: field '{name}' is not of type "
+                                       f"{WIRE_TYPES[kind]}")
+        values[name] = value
+    return values
+
+
 def checked(request):
     if not isinstance(request, dict):
         raise JobError("protocol", "a request is a JSON object")
-    version = request.get("version")
+    version = request.get("protocol")
     if version != PROTOCOL_VERSION:
-        raise JobError("protocol", f"worker protocol version {version!r} asked of a Python worker "
-                                   f"that speaks version {PROTOCOL_VERSION}")
+        raise JobError("protocol", f"the request speaks worker protocol {version!r}, this worker "
+                                   f"{PROTOCOL_VERSION}: the supervisor and the worker come from "
+                                   f"different builds")
     return request
 
 
 def serve(lines, out):
-    """Serves one side: the first request must be "side", then blocks until "finish"."""
+    """Serves one side: the first request must be "python-side", then blocks until "finish"."""
 
     def send(response):
         out.write(json.dumps(response) + "\n")
@@ -302,8 +332,9 @@ def serve(lines, out):
     def start():
         nonlocal side
         request = parse(first)
-        if request.get("job") != "side":
-            raise JobError("protocol", f"a Python worker starts with a side job, not '{request.get('job')}'")
+        if request.get("job") != "python-side":
+            raise JobError("protocol",
+                           f"a Python worker starts with a python-side job, not '{request.get('job')}'")
         side = Side(request)
         return side.ready()
 
@@ -317,10 +348,10 @@ def serve(lines, out):
             request = parse(line)
             job = request.get("job")
             if job == "block":
-                return side.block(int(request.get("iterations", 0)))
+                return side.block(fields(request, BLOCK_REQUEST)["iterations"])
             if job == "finish":
                 done = True
-                return side.finish(request.get("outputs", ""))
+                return side.finish(fields(request, FINISH_REQUEST)["outputs"])
             raise JobError("protocol", f"unknown side job '{job}'")
 
         if not send(answer_of(step)) or done:

@@ -5,7 +5,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 
 // The end of a tune run: the leaders re-measured head to head (each side in its own worker), the
 // winner named only when its lead is significant, and its speedups over baseline and careful.

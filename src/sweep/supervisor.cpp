@@ -15,7 +15,7 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/measure/environment.h"
 #include "torchperf/models/aoti_package.h"
-#include "torchperf/sweep/worker.h"
+#include "torchperf/worker/worker.h"
 
 namespace torchperf {
 
@@ -169,8 +169,7 @@ void Supervisor::prepare_references() {
     const std::string label = batch == "n/a" ? "file" : batch;  // inputs from a file: one batch
     const std::string path =
         fs::absolute(o_.out_dir + "/reference/batch-" + label + ".pt").lexically_normal().string();
-    json request = {
-        {"job", "reference"}, {"workload", to_json(o_.workload)}, {"batch", batch}, {"path", path}};
+    const json request = to_request(ReferenceRequest{o_.workload, batch, path});
     report("preparing");
     const WorkerOutcome out = launch(request, "reference-batch-" + label, limits_.timeout_s);
     if (interrupted_) throw Interrupted("interrupted while computing the references");
@@ -300,10 +299,8 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     }
   BenchOptions workload = o_.workload;
   workload.time_s = time_s;
-  json request = {{"job", "measure"},
-                  {"workload", to_json(workload)},
-                  {"configuration", point.config.to_string()},
-                  {"references", {{batch, references_.at(batch)}}}};
+  workload.reference_files = {{batch, references_.at(batch)}};
+  const json request = to_request(MeasureRequest{workload, point.config.to_string()});
   // A brief point ranks candidates: it shares a worker with the brief points before it while
   // their process state is the same. A full point, which decides, has a fresh worker of its own,
   // started with its worker knobs' environment.
@@ -571,9 +568,9 @@ TuneResult Supervisor::run_locked() {
   }
 
   report("preparing");
-  const json described = ask({{"job", "describe"}, {"workload", to_json(o_.workload)}}, "describe",
+  const json described = ask(to_request(DescribeRequest{o_.workload}), "describe",
                              "loading model '" + o_.workload.model + "'");
-  desc_ = workload_description_from_json(described.at("description"));
+  desc_ = from_reply<DescribeReply>(described, "describe").description;
   result_.workload = desc_;
   // Latency is judged per call at batch 1 unless the user names the batch sizes.
   auto requested = o_.space;

@@ -17,10 +17,10 @@
 #include "torchperf/measure/clock.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
-#include "torchperf/sweep/shared_worker.h"
+#include "torchperf/worker/shared_worker.h"
 #include "torchperf/sweep/space.h"
 #include "torchperf/sweep/tune_runner.h"
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
 

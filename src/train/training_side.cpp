@@ -11,21 +11,23 @@ using nlohmann::json;
 class TrainingSideServer : public SideServer {
  public:
   explicit TrainingSideServer(const json& request)
-      : context_(TrainingContext::open(training_spec_from_json(request.at("spec")))),
-        session_(context_, Configuration::parse(request.at("configuration").get<std::string>())) {
-    options_.steps = request.at("steps").get<std::size_t>();
-    options_.settle_steps = request.at("settle_steps").get<std::size_t>();
+      : TrainingSideServer(from_request<TrainSideRequest>(request)) {}
+  explicit TrainingSideServer(const TrainSideRequest& r)
+      : context_(TrainingContext::open(r.spec)),
+        session_(context_, Configuration::parse(r.configuration)) {
+    options_.steps = r.steps;
+    options_.settle_steps = r.settle_steps;
     // Worker knobs (none in train today) and this side's process state: once, for every block.
     restore_ = session_.enter();
-    for (std::size_t i = 0; i < request.at("warmup_steps").get<std::size_t>(); ++i)
-      session_.step(false);
+    for (std::size_t i = 0; i < r.warmup_steps; ++i) session_.step(false);
   }
   ~TrainingSideServer() override { restore_(); }
-  json ready() override { return {{"configuration", session_.configuration().to_string()}}; }
-  json block(const json&) override {
-    return {{"samples_per_s", block_throughput(session_, options_)}};
+  json ready() override { return to_reply(SideReady{session_.configuration().to_string()}); }
+  json block(const json& request) override {
+    from_request<TrainBlockRequest>(request);
+    return to_reply(TrainBlockReply{block_throughput(session_, options_)});
   }
-  json finish(const json&) override { return json::object(); }
+  json finish(const json&) override { return to_reply(EmptyReply{}); }
 
  private:
   TrainingContext context_;
@@ -68,6 +70,14 @@ TrainingSpec training_spec_from_json(const json& j) {
   return s;
 }
 
+void add_training_side_schema(json& schema) {
+  add_to_schema<TrainSideRequest, SideReady>(schema, "ready");
+  json block = json::object();
+  WireSchema b(block);
+  TrainBlockReply{}.fields(b);
+  schema["jobs"][TrainSideRequest::kJob]["block_reply"] = block;
+}
+
 SideFactory training_side_factory() {
   return [](const json& request) -> std::unique_ptr<SideServer> {
     return std::make_unique<TrainingSideServer>(request);
@@ -83,20 +93,16 @@ RemoteTrainingSide::RemoteTrainingSide(const TrainingSpec& spec, const Configura
       timeout_s_(run.limits.timeout_s),
       worker_(run.executable, worker_environment(config), run.limits, log_, run.tick) {
   ask_side(worker_,
-           {{"job", "train-side"},
-            {"spec", to_json(spec)},
-            {"configuration", config.to_string()},
-            {"warmup_steps", warmup_steps},
-            {"steps", options.steps},
-            {"settle_steps", options.settle_steps}},
+           to_request(TrainSideRequest{spec, config.to_string(), warmup_steps, options.steps,
+                                       options.settle_steps}),
            timeout_s_, "training side " + name_, log_, "preparing");
 }
 
 double RemoteTrainingSide::block() {
-  return ask_side(worker_, {{"job", "block"}}, timeout_s_, "training side " + name_, log_,
-                  "running a block")
-      .at("samples_per_s")
-      .get<double>();
+  return from_reply<TrainBlockReply>(ask_side(worker_, to_request(TrainBlockRequest{}), timeout_s_,
+                                              "training side " + name_, log_, "running a block"),
+                                     "a training block")
+      .samples_per_s;
 }
 
 }  // namespace torchperf

@@ -70,13 +70,17 @@ def files(tmp_path):
             "expected": expected, "dir": tmp_path}
 
 
-def side(model, inputs, **settings):
-    return {"version": 1, "job": "side", "model": model, "inputs": inputs,
-            "settings": dict({"threads": 1}, **settings)}
+def side(kind, model, inputs, **settings):
+    """A python-side request: every field protocol.h lists, the settings' defaults overridden."""
+    request = {"protocol": 1, "job": "python-side", "model_kind": kind, "model": model,
+               "inputs": inputs, "graph": "eager", "precision": "fp32", "format": "contiguous",
+               "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu"}
+    request.update(settings)
+    return request
 
 
 def finish(worker, path):
-    return worker.ask({"version": 1, "job": "finish", "outputs": str(path)})
+    return worker.ask({"protocol": 1, "job": "finish", "outputs": str(path)})
 
 
 def saved_outputs(path):
@@ -87,12 +91,12 @@ def saved_outputs(path):
 @pytest.mark.parametrize("kind", ["program", "torchscript"])
 def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
     worker = Worker()
-    ready = worker.ask(side({"kind": kind, "path": files[kind]}, files["inputs"]))
+    ready = worker.ask(side(kind, files[kind], files["inputs"]))
     assert ready["ok"], ready
     assert ready["compile_s"] == -1 and ready["setup_ms"] > 0
     assert ready["process"]["runtime"] == "python" and ready["process"]["threads"] == "1"
     for iterations in (1, 10):
-        block = worker.ask({"version": 1, "job": "block", "iterations": iterations})
+        block = worker.ask({"protocol": 1, "job": "block", "iterations": iterations})
         assert block["ok"] and block["ns"] > 0 and block["minor_faults"] >= 0
     done = finish(worker, files["dir"] / "out.pt")
     assert done["ok"] and done["outputs"] == 1 and done["peak_memory_bytes"] > 0
@@ -112,9 +116,9 @@ def test_a_model_from_python_source_is_imported_from_the_working_folder(files):
                 return self.fc(x)
     """))
     worker = Worker(cwd=files["dir"])
-    ready = worker.ask(side({"kind": "python", "callable": "mymodels:Net"}, files["inputs"]))
+    ready = worker.ask(side("python", "mymodels:Net", files["inputs"]))
     assert ready["ok"], ready
-    block = worker.ask({"version": 1, "job": "block", "iterations": 3})
+    block = worker.ask({"protocol": 1, "job": "block", "iterations": 3})
     assert block["ok"], "printing to stdout must not break the protocol"
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert saved_outputs(files["dir"] / "out.pt")[0].shape == (4, 3)
@@ -123,12 +127,12 @@ def test_a_model_from_python_source_is_imported_from_the_working_folder(files):
 
 def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(files):
     worker = Worker()
-    ready = worker.ask(side({"kind": "program", "path": files["program"]}, files["inputs"],
+    ready = worker.ask(side("program", files["program"], files["inputs"],
                             graph="compile", grad="inference"))
     assert ready["ok"], ready
     assert ready["compile_s"] > 0
-    assert ready["graph_breaks"] == {"count": 0, "reasons": []}
-    assert worker.ask({"version": 1, "job": "block", "iterations": 5})["ok"]
+    assert ready["graph_break_count"] == 0 and ready["graph_break_reasons"] == []
+    assert worker.ask({"protocol": 1, "job": "block", "iterations": 5})["ok"]
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert torch.allclose(saved_outputs(files["dir"] / "out.pt")[0], files["expected"], atol=1e-5)
     worker.close()
@@ -147,17 +151,17 @@ def test_graph_breaks_are_counted_with_their_first_reason(files):
                 return torch.relu(y)
     """))
     worker = Worker(cwd=files["dir"])
-    ready = worker.ask(side({"kind": "python", "callable": "breaking:Net"}, files["inputs"],
+    ready = worker.ask(side("python", "breaking:Net", files["inputs"],
                             graph="compile"))
     assert ready["ok"], ready
-    assert ready["graph_breaks"]["count"] >= 1
-    assert ready["graph_breaks"]["reasons"]
+    assert ready["graph_break_count"] >= 1
+    assert ready["graph_break_reasons"]
     worker.close()
 
 
 def test_a_compile_that_fails_is_a_compile_error_with_the_compilers_first_line(files):
     worker = Worker(env={"CXX": "/nonexistent/g++", "TORCHINDUCTOR_CACHE_DIR": str(files["dir"] / "ic")})
-    ready = worker.ask(side({"kind": "program", "path": files["program"]}, files["inputs"],
+    ready = worker.ask(side("program", files["program"], files["inputs"],
                             graph="compile"))
     assert not ready["ok"]
     assert ready["error"]["kind"] == "compile", ready
@@ -167,10 +171,10 @@ def test_a_compile_that_fails_is_a_compile_error_with_the_compilers_first_line(f
 
 def test_a_request_of_another_protocol_version_is_refused_naming_both(files):
     worker = Worker()
-    answer = worker.ask(dict(side({"kind": "program", "path": files["program"]}, files["inputs"]),
-                             version=99))
+    answer = worker.ask(dict(side("program", files["program"], files["inputs"]), protocol=99))
     assert answer == {"ok": False, "error": {"kind": "protocol", "message":
-                      "worker protocol version 99 asked of a Python worker that speaks version 1"}}
+                      "the request speaks worker protocol 99, this worker 1: the supervisor and "
+                      "the worker come from different builds"}}
     worker.close()
 
 
@@ -186,7 +190,7 @@ def test_a_damaged_model_file_is_a_model_error_naming_the_file(files):
     damaged = files["dir"] / "damaged.pt2"
     damaged.write_bytes(b"not a zip")
     worker = Worker()
-    answer = worker.ask(side({"kind": "program", "path": str(damaged)}, files["inputs"]))
+    answer = worker.ask(side("program", str(damaged), files["inputs"]))
     assert answer["error"]["kind"] == "model"
     assert str(damaged) in answer["error"]["message"]
     worker.close()
@@ -196,7 +200,56 @@ def test_inputs_of_the_wrong_shape_are_a_workload_error_naming_the_shapes(files)
     wrong = files["dir"] / "wrong.pt"
     torch.save((torch.randn(4, 5),), wrong)
     worker = Worker()
-    answer = worker.ask(side({"kind": "torchscript", "path": files["torchscript"]}, str(wrong)))
+    answer = worker.ask(side("torchscript", files["torchscript"], str(wrong)))
     assert answer["error"]["kind"] == "workload"
     assert "float32[4, 5]" in answer["error"]["message"]
+    worker.close()
+
+
+def test_a_missing_or_mistyped_field_is_a_protocol_error_naming_it(files):
+    worker = Worker()
+    request = side("program", files["program"], files["inputs"])
+    del request["grad"]
+    answer = worker.ask(request)
+    assert answer["error"] == {"kind": "protocol",
+                               "message": "the 'python-side' request has no field 'grad'"}
+    worker.close()
+    worker = Worker()
+    answer = worker.ask(side("program", files["program"], files["inputs"], threads="2"))
+    assert answer["error"]["message"] == ("the 'python-side' request: field 'threads' is not of "
+                                          "type integer")
+    worker.close()
+
+
+def protocol_schema():
+    """The protocol's jobs and fields as the C++ side lists them (`torchperf __protocol`)."""
+    binary = os.environ.get("TORCHPERF")
+    if not binary:
+        pytest.skip("TORCHPERF (the torchperf binary) is not set: run through ctest")
+    return json.loads(subprocess.run([binary, "__protocol"], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def wire_types(spec):
+    from torchperf import worker as python_worker
+
+    return {name: python_worker.WIRE_TYPES[kind] for name, kind in spec.items()}
+
+
+def test_the_python_worker_speaks_the_fields_the_cpp_side_lists(files):
+    from torchperf import worker as python_worker
+
+    schema = protocol_schema()
+    assert schema["protocol"] == python_worker.PROTOCOL_VERSION
+    entry = schema["jobs"]["python-side"]
+    assert wire_types(python_worker.PYTHON_SIDE_REQUEST) == entry["request"]
+    assert wire_types(python_worker.BLOCK_REQUEST) == schema["jobs"]["block"]["request"]
+    assert wire_types(python_worker.FINISH_REQUEST) == entry["finish_request"]
+    worker = Worker()
+    ready = worker.ask(side("program", files["program"], files["inputs"]))
+    assert set(ready) - {"ok"} == set(entry["ready"])
+    block = worker.ask({"protocol": 1, "job": "block", "iterations": 2})
+    assert set(block) - {"ok"} == set(entry["block_reply"])
+    done = finish(worker, files["dir"] / "out.pt")
+    assert set(done) - {"ok"} == set(entry["finish_reply"])
     worker.close()

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "torchperf/sweep/worker.h"
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "torchperf/config/configuration.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 #include "torchperf/train/advice.h"
 #include "torchperf/train/step_breakdown.h"
 

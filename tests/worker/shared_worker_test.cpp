@@ -1,7 +1,7 @@
 // Brief points in a shared worker, against the real (fault-injecting) worker binary: points of one
 // process state share a process, a change of process state starts a new one, and a crash costs
 // its point only.
-#include "torchperf/sweep/shared_worker.h"
+#include "torchperf/worker/shared_worker.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "test_paths.h"
-#include "torchperf/sweep/worker.h"
+#include "torchperf/worker/worker.h"
 
 namespace torchperf {
 namespace {
@@ -36,7 +36,7 @@ class SharedWorkerTest : public ::testing::Test {
     BenchOptions o;
     o.model = model;
     o.time_s = 0.1;
-    return {{"job", "measure"}, {"workload", to_json(o)}, {"configuration", config}};
+    return to_request(MeasureRequest{o, config});
   }
   static WorkerOutcome measure(SharedWorker& w, const std::string& config) {
     return w.measure(request(config), Configuration::parse(config), 60);

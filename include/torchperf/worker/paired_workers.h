@@ -11,7 +11,7 @@
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
 

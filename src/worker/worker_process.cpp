@@ -1,4 +1,4 @@
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker_process.h"
 
 #include <poll.h>
 #include <sys/wait.h>

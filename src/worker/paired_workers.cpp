@@ -1,4 +1,4 @@
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 
 #include <cmath>
 #include <memory>
@@ -6,7 +6,8 @@
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
-#include "torchperf/sweep/worker.h"
+#include "torchperf/worker/protocol.h"
+#include "torchperf/worker/worker.h"
 
 namespace torchperf {
 namespace {
@@ -15,12 +16,6 @@ using nlohmann::json;
 
 std::string log_path(const WorkerRun& run, const std::string& name) {
   return run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
-}
-
-json workload_request(const BenchOptions& options) {
-  json request = {{"workload", to_json(options)}};
-  if (!options.reference_files.empty()) request["references"] = options.reference_files;
-  return request;
 }
 
 // One side of a comparison, living in its own worker.
@@ -32,10 +27,7 @@ class RemoteSide {
         log_(log_path(run, name)),
         timeout_s_(run.limits.timeout_s),
         worker_(run.executable, worker_environment(config), run.limits, log_, run.tick) {
-    json request = workload_request(options);
-    request["job"] = "side";
-    request["configuration"] = config.to_string();
-    ask(request, "preparing");
+    ask(to_request(SideRequest{options, config.to_string()}), "preparing");
   }
 
   // Each block is timed with the peer stopped: an idle process competes for the cores otherwise
@@ -49,15 +41,16 @@ class RemoteSide {
         explicit Paused(WorkerSession& worker) : w(worker) { w.pause(); }
         ~Paused() { w.resume(); }
       } paused(peer.worker_);
-      const json answer = ask({{"job", "block"}, {"iterations", iterations}}, "timing");
-      return Nanoseconds(static_cast<std::int64_t>(std::llround(answer.at("ns").get<double>())));
+      const auto answer =
+          from_reply<BlockReply>(ask(to_request(BlockRequest{iterations}), "timing"), "a block");
+      return Nanoseconds(static_cast<std::int64_t>(std::llround(answer.ns)));
     };
     return t;
   }
 
   Measurement finish(const SampleSet& samples) {
-    const json answer = ask({{"job", "finish"}, {"samples", to_json(samples)}}, "finishing");
-    return measurement_from_json(answer.at("measurement"));
+    return from_reply<FinishReply>(ask(to_request(FinishRequest{samples}), "finishing"), "finish")
+        .measurement;
   }
 
  private:
@@ -88,9 +81,7 @@ json ask_side(WorkerSession& worker, const json& request, double timeout_s,
 
 BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run) {
   validate(options);
-  json request = workload_request(options);
-  request["job"] = "measure";
-  request["configuration"] = options.config.to_string();
+  const json request = to_request(MeasureRequest{options, options.config.to_string()});
   const std::string log = log_path(run, "measure");
   const WorkerOutcome out = run_worker_process(run.executable, request, run.limits, log, run.tick,
                                                worker_environment(options.config));
@@ -100,11 +91,7 @@ BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run)
   }
   if (!out.response.value("ok", false))
     rethrow_worker_error(out.response.at("error"), "measuring in a worker");
-  const json& r = out.response.at("result");
-  BenchResult result;
-  result.environment = environment_from_json(r.at("context"));
-  result.measurement = measurement_from_json(r.at("measurement"));
-  return result;
+  return from_reply<MeasureReply>(out.response, "measure").result;
 }
 
 BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& run,

@@ -1,9 +1,10 @@
-#include "torchperf/sweep/shared_worker.h"
+#include "torchperf/worker/shared_worker.h"
 
 #include <chrono>
 
 #include "torchperf/config/apply.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/worker/protocol.h"
 
 namespace torchperf {
 
@@ -32,7 +33,7 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
         log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log", tick_);
     state_ = config;
     try {
-      const nlohmann::json ready = session_->ask({{"job", "measures"}}, limits_.timeout_s);
+      const nlohmann::json ready = session_->ask(to_request(MeasuresRequest{}), limits_.timeout_s);
       if (!ready.value("ok", false)) {
         close();
         out.exit = WorkerExit::kCrashed;

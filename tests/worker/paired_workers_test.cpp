@@ -1,6 +1,6 @@
 // Two-process comparisons and fresh-process measurements against real workers (the test build of
 // the worker): each side keeps its own process state, and a side that fails is named.
-#include "torchperf/sweep/paired_workers.h"
+#include "torchperf/worker/paired_workers.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

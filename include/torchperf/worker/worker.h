@@ -1,7 +1,7 @@
-// The worker side of tune and of two-process comparisons: serves one job (describe the workload,
-// save a reference, measure one configuration, or be one side of a comparison, timing the blocks
-// the supervisor asks for) with the bench runner, and answers in JSON. Errors are answered, not
-// thrown, with their kind, so the supervisor can tell a user error from a failure.
+// The C++ worker: serves the jobs of protocol.h (describe the workload, save a reference, measure
+// one configuration, or be one side of a comparison, timing the blocks the supervisor asks for)
+// with the bench runner. Errors are answered, not thrown, with their kind, so the supervisor can
+// tell a user error from a failure.
 #pragma once
 
 #include <functional>
@@ -13,6 +13,7 @@
 
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/bench/bench_runner.h"
+#include "torchperf/worker/protocol.h"
 
 namespace torchperf {
 
@@ -27,9 +28,10 @@ nlohmann::json serve_job(const nlohmann::json& request, const FaultHook& fault =
 class SideServer {
  public:
   virtual ~SideServer() = default;
-  virtual nlohmann::json ready() = 0;                                // fields of the first answer
-  virtual nlohmann::json block(const nlohmann::json& request) = 0;   // {"job": "block", …}
-  virtual nlohmann::json finish(const nlohmann::json& request) = 0;  // {"job": "finish", …}
+  // Replies (protocol.h's to_reply): the first answer, then one per block and finish request.
+  virtual nlohmann::json ready() = 0;
+  virtual nlohmann::json block(const nlohmann::json& request) = 0;
+  virtual nlohmann::json finish(const nlohmann::json& request) = 0;
 };
 using SideFactory = std::function<std::unique_ptr<SideServer>(const nlohmann::json& request)>;
 
@@ -44,12 +46,5 @@ int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr,
 // A worker's answered error ({"kind", "message"}) as the exception it stood for: usage, config,
 // model and workload errors are the user's; the rest a RuntimeFailure prefixed with what.
 [[noreturn]] void rethrow_worker_error(const nlohmann::json& error, const std::string& what);
-
-// The wire form of the pieces a job carries.
-nlohmann::json to_json(const BenchOptions& options);
-BenchOptions bench_options_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const WorkloadTraits& traits);
-WorkloadTraits workload_traits_from_json(const nlohmann::json& j);
-WorkloadDescription workload_description_from_json(const nlohmann::json& j);
 
 }  // namespace torchperf

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "torchperf/config/configuration.h"
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
 

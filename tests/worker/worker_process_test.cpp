@@ -1,6 +1,6 @@
 // The supervisor side of isolation, against real worker processes (the fault-injecting test build
 // of the worker): an answer, a crash, a hang and a memory blow-up each end as they should.
-#include "torchperf/sweep/worker_process.h"
+#include "torchperf/worker/worker_process.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,8 @@
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/config/knob.h"
-#include "torchperf/sweep/worker.h"
+#include "torchperf/worker/protocol.h"
+#include "torchperf/worker/worker.h"
 
 namespace torchperf {
 namespace {
@@ -35,7 +36,7 @@ class WorkerProcessTest : public ::testing::Test {
     BenchOptions o;
     o.model = "builtin:mlp";
     o.time_s = 0.1;
-    return {{"job", "measure"}, {"workload", to_json(o)}, {"configuration", config}};
+    return to_request(MeasureRequest{o, config});
   }
   std::string log() const { return (dir_ / "worker.log").string(); }
   std::filesystem::path dir_;
@@ -145,9 +146,10 @@ TEST_F(WorkerProcessTest, APreloadThatFailsFailsItsJobWithTheLoadersMessage) {
 class WorkerSessionTest : public WorkerProcessTest {
  protected:
   nlohmann::json side(const std::string& config) {
-    nlohmann::json request = measure(config);
-    request["job"] = "side";
-    return request;
+    BenchOptions o;
+    o.model = "builtin:mlp";
+    o.time_s = 0.1;
+    return to_request(SideRequest{o, config});
   }
 };
 
@@ -160,14 +162,14 @@ TEST_F(WorkerSessionTest, ASideTimesTheBlocksItIsAskedForAndFinishesItsMeasureme
   samples.warmup.iterations = 2;
   samples.block_iterations = 3;
   for (int i = 0; i < 2; ++i) {
-    const auto t = worker.ask({{"job", "block"}, {"iterations", 1}}, 60);
+    const auto t = worker.ask(to_request(BlockRequest{1}), 60);
     ASSERT_GT(t["ns"].get<double>(), 0) << t.dump();
   }
   for (int i = 0; i < 6; ++i) {
-    const auto t = worker.ask({{"job", "block"}, {"iterations", 3}}, 60);
+    const auto t = worker.ask(to_request(BlockRequest{3}), 60);
     samples.iteration_ns.push_back(t["ns"].get<double>() / 3);
   }
-  const auto done = worker.ask({{"job", "finish"}, {"samples", to_json(samples)}}, 60);
+  const auto done = worker.ask(to_request(FinishRequest{samples}), 60);
   ASSERT_TRUE(done.value("ok", false)) << done.dump();
   const Measurement m = measurement_from_json(done["measurement"]);
   EXPECT_EQ(m.configuration.value("threads"), "1");
@@ -197,7 +199,7 @@ TEST_F(WorkerSessionTest, APausedWorkerIsStoppedUntilResumedAndStillAnswersAfter
   EXPECT_EQ(process_state(worker.pid(), 'T'), 'T');
   worker.resume();
   EXPECT_NE(process_state(worker.pid(), 'S'), 'T');
-  const auto t = worker.ask({{"job", "block"}, {"iterations", 1}}, 60);
+  const auto t = worker.ask(to_request(BlockRequest{1}), 60);
   EXPECT_GT(t["ns"].get<double>(), 0) << t.dump();
   worker.pause();  // a worker left paused is still ended cleanly by the session's end
 }
@@ -211,7 +213,7 @@ TEST_F(WorkerSessionTest, ASideThatCrashesEndsTheSessionWithItsSignal) {
     EXPECT_EQ(e.exit, WorkerExit::kCrashed);
     EXPECT_NE(std::string(e.what()).find("SIGABRT"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(worker.ask({{"job", "block"}, {"iterations", 1}}, 60), WorkerFailure);
+  EXPECT_THROW(worker.ask(to_request(BlockRequest{1}), 60), WorkerFailure);
 }
 
 TEST_F(WorkerSessionTest, ASideThatHangsIsKilledAtItsRequestsLimit) {

@@ -1,5 +1,5 @@
 // The worker's jobs served in this process: answers, and errors answered with their kind.
-#include "torchperf/sweep/worker.h"
+#include "torchperf/worker/worker.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -21,9 +21,9 @@ BenchOptions mlp() {
 }  // namespace
 
 TEST(WorkerTest, DescribingAWorkloadReturnsItsTraits) {
-  const auto r = serve_job({{"job", "describe"}, {"workload", to_json(mlp())}});
+  const auto r = serve_job(to_request(DescribeRequest{mlp()}));
   ASSERT_TRUE(r.value("ok", false)) << r.dump();
-  const WorkloadDescription d = workload_description_from_json(r["description"]);
+  const WorkloadDescription d = from_reply<DescribeReply>(r, "describe").description;
   EXPECT_EQ(d.model, "builtin:mlp");
   EXPECT_FALSE(d.traits.convolutional);
   EXPECT_TRUE(d.traits.linear);  // the supervisor learns that int8 applies
@@ -34,13 +34,11 @@ TEST(WorkerTest, AMeasurementUsesTheReferenceFileItIsGiven) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("torchperf-ref-" + std::to_string(getpid()) + ".pt"))
                                .string();
-  const auto saved = serve_job(
-      {{"job", "reference"}, {"workload", to_json(mlp())}, {"batch", "4"}, {"path", path}});
+  const auto saved = serve_job(to_request(ReferenceRequest{mlp(), "4", path}));
   ASSERT_TRUE(saved.value("ok", false)) << saved.dump();
-  const auto r = serve_job({{"job", "measure"},
-                            {"workload", to_json(mlp())},
-                            {"configuration", "batch=4,grad=no_grad"},
-                            {"references", {{"4", path}}}});
+  BenchOptions with_reference = mlp();
+  with_reference.reference_files = {{"4", path}};
+  const auto r = serve_job(to_request(MeasureRequest{with_reference, "batch=4,grad=no_grad"}));
   std::filesystem::remove(path);
   ASSERT_TRUE(r.value("ok", false)) << r.dump();
   const auto& m = r["result"]["measurement"];
@@ -52,40 +50,36 @@ TEST(WorkerTest, AMeasurementUsesTheReferenceFileItIsGiven) {
 TEST(WorkerTest, ErrorsAreAnsweredWithTheirKind) {
   BenchOptions missing = mlp();
   missing.model = "/nonexistent/model.pt";
-  EXPECT_EQ(serve_job({{"job", "describe"}, {"workload", to_json(missing)}})["error"]["kind"],
-            "model");
-  EXPECT_EQ(serve_job({{"job", "measure"},
-                       {"workload", to_json(mlp())},
-                       {"configuration", "precision=fp64"}})["error"]["kind"],
+  EXPECT_EQ(serve_job(to_request(DescribeRequest{missing}))["error"]["kind"], "model");
+  EXPECT_EQ(serve_job(to_request(MeasureRequest{mlp(), "precision=fp64"}))["error"]["kind"],
             "config");
-  EXPECT_EQ(serve_job({{"job", "teleport"}, {"workload", to_json(mlp())}})["error"]["kind"],
-            "usage");
-  EXPECT_EQ(serve_job({{"job", "describe"}})["error"]["kind"], "protocol");
   BenchOptions bad_ref = mlp();
-  const auto r = serve_job({{"job", "measure"},
-                            {"workload", to_json(bad_ref)},
-                            {"configuration", ""},
-                            {"references", {{"1", "/nonexistent/ref.pt"}}}});
-  EXPECT_EQ(r["error"]["kind"], "runtime");
+  bad_ref.reference_files = {{"1", "/nonexistent/ref.pt"}};
+  EXPECT_EQ(serve_job(to_request(MeasureRequest{bad_ref, ""}))["error"]["kind"], "runtime");
 }
 
-TEST(WorkerTest, BenchOptionsAndTraitsSurviveTheWire) {
-  BenchOptions o = mlp();
-  o.input_spec = "784";
-  o.seed = 9;
-  const BenchOptions back = bench_options_from_json(to_json(o));
-  EXPECT_EQ(back.input_spec, "784");
-  EXPECT_EQ(back.seed, 9u);
-  WorkloadTraits t;
-  t.usable_cores = 7;
-  t.saved_training = true;
-  t.linear = true;
-  t.conv_bias_before_bn = true;
-  EXPECT_EQ(to_json(workload_traits_from_json(to_json(t))), to_json(t));
-  auto old = to_json(WorkloadTraits{});  // a journal from before these traits
-  old.erase("linear");
-  old.erase("conv_bias_before_bn");
-  EXPECT_FALSE(workload_traits_from_json(old).linear);
+TEST(WorkerTest, ARequestOfAnotherProtocolVersionOrShapeIsAProtocolErrorThatSaysWhy) {
+  auto other = to_request(DescribeRequest{mlp()});
+  other["protocol"] = kWorkerProtocolVersion + 1;
+  const auto versioned = serve_job(other);
+  EXPECT_EQ(versioned["error"]["kind"], "protocol");
+  EXPECT_NE(versioned["error"]["message"].get<std::string>().find("different builds"),
+            std::string::npos)
+      << versioned.dump();
+  auto unversioned = to_request(DescribeRequest{mlp()});
+  unversioned.erase("protocol");
+  EXPECT_EQ(serve_job(unversioned)["error"]["kind"], "protocol");
+  auto unknown = to_request(DescribeRequest{mlp()});
+  unknown["job"] = "teleport";
+  EXPECT_NE(serve_job(unknown)["error"]["message"].get<std::string>().find("'teleport'"),
+            std::string::npos);
+  auto missing = to_request(MeasureRequest{mlp(), ""});
+  missing.erase("configuration");
+  const auto r = serve_job(missing);
+  EXPECT_EQ(r["error"]["kind"], "protocol");
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("no field 'configuration'"),
+            std::string::npos)
+      << r.dump();
 }
 
 TEST(WorkerTest, TheWorkerModeReadsARequestAndAnswersOnTheOtherPipe) {
@@ -93,7 +87,7 @@ TEST(WorkerTest, TheWorkerModeReadsARequestAndAnswersOnTheOtherPipe) {
   ASSERT_EQ(pipe(in), 0);
   ASSERT_EQ(pipe(out), 0);
   const std::string request =
-      nlohmann::json({{"job", "describe"}, {"workload", to_json(mlp())}}).dump() + "\n";
+      to_request(DescribeRequest{mlp()}).dump() + "\n";
   ASSERT_EQ(write(in[1], request.data(), request.size()), static_cast<ssize_t>(request.size()));
   close(in[1]);
   EXPECT_EQ(run_worker(in[0], out[1]), 0);

@@ -1,0 +1,162 @@
+#include "torchperf/worker/protocol.h"
+
+#include "torchperf/bench/measurement_json.h"
+
+namespace torchperf {
+
+using nlohmann::json;
+
+std::string request_job(const json& request) {
+  if (!request.is_object()) throw WorkerProtocolError("a worker request is a JSON object");
+  const auto version = request.find("protocol");
+  if (version == request.end() || !version->is_number_integer())
+    throw WorkerProtocolError("a worker request without a protocol version (this worker speaks " +
+                              std::to_string(kWorkerProtocolVersion) + ")");
+  if (version->get<int>() != kWorkerProtocolVersion)
+    throw WorkerProtocolError("the request speaks worker protocol " +
+                              std::to_string(version->get<int>()) + ", this worker " +
+                              std::to_string(kWorkerProtocolVersion) +
+                              ": the supervisor and the worker come from different builds");
+  const auto job = request.find("job");
+  if (job == request.end() || !job->is_string())
+    throw WorkerProtocolError("a worker request without a job name");
+  return job->get<std::string>();
+}
+
+json error_reply(const std::string& kind, const std::string& message) {
+  return {{"ok", false}, {"error", {{"kind", kind}, {"message", message}}}};
+}
+
+json wire_value(const BenchOptions& o) {
+  json j = {{"model", o.model},
+            {"input_spec", o.input_spec},
+            {"inputs_file", o.inputs_file},
+            {"time_s", o.time_s},
+            {"target_relative_ci", o.target_relative_ci},
+            {"device", o.device},
+            {"seed", o.seed},
+            {"count_flops", o.count_flops},
+            {"stop_when_a_call_exceeds_time", o.stop_when_a_call_exceeds_time},
+            {"memory_cap_bytes", o.memory_cap_bytes},
+            {"compile_timeout_s", o.compile_timeout_s},
+            {"references", o.reference_files}};
+  return j;
+}
+
+void read_wire(const json& j, BenchOptions& o) {
+  o = BenchOptions{};
+  o.model = j.at("model").get<std::string>();
+  o.input_spec = j.at("input_spec").get<std::string>();
+  o.inputs_file = j.at("inputs_file").get<std::string>();
+  o.time_s = j.at("time_s").get<double>();
+  o.target_relative_ci = j.at("target_relative_ci").get<double>();
+  o.device = j.at("device").get<std::string>();
+  o.seed = j.at("seed").get<std::uint64_t>();
+  o.count_flops = j.at("count_flops").get<bool>();
+  o.stop_when_a_call_exceeds_time = j.at("stop_when_a_call_exceeds_time").get<bool>();
+  o.memory_cap_bytes = j.at("memory_cap_bytes").get<std::int64_t>();
+  o.compile_timeout_s = j.at("compile_timeout_s").get<double>();
+  o.reference_files = j.at("references").get<std::map<std::string, std::string>>();
+}
+
+json to_json(const WorkloadTraits& t) {
+  return {{"torchscript", t.torchscript},
+          {"convolutional", t.convolutional},
+          {"linear", t.linear},
+          {"conv_bias_before_bn", t.conv_bias_before_bn},
+          {"hidden_linear_sizes", t.hidden_linear_sizes},
+          {"image_input", t.image_input},
+          {"floating_input", t.floating_input},
+          {"cuda", t.cuda},
+          {"cpu_fuser", t.cpu_fuser},
+          {"inputs_from_file", t.inputs_from_file},
+          {"saved_training", t.saved_training},
+          {"can_train_mode", t.can_train_mode},
+          {"usable_cores", t.usable_cores},
+          {"default_threads", t.default_threads},
+          {"default_interop_threads", t.default_interop_threads},
+          {"default_batch", t.default_batch},
+          {"exported_program", t.exported_program},
+          {"dynamic_batch", t.dynamic_batch},
+          {"batch_min", t.batch_min},
+          {"batch_max", t.batch_max},
+          {"exported_shape", t.exported_shape}};
+}
+
+WorkloadTraits workload_traits_from_json(const json& j) {
+  WorkloadTraits t;
+  t.torchscript = j.at("torchscript").get<bool>();
+  t.convolutional = j.at("convolutional").get<bool>();
+  t.linear = j.at("linear").get<bool>();
+  t.conv_bias_before_bn = j.at("conv_bias_before_bn").get<bool>();
+  t.hidden_linear_sizes = j.at("hidden_linear_sizes").get<std::vector<long long>>();
+  t.image_input = j.at("image_input").get<bool>();
+  t.floating_input = j.at("floating_input").get<bool>();
+  t.cuda = j.at("cuda").get<bool>();
+  t.cpu_fuser = j.at("cpu_fuser").get<bool>();
+  t.inputs_from_file = j.at("inputs_from_file").get<bool>();
+  t.saved_training = j.at("saved_training").get<bool>();
+  t.can_train_mode = j.at("can_train_mode").get<bool>();
+  t.usable_cores = j.at("usable_cores").get<int>();
+  t.default_threads = j.at("default_threads").get<int>();
+  t.default_interop_threads = j.at("default_interop_threads").get<int>();
+  t.default_batch = j.at("default_batch").get<long long>();
+  t.exported_program = j.at("exported_program").get<bool>();
+  t.dynamic_batch = j.at("dynamic_batch").get<bool>();
+  t.batch_min = j.at("batch_min").get<long long>();
+  t.batch_max = j.at("batch_max").get<long long>();
+  t.exported_shape = j.at("exported_shape").get<std::string>();
+  return t;
+}
+
+json wire_value(const WorkloadDescription& d) {
+  return {{"model", d.model},
+          {"inputs", d.inputs},
+          {"input_source", d.input_source},
+          {"traits", to_json(d.traits)}};
+}
+
+void read_wire(const json& j, WorkloadDescription& d) {
+  d.model = j.at("model").get<std::string>();
+  d.inputs = j.at("inputs").get<std::string>();
+  d.input_source = j.at("input_source").get<std::string>();
+  d.traits = workload_traits_from_json(j.at("traits"));
+}
+
+json wire_value(const BenchResult& r) { return to_json(r); }
+
+void read_wire(const json& j, BenchResult& r) {
+  r = BenchResult{};
+  r.environment = environment_from_json(j.at("context"));
+  r.measurement = measurement_from_json(j.at("measurement"));
+}
+
+json wire_value(const Measurement& m) { return to_json(m); }
+void read_wire(const json& j, Measurement& m) { m = measurement_from_json(j); }
+
+json wire_value(const SampleSet& s) { return to_json(s); }
+void read_wire(const json& j, SampleSet& s) {
+  s = sample_set_from_json(j, SamplingOptions{}.confidence);
+}
+
+json worker_protocol_schema() {
+  json schema = {{"protocol", kWorkerProtocolVersion}, {"jobs", json::object()}};
+  add_to_schema<DescribeRequest, DescribeReply>(schema);
+  add_to_schema<ReferenceRequest, EmptyReply>(schema);
+  add_to_schema<MeasureRequest, MeasureReply>(schema);
+  add_to_schema<MeasuresRequest, EmptyReply>(schema);
+  add_to_schema<SideRequest, SideReady>(schema, "ready");
+  add_to_schema<BlockRequest, BlockReply>(schema);
+  add_to_schema<FinishRequest, FinishReply>(schema);
+  add_to_schema<PythonSideRequest, PythonSideReady>(schema, "ready");
+  json& python = schema["jobs"][PythonSideRequest::kJob];
+  WireSchema block(python["block_reply"] = json::object());
+  PythonBlockReply{}.fields(block);
+  WireSchema finish(python["finish_request"] = json::object());
+  PythonFinishRequest{}.fields(finish);
+  WireSchema finished(python["finish_reply"] = json::object());
+  PythonFinishReply{}.fields(finished);
+  return schema;
+}
+
+}  // namespace torchperf
