@@ -3,6 +3,7 @@
 #include "torchperf/bench/timed_run.h"
 #include "torchperf/bench/bench_side.h"
 #include "torchperf/bench/configured_workload.h"
+#include "torchperf/bench/measurement_parts.h"
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -44,10 +45,7 @@ struct Session {
   double time_budget_s = 0;
 };
 
-struct Reference {
-  std::vector<at::Tensor> outputs;
-  std::uint64_t flops_per_sample = 0;
-};
+using Reference = SavedOutputs;
 
 // Runs undo on scope exit, so knob state is restored when a forward call throws.
 Session open_session(const BenchOptions& options) {
@@ -239,22 +237,7 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   return ref;
 }
 
-Reference load_reference(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    throw RuntimeFailure("reference file '" + path + "' could not be read");
-  Reference ref;
-  try {
-    const auto tuple = torch::jit::pickle_load(bytes).toTuple();
-    for (const auto& t : tuple->elements().at(0).toTensorList()) ref.outputs.push_back(t);
-    ref.flops_per_sample = static_cast<std::uint64_t>(tuple->elements().at(1).toInt());
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("reference file '" + path + "' is not a torchperf reference (" +
-                         compat::concise_error_message(e.what()) + ")");
-  }
-  return ref;
-}
+Reference load_reference(const std::string& path) { return load_saved_outputs(path); }
 
 struct Prepared {
   Workload workload;
@@ -299,41 +282,6 @@ std::int64_t batch_of(const Workload& w) {
   return w.inputs[0].toTensor().size(0);
 }
 
-OutputQuality quality_of(const Accuracy& a) {
-  return {a.comparable, a.note,           a.max_abs_error,   a.max_rel_error,
-          a.cosine,     a.top1_agreement, a.nonfinite_values};
-}
-
-// Why these samples do not support a verdict, or "" when they do (the order is the order a
-// user fixes them in: a budget too short for one call, then warm-up, then precision).
-std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions& sampling,
-                                bool paired) {
-  const Summary& sum = samples.summary;
-  const double budget_s = to_seconds(sampling.time_budget);
-  if (samples.stop == StopReason::kCallOverBudget)
-    return fmt::format(
-        "one call takes {:.3g} s, longer than the --time budget of {:.3g} s: no sample fits "
-        "(raise --time, or pass --allow-overrun to measure anyway)",
-        samples.warmup.settled_iteration_ns * 1e-9, budget_s);
-  if (!samples.warmup.settled)
-    return fmt::format(
-        "warm-up did not settle within its budget ({} calls in {:.3g} s; raise --time)",
-        samples.warmup.iterations, to_seconds(samples.warmup.total));
-  if (paired || samples.stop == StopReason::kConfidenceReached) return "";
-  if (std::isnan(sum.median_ci_relative))
-    return fmt::format(
-        "stopping rule not met: {} sample(s) are too few for a {:.0f}% CI of the median (6 at "
-        "least; raise --time)",
-        sum.count, sampling.confidence * 100);
-  return fmt::format(
-      "stopping rule not met: the median's {:.0f}% CI is ±{:.2f}%, target ±{:.2f}%, after {} "
-      "samples ({})",
-      sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
-      sum.count,
-      samples.stop == StopReason::kSampleLimit ? "sample limit reached"
-                                               : "raise --time or --target-ci");
-}
-
 // Fills a measurement from its samples and checks its output against the reference.
 // paired: the samples come from an interleaved comparison, whose stopping rule is the ratio's.
 Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
@@ -345,17 +293,6 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.device = p.workload.device.str();
   m.batch = batch_of(p.workload);
   m.configuration = p.config;
-  m.paired = paired;
-  m.samples = samples;
-  const Summary& sum = samples.summary;
-  const double batch = static_cast<double>(m.batch);
-  if (sum.median > 0) {
-    m.throughput_samples_per_s = batch / (sum.median * 1e-9);
-    m.throughput_ci = {batch / (sum.median_ci.high * 1e-9), batch / (sum.median_ci.low * 1e-9)};
-  }
-  m.latency_p50_ms = sum.median * 1e-6;
-  m.latency_p90_ms = sum.p90 * 1e-6;
-  m.latency_p99_ms = sum.p99 * 1e-6;
   m.setup_ms = p.setup_ms;
   if (auto* ep = p.workload.model->as_exported(); ep && ep->compiled()) {
     m.compile_s = ep->compiled()->compile_s;
@@ -371,17 +308,9 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
                                   : -1;
   m.peak_memory_bytes = device_peak >= 0 ? device_peak : peak_rss_bytes();
   m.peak_memory_kind = device_peak >= 0 ? "cuda-caching-allocator" : "process-rss";
-  m.page_faults_per_iteration = faults_per_iteration;
-  if (faults_per_iteration > kPageFaultsNearZero)
-    m.advice.push_back(fmt::format(
-        "{:.0f} minor page faults per call in steady state: the allocator returns freed memory "
-        "to the kernel and faults it in again every call; try the allocator knob (allocator="
-        "glibc-tuned or jemalloc; torchperf tune --space 'allocator=glibc,glibc-tuned,jemalloc')",
-        faults_per_iteration));
+  add_page_faults(m, faults_per_iteration);
   m.flops_per_sample = ref.flops_per_sample;
-  if (sum.median > 0)
-    m.achieved_gflops =
-        static_cast<double>(ref.flops_per_sample) * m.throughput_samples_per_s / 1e9;
+  add_timing(m, samples, sampling, paired);
 
   std::vector<at::Tensor> output;
   try {
@@ -390,21 +319,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
     throw RuntimeFailure("configuration " + p.config.to_string() +
                          " failed: " + compat::concise_error_message(e.what()));
   }
-  m.quality = quality_of(compare_outputs(ref.outputs, output));
-
-  const std::int64_t ref_nonfinite = count_nonfinite(ref.outputs);
-  if (ref_nonfinite > 0) {
-    m.valid = false;
-    m.invalid_reason =
-        "the fp32 reference output itself has " + std::to_string(ref_nonfinite) + " NaN/Inf values";
-  } else if (m.quality.nonfinite_values > 0) {
-    m.valid = false;
-    m.invalid_reason =
-        "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
-  }
-  if (!m.quality.comparable)
-    m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
-  m.inconclusive_reason = inconclusive_reason(samples, sampling, paired);
+  add_output_check(m, ref.outputs, output);
   const ResolvedKnob& threads = p.config.knob("threads");
   if (threads.applicable && std::stoi(threads.value) > p.traits.usable_cores)
     m.warnings.push_back("threads=" + threads.value + " exceeds the " +

@@ -1,0 +1,117 @@
+#include "torchperf/bench/measurement_parts.h"
+
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+#include "torchperf/compat/torch_error.h"
+#include "torchperf/error.h"
+#include "torchperf/models/accuracy.h"
+
+namespace torchperf {
+namespace {
+
+OutputQuality quality_of(const Accuracy& a) {
+  return {a.comparable, a.note,           a.max_abs_error,   a.max_rel_error,
+          a.cosine,     a.top1_agreement, a.nonfinite_values};
+}
+
+// Why these samples do not support a verdict, or "" when they do (the order is the order a
+// user fixes them in: a budget too short for one call, then warm-up, then precision).
+std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions& sampling,
+                                bool paired) {
+  const Summary& sum = samples.summary;
+  const double budget_s = to_seconds(sampling.time_budget);
+  if (samples.stop == StopReason::kCallOverBudget)
+    return fmt::format(
+        "one call takes {:.3g} s, longer than the --time budget of {:.3g} s: no sample fits "
+        "(raise --time, or pass --allow-overrun to measure anyway)",
+        samples.warmup.settled_iteration_ns * 1e-9, budget_s);
+  if (!samples.warmup.settled)
+    return fmt::format(
+        "warm-up did not settle within its budget ({} calls in {:.3g} s; raise --time)",
+        samples.warmup.iterations, to_seconds(samples.warmup.total));
+  if (paired || samples.stop == StopReason::kConfidenceReached) return "";
+  if (std::isnan(sum.median_ci_relative))
+    return fmt::format(
+        "stopping rule not met: {} sample(s) are too few for a {:.0f}% CI of the median (6 at "
+        "least; raise --time)",
+        sum.count, sampling.confidence * 100);
+  return fmt::format(
+      "stopping rule not met: the median's {:.0f}% CI is ±{:.2f}%, target ±{:.2f}%, after {} "
+      "samples ({})",
+      sampling.confidence * 100, sum.median_ci_relative * 100, sampling.target_relative_ci * 100,
+      sum.count,
+      samples.stop == StopReason::kSampleLimit ? "sample limit reached"
+                                               : "raise --time or --target-ci");
+}
+
+}  // namespace
+
+SavedOutputs load_saved_outputs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    throw RuntimeFailure("reference file '" + path + "' could not be read");
+  SavedOutputs saved;
+  try {
+    const auto tuple = torch::jit::pickle_load(bytes).toTuple();
+    for (const auto& t : tuple->elements().at(0).toTensorList()) saved.outputs.push_back(t);
+    saved.flops_per_sample = static_cast<std::uint64_t>(tuple->elements().at(1).toInt());
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("reference file '" + path + "' is not a torchperf reference (" +
+                         compat::concise_error_message(e.what()) + ")");
+  }
+  return saved;
+}
+
+void add_timing(Measurement& m, const SampleSet& samples, const SamplingOptions& sampling,
+                bool paired) {
+  m.paired = paired;
+  m.samples = samples;
+  const Summary& sum = samples.summary;
+  const double batch = static_cast<double>(m.batch);
+  if (sum.median > 0) {
+    m.throughput_samples_per_s = batch / (sum.median * 1e-9);
+    m.throughput_ci = {batch / (sum.median_ci.high * 1e-9), batch / (sum.median_ci.low * 1e-9)};
+    m.achieved_gflops =
+        static_cast<double>(m.flops_per_sample) * m.throughput_samples_per_s / 1e9;
+  }
+  m.latency_p50_ms = sum.median * 1e-6;
+  m.latency_p90_ms = sum.p90 * 1e-6;
+  m.latency_p99_ms = sum.p99 * 1e-6;
+  m.inconclusive_reason = inconclusive_reason(samples, sampling, paired);
+}
+
+void add_page_faults(Measurement& m, double faults_per_iteration) {
+  m.page_faults_per_iteration = faults_per_iteration;
+  if (faults_per_iteration > kPageFaultsNearZero)
+    m.advice.push_back(fmt::format(
+        "{:.0f} minor page faults per call in steady state: the allocator returns freed memory "
+        "to the kernel and faults it in again every call; try the allocator knob (allocator="
+        "glibc-tuned or jemalloc; torchperf tune --space 'allocator=glibc,glibc-tuned,jemalloc')",
+        faults_per_iteration));
+}
+
+void add_output_check(Measurement& m, const std::vector<at::Tensor>& reference,
+                      const std::vector<at::Tensor>& output) {
+  m.quality = quality_of(compare_outputs(reference, output));
+  const std::int64_t ref_nonfinite = count_nonfinite(reference);
+  if (ref_nonfinite > 0) {
+    m.valid = false;
+    m.invalid_reason =
+        "the fp32 reference output itself has " + std::to_string(ref_nonfinite) + " NaN/Inf values";
+  } else if (m.quality.nonfinite_values > 0) {
+    m.valid = false;
+    m.invalid_reason =
+        "output has " + std::to_string(m.quality.nonfinite_values) + " NaN/Inf values";
+  }
+  if (!m.quality.comparable)
+    m.warnings.push_back("output not comparable with the reference: " + m.quality.note);
+}
+
+}  // namespace torchperf
