@@ -190,10 +190,21 @@ Reference compute_program_reference(const Session& s, Workload& w, const Workloa
   return ref;
 }
 
-Reference compute_reference(const Session& s, const std::string& batch, bool count) {
+// inputs (when given) receives the inputs the reference was computed from, on the CPU.
+Reference compute_reference(const Session& s, const std::string& batch, bool count,
+                            std::vector<at::Tensor>* inputs = nullptr) {
   Workload w = load_workload(s);
   const WorkloadTraits traits = describe_workload(w, s.spec == std::nullopt);
-  if (traits.exported_program) return compute_program_reference(s, w, traits, batch, count);
+  const auto keep_inputs = [&] {
+    if (!inputs) return;
+    inputs->clear();
+    for (const auto& v : w.inputs) inputs->push_back(v.toTensor().detach().to(at::kCPU).clone());
+  };
+  if (traits.exported_program) {
+    Reference ref = compute_program_reference(s, w, traits, batch, count);
+    keep_inputs();
+    return ref;
+  }
   Configuration careful;
   if (traits.can_train_mode) careful.set("mode", "eval");
   careful.set("grad", "no_grad");
@@ -202,6 +213,7 @@ Reference compute_reference(const Session& s, const std::string& batch, bool cou
   const ResolvedConfiguration config = resolve(careful, traits);
   refuse_inputs_over_cap(s, w, batch);
   naming_out_of_memory(s, batch, [&] { prepare_workload(config, w); });
+  keep_inputs();
   Reference ref;
   SteadyTimeSource clock;
   const auto started = clock.now();
@@ -371,19 +383,33 @@ std::string reference_batch(const BenchOptions& options, const Configuration& co
   return config.get("batch").value_or("1");
 }
 
-void save_reference(const BenchOptions& options, const std::string& batch,
-                    const std::string& path) {
-  validate(options);
-  const Session session = open_session(options);
-  const Reference ref = compute_reference(session, batch, options.count_flops);
-  c10::List<at::Tensor> outputs;
-  for (const auto& t : ref.outputs) outputs.push_back(t);
-  const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(
-      {c10::IValue(outputs), c10::IValue(static_cast<std::int64_t>(ref.flops_per_sample))}));
+namespace {
+
+void write_pickle(const c10::IValue& value, const std::string& path, const std::string& what) {
+  const auto bytes = torch::jit::pickle_save(value);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) throw RuntimeFailure("could not write the reference file '" + path + "'");
+  if (!out) throw RuntimeFailure("could not write the " + what + " file '" + path + "'");
+}
+
+}  // namespace
+
+void save_reference(const BenchOptions& options, const std::string& batch,
+                    const std::string& path, const std::string& inputs_path) {
+  validate(options);
+  const Session session = open_session(options);
+  std::vector<at::Tensor> inputs;
+  const Reference ref = compute_reference(session, batch, options.count_flops,
+                                          inputs_path.empty() ? nullptr : &inputs);
+  c10::List<at::Tensor> outputs;
+  for (const auto& t : ref.outputs) outputs.push_back(t);
+  write_pickle(c10::ivalue::Tuple::create(
+                   {c10::IValue(outputs), c10::IValue(static_cast<std::int64_t>(ref.flops_per_sample))}),
+               path, "reference");
+  if (!inputs_path.empty())
+    write_pickle(c10::ivalue::Tuple::create(std::vector<c10::IValue>(inputs.begin(), inputs.end())),
+                 inputs_path, "inputs");
 }
 
 std::string BenchResult::invalid_reason() const {

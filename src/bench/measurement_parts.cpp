@@ -59,9 +59,12 @@ SavedOutputs load_saved_outputs(const std::string& path) {
     throw RuntimeFailure("reference file '" + path + "' could not be read");
   SavedOutputs saved;
   try {
+    // C++ writes (List[Tensor], int); Python's torch.save of (list, float) reads as a generic
+    // list and a double.
     const auto tuple = torch::jit::pickle_load(bytes).toTuple();
-    for (const auto& t : tuple->elements().at(0).toTensorList()) saved.outputs.push_back(t);
-    saved.flops_per_sample = static_cast<std::uint64_t>(tuple->elements().at(1).toInt());
+    for (const auto& t : tuple->elements().at(0).toListRef()) saved.outputs.push_back(t.toTensor());
+    const c10::IValue& flops = tuple->elements().at(1);
+    saved.flops_per_sample = static_cast<std::uint64_t>(flops.isInt() ? flops.toInt() : flops.toDouble());
   } catch (const std::exception& e) {
     throw RuntimeFailure("reference file '" + path + "' is not a torchperf reference (" +
                          compat::concise_error_message(e.what()) + ")");

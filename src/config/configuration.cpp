@@ -151,8 +151,14 @@ TrainingPlan plan_training(const ResolvedConfiguration& config) {
 ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits) {
   check_used(requested, &Knob::inference, "bench or tune", "train");
   ResolvedConfiguration resolved;
+  // The runtime decides what the other knobs mean (the python runtime has graph values of its
+  // own and applies fewer knobs): it is resolved first, and the rest for it.
+  const ResolvedKnob runtime = resolve_knob(find_knob("runtime"), requested, traits);
+  WorkloadTraits for_runtime = traits;
+  for_runtime.python_runtime = runtime.applicable && runtime.value == "python";
   for (const auto& knob : inference_knobs())
-    resolved.knobs.push_back(resolve_knob(knob, requested, traits));
+    resolved.knobs.push_back(knob.name == "runtime" ? runtime
+                                                    : resolve_knob(knob, requested, for_runtime));
   // Freezing folds the training flag and batch-norm statistics into constants: it needs eval mode.
   const std::string graph = resolved.value("graph");
   if (graph == "frozen" || graph == "frozen-opt") {

@@ -16,6 +16,7 @@
 #include "torchperf/models/quantize.h"
 #include "torchperf/models/workload.h"
 #include "process_knobs.h"
+#include "runtime_knob.h"
 
 namespace torchperf {
 namespace {
@@ -792,12 +793,14 @@ const std::vector<Knob>& knob_registry() {
   // Worker knobs come last: they are set when the process starts, before any of the others.
   static const std::vector<Knob> registry = [] {
     std::vector<Knob> r = {
+        runtime_knob(),
         threads_knob(),   batch_knob(),       mode_knob(),     grad_knob(),
         pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
         graph_knob(),     cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
         transfer_knob(),  amp_knob(),         zero_grad_knob()};
     for (auto& k : worker_knobs()) r.push_back(std::move(k));
+    for (auto& k : r) adapt_to_python_runtime(k);
     return r;
   }();
   return registry;
@@ -865,8 +868,11 @@ std::vector<std::string> all_values(const Knob& knob) {
   program.exported_program = true;
   program.torchscript = false;
   program.usable_cores = 1;
+  WorkloadTraits python = program;  // the python runtime has graph values of its own (compile)
+  python.python_runtime = true;
+  python.cuda = true;
   std::vector<std::string> out = knob.values(cuda);
-  for (const auto& traits : {cpu_linear, program})
+  for (const auto& traits : {cpu_linear, program, python})
     for (const auto& v : knob.values(traits))
       if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   return out;

@@ -11,12 +11,21 @@
 namespace torchperf {
 namespace {
 
+WorkloadTraits python_runtime(WorkloadTraits traits) {
+  traits.python_runtime = true;
+  return traits;
+}
+
 std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
                                  const std::map<std::string, std::vector<std::string>>& requested) {
   for (const auto& [name, values] : requested)
     if (!find_knob(name).inference)  // an unknown knob: ConfigError naming the knobs
       throw ConfigError("--space " + name + ": not a knob of tune (it belongs to train)");
   std::vector<SpaceAxis> axes;
+  // With runtime=python on its axis (a program's default), the other axes hold the values of
+  // both runtimes (graph: aoti for C++, compile for Python); each point keeps those of its own.
+  bool python_too = false;
+  const WorkloadTraits python = python_runtime(traits);
   for (const auto& knob : inference_knobs()) {
     SpaceAxis axis{knob.name, {}, knob.baseline(traits), ""};
     const auto asked = requested.find(knob.name);
@@ -27,6 +36,11 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       if (!knob.swept_by_default) continue;  // process-level knobs: only when --space names them
       for (const auto& v : knob.values(traits))
         if (knob.applies(traits, v).applies) axis.values.push_back(v);
+      if (python_too && knob.name != "runtime")
+        for (const auto& v : knob.values(python))
+          if (knob.applies(python, v).applies &&
+              std::find(axis.values.begin(), axis.values.end(), v) == axis.values.end())
+            axis.values.push_back(v);
       if (axis.values.empty()) continue;  // the knob does not apply to this workload
       if (std::find(axis.values.begin(), axis.values.end(), axis.baseline) == axis.values.end() &&
           knob.applies(traits, axis.baseline).applies)
@@ -36,9 +50,16 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       if (axis.expert.empty() &&
           std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
         axis.expert = v;
+    if (knob.name == "runtime")
+      python_too = std::find(axis.values.begin(), axis.values.end(), "python") != axis.values.end();
     axes.push_back(axis);
   }
   return axes;
+}
+
+// Whether a value applies under the runtime a point runs in.
+bool applies_in(const Knob& knob, const WorkloadTraits& traits, const std::string& value) {
+  return knob.applies(traits, value).applies;
 }
 
 // Short description of why a combination was dropped, from resolve()'s message.
@@ -53,6 +74,23 @@ Space build_space(const WorkloadTraits& traits,
                   const std::map<std::string, std::vector<std::string>>& requested) {
   Space space;
   space.axes = make_axes(traits, requested);
+  bool python_on_axis = false;
+  for (const auto& axis : space.axes)
+    if (axis.knob == "runtime")
+      python_on_axis =
+          std::find(axis.values.begin(), axis.values.end(), "python") != axis.values.end();
+  const WorkloadTraits python = python_runtime(traits);
+  // A value of the other runtime's leaves a point at its own runtime's baseline.
+  const auto own_runtime = [&](const Configuration& c) {
+    if (!python_on_axis) return c;
+    const bool in_python = c.get("runtime") == std::optional<std::string>("python");
+    Configuration own;
+    for (const auto& [knob, value] : c.values())
+      if (knob == "runtime" || applies_in(find_knob(knob), in_python ? python : traits, value) ||
+          !applies_in(find_knob(knob), in_python ? traits : python, value))
+        own.set(knob, value);
+    return own;
+  };
   // A requested value is checked once, alone, so its error names it rather than a combination.
   for (const auto& axis : space.axes)
     if (requested.count(axis.knob))
@@ -61,7 +99,7 @@ Space build_space(const WorkloadTraits& traits,
         one.set(axis.knob, v);  // unknown values: ConfigError
         const Knob& knob = find_knob(axis.knob);
         const Applicability a = knob.applies(traits, v);
-        if (!a.applies)
+        if (!a.applies && !(python_on_axis && applies_in(knob, python_runtime(traits), v)))
           throw ConfigError("--space " + axis.knob + "=" + v +
                             " does not apply to this workload: " + a.reason);
       }
@@ -74,6 +112,7 @@ Space build_space(const WorkloadTraits& traits,
         std::find(axis.values.begin(), axis.values.end(), axis.baseline) != axis.values.end();
     space.origin.set(axis.knob, has_baseline ? axis.baseline : axis.values.front());
   }
+  space.origin = own_runtime(space.origin);
   ResolvedConfiguration baseline;
   try {
     baseline = resolve(space.origin, traits);
@@ -85,6 +124,7 @@ Space build_space(const WorkloadTraits& traits,
     Configuration c;
     for (std::size_t i = 0; i < space.axes.size(); ++i)
       c.set(space.axes[i].knob, space.axes[i].values[index[i]]);
+    c = own_runtime(c);
     try {
       const ResolvedConfiguration r = resolve(c, traits);
       const std::string key = r.to_string();

@@ -56,12 +56,14 @@ std::string to_string(WorkerExit exit) {
 
 namespace {
 
-// Starts `executable __worker` with stdin and fd 3 on pipes and stdout/stderr in the log.
+// Starts `executable ARGS` (`torchperf __worker`, or the Python worker) with stdin and fd 3 on
+// pipes and stdout/stderr in the log.
 Child spawn_worker(const std::string& executable, const std::string& log_path,
-                   const WorkerEnvironment& environment) {
+                   const WorkerEnvironment& environment,
+                   const std::vector<std::string>& args = {"__worker"}) {
   ChildSpec spec;
   spec.executable = executable;
-  spec.args = {"__worker"};
+  spec.args = args;
   spec.environment = environment;
   spec.log_path = log_path;
   spec.pipe_stdin = true;
@@ -78,7 +80,7 @@ std::string describe_end(int status, const std::string& executable, const std::s
     how = "died on signal SIG" + std::string(name ? name : std::to_string(sig).c_str());
     if (sig == SIGKILL) how += " (the kernel's OOM killer, or an outside kill)";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-    how = "could not be started ('" + executable + "' __worker)";
+    how = "could not be started ('" + executable + "')";
   } else {
     how = "exited with status " + std::to_string(WEXITSTATUS(status)) + " without an answer";
   }
@@ -186,9 +188,10 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
 
 WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
                              const WorkerLimits& limits, const std::string& log_path,
-                             std::function<bool(double)> tick)
+                             std::function<bool(double)> tick,
+                             const std::vector<std::string>& args)
     : executable_(executable), log_path_(log_path), limits_(limits), tick_(std::move(tick)) {
-  const Child child = spawn_worker(executable, log_path, environment);
+  const Child child = spawn_worker(executable, log_path, environment, args);
   pid_ = child.pid;
   in_fd_ = child.in_fd;
   out_fd_ = child.response_fd;

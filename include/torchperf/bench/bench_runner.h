@@ -51,8 +51,9 @@ WorkloadDescription describe(const BenchOptions& options);
 std::string reference_batch(const BenchOptions& options, const Configuration& config);
 
 // Computes the fp32 eval/no_grad reference at one batch and writes it (outputs and FLOPs per
-// sample) to path, for run_bench in other processes.
+// sample) to path, for run_bench in other processes. With inputs_path, also the inputs it was
+// computed from (a tuple of CPU tensors), so that another runtime runs on the same tensors.
 void save_reference(const BenchOptions& options, const std::string& batch,
-                    const std::string& path);
+                    const std::string& path, const std::string& inputs_path = "");
 
 }  // namespace torchperf

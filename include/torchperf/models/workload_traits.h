@@ -32,6 +32,9 @@ struct WorkloadTraits {
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
   int default_interop_threads = 1;  // and its inter-op threads
   long long default_batch = 1;  // from the inputs file, a static program, or 1
+  // Not a fact of the model: set by resolve() when runtime=python, so that the other knobs
+  // answer for the Python runtime (its graph values, the knobs it does not apply).
+  bool python_runtime = false;
 };
 
 }  // namespace torchperf

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <stdexcept>
 
@@ -61,9 +62,11 @@ struct WorkerFailure : std::runtime_error {
 
 class WorkerSession {
  public:
+  // args: what the executable is started with (the Python worker: -m torchperf.worker).
   WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
                 const WorkerLimits& limits, const std::string& log_path,
-                std::function<bool(double)> tick = nullptr);
+                std::function<bool(double)> tick = nullptr,
+                const std::vector<std::string>& args = {"__worker"});
   ~WorkerSession();  // ends the worker (closes its input, then kills it if it lingers)
   WorkerSession(const WorkerSession&) = delete;
   WorkerSession& operator=(const WorkerSession&) = delete;
