@@ -155,11 +155,12 @@ class Side:
             self.contexts.enter_context(torch.no_grad())
         elif grad != "on":
             raise JobError("config", f"grad '{grad}': expected on, no_grad or inference")
-        if precision in ("bf16", "fp16"):
-            dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+        if precision in ("bf16-autocast", "fp16-autocast"):
+            dtype = torch.bfloat16 if precision == "bf16-autocast" else torch.float16
             self.contexts.enter_context(torch.autocast(self.device.type, dtype=dtype))
         elif precision != "fp32":
-            raise JobError("config", f"precision '{precision}': expected fp32, bf16 or fp16")
+            raise JobError("config", f"precision '{precision}': expected fp32, bf16-autocast or "
+                                     "fp16-autocast")
 
         self.graph_break_count, self.graph_break_reasons = 0, []
         self.compile_s = -1.0
