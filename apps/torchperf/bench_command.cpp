@@ -22,6 +22,7 @@
 #include "torchperf/measure/memory_probe.h"
 #include "torchperf/report/table_writer.h"
 #include "torchperf/worker/paired_workers.h"
+#include "torchperf/worker/python_worker.h"
 #include "torchperf/sweep/tune_options.h"
 #include "python_source.h"
 
@@ -103,7 +104,10 @@ int run(BenchFlags& flags) {
     run.log_dir = dir;
     run.limits.timeout_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
     run.limits.memory_cap_bytes = options.memory_cap_bytes;
+    // A side with runtime=python runs in the Python worker; the rest in the C++ one.
+    const bool python = options.config.get("runtime") == std::optional<std::string>("python");
     result = options.vs ? compare_in_workers(options, run, clock, progress)
+             : python   ? measure_python_in_worker(options, run, clock, progress)
                         : measure_in_worker(options, run);
     std::filesystem::remove_all(dir);  // kept on failure: the error names the log
   } else {

@@ -15,6 +15,7 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/measure/environment.h"
 #include "torchperf/models/aoti_package.h"
+#include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
 
 namespace torchperf {
@@ -30,6 +31,29 @@ WorkerOutcome Supervisor::launch(const json& request, const std::string& log_nam
   return run_worker_process(o_.worker_executable, request, limits,
                             o_.out_dir + "/workers/" + log_name + ".log",
                             [this](double t) { return tick(t); }, environment);
+}
+
+WorkerOutcome Supervisor::measure_python(const BenchOptions& workload, const std::string& log_name) {
+  fs::create_directories(o_.out_dir + "/workers");
+  WorkerRun run;
+  run.executable = o_.worker_executable;
+  run.log_dir = o_.out_dir + "/workers";
+  run.log_prefix = log_name;
+  run.limits = limits_;
+  run.tick = [this](double t) { return tick(t); };
+  SteadyTimeSource clock;
+  const auto started = clock.now();
+  WorkerOutcome out;
+  try {
+    out.response = to_reply(MeasureReply{measure_python_in_worker(workload, run, clock)});
+  } catch (const Interrupted&) {
+    out.exit = WorkerExit::kCrashed;
+    out.message = "interrupted";
+  } catch (...) {
+    out.response = reply_for_current_exception();  // a failed point, with its kind
+  }
+  out.wall_s = to_seconds(clock.now() - started);
+  return out;
 }
 
 bool Supervisor::tick(double within_point) {
@@ -305,7 +329,12 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   // their process state is the same. A full point, which decides, has a fresh worker of its own,
   // started with its worker knobs' environment.
   WorkerOutcome out;
-  if (brief) {
+  if (point.config.get("runtime") == std::optional<std::string>("python")) {
+    // The Python runtime: this process times the Python worker's blocks (measure_python_in_worker).
+    if (shared_) shared_->close();
+    workload.config = point.config;
+    out = measure_python(workload, fmt::format("point-{}", fnv1a(point.key).substr(0, 10)));
+  } else if (brief) {
     if (!shared_) {
       fs::create_directories(o_.out_dir + "/workers");
       shared_ = std::make_unique<SharedWorker>(o_.worker_executable, o_.out_dir + "/workers",

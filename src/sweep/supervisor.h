@@ -48,6 +48,9 @@ class Supervisor {
   double elapsed() const { return to_seconds(time_.now() - start_); }
   WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
                        const WorkerEnvironment& environment = {});
+  // A point of the python runtime, timed here block by block in the Python worker; its errors
+  // are answered as a worker's (a failed point with its kind).
+  WorkerOutcome measure_python(const BenchOptions& workload, const std::string& log_name);
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
   void prepare_references();

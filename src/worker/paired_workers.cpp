@@ -7,6 +7,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/worker/protocol.h"
+#include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
 
 namespace torchperf {
@@ -18,11 +19,23 @@ std::string log_path(const WorkerRun& run, const std::string& name) {
   return run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
 }
 
-// One side of a comparison, living in its own worker.
+// One side of a comparison, living in its own worker: the C++ worker, or the Python worker
+// (runtime=python). The supervisor's sampler alternates their blocks.
 class RemoteSide {
  public:
-  RemoteSide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
-             const std::string& name)
+  virtual ~RemoteSide() = default;
+  // Each block is timed with the peer stopped: an idle process competes for the cores otherwise
+  // (OpenMP threads with OMP_WAIT_POLICY=active spin while they wait: 1.96x on ResNet-18 at 2
+  // threads on 2 cores, against the peer, before the peer was stopped).
+  virtual TimedRun timed_run(RemoteSide& peer) = 0;
+  virtual Measurement finish(const SampleSet& samples) = 0;
+  virtual WorkerSession& worker() = 0;
+};
+
+class CppSide final : public RemoteSide {
+ public:
+  CppSide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
+          const std::string& name)
       : name_(name + " (" + (config.empty() ? std::string("baseline") : config.to_string()) + ")"),
         log_(log_path(run, name)),
         timeout_s_(run.limits.timeout_s),
@@ -30,17 +43,14 @@ class RemoteSide {
     ask(to_request(SideRequest{options, config.to_string()}), "preparing");
   }
 
-  // Each block is timed with the peer stopped: an idle process competes for the cores otherwise
-  // (OpenMP threads with OMP_WAIT_POLICY=active spin while they wait: 1.96x on ResNet-18 at 2
-  // threads on 2 cores, against the peer, before the peer was stopped).
-  TimedRun timed_run(RemoteSide& peer) {
+  TimedRun timed_run(RemoteSide& peer) override {
     TimedRun t;
     t.block = [this, &peer](std::size_t iterations) {
       struct Paused {
         WorkerSession& w;
         explicit Paused(WorkerSession& worker) : w(worker) { w.pause(); }
         ~Paused() { w.resume(); }
-      } paused(peer.worker_);
+      } paused(peer.worker());
       const auto answer =
           from_reply<BlockReply>(ask(to_request(BlockRequest{iterations}), "timing"), "a block");
       return Nanoseconds(static_cast<std::int64_t>(std::llround(answer.ns)));
@@ -48,10 +58,11 @@ class RemoteSide {
     return t;
   }
 
-  Measurement finish(const SampleSet& samples) {
+  Measurement finish(const SampleSet& samples) override {
     return from_reply<FinishReply>(ask(to_request(FinishRequest{samples}), "finishing"), "finish")
         .measurement;
   }
+  WorkerSession& worker() override { return worker_; }
 
  private:
   json ask(const json& request, const std::string& doing) {
@@ -62,6 +73,29 @@ class RemoteSide {
   double timeout_s_;
   WorkerSession worker_;
 };
+
+class PySide final : public RemoteSide {
+ public:
+  PySide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
+         const std::string& name)
+      : side_(options, config, run, name), sampling_(sampling_options(options)) {}
+  TimedRun timed_run(RemoteSide& peer) override { return side_.timed_run(&peer.worker()); }
+  Measurement finish(const SampleSet& samples) override {
+    return side_.finish(samples, sampling_, true);
+  }
+  WorkerSession& worker() override { return side_.worker(); }
+
+ private:
+  PythonSide side_;
+  SamplingOptions sampling_;
+};
+
+std::unique_ptr<RemoteSide> remote_side(const BenchOptions& options, const Configuration& config,
+                                        const WorkerRun& run, const std::string& name) {
+  if (config.get("runtime") == std::optional<std::string>("python"))
+    return std::make_unique<PySide>(options, config, run, name);
+  return std::make_unique<CppSide>(options, config, run, name);
+}
 
 }  // namespace
 
@@ -102,14 +136,14 @@ BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& r
   BenchResult result;
   result.environment = capture_environment();
   if (progress) progress("reference", 0);
-  RemoteSide a(options, options.config, run, "a");
-  RemoteSide b(options, *options.vs, run, "b");
+  const auto a = remote_side(options, options.config, run, "a");
+  const auto b = remote_side(options, *options.vs, run, "b");
   Sampler sampler(time, sampling_options(options));
   const PairedSampleSet paired =
-      sampler.measure_paired(a.timed_run(b), b.timed_run(a), [&](double f) {
+      sampler.measure_paired(a->timed_run(*b), b->timed_run(*a), [&](double f) {
         if (progress) progress("warm-up and measuring", f);
       });
-  result.comparison = compare_sides(a.finish(paired.a), b.finish(paired.b), paired, true);
+  result.comparison = compare_sides(a->finish(paired.a), b->finish(paired.b), paired, true);
   return result;
 }
 

@@ -62,20 +62,19 @@ std::string inputs_beside(const std::string& reference_path) {
   return reference_path + ".inputs.pt";
 }
 
-BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRun& run,
-                                     TimeSource& time, const BenchProgress& progress) {
-  validate(options);
+PythonSide::PythonSide(const BenchOptions& options, const Configuration& requested,
+                       const WorkerRun& run, const std::string& name, const BenchProgress& progress)
+    : options_(options) {
   const WorkloadDescription description = describe(options);
-  const ResolvedConfiguration config = resolve(options.config, description.traits);
-  if (config.value("runtime") != "python")
-    throw UsageError("measure_python_in_worker: the configuration's runtime is " +
-                     config.value("runtime") + ", not python");
+  config_ = resolve(requested, description.traits);
+  if (config_.value("runtime") != "python")
+    throw UsageError("a python side's configuration has runtime=" + config_.value("runtime"));
   fs::create_directories(run.log_dir);
-  const std::string dir = fs::absolute(run.log_dir).string();
-  const std::string tag = std::to_string(::getpid());
+  dir_ = fs::absolute(run.log_dir).string();
+  tag_ = std::to_string(::getpid()) + "-" + name;
 
   // The reference and the inputs it came from, so that Python runs on the same tensors.
-  const std::string batch = reference_batch(options, options.config);
+  const std::string batch = reference_batch(options, requested);
   std::string reference, inputs;
   if (const auto given = options.reference_files.find(batch);
       given != options.reference_files.end() && fs::exists(inputs_beside(given->second))) {
@@ -83,98 +82,125 @@ BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRu
     inputs = inputs_beside(reference);
   } else {
     if (progress) progress("reference", 0);
-    reference = dir + "/python-reference-" + tag + ".pt";
+    reference = dir_ + "/python-reference-" + tag_ + ".pt";
     inputs = inputs_beside(reference);
-    save_reference(options, batch, reference, inputs);
+    BenchOptions at_batch = options;
+    at_batch.config = requested;
+    save_reference(at_batch, batch, reference, inputs);
   }
-  const SavedOutputs expected = load_saved_outputs(reference);
+  expected_ = load_saved_outputs(reference);
   const std::vector<c10::IValue> input_values = read_inputs(inputs);
 
-  const auto [model_kind, model] = python_model(options, description.traits, dir);
+  const auto [model_kind, model] = python_model(options, description.traits, dir_);
   PythonSideRequest side;
   side.model_kind = model_kind;
   side.model = model;
   side.inputs = inputs;
-  side.graph = config.value("graph");
-  side.precision = config.value("precision");
-  side.format = config.knob("format").applicable ? config.value("format") : "contiguous";
-  side.grad = config.value("grad");
-  side.threads = std::stoll(config.value("threads"));
+  side.graph = config_.value("graph");
+  side.precision = config_.value("precision");
+  side.format = config_.knob("format").applicable ? config_.value("format") : "contiguous";
+  side.grad = config_.value("grad");
+  side.threads = std::stoll(config_.value("threads"));
   side.interop_threads = 0;
   side.device = resolve_device(options.device).str();
 
-  ChildEnvironment environment = worker_environment(options.config);
+  base_.model = description.model;
+  base_.inputs = describe_inputs(input_values);
+  base_.input_source = description.input_source;
+  base_.device = side.device;
+  base_.batch = input_values.empty() || !input_values[0].isTensor() ||
+                        input_values[0].toTensor().dim() == 0
+                    ? 1
+                    : input_values[0].toTensor().size(0);
+  base_.configuration = config_;
+  base_.flops_per_sample = expected_.flops_per_sample;
+
+  ChildEnvironment environment = worker_environment(requested);
   environment["PYTHONPATH"] = python_package_dir();
-  const std::string log = run.log_dir + "/" + run.log_prefix + "-python.log";
-  const std::string name = "python side (" + config.to_string() + ")";
-  WorkerSession worker(python_interpreter(), environment, run.limits, log, run.tick,
-                       {"-m", "torchperf.worker"});
-  const auto ask = [&](const nlohmann::json& request, const std::string& doing) {
-    return ask_side(worker, request, run.limits.timeout_s, name, log, doing);
-  };
+  log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
+  name_ = "python side " + name + " (" + config_.to_string() + ")";
+  timeout_s_ = run.limits.timeout_s;
+  worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+                                            run.tick,
+                                            std::vector<std::string>{"-m", "torchperf.worker"});
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
+  base_.setup_ms = ready.setup_ms;
+  base_.compile_s = ready.compile_s;
+  base_.rss_before_bytes = ready.rss_before_bytes;
+  base_.process = ready.process;
+  if (ready.graph_break_count > 0)
+    base_.warnings.push_back(fmt::format(
+        "torch.compile broke the graph {} time(s){}: each break runs Python between compiled "
+        "pieces",
+        ready.graph_break_count,
+        ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
+}
 
-  // Minor page faults of each block, to count the steady state's after warm-up.
-  std::vector<std::pair<std::size_t, std::int64_t>> blocks;
+PythonSide::~PythonSide() = default;
+
+nlohmann::json PythonSide::ask(const nlohmann::json& request, const std::string& doing) {
+  return ask_side(*worker_, request, timeout_s_, name_, log_, doing);
+}
+
+TimedRun PythonSide::timed_run(WorkerSession* peer) {
   TimedRun timed;
-  timed.block = [&](std::size_t iterations) {
-    const auto reply =
-        from_reply<PythonBlockReply>(ask(to_request(BlockRequest{iterations}), "timing"), "a block");
-    blocks.emplace_back(iterations, reply.minor_faults);
+  timed.block = [this, peer](std::size_t iterations) {
+    // The peer (the other side of a comparison) is stopped while this side is timed.
+    if (peer) peer->pause();
+    struct Resume {
+      WorkerSession* w;
+      ~Resume() {
+        if (w) w->resume();
+      }
+    } resume{peer};
+    const auto reply = from_reply<PythonBlockReply>(
+        ask(to_request(BlockRequest{iterations}), "timing"), "a block");
+    blocks_.emplace_back(iterations, reply.minor_faults);
     return Nanoseconds(static_cast<std::int64_t>(std::llround(reply.ns)));
   };
-  const SamplingOptions sampling = sampling_options(options);
-  Sampler sampler(time, sampling);
-  const SampleSet samples = sampler.measure(timed, [&](double f) {
-    if (progress) progress("warm-up and measuring", f);
-  });
-  const std::string outputs = dir + "/python-outputs-" + tag + ".pt";
+  return timed;
+}
+
+Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& sampling,
+                               bool paired) {
+  const std::string outputs = dir_ + "/python-outputs-" + tag_ + ".pt";
   const auto finished = from_reply<PythonFinishReply>(
       ask(to_request(PythonFinishRequest{outputs}), "finishing"), "finish");
   const SavedOutputs produced = load_saved_outputs(outputs);
   std::error_code ignored;
   fs::remove(outputs, ignored);
 
-  Measurement m;
-  m.model = description.model;
-  m.inputs = describe_inputs(input_values);
-  m.input_source = description.input_source;
-  m.device = side.device;
-  m.batch = input_values.empty() || !input_values[0].isTensor() ||
-                    input_values[0].toTensor().dim() == 0
-                ? 1
-                : input_values[0].toTensor().size(0);
-  m.configuration = config;
-  m.setup_ms = ready.setup_ms;
-  m.compile_s = ready.compile_s;
-  m.rss_before_bytes = ready.rss_before_bytes;
+  Measurement m = base_;
   m.peak_memory_bytes = finished.peak_memory_bytes;
   m.peak_memory_reset = finished.peak_memory_reset;
   if (!finished.peak_memory_reset)
     m.warnings.push_back("peak memory could not be reset: it includes the Python worker's set-up");
-  m.process = ready.process;
   std::size_t iterations = 0;
   std::int64_t faults = 0;
-  for (std::size_t i = samples.warmup.iterations; i < blocks.size(); ++i) {
-    iterations += blocks[i].first;
-    faults += blocks[i].second;
+  for (std::size_t i = samples.warmup.iterations; i < blocks_.size(); ++i) {
+    iterations += blocks_[i].first;
+    faults += blocks_[i].second;
   }
   add_page_faults(m, iterations ? static_cast<double>(faults) / static_cast<double>(iterations)
                                 : 0);
-  m.flops_per_sample = expected.flops_per_sample;
-  add_timing(m, samples, sampling, false);
-  add_output_check(m, expected.outputs, produced.outputs);
-  if (ready.graph_break_count > 0)
-    m.warnings.push_back(fmt::format(
-        "torch.compile broke the graph {} time(s){}: each break runs Python between compiled "
-        "pieces",
-        ready.graph_break_count,
-        ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
+  add_timing(m, samples, sampling, paired);
+  add_output_check(m, expected_.outputs, produced.outputs);
+  return m;
+}
 
+BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRun& run,
+                                     TimeSource& time, const BenchProgress& progress) {
+  validate(options);
+  PythonSide side(options, options.config, run, "python", progress);
+  const SamplingOptions sampling = sampling_options(options);
+  Sampler sampler(time, sampling);
+  const SampleSet samples = sampler.measure(side.timed_run(nullptr), [&](double f) {
+    if (progress) progress("warm-up and measuring", f);
+  });
   BenchResult result;
   result.environment = capture_environment();
-  result.measurement = std::move(m);
+  result.measurement = side.finish(samples, sampling, false);
   return result;
 }
 

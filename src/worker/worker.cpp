@@ -15,6 +15,7 @@
 #include "torchperf/error.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/worker/protocol.h"
+#include "torchperf/worker/python_worker.h"
 
 namespace torchperf {
 namespace {
@@ -34,7 +35,8 @@ json serve(const json& request, const FaultHook& fault) {
   }
   if (job == ReferenceRequest::kJob) {
     const auto r = from_request<ReferenceRequest>(request);
-    save_reference(r.workload, r.batch, r.path);
+    // The inputs beside it: a point of the python runtime runs on the same tensors.
+    save_reference(r.workload, r.batch, r.path, inputs_beside(r.path));
     return to_reply(EmptyReply{});
   }
   if (job == MeasureRequest::kJob) {
@@ -57,28 +59,8 @@ template <typename F>
 json answer(F&& f) {
   try {
     return f();
-  } catch (const json::exception& e) {
-    return error_response("protocol", std::string("malformed worker request: ") + e.what());
-  } catch (const WorkerProtocolError& e) {
-    return error_response("protocol", e.what());
-  } catch (const UsageError& e) {
-    return error_response("usage", e.what());
-  } catch (const ConfigError& e) {
-    return error_response("config", e.what());
-  } catch (const ModelError& e) {
-    return error_response("model", e.what());
-  } catch (const WorkloadError& e) {
-    return error_response("workload", e.what());
-  } catch (const CompileError& e) {
-    return error_response("compile", e.what());
-  } catch (const ResourceLimit& e) {
-    return error_response("out-of-memory", e.what());
-  } catch (const std::bad_alloc&) {
-    return error_response("out-of-memory", "out of memory (std::bad_alloc)");
-  } catch (const std::exception& e) {
-    const std::string message = e.what();
-    return error_response(compat::is_out_of_memory_message(message) ? "out-of-memory" : "runtime",
-                          message);
+  } catch (...) {
+    return reply_for_current_exception();
   }
 }
 
@@ -202,6 +184,34 @@ int serve_measures(LineReader& lines, int out_fd, const FaultHook& fault) {
 }
 
 }  // namespace
+
+json reply_for_current_exception() {
+  try {
+    throw;
+  } catch (const json::exception& e) {
+    return error_response("protocol", std::string("malformed worker request: ") + e.what());
+  } catch (const WorkerProtocolError& e) {
+    return error_response("protocol", e.what());
+  } catch (const UsageError& e) {
+    return error_response("usage", e.what());
+  } catch (const ConfigError& e) {
+    return error_response("config", e.what());
+  } catch (const ModelError& e) {
+    return error_response("model", e.what());
+  } catch (const WorkloadError& e) {
+    return error_response("workload", e.what());
+  } catch (const CompileError& e) {
+    return error_response("compile", e.what());
+  } catch (const ResourceLimit& e) {
+    return error_response("out-of-memory", e.what());
+  } catch (const std::bad_alloc&) {
+    return error_response("out-of-memory", "out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    return error_response(compat::is_out_of_memory_message(message) ? "out-of-memory" : "runtime",
+                          message);
+  }
+}
 
 void rethrow_worker_error(const json& error, const std::string& what) {
   const std::string kind = error.value("kind", "runtime");

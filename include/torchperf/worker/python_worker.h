@@ -5,13 +5,55 @@
 // how it is measured.
 #pragma once
 
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "torchperf/bench/bench_options.h"
+#include "torchperf/bench/measurement_parts.h"
+#include "torchperf/config/configuration.h"
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/worker/paired_workers.h"
 
 namespace torchperf {
+
+// One side run by the Python worker, for a measurement or one side of a comparison: prepared
+// in its worker on construction (the model loaded, the settings applied, the first call, which
+// compiles under torch.compile), then timed block by block, then finished.
+class PythonSide {
+ public:
+  // name tells its log and files apart ("python", "a", "b"). The requested configuration names
+  // runtime=python; it is resolved for that runtime here.
+  PythonSide(const BenchOptions& options, const Configuration& requested, const WorkerRun& run,
+             const std::string& name, const BenchProgress& progress = nullptr);
+  ~PythonSide();
+  PythonSide(const PythonSide&) = delete;
+  PythonSide& operator=(const PythonSide&) = delete;
+
+  // What the sampler times; peer (the other side of a comparison, or null) is stopped meanwhile.
+  TimedRun timed_run(WorkerSession* peer);
+  // The measurement: the samples, the worker's set-up and memory facts, the steady state's page
+  // faults, and one more call's outputs checked against the reference.
+  Measurement finish(const SampleSet& samples, const SamplingOptions& sampling, bool paired);
+  WorkerSession& worker() { return *worker_; }
+
+ private:
+  nlohmann::json ask(const nlohmann::json& request, const std::string& doing);
+
+  BenchOptions options_;
+  ResolvedConfiguration config_;
+  std::string dir_, tag_, log_, name_;
+  double timeout_s_ = 0;
+  SavedOutputs expected_;
+  Measurement base_;  // what is known before timing
+  std::vector<std::pair<std::size_t, std::int64_t>> blocks_;  // iterations, minor page faults
+  std::unique_ptr<WorkerSession> worker_;
+};
 
 // options.config names runtime=python; its other knobs are resolved for that runtime (graph
 // eager | compile | compile-max-autotune …). The model is a torch.export program or TorchScript
