@@ -45,6 +45,28 @@ TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsItsAotiCompilesAndOnlyKn
       << "a program has no autograd to turn off";
 }
 
+TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
+  WorkloadTraits program = image_model();
+  program.torchscript = false;
+  program.exported_program = true;
+  program.can_train_mode = false;
+  const Space s = build_space(program, {{"runtime", {"cpp", "python"}}, {"threads", {"1"}}});
+  std::map<std::string, std::vector<std::string>> axes;
+  for (const auto& a : s.axes) axes[a.knob] = a.values;
+  EXPECT_EQ(axes["graph"], (std::vector<std::string>{"aoti", "aoti-max-autotune", "eager",
+                                                     "compile", "compile-max-autotune"}));
+  std::set<std::string> cpp_graphs, python_graphs;
+  for (const auto& p : s.points) {
+    const ResolvedConfiguration r = resolve(p.config, program);
+    (r.value("runtime") == "python" ? python_graphs : cpp_graphs).insert(r.value("graph"));
+    if (r.value("runtime") == "cpp") EXPECT_FALSE(r.knob("grad").applicable) << p.key;
+  }
+  EXPECT_EQ(cpp_graphs, (std::set<std::string>{"aoti", "aoti-max-autotune"}));
+  EXPECT_EQ(python_graphs, (std::set<std::string>{"eager", "compile", "compile-max-autotune"}));
+  EXPECT_THROW(build_space(program, {{"graph", {"compile"}}}), ConfigError)
+      << "a python value without runtime=python on the axis";
+}
+
 TEST(SpaceTest, AStaticProgramsBatchIsNotAnAxis) {
   WorkloadTraits program = image_model();
   program.torchscript = false;
