@@ -261,6 +261,11 @@ struct Prepared {
 };
 
 void apply_configuration(const ResolvedConfiguration& config, Workload& w) {
+  // The python runtime's knobs mean what PyTorch in Python makes of them: never applied here.
+  if (config.value("runtime") == "python")
+    throw UsageError("configuration " + config.to_string() +
+                     ": runtime=python runs in the Python worker, not in LibTorch here (bench and "
+                     "tune start it; serve runs runtime=cpp configurations only)");
   try {
     prepare_workload(config, w);
   } catch (const CompileError& e) {  // a compile keeps its kind (and exit code), named by config
