@@ -54,6 +54,23 @@ void adapt_to_python_runtime(Knob& knob) {
   auto cpp_baseline = std::move(knob.baseline);
   auto cpp_expert = std::move(knob.expert);
   auto cpp_applies = std::move(knob.applies);
+  if (name == "graph") {
+    auto cpp_code = std::move(knob.code);
+    knob.code = [cpp_code](const std::string& value, bool cuda) {
+      if (value != "compile" && value != "compile-max-autotune") return cpp_code(value, cuda);
+      KnobCode c;
+      // Freezing folds the weights in as constants; Inductor applies it only to a graph first
+      // called without autograd (no_grad, inference_mode), as the Python worker runs it.
+      c.python_setup = {
+          "import torch._inductor.config",
+          "torch._inductor.config.freezing = True  # applied when the first call runs without autograd",
+          value == "compile" ? "model = torch.compile(model)"
+                             : "model = torch.compile(model, mode=\"max-autotune\")",
+          "# the first call compiles (torchperf reports its time apart from the run's)"};
+      c.cpp_setup = {"// graph=" + value + " is torch.compile: the Python snippet applies it"};
+      return c;
+    };
+  }
 
   knob.values = [=](const WorkloadTraits& t) {
     if (!t.python_runtime) return cpp_values(t);
