@@ -34,6 +34,9 @@
 #  14. AOTInductor: the same package run by `torchperf bench --graph aoti` and from Python
 #      (aoti_load_package) on ResNet-18 at batch 16, alternated (within 10%); the best AOTI point
 #      against the best TorchScript point of ResNet-18 and MobileNetV2, with each compile's time.
+#  15. the python runtime: `torchperf bench --runtime python` on ResNet-18's program against the
+#      same program timed with torch.utils.benchmark in a plain script, eager (within 5%) and under
+#      torch.compile (within 7%), at 1 thread and every usable core, alternated A B A B.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +66,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -653,5 +656,29 @@ for name in resnet18 mobilenet_v2; do
     b_runs+=("$("$tp" bench "$fixtures/${name}_scripted.pt" --input 3x224x224 --config "$best_ts,batch=16,threads=$cores,mode=eval,grad=inference" --time "$seconds" --quiet --json | value throughput_samples_per_s)")
   done
   print_rounds "AOTI $best_aoti" "TS $best_ts" "${a_runs[*]}" "${b_runs[*]}"
+done
+fi
+
+if section 15; then
+# The python runtime (issue 31): torchperf's Python worker, driven block by block by its C++
+# sampler, against a plain script timing the same program with torch.utils.benchmark. Both run
+# under inference_mode at batch 8; torch.compile's first call (the compile) is outside both timings.
+py_batch=${BENCH_PY_BATCH:-8}
+for graph in eager compile; do
+  tolerance=0.05; [ "$graph" = compile ] && tolerance=0.07
+  for t in 1 "$(nproc)"; do
+    echo "== 15. ResNet-18 (resnet18_dynamic.pt2), batch $py_batch, $t thread(s), graph=$graph:"
+    echo "      torchperf bench --runtime python vs torch.utils.benchmark, alternated over $rounds rounds"
+    tp_runs=(); py_runs=()
+    for r in $(seq "$rounds"); do
+      tp_runs+=("$("$tp" bench "$fixtures/resnet18_dynamic.pt2" --runtime python --graph "$graph" \
+          --grad inference --batch "$py_batch" --threads "$t" --time "$seconds" --quiet --json \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["measurement"]["throughput_samples_per_s"])')")
+      py_runs+=("$("$python" "$here/compare_python_runtime.py" "$fixtures/resnet18_dynamic.pt2" "$py_batch" \
+          3x224x224 "$t" "$seconds" "$graph" 2>/dev/null \
+          | "$python" -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')")
+    done
+    print_rounds "torchperf --runtime python" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" "$tolerance"
+  done
 done
 fi
