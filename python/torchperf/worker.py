@@ -336,6 +336,12 @@ def serve(lines, out):
         if request.get("job") != "python-side":
             raise JobError("protocol",
                            f"a Python worker starts with a python-side job, not '{request.get('job')}'")
+        try:
+            import torch  # noqa: F401  (the runtime itself: its absence is the user's set-up)
+        except ImportError as e:
+            raise JobError("usage", f"the Python at {sys.executable} cannot import torch ({e}): the "
+                                    "python runtime needs the .venv (make venv) or TORCHPERF_PYTHON "
+                                    "naming a Python with torch")
         side = Side(request)
         return side.ready()
 

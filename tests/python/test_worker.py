@@ -18,7 +18,8 @@ class Worker:
 
     def __init__(self, env=None, cwd=None):
         read_end, write_end = os.pipe()
-        environment = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR), **(env or {}))
+        environment = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR))
+        environment.update(env or {})
 
         def answers_on_fd3():
             os.dup2(write_end, 3)
@@ -252,4 +253,17 @@ def test_the_python_worker_speaks_the_fields_the_cpp_side_lists(files):
     assert set(block) - {"ok"} == set(entry["block_reply"])
     done = finish(worker, files["dir"] / "out.pt")
     assert set(done) - {"ok"} == set(entry["finish_reply"])
+    worker.close()
+
+
+def test_a_python_without_torch_is_a_usage_error_naming_the_interpreter(files, tmp_path):
+    # An interpreter where `import torch` fails: a package named torch that raises.
+    fake = tmp_path / "notorch"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text("raise ImportError('no torch in this Python')\n")
+    worker = Worker(env={"PYTHONPATH": os.pathsep.join([str(fake), os.path.abspath(PYTHON_DIR)])})
+    answer = worker.ask(side("program", files["program"], files["inputs"]))
+    assert answer["error"]["kind"] == "usage", answer
+    assert "cannot import torch" in answer["error"]["message"]
+    assert sys.executable in answer["error"]["message"]
     worker.close()
