@@ -54,8 +54,10 @@ class Small(torch.nn.Module):
         return torch.relu(self.fc(x))
 
 
-@pytest.fixture()
-def files(tmp_path):
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """One small model exported and scripted once for the module (exporting costs seconds)."""
+    tmp_path = tmp_path_factory.mktemp("worker")
     torch.manual_seed(0)
     model = Small().eval()
     x = torch.randn(4, 16)
