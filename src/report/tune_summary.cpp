@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "torchperf/config/configuration.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/report/table_writer.h"
 
@@ -119,6 +121,20 @@ std::string format_tune(const TuneResult& r) {
       out += "  the winner is the careful eval+no_grad configuration itself\n";
   } else {
     out += "NO WINNER: " + r.winner_note + "\n";
+  }
+  // With both runtimes swept, the best of each: the choice between staying in Python with
+  // torch.compile and running the model from C++ is the user's to make, with both numbers.
+  std::map<std::string, const PointResult*> best_of;
+  for (const auto& p : r.points) {
+    if (p.status != PointStatus::kOk) continue;
+    const PointResult*& best = best_of[Configuration::parse(p.key).get("runtime").value_or("cpp")];
+    if (!best || p.score > best->score) best = &p;
+  }
+  if (best_of.size() > 1) {
+    out += "  best of each runtime:\n";
+    for (const auto& [runtime, p] : best_of)
+      out += fmt::format("    {:7} {} {}  {}\n", runtime, value_text(r, *p), r.objective.unit(),
+                         p->key);
   }
 
   std::vector<const PointResult*> ranked;
