@@ -18,11 +18,13 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 12 for bench and tune (4 of them train's too), 8 train-only, 7 worker knobs of bench and tune
-  EXPECT_EQ(j["knobs"].size(), 27u);
-  EXPECT_EQ(j["knobs"][0]["name"], "threads");
-  EXPECT_TRUE(j["knobs"][0]["integer_valued"].get<bool>());
-  EXPECT_EQ(j["knobs"][0]["commands"], nlohmann::json({"bench", "tune", "train"}));
+  // 12 for bench and tune (4 of them train's too), 8 train-only, 8 worker knobs of bench and
+  // tune (the runtime first: the others are resolved for it)
+  EXPECT_EQ(j["knobs"].size(), 28u);
+  EXPECT_EQ(j["knobs"][0]["name"], "runtime");
+  EXPECT_EQ(j["knobs"][1]["name"], "threads");
+  EXPECT_TRUE(j["knobs"][1]["integer_valued"].get<bool>());
+  EXPECT_EQ(j["knobs"][1]["commands"], nlohmann::json({"bench", "tune", "train"}));
   std::size_t train_only = 0;
   for (const auto& k : j["knobs"])
     train_only += k["commands"] == nlohmann::json({"train"});
@@ -34,7 +36,8 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
       ++worker;
       EXPECT_FALSE(k["swept_by_default"].get<bool>()) << k["name"];
     }
-  EXPECT_EQ(worker, 7u);  // allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop
+  // runtime, allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop
+  EXPECT_EQ(worker, 8u);
 }
 
 TEST(InfoCommandsTest, EnvNamesTorchAndItsBuildAsJson) {

@@ -38,7 +38,7 @@ TEST(ConfigurationTest, TheEmptyStringIsTheEmptyConfiguration) {
 }
 
 TEST(ConfigurationTest, RejectsUnknownKnobsAndValuesNamingWhatIsAccepted) {
-  EXPECT_NE(config_error([] { Configuration::parse("turbo=on"); }).find("known knobs: threads"),
+  EXPECT_NE(config_error([] { Configuration::parse("turbo=on"); }).find("known knobs: runtime, threads"),
             std::string::npos);
   EXPECT_NE(
       config_error([] { Configuration::parse("precision=fp8"); }).find("expected one of fp32"),

@@ -6,7 +6,7 @@
 namespace torchperf {
 namespace {
 
-BenchOptions mlp() {
+BenchOptions tiny_mlp() {
   BenchOptions o;
   o.model = "builtin:mlp";
   o.time_s = 0.1;
@@ -16,7 +16,7 @@ BenchOptions mlp() {
 }  // namespace
 
 TEST(WorkerProtocolTest, AMessageGoesOutAndComesBackWithItsVersionAndJob) {
-  const auto request = to_request(SideRequest{mlp(), "threads=1"});
+  const auto request = to_request(SideRequest{tiny_mlp(), "threads=1"});
   EXPECT_EQ(request["protocol"], kWorkerProtocolVersion);
   EXPECT_EQ(request_job(request), "side");
   const auto back = from_request<SideRequest>(request);
@@ -58,7 +58,7 @@ TEST(WorkerProtocolTest, TheSchemaListsEachJobsFieldsFromTheSameListsTheMessages
   EXPECT_EQ(schema["jobs"]["side"]["ready"], nlohmann::json({{"configuration", "string"}}));
   // Every field a request carries is one the schema names, and the reverse.
   for (const auto& [job, entry] : schema["jobs"].items()) EXPECT_TRUE(entry.contains("request"));
-  auto written = to_request(ReferenceRequest{mlp(), "4", "/tmp/r.pt"});
+  auto written = to_request(ReferenceRequest{tiny_mlp(), "4", "/tmp/r.pt"});
   written.erase("protocol");
   written.erase("job");
   for (const auto& [field, type] : schema["jobs"]["reference"]["request"].items())
@@ -67,7 +67,7 @@ TEST(WorkerProtocolTest, TheSchemaListsEachJobsFieldsFromTheSameListsTheMessages
 }
 
 TEST(WorkerProtocolTest, BenchOptionsAndTraitsSurviveTheWire) {
-  BenchOptions o = mlp();
+  BenchOptions o = tiny_mlp();
   o.input_spec = "784";
   o.seed = 9;
   o.reference_files = {{"1", "/tmp/ref.pt"}};
