@@ -114,6 +114,7 @@ class Side:
         import torch
 
         started = time.perf_counter()
+        self.rss_before = resident_bytes()  # before the model is loaded, as the C++ side reports it
         settings = fields(request, PYTHON_SIDE_REQUEST)
         self.settings = settings
         try:
@@ -196,7 +197,6 @@ class Side:
             self.graph_break_count = int(sum(reasons.values()))
             self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
         self.setup_ms = (time.perf_counter() - started) * 1e3
-        self.rss_before = resident_bytes()
         self.peak_reset = reset_high_water()
 
     def raise_call_error(self, error, compiling):

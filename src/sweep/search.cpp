@@ -40,9 +40,11 @@ std::vector<std::vector<std::size_t>> point_assignments(const Space& space) {
   for (const auto& p : space.points) {
     std::vector<std::size_t> a;
     for (const auto& axis : space.axes) {
-      const auto value = p.config.get(axis.knob);
-      const auto it = value ? std::find(axis.values.begin(), axis.values.end(), *value)
-                            : axis.values.end();
+      // A point of the other runtime leaves out an axis that is not its own (graph=compile
+      // for a C++ point): it counts at the axis's baseline, the value it runs without it.
+      const auto value = p.config.get(axis.knob).value_or(axis.baseline);
+      auto it = std::find(axis.values.begin(), axis.values.end(), value);
+      if (it == axis.values.end() && !p.config.get(axis.knob)) it = axis.values.begin();
       if (it == axis.values.end())
         throw std::logic_error("point " + p.key + " has no value of axis " + axis.knob);
       a.push_back(static_cast<std::size_t>(it - axis.values.begin()));

@@ -231,6 +231,7 @@ void Supervisor::prepare_packages() {
   std::vector<AotiOptions> wanted;
   for (const auto& p : space_.points) {
     const ResolvedConfiguration c = resolve(p.config, desc_.traits);
+    if (c.value("runtime") == "python") continue;  // torch.compile: its point pays its compile
     AotiOptions a;
     a.precision = c.value("precision");
     a.max_autotune = c.value("graph") == "aoti-max-autotune";
