@@ -10,6 +10,7 @@ import sys
 import time
 
 import torch
+import torch._inductor.config
 import torch.utils.benchmark as benchmark
 
 
@@ -17,8 +18,6 @@ def main(program, batch, shape, threads, seconds, graph):
     torch.set_num_threads(threads)  # once, before anything is timed, as torchperf does
     model = torch.export.load(program).module()
     if graph == "compile":
-        import torch._inductor.config
-
         torch._inductor.config.freezing = True  # as torchperf's worker does for inference
         model = torch.compile(model)
     dims = [batch] + [int(d) for d in shape.split("x")]
