@@ -41,7 +41,7 @@ Runner add_knobs_command(CLI::App& app) {
              {"integer_valued", k.integer_valued},
              {"values", k.integer_valued ? std::vector<std::string>{} : all_values(k)},
              {"scope", to_string(k.scope)},
-             {"swept_by_default", k.swept_by_default},
+             {"swept_by_default", k.swept_by_default(WorkloadTraits{})},  // for a TorchScript model
              {"commands", used_by(k)},
              {"changes_training", k.changes_training}});
       for (const auto& m : builtin_models())

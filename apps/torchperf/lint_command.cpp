@@ -12,10 +12,12 @@
 #include "torchperf/config/configuration.h"
 #include "torchperf/error.h"
 #include "torchperf/lint/fix.h"
+#include "torchperf/lint/graph_breaks.h"
 #include "torchperf/lint/lint.h"
 #include "torchperf/lint/lint_report.h"
 #include "torchperf/measure/environment.h"
 #include "torchperf/models/model.h"
+#include "torchperf/models/source_export.h"
 
 namespace torchperf::cli {
 namespace {
@@ -35,12 +37,32 @@ struct LintFlags {
   std::string config = "careful";
   std::string accuracy;
   double time_s = 3;
+  std::string from_python;  // MODULE:CALLABLE: its graph breaks, traced by torch._dynamo.explain
+  double trace_timeout_s = 600;
 };
 
 std::string joined(const std::vector<std::string>& inputs) {
   std::string out;
   for (const auto& i : inputs) out += (out.empty() ? "" : ";") + i;
   return out;
+}
+
+// A model from Python source is not TorchScript: what lint reads of it is what torch.compile
+// would make of it, its graph breaks.
+std::vector<Finding> python_source_findings(const LintFlags& f) {
+  if (!f.model.empty())
+    throw UsageError("--from-python " + f.from_python + " and the model '" + f.model +
+                     "' were both given: pass one");
+  if (f.fix)
+    throw UsageError("--fix rewrites a TorchScript model; --from-python " + f.from_python +
+                     " is traced for graph breaks only");
+  if (f.inputs.empty())
+    throw UsageError("--from-python " + f.from_python +
+                     ": expected --input SPEC (e.g. --input 3x224x224): the example to trace with");
+  SourceExport request;
+  request.callable = f.from_python;
+  request.inputs = parse_input_spec(joined(f.inputs));
+  return graph_break_findings(explain_from_python(request, within(f.trace_timeout_s)));
 }
 
 // The rewrites measured, then the file written (or why not). Returns the JSON of the outcomes.
@@ -101,7 +123,13 @@ Runner add_lint_command(CLI::App& app) {
       "Find performance anti-patterns in a TorchScript model's graph, each with where it "
       "is, the evidence and the fix");
   auto f = std::make_shared<LintFlags>();
-  cmd->add_option("model", f->model, "TorchScript file (.pt) or builtin:NAME")->required();
+  cmd->add_option("model", f->model, "TorchScript file (.pt) or builtin:NAME");
+  cmd->add_option("--from-python", f->from_python,
+                  "MODULE:CALLABLE: trace this nn.Module (importable from here; needs --input) as "
+                  "torch.compile would, with torch._dynamo.explain, and report its graph breaks");
+  cmd->add_option("--trace-timeout", f->trace_timeout_s,
+                  "--from-python: seconds the trace may take before it is stopped")
+      ->default_val(600.0);
   cmd->add_option("--fail-on", f->fail_on,
                   "Exit with 3 when a finding is at least this severe: info, warning, error")
       ->default_str("warning");
@@ -134,6 +162,21 @@ Runner add_lint_command(CLI::App& app) {
       throw UsageError("--out and --force belong to --fix");
     if (f->device != "cpu" && f->device != "cuda")
       throw UsageError("--device '" + f->device + "': expected cpu or cuda");
+    if (!f->from_python.empty()) {
+      LintReport report;
+      report.model = f->from_python;
+      report.findings = python_source_findings(*f);
+      for (auto& p : lint_process()) report.findings.push_back(std::move(p));
+      if (!f->html.empty()) write_text_file(f->html, render_lint_html(report));
+      if (f->json)
+        std::cout << to_json(report).dump(2) << "\n";
+      else
+        std::cout << format_lint(report);
+      return report.count_at_least(fail_on) > 0 ? kLintFindings : kSuccess;
+    }
+    if (f->model.empty())
+      throw UsageError("lint: expected a model (a TorchScript file or builtin:NAME) or "
+                       "--from-python MODULE:CALLABLE");
     auto model = open_model(f->model)->load();
     TorchScriptModel* script = model->as_torchscript();
     if (model->as_exported())

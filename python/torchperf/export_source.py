@@ -9,6 +9,10 @@ nn.Module instance. The model is put in eval mode and exported with INPUTS (a to
 of example tensors, made by torchperf from --input at batch 2: export specialises a size of 1)
 and a dynamic batch dimension shared by every input, unless --static-batch. Prints
 {"program": OUT, "dynamic_batch": bool}.
+
+With --explain (OUT is then ignored) nothing is exported: torch._dynamo.explain traces the model
+as torch.compile would and prints {"graphs": N, "graph_breaks": N, "breaks": [{"reason",
+"hint", "where"}]}, for lint.
 """
 
 import argparse
@@ -61,12 +65,39 @@ def build_model(reference, target):
     return model
 
 
+def where(reason):
+    """The user's line a break happened on: the innermost frame of its user stack."""
+    stack = getattr(reason, "user_stack", None) or []
+    if not stack:
+        return ""
+    frame = stack[-1]
+    return f"{os.path.basename(frame.filename)}:{frame.lineno}"
+
+
+def explain(model, inputs):
+    import torch
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        result = torch._dynamo.explain(model)(*inputs)
+    breaks = []
+    for r in result.break_reasons:
+        # Dynamo's reason reads "WHAT Explanation: WHY Hint: WHAT TO DO ...": the first and last.
+        text = " ".join(str(r.reason).split())
+        reason, _, rest = text.partition(" Explanation: ")
+        hint = rest.partition(" Hint: ")[2].partition(" Developer debug context")[0]
+        breaks.append({"reason": reason[:300], "hint": hint[:300], "where": where(r)})
+    _child.answer(graphs=int(result.graph_count), graph_breaks=int(result.graph_break_count),
+                  breaks=breaks[:20])
+
+
 def main():
     parser = argparse.ArgumentParser(prog="torchperf.export_source")
     parser.add_argument("callable")
     parser.add_argument("inputs")
     parser.add_argument("out")
     parser.add_argument("--static-batch", action="store_true")
+    parser.add_argument("--explain", action="store_true")
     args = parser.parse_args()
 
     import torch
@@ -86,6 +117,13 @@ def main():
         shapes = _child.describe_tensors(inputs)
         _child.fail(_child.REJECTED_INPUTS, f"--from-python '{args.callable}': the model rejected "
                                             f"its inputs ({shapes}): {_child.concise(e)}")
+    if args.explain:
+        try:
+            explain(model, inputs)
+        except Exception as e:
+            _child.fail(_child.BAD_SOURCE, f"--from-python '{args.callable}': torch._dynamo.explain "
+                                           f"failed ({_child.concise(e)})")
+        return
     try:
         program = torch.export.export(model, inputs, dynamic_shapes=dynamic)
     except Exception as e:

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "torchperf/analysis/pareto.h"
+#include "torchperf/config/knob.h"
 #include "torchperf/json_fields.h"
 
 namespace torchperf {
@@ -17,6 +20,41 @@ bool measured(const PointResult& p) {
   return p.status != PointStatus::kFailed && p.metrics.valid && p.score > 0 && std::isfinite(p.score);
 }
 
+
+bool in_python(const std::string& key) { return knob_value(key, "runtime") == "python"; }
+
+// With both runtimes swept, a knob whose origin value only C++ takes (graph=aoti) has its
+// reference in Python at Python's own baseline (eager), and a knob that only Python has (grad,
+// format) is at its reference in C++: so runtime=python is measured against C++ with each at its
+// own baseline, and graph=compile against eager, within Python.
+struct RuntimeReferences {
+  std::map<std::string, std::string> python;  // knob -> Python's reference where it differs
+  bool both = false;
+};
+
+RuntimeReferences runtime_references(const RunResults& run, const std::vector<Factor>& factors,
+                                     const std::vector<std::size_t>& measured_points) {
+  RuntimeReferences refs;
+  std::set<std::string> runtimes;
+  for (std::size_t i : measured_points) runtimes.insert(in_python(run.points[i].key) ? "python" : "cpp");
+  refs.both = runtimes.size() == 2;
+  if (!refs.both) return refs;
+  WorkloadTraits python;
+  python.python_runtime = true;
+  python.torchscript = false;
+  python.exported_program = true;
+  for (const auto& f : factors) {
+    if (f.name == "runtime") continue;
+    bool python_takes_reference = false;
+    for (std::size_t i : measured_points)
+      python_takes_reference |= in_python(run.points[i].key) &&
+                                knob_value(run.points[i].key, f.name) == f.reference;
+    if (python_takes_reference) continue;
+    const std::string own = find_knob(f.name).baseline(python);
+    if (own != f.reference) refs.python[f.name] = own;
+  }
+  return refs;
+}
 
 Design design_of(const RunResults& run, const std::vector<std::size_t>& measured_points) {
   Design d;
@@ -31,9 +69,29 @@ Design design_of(const RunResults& run, const std::vector<std::size_t>& measured
       if (v != f.reference) f.levels.push_back(v);
     d.factors.push_back(f);
   }
+  const RuntimeReferences refs = runtime_references(run, d.factors, measured_points);
+  const std::vector<Factor> as_swept = d.factors;
+  for (auto& f : d.factors) {
+    const auto own = refs.python.find(f.name);
+    if (own == refs.python.end()) continue;
+    f.reference = fmt::format("{} (C++) / {} (Python)", f.reference, own->second);
+    f.levels.front() = f.reference;
+    f.levels.erase(std::remove(f.levels.begin() + 1, f.levels.end(), own->second), f.levels.end());
+  }
   for (std::size_t i : measured_points) {
     Observation o;
-    for (const auto& f : d.factors) o.levels.push_back(knob_value(run.points[i].key, f.name));
+    for (std::size_t k = 0; k < d.factors.size(); ++k) {
+      const Factor& f = d.factors[k];
+      std::string level = knob_value(run.points[i].key, f.name);
+      if (refs.both && f.name != "runtime") {
+        const auto own = refs.python.find(f.name);
+        const bool python = in_python(run.points[i].key);
+        if ((python && own != refs.python.end() && level == own->second) ||
+            (!python && (level == "n/a" || level == as_swept[k].reference)))
+          level = f.reference;  // each runtime at its own baseline
+      }
+      o.levels.push_back(level);
+    }
     const PointResult& p = run.points[i];
     o.score = p.score;
     if (run.objective == "throughput" || run.objective.empty()) {
@@ -117,6 +175,54 @@ void recommend(RunAnalysis& a) {
                     best ? "the best measured point is " + run.points[*best].key +
                                (run.summary ? "" : " (the sweep did not complete)")
                          : "no configuration finished and passed the accuracy guard"});
+  }
+  if (!a.best_of_runtime.empty()) {
+    // Staying in Python with torch.compile or running from C++ is the user's choice to make:
+    // both numbers, with what each costs to compile.
+    std::string text, evidence;
+    for (const auto& [runtime, i] : a.best_of_runtime) {
+      const PointResult& p = run.points[i];
+      text += fmt::format("{}best in {}: {}", text.empty() ? "" : "; ",
+                          runtime == "python" ? "Python" : "C++", p.key);
+      evidence += fmt::format("{}{}: {:.4g} samples/s (95% CI {:.4g}-{:.4g}), compile {:.1f} s",
+                              evidence.empty() ? "" : "; ", runtime, p.metrics.throughput,
+                              p.metrics.throughput_low, p.metrics.throughput_high,
+                              compile_seconds(p));
+    }
+    recs.push_back({"runtime", text, evidence + " (from the sweep)"});
+  }
+  {
+    // torch.compile's graph breaks: each one returns to Python between compiled pieces.
+    std::int64_t most = 0;
+    std::size_t points = 0;
+    std::vector<std::string> reasons;
+    for (const auto& p : run.points) {
+      if (!p.measurement.is_object() || !p.measurement.contains("compile")) continue;
+      const json& c = p.measurement.at("compile");
+      if (!c.is_object() || !c.contains("graph_breaks") || !c.at("graph_breaks").is_number_integer())
+        continue;
+      const auto breaks = c.at("graph_breaks").get<std::int64_t>();
+      if (breaks <= 0) continue;
+      ++points;
+      most = std::max(most, breaks);
+      if (c.contains("graph_break_reasons") && c.at("graph_break_reasons").is_array())
+        for (const auto& reason : c.at("graph_break_reasons"))
+          if (reason.is_string() && reasons.size() < 3 &&
+              std::find(reasons.begin(), reasons.end(), reason.get<std::string>()) == reasons.end())
+            reasons.push_back(reason.get<std::string>());
+    }
+    if (points > 0) {
+      std::string first;
+      for (const auto& reason : reasons) first += (first.empty() ? "" : " | ") + reason;
+      recs.push_back(
+          {"graph-breaks",
+           fmt::format("torch.compile broke the model's graph up to {} time(s) ({} point(s)): "
+                       "each break runs Python between compiled pieces; remove them to let "
+                       "Inductor fuse across",
+                       most, points),
+           "first reasons: " + first +
+               "; torch._dynamo.explain(model)(*inputs) lists every break"});
+    }
   }
   for (const auto& knob : a.effects) {
     // The value to recommend is the best one that helps significantly, not merely the largest
@@ -323,6 +429,26 @@ std::string describe_interaction(const Interaction& i) {
                      describe_ratio(i.estimate, "quadruple"));
 }
 
+std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointResult>& points) {
+  std::map<std::string, std::size_t> best;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].status != PointStatus::kOk) continue;
+    const std::string runtime = in_python(points[i].key) ? "python" : "cpp";
+    const auto it = best.find(runtime);
+    if (it == best.end() || points[i].score > points[it->second].score) best[runtime] = i;
+  }
+  if (best.size() < 2) best.clear();
+  return best;
+}
+
+double compile_seconds(const PointResult& p) {
+  if (!p.measurement.is_object() || !p.measurement.contains("compile") ||
+      !p.measurement.at("compile").is_object())
+    return 0;  // eager: nothing compiled
+  const double s = number_or_nan(p.measurement.at("compile").value("compile_s", json(nullptr)));
+  return std::isfinite(s) && s > 0 ? s : 0;
+}
+
 RunAnalysis analyze(RunResults run) {
   RunAnalysis a;
   a.run = std::move(run);
@@ -336,9 +462,12 @@ RunAnalysis analyze(RunResults run) {
   a.effects = main_effects(a.design);
   a.interactions = interactions(a.design);
 
-  std::vector<ParetoInput> p99, memory, accuracy;
+  std::vector<ParetoInput> p99, memory, accuracy, compile;
+  bool compiled = false;
   for (std::size_t i : a.measured) {
     const PointMetrics& m = r.points[i].metrics;
+    compile.push_back({compile_seconds(r.points[i]), m.throughput});
+    compiled |= compile.back().x > 0;
     p99.push_back({m.latency_p99_ms, m.throughput});
     memory.push_back({static_cast<double>(m.peak_memory_bytes), m.throughput});
     accuracy.push_back({std::isfinite(m.cosine) ? std::max(0.0, 1 - m.cosine) : NAN, m.throughput});
@@ -352,6 +481,9 @@ RunAnalysis analyze(RunResults run) {
   front("throughput-p99", "p99 latency (ms)", p99);
   front("throughput-memory", "peak memory (bytes)", memory);
   front("throughput-accuracy", "1 - cosine against fp32", accuracy);
+  // What a faster point costs before its first call: an AOTInductor package or torch.compile.
+  if (compiled) front("throughput-compile", "compile time (s)", compile);
+  a.best_of_runtime = best_of_each_runtime(r.points);
 
   if (r.summary && r.summary->contains("winner") && r.summary->at("winner").is_string()) {
     a.winner = r.summary->at("winner").get<std::string>();

@@ -140,6 +140,9 @@ Measurement measurement_from_json(const json& j) {
     m.compile_s = c.at("compile_s").get<double>();
     m.compile_cache_hit = c.at("cache_hit").get<bool>();
     m.package = c.value("package", "");
+    m.graph_breaks = c.value("graph_breaks", std::int64_t{0});
+    if (c.contains("graph_break_reasons"))
+      m.graph_break_reasons = c.at("graph_break_reasons").get<std::vector<std::string>>();
   }
   const json& memory = j.at("memory");
   m.rss_before_bytes = memory.at("rss_before_bytes").get<std::int64_t>();
@@ -272,7 +275,9 @@ json to_json(const Measurement& m) {
       {"compile", m.compile_s < 0 ? json(nullptr)
                                   : json{{"compile_s", m.compile_s},
                                          {"cache_hit", m.compile_cache_hit},
-                                         {"package", m.package}}},
+                                         {"package", m.package},
+                                         {"graph_breaks", m.graph_breaks},
+                                         {"graph_break_reasons", m.graph_break_reasons}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

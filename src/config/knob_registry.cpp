@@ -294,7 +294,7 @@ Knob qengine_knob() {
       "the quantized engine int8 runs on (at::globalContext().setQEngine): fbgemm, qnnpack, "
       "onednn (x86 from LibTorch 2.0), as built; set before the weights are packed";
   k.scope = KnobScope::kProcess;
-  k.swept_by_default = false;  // matters only with precision=int8-dynamic: --space names it
+  k.swept_by_default = never_swept;  // matters only with precision=int8-dynamic: --space names it
   k.listed_at_baseline = false;
   k.values = [](const WorkloadTraits&) { return compat::quantized_engines(); };
   k.baseline = [](const WorkloadTraits&) {
@@ -397,7 +397,7 @@ Knob pad_knob() {
   k.values = [](const WorkloadTraits&) { return fixed({"keep", "8", "16", "64"}); };
   k.baseline = [](const WorkloadTraits&) { return "keep"; };
   k.listed_at_baseline = false;  // configurations named before it existed keep their names
-  k.swept_by_default = false;    // lint --fix tries each multiple; tune when --space names it
+  k.swept_by_default = never_swept;  // lint --fix tries each multiple; tune when --space names it
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
     if (value == "keep") return Applicability::yes();

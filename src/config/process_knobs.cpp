@@ -113,7 +113,7 @@ Knob worker_knob(const std::string& name, const std::string& description) {
   k.name = name;
   k.description = description;
   k.scope = KnobScope::kWorker;
-  k.swept_by_default = false;
+  k.swept_by_default = never_swept;
   k.listed_at_baseline = false;
   return k;
 }

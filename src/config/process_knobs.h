@@ -16,6 +16,9 @@ inline std::vector<std::string> fixed(std::initializer_list<const char*> values)
   return std::vector<std::string>(values.begin(), values.end());
 }
 
+// A knob swept only when --space names it.
+inline bool never_swept(const WorkloadTraits&) { return false; }
+
 std::vector<Knob> worker_knobs();
 
 }  // namespace torchperf

@@ -26,10 +26,12 @@ Knob runtime_knob() {
   // A runtime is a process of its own: two sides that differ in it run in two processes.
   k.scope = KnobScope::kWorker;
   k.listed_at_baseline = false;  // configurations written before it keep their names
-  // A sweep tries python only when --space names it, until tune's supervisor measures python
-  // points in the Python worker (issue 31 in progress; then a program's default sweeps both).
   k.values = [](const WorkloadTraits&) { return fixed({"cpp", "python"}); };
-  k.swept_by_default = false;
+  // A torch.export program's default tune measures both: the choice between staying in Python
+  // with torch.compile and running the AOTInductor package from C++ is what its user faces. A
+  // TorchScript model runs in Python only when --space names it (torch.compile does not trace a
+  // ScriptModule, so only eager would be tried).
+  k.swept_by_default = [](const WorkloadTraits& t) { return t.exported_program; };
   k.baseline = [](const WorkloadTraits&) { return "cpp"; };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     if (value == "python" && !t.exported_program && !t.torchscript)
@@ -78,7 +80,9 @@ void adapt_to_python_runtime(Knob& knob) {
     if (name == "precision")
       return t.cuda ? fixed({"fp32", "bf16-autocast", "fp16-autocast"})
                     : fixed({"fp32", "bf16-autocast"});
-    if (name == "grad") return fixed({"on", "no_grad", "inference"});
+    // no_grad and inference_mode differ only by autograd's version counters: a sweep tries
+    // inference (the guides' advice); no_grad is taken when asked for.
+    if (name == "grad") return fixed({"on", "inference"});
     return cpp_values(t);
   };
   knob.baseline = [=](const WorkloadTraits& t) {

@@ -12,37 +12,70 @@
 
 namespace torchperf {
 
-void export_from_python(const SourceExport& request, const CommandLimits& limits) {
-  const auto colon = request.callable.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == request.callable.size())
-    throw UsageError("--from-python '" + request.callable +
+namespace {
+
+namespace fs = std::filesystem;
+
+void check_callable(const std::string& callable) {
+  const auto colon = callable.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == callable.size())
+    throw UsageError("--from-python '" + callable +
                      "': expected MODULE:CALLABLE (e.g. mymodels:Net, importable from here)");
-  namespace fs = std::filesystem;
+}
+
+// The example inputs at batch 2 (export specialises a size of 1), as a torch.save tuple.
+fs::path write_example(const InputSpec& inputs) {
   const fs::path example =
       fs::temp_directory_path() / ("torchperf-example-" + std::to_string(::getpid()) + ".pt");
-  {
-    std::vector<c10::IValue> tensors;
-    for (const auto& v : make_inputs(request.inputs, 2, 0)) tensors.push_back(v);
-    const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(tensors));
-    std::ofstream out(example, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  std::error_code ec;
-  if (const fs::path parent = fs::path(request.out_path).parent_path(); !parent.empty())
-    fs::create_directories(parent, ec);
+  std::vector<c10::IValue> tensors;
+  for (const auto& v : make_inputs(inputs, 2, 0)) tensors.push_back(v);
+  const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(tensors));
+  std::ofstream out(example, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return example;
+}
+
+nlohmann::json run_source_step(const SourceExport& request, const CommandLimits& limits,
+                               bool explain) {
+  check_callable(request.callable);
+  const fs::path example = write_example(request.inputs);
   PythonStep step;
   step.module = "torchperf.export_source";
-  step.args = {request.callable, example.string(), request.out_path};
+  step.args = {request.callable, example.string(), explain ? "-" : request.out_path};
   if (request.static_batch) step.args.push_back("--static-batch");
+  if (explain) step.args.push_back("--explain");
   step.limits = limits;
-  step.what = "exporting '" + request.callable + "' with torch.export";
+  step.what = (explain ? "tracing '" + request.callable + "' with torch._dynamo.explain"
+                       : "exporting '" + request.callable + "' with torch.export");
+  std::error_code ec;
   try {
-    run_python_step(step);
+    nlohmann::json answer = run_python_step(step);
+    fs::remove(example, ec);
+    return answer;
   } catch (...) {
     fs::remove(example, ec);
     throw;
   }
-  fs::remove(example, ec);
+}
+
+}  // namespace
+
+void export_from_python(const SourceExport& request, const CommandLimits& limits) {
+  check_callable(request.callable);
+  std::error_code ec;
+  if (const fs::path parent = fs::path(request.out_path).parent_path(); !parent.empty())
+    fs::create_directories(parent, ec);
+  run_source_step(request, limits, false);
+}
+
+GraphBreakReport explain_from_python(const SourceExport& request, const CommandLimits& limits) {
+  const nlohmann::json answer = run_source_step(request, limits, true);
+  GraphBreakReport report;
+  report.graphs = answer.value("graphs", 0);
+  report.graph_breaks = answer.value("graph_breaks", 0);
+  for (const auto& b : answer.value("breaks", nlohmann::json::array()))
+    report.breaks.push_back({b.value("reason", ""), b.value("hint", ""), b.value("where", "")});
+  return report;
 }
 
 }  // namespace torchperf

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "torchperf/analysis/run_analysis.h"
 #include "torchperf/config/configuration.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/report/table_writer.h"
@@ -124,17 +125,13 @@ std::string format_tune(const TuneResult& r) {
   }
   // With both runtimes swept, the best of each: the choice between staying in Python with
   // torch.compile and running the model from C++ is the user's to make, with both numbers.
-  std::map<std::string, const PointResult*> best_of;
-  for (const auto& p : r.points) {
-    if (p.status != PointStatus::kOk) continue;
-    const PointResult*& best = best_of[Configuration::parse(p.key).get("runtime").value_or("cpp")];
-    if (!best || p.score > best->score) best = &p;
-  }
-  if (best_of.size() > 1) {
+  const auto best_of = best_of_each_runtime(r.points);
+  if (!best_of.empty()) {
     out += "  best of each runtime:\n";
-    for (const auto& [runtime, p] : best_of)
-      out += fmt::format("    {:7} {} {}  {}\n", runtime, value_text(r, *p), r.objective.unit(),
-                         p->key);
+    for (const auto& [runtime, i] : best_of)
+      out += fmt::format("    {:7} {} {}  compile {:.1f} s  {}\n", runtime,
+                         value_text(r, r.points[i]), r.objective.unit(),
+                         compile_seconds(r.points[i]), r.points[i].key);
   }
 
   std::vector<const PointResult*> ranked;

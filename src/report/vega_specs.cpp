@@ -46,7 +46,9 @@ json point_rows(const std::vector<RunAnalysis>& runs, const std::vector<std::str
                   {"error", std::isfinite(m.cosine) ? json(std::max(0.0, 1 - m.cosine)) : json(nullptr)},
                   {"front_p99", on_front["throughput-p99"].count(p.key) > 0},
                   {"front_memory", on_front["throughput-memory"].count(p.key) > 0},
-                  {"front_accuracy", on_front["throughput-accuracy"].count(p.key) > 0}};
+                  {"front_accuracy", on_front["throughput-accuracy"].count(p.key) > 0},
+                  {"compile_s", compile_seconds(p)},
+                  {"front_compile", on_front["throughput-compile"].count(p.key) > 0}};
       for (const auto& k : knobs) row[k] = knob_value(p.key, k);
       rows.push_back(row);
     }
@@ -270,6 +272,16 @@ std::vector<Panel> report_panels(const std::vector<RunAnalysis>& runs) {
   panels.push_back(pareto_panel("pareto-accuracy", "error", "1 - cosine against fp32 (symlog)",
                                 "front_accuracy", {{"type", "symlog"}, {"constant", 1e-6}}, rows,
                                 runs.size(), "throughput vs accuracy error"));
+  // A torch.export program's points pay a compile (an AOTInductor package, torch.compile).
+  const bool compiled = std::any_of(runs.begin(), runs.end(), [](const RunAnalysis& a) {
+    return std::any_of(a.fronts.begin(), a.fronts.end(),
+                       [](const ParetoFront& f) { return f.name == "throughput-compile"; });
+  });
+  if (compiled)
+    panels.push_back(pareto_panel("pareto-compile", "compile_s",
+                                  "compile time (s; 0: eager, nothing compiled)", "front_compile",
+                                  {{"zero", true}}, rows, runs.size(),
+                                  "throughput vs compile time"));
   return panels;
 }
 

@@ -33,7 +33,7 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       // The user's values are checked by resolve() below: an inapplicable one is an error there.
       axis.values = asked->second;
     } else {
-      if (!knob.swept_by_default) continue;  // process-level knobs: only when --space names them
+      if (!knob.swept_by_default(traits)) continue;  // process-level knobs: only when --space names them
       for (const auto& v : knob.values(traits))
         if (knob.applies(traits, v).applies) axis.values.push_back(v);
       if (python_too && knob.name != "runtime")

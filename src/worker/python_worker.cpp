@@ -127,6 +127,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   base_.setup_ms = ready.setup_ms;
   base_.compile_s = ready.compile_s;
+  base_.graph_breaks = ready.graph_break_count;
+  base_.graph_break_reasons = ready.graph_break_reasons;
   base_.rss_before_bytes = ready.rss_before_bytes;
   base_.process = ready.process;
   if (ready.graph_break_count > 0)

@@ -68,7 +68,16 @@ Child spawn_worker(const std::string& executable, const std::string& log_path,
   spec.log_path = log_path;
   spec.pipe_stdin = true;
   spec.response_fd = kWorkerResponseFd;
+  // Its own group, so that a kill reaches what it started too: torch.compile's compiler and its
+  // compile workers would otherwise outlive a worker stopped at its time limit.
+  spec.new_process_group = true;
   return launch_child(spec);
+}
+
+// The worker and everything it started.
+void kill_worker(pid_t pid) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
 }
 
 // Why a worker ended without an answer, from its exit status and the last line of its log.
@@ -145,14 +154,14 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
       if (killed) continue;
       const double t = elapsed();
       if (limits.memory_cap_bytes > 0 && rss > limits.memory_cap_bytes) {
-        ::kill(pid, SIGKILL);
+        kill_worker(pid);
         killed = true;
         outcome.exit = WorkerExit::kOutOfMemory;
         outcome.message = "exceeded the memory cap of " +
                           std::to_string(limits.memory_cap_bytes >> 20) + " MiB (resident " +
                           std::to_string(rss >> 20) + " MiB) and was killed";
       } else if (limits.timeout_s > 0 && t > limits.timeout_s) {
-        ::kill(pid, SIGKILL);
+        kill_worker(pid);
         killed = true;
         outcome.exit = WorkerExit::kTimedOut;
         char buf[160];
@@ -161,7 +170,7 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
                       limits.timeout_s);
         outcome.message = buf;
       } else if (tick && !tick(t)) {
-        ::kill(pid, SIGKILL);
+        kill_worker(pid);
         killed = true;
         outcome.exit = WorkerExit::kCrashed;
         outcome.message = "interrupted";
@@ -206,7 +215,7 @@ WorkerSession::~WorkerSession() {
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
     ::usleep(50000);
   }
-  ::kill(pid_, SIGKILL);
+  kill_worker(pid_);
   ::waitpid(pid_, nullptr, 0);
 }
 
@@ -229,7 +238,7 @@ nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_
   const auto start = Clock::now();
   const auto fail = [&](WorkerExit exit, const std::string& message) -> WorkerFailure {
     if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
+      kill_worker(pid_);
       ::waitpid(pid_, nullptr, 0);
       pid_ = -1;
     }

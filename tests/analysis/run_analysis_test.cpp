@@ -204,3 +204,100 @@ TEST(RunAnalysisWords, RatiosAreDescribedWithTheirIntervalsAndCounts) {
 
 }  // namespace
 }  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+PointResult two_runtime_point(const std::string& key, double throughput, double compile_s,
+                              int graph_breaks) {
+  PointResult p;
+  p.key = key;
+  p.status = PointStatus::kOk;
+  p.metrics.throughput = throughput;
+  p.metrics.throughput_low = throughput * 0.98;
+  p.metrics.throughput_high = throughput * 1.02;
+  p.metrics.latency_p99_ms = 1000 / throughput;
+  p.score = throughput;
+  p.measurement = {{"compile", compile_s < 0 ? nlohmann::json(nullptr)
+                                             : nlohmann::json{{"compile_s", compile_s},
+                                                              {"cache_hit", false},
+                                                              {"package", ""},
+                                                              {"graph_breaks", graph_breaks},
+                                                              {"graph_break_reasons",
+                                                               {"Unsupported Tensor.item()"}}}}};
+  return p;
+}
+
+RunResults two_runtime_run() {
+  RunResults r;
+  r.label = "both";
+  r.objective = "throughput";
+  r.axes = {{"runtime", {"cpp", "python"}},
+            {"grad", {"on", "inference"}},
+            {"graph", {"aoti", "eager", "compile"}}};
+  r.origin = "runtime=cpp,graph=aoti";
+  r.points = {two_runtime_point("runtime=cpp,graph=aoti", 100, 20, 0),
+              two_runtime_point("runtime=python,grad=on,graph=eager", 50, -1, 0),
+              two_runtime_point("runtime=python,grad=on,graph=compile", 80, 10, 2),
+              two_runtime_point("runtime=python,grad=inference,graph=eager", 60, -1, 0),
+              two_runtime_point("runtime=python,grad=inference,graph=compile", 95, 10, 2)};
+  return r;
+}
+
+const MainEffect* effect_of(const RunAnalysis& a, const std::string& knob, const std::string& value) {
+  for (const auto& k : a.effects)
+    for (const auto& e : k.effects)
+      if (k.knob == knob && e.value == value) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(RunAnalysisTwoRuntimesTest, PythonIsMeasuredAgainstCppEachAtItsOwnBaseline) {
+  const RunAnalysis a = analyze(two_runtime_run());
+  const MainEffect* python = effect_of(a, "runtime", "python");
+  ASSERT_NE(python, nullptr);
+  EXPECT_EQ(python->reference, "cpp");
+  EXPECT_NEAR(python->estimate.ratio, 0.5, 1e-9) << "eager (grad on) against aoti";
+  const MainEffect* compile = effect_of(a, "graph", "compile");
+  ASSERT_NE(compile, nullptr);
+  EXPECT_EQ(compile->reference, "aoti (C++) / eager (Python)");
+  EXPECT_GT(compile->estimate.ratio, 1.5) << "compile against eager, within Python";
+  EXPECT_EQ(effect_of(a, "graph", "eager"), nullptr) << "eager is Python's reference";
+}
+
+TEST(RunAnalysisTwoRuntimesTest, TheBestOfEachRuntimeAndACompileTimeFrontAreNamed) {
+  const RunAnalysis a = analyze(two_runtime_run());
+  ASSERT_EQ(a.best_of_runtime.size(), 2u);
+  EXPECT_EQ(a.run.points[a.best_of_runtime.at("cpp")].key, "runtime=cpp,graph=aoti");
+  EXPECT_EQ(a.run.points[a.best_of_runtime.at("python")].key,
+            "runtime=python,grad=inference,graph=compile");
+  const auto front = std::find_if(a.fronts.begin(), a.fronts.end(),
+                                  [](const ParetoFront& f) { return f.name == "throughput-compile"; });
+  ASSERT_NE(front, a.fronts.end());
+  EXPECT_EQ(front->keys, (std::vector<std::string>{"runtime=python,grad=inference,graph=eager",
+                                                   "runtime=python,grad=inference,graph=compile",
+                                                   "runtime=cpp,graph=aoti"}));
+  std::map<std::string, const Recommendation*> by_kind;
+  for (const auto& r : a.recommendations) by_kind.emplace(r.kind, &r);
+  ASSERT_TRUE(by_kind.count("runtime"));
+  EXPECT_NE(by_kind["runtime"]->text.find("best in C++: runtime=cpp,graph=aoti"), std::string::npos)
+      << by_kind["runtime"]->text;
+  EXPECT_NE(by_kind["runtime"]->evidence.find("compile 20.0 s"), std::string::npos)
+      << by_kind["runtime"]->evidence;
+  ASSERT_TRUE(by_kind.count("graph-breaks"));
+  EXPECT_NE(by_kind["graph-breaks"]->text.find("up to 2 time(s) (2 point(s))"), std::string::npos)
+      << by_kind["graph-breaks"]->text;
+  EXPECT_NE(by_kind["graph-breaks"]->evidence.find("Unsupported Tensor.item()"), std::string::npos);
+}
+
+TEST(RunAnalysisTwoRuntimesTest, ARunOfOneRuntimeNamesNoBestOfEachNorACompileFront) {
+  RunResults r = two_runtime_run();
+  r.points.erase(r.points.begin());
+  for (auto& p : r.points) p.measurement = nlohmann::json::object();
+  const RunAnalysis a = analyze(r);
+  EXPECT_TRUE(a.best_of_runtime.empty());
+  for (const auto& f : a.fronts) EXPECT_NE(f.name, "throughput-compile");
+}
+
+}  // namespace torchperf

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -119,6 +120,56 @@ TEST(LintCommandTest, FixRefusesAMissingOrExistingOutputUnlessForced) {
   std::getline(in, kept);
   EXPECT_EQ(kept, "keep me");  // untouched
   EXPECT_EQ(run_cli({"lint", "builtin:convbn", "--out", out}).exit_code, 2);  // --out without --fix
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+TEST(LintCommandTest, AModelFromPythonSourceHasItsGraphBreaksFoundAtTheUsersLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("torchperf-lint-src-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "breaky.py") << "import torch\n"
+                                      "class Net(torch.nn.Module):\n"
+                                      "    def __init__(self):\n"
+                                      "        super().__init__()\n"
+                                      "        self.a = torch.nn.Linear(16, 16)\n"
+                                      "        self.b = torch.nn.Linear(16, 4)\n"
+                                      "    def forward(self, x):\n"
+                                      "        y = self.a(x)\n"
+                                      "        if y.sum().item() > 1e9:\n"
+                                      "            y = y * 2\n"
+                                      "        return self.b(torch.relu(y))\n"
+                                      "class Whole(torch.nn.Module):\n"
+                                      "    def __init__(self):\n"
+                                      "        super().__init__()\n"
+                                      "        self.a = torch.nn.Linear(16, 4)\n"
+                                      "    def forward(self, x):\n"
+                                      "        return torch.tanh(self.a(x))\n";
+  const auto broken = testing::run_shell("cd " + dir.string() +
+                                         " && \"$TORCHPERF\" lint --from-python breaky:Net "
+                                         "--input 16 --json");
+  EXPECT_EQ(broken.exit_code, 3) << broken.err;  // a warning, and --fail-on warning
+  const auto j = nlohmann::json::parse(broken.out);
+  bool found = false;
+  for (const auto& f : j.at("findings"))
+    if (f.at("rule") == "graph-break") {
+      found = true;
+      EXPECT_EQ(f.at("source"), "breaky.py:9") << f.dump();
+      EXPECT_NE(f.at("evidence").get<std::string>().find("item()"), std::string::npos) << f.dump();
+    }
+  EXPECT_TRUE(found) << broken.out;
+  const auto whole = testing::run_shell("cd " + dir.string() +
+                                        " && \"$TORCHPERF\" lint --from-python breaky:Whole "
+                                        "--input 16 --fail-on warning");
+  EXPECT_NE(whole.out.find("single-graph"), std::string::npos) << whole.out << whole.err;
+  EXPECT_EQ(whole.out.find("graph-break"), std::string::npos) << whole.out;
+  const auto no_input = testing::run_shell("cd " + dir.string() +
+                                           " && \"$TORCHPERF\" lint --from-python breaky:Net");
+  EXPECT_EQ(no_input.exit_code, 2) << no_input.err;
+  EXPECT_NE(no_input.err.find("expected --input SPEC"), std::string::npos) << no_input.err;
+  fs::remove_all(dir);
 }
 
 }  // namespace torchperf

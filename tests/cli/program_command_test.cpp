@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
@@ -98,7 +100,7 @@ TEST(ProgramCommandTest, ServeBatchesRequestsIntoCallsOfTheAotiPackage) {
 TEST(ProgramCommandTest, TuneSweepsAotiPointsAndItsResumeFindsThePackageInTheCache) {
   const fs::path out = temp_dir("tune") / "run";
   const std::vector<std::string> args = {
-      "tune", fixture("mlp_dynamic.pt2"), "--space", "threads=1,2;batch=1,8;precision=fp32;graph=aoti",
+      "tune", fixture("mlp_dynamic.pt2"), "--space", "runtime=cpp;threads=1,2;batch=1,8;precision=fp32;graph=aoti",
       "--time", "0.3", "--budget", "3m", "--out", out.string(), "--quiet", "--json"};
   const CliRun run = run_cli(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -124,7 +126,7 @@ TEST(ProgramCommandTest, TuneSweepsAotiPointsAndItsResumeFindsThePackageInTheCac
 TEST(ProgramCommandTest, APackageWhoseCompileDoesNotFitTheBudgetIsLeftOutWithItsPoints) {
   const fs::path out = temp_dir("budget") / "run";
   const CliRun run = run_cli({"tune", fixture("mlp_dynamic.pt2"), "--space",
-                              "threads=2;batch=8;precision=fp32,bf16;graph=aoti", "--time", "0.2",
+                              "runtime=cpp;threads=2;batch=8;precision=fp32,bf16;graph=aoti", "--time", "0.2",
                               "--budget", "40s", "--out", out.string(), "--quiet", "--json"});
   const auto packages = journal(out, "package");
   ASSERT_EQ(packages.size(), 2u) << run.err;
@@ -137,6 +139,39 @@ TEST(ProgramCommandTest, APackageWhoseCompileDoesNotFitTheBudgetIsLeftOutWithIts
       EXPECT_EQ(p["failure_kind"], "compile") << p.dump();
     }
   }
+  fs::remove_all(out.parent_path());
+}
+
+TEST(ProgramCommandTest, TuneOfAProgramMeasuresBothRuntimesAndItsReportNamesTheBestOfEach) {
+  // runtime is not named: a program's default sweeps both. graph=aoti is C++'s; its Python points
+  // run at Python's own baseline (eager) beside graph=compile.
+  const fs::path out = temp_dir("runtimes") / "run";
+  const CliRun run = run_cli({"tune", fixture("mlp_dynamic.pt2"), "--space",
+                              "threads=1;batch=8;precision=fp32;graph=aoti,compile;grad=inference",
+                              "--time", "0.3", "--budget", "4m", "--out", out.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::map<std::string, std::set<std::string>> graphs;
+  for (const auto& p : journal(out, "point")) {
+    const std::string key = p["configuration"];
+    const std::string runtime = key.find("runtime=python") != std::string::npos ? "python" : "cpp";
+    for (const char* g : {"graph=aoti", "graph=eager", "graph=compile"})
+      if (key.find(g) != std::string::npos) graphs[runtime].insert(g);
+    if (key.find("graph=compile") != std::string::npos) {
+      EXPECT_GT(p["measurement"]["compile"]["compile_s"].get<double>(), 0) << p.dump();
+    }
+  }
+  EXPECT_EQ(graphs["cpp"], (std::set<std::string>{"graph=aoti"}));
+  EXPECT_EQ(graphs["python"], (std::set<std::string>{"graph=eager", "graph=compile"}));
+  EXPECT_NE(run.out.find("best of each runtime:"), std::string::npos) << run.out;
+  const CliRun report = run_cli({"report", out.string(), "--json"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  const auto j = nlohmann::json::parse(report.out);
+  bool runtime_named = false;
+  for (const auto& r : j["recommendations"])
+    runtime_named |= r["kind"] == "runtime" &&
+                     r["text"].get<std::string>().find("best in Python: ") != std::string::npos;
+  EXPECT_TRUE(runtime_named) << j["recommendations"].dump();
+  EXPECT_TRUE(j["pareto"].contains("throughput-compile"));
   fs::remove_all(out.parent_path());
 }
 

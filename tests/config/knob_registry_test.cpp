@@ -130,7 +130,7 @@ TEST(KnobRegistryTest, PaddingAppliesOnlyToMultiplesTheHiddenSizesAreNotYet) {
   EXPECT_FALSE(already.applies);
   EXPECT_NE(already.reason.find("multiples of 16 already"), std::string::npos) << already.reason;
   EXPECT_TRUE(pad.applies(t, "64").applies);
-  EXPECT_FALSE(pad.swept_by_default);  // lint --fix tries each multiple; tune when asked
+  EXPECT_FALSE(pad.swept_by_default(t));  // lint --fix tries each multiple; tune when asked
 }
 
 TEST(KnobRegistryTest, PaddingIsAppliedBeforeWeightsAreConvertedOrPacked) {

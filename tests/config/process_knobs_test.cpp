@@ -63,7 +63,7 @@ TEST(ProcessKnobsTest, WorkerKnobsAreDeclaredAsSuchAndSweptOnlyWhenAskedFor) {
                            "interop_threads"}) {
     const Knob& k = find_knob(name);
     EXPECT_EQ(k.scope, KnobScope::kWorker) << name;
-    EXPECT_FALSE(k.swept_by_default) << name;
+    EXPECT_FALSE(k.swept_by_default(WorkloadTraits{})) << name;
     EXPECT_FALSE(k.listed_at_baseline) << name;
     EXPECT_TRUE(k.inference) << name;
     EXPECT_FALSE(k.training) << name;

@@ -29,7 +29,7 @@ TEST(SpaceTest, EveryApplicableKnobIsAnAxisAndTheProductIsResolved) {
   EXPECT_NE(s.dropped.front().find("needs mode=eval"), std::string::npos) << s.dropped.front();
 }
 
-TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsItsAotiCompilesAndOnlyKnobsThatApply) {
+TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
   WorkloadTraits program = image_model();
   program.torchscript = false;
   program.exported_program = true;
@@ -37,10 +37,29 @@ TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsItsAotiCompilesAndOnlyKn
   const Space s = build_space(program, {});
   std::map<std::string, std::vector<std::string>> axes;
   for (const auto& a : s.axes) axes[a.knob] = a.values;
-  EXPECT_EQ(axes["graph"], (std::vector<std::string>{"aoti", "aoti-max-autotune"}));
-  EXPECT_EQ(axes["precision"], (std::vector<std::string>{"fp32", "bf16"}));
-  for (const auto* absent : {"mode", "grad", "format", "conv_bias", "pad"})
-    EXPECT_FALSE(axes.count(absent)) << absent << " does not apply to a program";
+  EXPECT_EQ(axes["runtime"], (std::vector<std::string>{"cpp", "python"}));
+  EXPECT_EQ(axes["graph"], (std::vector<std::string>{"aoti", "aoti-max-autotune", "eager",
+                                                     "compile", "compile-max-autotune"}));
+  EXPECT_EQ(axes["precision"], (std::vector<std::string>{"fp32", "bf16", "bf16-autocast"}));
+  EXPECT_EQ(axes["grad"], (std::vector<std::string>{"on", "inference"}))
+      << "python's autograd modes; no_grad only when asked for";
+  for (const auto* absent : {"mode", "conv_bias", "pad"})
+    EXPECT_FALSE(axes.count(absent)) << absent << " applies in neither runtime";
+  std::map<std::string, std::set<std::string>> graphs;
+  for (const auto& p : s.points) {
+    const ResolvedConfiguration r = resolve(p.config, program);
+    graphs[r.value("runtime")].insert(r.value("graph"));
+    if (r.value("runtime") == "cpp") {
+      EXPECT_FALSE(r.knob("grad").applicable) << p.key;
+      EXPECT_FALSE(r.knob("format").applicable) << p.key;
+      EXPECT_NE(r.value("precision"), "bf16-autocast") << p.key;
+    }
+  }
+  EXPECT_EQ(graphs["cpp"], (std::set<std::string>{"aoti", "aoti-max-autotune"}));
+  EXPECT_EQ(graphs["python"], (std::set<std::string>{"eager", "compile", "compile-max-autotune"}));
+  WorkloadTraits scripted = image_model();
+  for (const auto& a : build_space(scripted, {}).axes)
+    EXPECT_NE(a.knob, "runtime") << "a TorchScript model runs in Python when --space names it";
   EXPECT_EQ(careful_at(program, "8").to_string(), baseline_at("8").to_string())
       << "a program has no autograd to turn off";
 }
@@ -63,7 +82,7 @@ TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
   }
   EXPECT_EQ(cpp_graphs, (std::set<std::string>{"aoti", "aoti-max-autotune"}));
   EXPECT_EQ(python_graphs, (std::set<std::string>{"eager", "compile", "compile-max-autotune"}));
-  EXPECT_THROW(build_space(program, {{"graph", {"compile"}}}), ConfigError)
+  EXPECT_THROW(build_space(program, {{"runtime", {"cpp"}}, {"graph", {"compile"}}}), ConfigError)
       << "a python value without runtime=python on the axis";
 }
 

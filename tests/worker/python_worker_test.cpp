@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <filesystem>
+#include <fstream>
 
 #include "support/test_support.h"
 #include "test_paths.h"
@@ -13,6 +17,23 @@
 
 namespace torchperf {
 namespace {
+
+// An environment variable set for one test, as it was afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 class PythonWorkerTest : public ::testing::Test {
  protected:
@@ -80,6 +101,35 @@ TEST_F(PythonWorkerTest, TheTwoRuntimesAreComparedEachInItsOwnWorker) {
   EXPECT_TRUE(r.comparison->separate_processes);
   EXPECT_NEAR(r.comparison->a.quality.cosine, 1.0, 1e-5);
   EXPECT_GT(r.comparison->speedup.ratio, 0);
+}
+
+TEST_F(PythonWorkerTest, ACompileThatHangsIsStoppedAtTheTimeLimitWithWhatItsCompilerStarted) {
+  // A real torch.compile whose C++ compiler never returns (Inductor runs $CXX), in a fresh
+  // Inductor cache so that nothing is found compiled.
+  const std::filesystem::path compiler = dir_ / "hanging-c++";
+  const std::filesystem::path marker = dir_ / "compiler-started";
+  std::ofstream(compiler) << "#!/bin/sh\ntouch " << marker.string() << "\nexec sleep 600\n";
+  std::filesystem::permissions(compiler, std::filesystem::perms::owner_all);
+  ScopedEnv cxx("CXX", compiler.string());
+  ScopedEnv cache("TORCHINDUCTOR_CACHE_DIR", (dir_ / "inductor").string());
+  WorkerRun limited = run();
+  limited.limits.timeout_s = 25;
+  SteadyTimeSource clock;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    measure_python_in_worker(
+        options(testing::fixture("mlp_dynamic.pt2"), "runtime=python,graph=compile,batch=4"),
+        limited, clock);
+    FAIL() << "a compile that hangs ends in an error";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("still running after its 25 s limit"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the compile reached the compiler";
+  // The compiler went with the worker: no `sleep 600` is left behind.
+  const std::string left = testing::run_shell("pgrep -f '^sleep 600$' || true").out;
+  EXPECT_EQ(left, "") << "the hanging compiler outlived the worker";
 }
 
 TEST_F(PythonWorkerTest, ACppConfigurationIsNotMeasuredByThePythonWorker) {

@@ -3,6 +3,7 @@
 // and the failed and guarded points. The report part renders it; it does no I/O itself.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,13 +16,15 @@
 namespace torchperf {
 
 struct ParetoFront {
-  std::string name;     // "throughput-p99", "throughput-memory", "throughput-accuracy"
+  // "throughput-p99", "throughput-memory", "throughput-accuracy", "throughput-compile"
+  std::string name;
   std::string x_label;  // what is minimised along x
   std::vector<std::string> keys;  // the points on the front, by increasing x
 };
 
 struct Recommendation {
-  // "winner", "use", "conditional", "depends", "guarded", "avoid", "no-effect", "unclear"
+  // "winner", "runtime", "use", "conditional", "depends", "guarded", "avoid", "no-effect",
+  // "unclear", "graph-breaks"
   std::string kind;
   std::string text;      // the advice, in words
   std::string evidence;  // the numbers behind it
@@ -39,7 +42,15 @@ struct RunAnalysis {
   std::optional<std::string> winner;       // the run's confirmed winner (its summary)
   std::string winner_evidence;
   std::vector<std::size_t> measured, guarded, failed;  // indices into run.points
+  // With both runtimes swept: the best point of each ("cpp", "python" -> index into run.points).
+  std::map<std::string, std::size_t> best_of_runtime;
 };
+
+// The best passing point of each runtime, by score; empty unless two runtimes have one.
+std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointResult>& points);
+// What a point's model cost to compile, in seconds: its AOTInductor package (paid once, whether
+// or not this run found it in the cache) or torch.compile's first call; 0 for eager.
+double compile_seconds(const PointResult& p);
 
 // Needs no summary (an interrupted sweep is analysed too; it then has no confirmed winner).
 RunAnalysis analyze(RunResults run);

@@ -48,6 +48,10 @@ struct Measurement {
   double compile_s = -1;
   bool compile_cache_hit = false;
   std::string package;
+  // torch.compile (runtime=python): how often Dynamo broke the graph and its first reasons;
+  // each break runs Python between compiled pieces.
+  std::int64_t graph_breaks = 0;
+  std::vector<std::string> graph_break_reasons;
   std::int64_t rss_before_bytes = 0;
   std::int64_t peak_memory_bytes = 0;
   std::string peak_memory_kind = "process-rss";  // or "cuda-caching-allocator"

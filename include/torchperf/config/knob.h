@@ -103,9 +103,12 @@ struct Knob {
   std::function<std::string(const std::string& value)> confirm = [](const std::string& value) {
     return value;
   };
-  // A default sweep tries every applicable value; process-level knobs multiply the space and are
-  // swept only when --space names them.
-  bool swept_by_default = true;
+  // Whether a default sweep tries the knob's applicable values for this workload; process-level
+  // knobs multiply the space and are swept only when --space names them (runtime: a torch.export
+  // program's default tries both runtimes).
+  std::function<bool(const WorkloadTraits&)> swept_by_default = [](const WorkloadTraits&) {
+    return true;
+  };
   // A configuration string lists the knob even when it was left at its baseline; worker knobs
   // appear only when asked for (a swept axis always asks), so that configurations written before
   // they existed keep their names.

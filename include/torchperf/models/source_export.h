@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "torchperf/models/input_spec.h"
 #include "torchperf/process/command_run.h"
@@ -20,5 +21,22 @@ struct SourceExport {
 // Throws UsageError for a malformed MODULE:CALLABLE, CompileError when it cannot be imported,
 // called or exported, WorkloadError when the model rejects the example inputs.
 void export_from_python(const SourceExport& request, const CommandLimits& limits);
+
+// What torch.compile's tracer (torch._dynamo.explain) makes of the model: its graphs and the
+// breaks between them, each with the user's line it happened on.
+struct GraphBreak {
+  std::string reason;  // Dynamo's, e.g. "Unsupported Tensor.item() call with …"
+  std::string hint;    // Dynamo's advice, when it gives one
+  std::string where;  // "netmod.py:12", or "" when Dynamo kept no user frame
+};
+struct GraphBreakReport {
+  int graphs = 0;
+  int graph_breaks = 0;
+  std::vector<GraphBreak> breaks;  // the first 20
+};
+
+// Traces request.callable as torch.compile would, exporting nothing (out_path is ignored).
+// Throws as export_from_python does.
+GraphBreakReport explain_from_python(const SourceExport& request, const CommandLimits& limits);
 
 }  // namespace torchperf
