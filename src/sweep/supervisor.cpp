@@ -502,7 +502,7 @@ void Supervisor::sweep() {
     record["session"] = session_;
     record["configuration"] = point.config.to_string();
     record["measurement"] = p.measurement;
-    p.measurement = nullptr;  // kept in the journal, not twice in memory
+    p.measurement = compile_part(p.measurement);  // the rest is in the journal, not in memory
     journal_->append(record);
     search_->record(proposal->point, p.brief,
                     p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);

@@ -86,9 +86,15 @@ PointMetrics point_metrics_from_journal(const json& j) {
 
 json to_json(const PointResult& p) { return write_fields(point_fields(), p); }
 
+json compile_part(const json& measurement) {
+  if (!measurement.is_object() || !measurement.contains("compile")) return nullptr;
+  return {{"compile", measurement.at("compile")}};
+}
+
 PointResult point_from_journal(const json& r) {
   PointResult p;
   read_fields(point_fields(), r, p);
+  if (r.contains("measurement")) p.measurement = compile_part(r.at("measurement"));
   p.resumed = true;
   return p;
 }

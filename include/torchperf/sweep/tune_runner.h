@@ -46,7 +46,9 @@ struct PointResult {
   bool brief = false;
   double time_s = 0;           // its measurement budget
   bool shared_worker = false;  // measured in a worker shared by brief points of one process state
-  nlohmann::json measurement;  // the worker's full measurement (bench's JSON), when it answered
+  // The worker's full measurement (bench's JSON) when it answered; once journalled, and read
+  // back, only its "compile" part (compile_part) stays in memory.
+  nlohmann::json measurement;
 };
 
 // An interleaved A-vs-B re-measurement, each side in its own worker; ratio > 1 means A is
@@ -161,6 +163,8 @@ nlohmann::json to_json(const PointMetrics& metrics);
 PointMetrics point_metrics_from_journal(const nlohmann::json& j);
 nlohmann::json to_json(const PointResult& point);
 PointResult point_from_journal(const nlohmann::json& record);
+// {"compile": …} of a measurement (what the point compiled, its graph breaks), or null.
+nlohmann::json compile_part(const nlohmann::json& measurement);
 nlohmann::json to_json(const HeadToHead& comparison);
 HeadToHead head_to_head_from_journal(const nlohmann::json& record);
 
