@@ -184,10 +184,8 @@ void recommend(RunAnalysis& a) {
       const PointResult& p = run.points[i];
       text += fmt::format("{}best in {}: {}", text.empty() ? "" : "; ",
                           runtime == "python" ? "Python" : "C++", p.key);
-      evidence += fmt::format("{}{}: {:.4g} samples/s (95% CI {:.4g}-{:.4g}), compile {:.1f} s",
-                              evidence.empty() ? "" : "; ", runtime, p.metrics.throughput,
-                              p.metrics.throughput_low, p.metrics.throughput_high,
-                              compile_seconds(p));
+      evidence += fmt::format("{}{}: {} samples/s, compile {:.1f} s", evidence.empty() ? "" : "; ",
+                              runtime, throughput_with_interval(p.metrics), compile_seconds(p));
     }
     recs.push_back({"runtime", text, evidence + " (from the sweep)"});
   }
@@ -427,6 +425,13 @@ std::string describe_interaction(const Interaction& i) {
                      c.knob, c.value, c.at_value.ratio, c.other, c.other_value,
                      c.at_reference.ratio, c.other, c.other_reference,
                      describe_ratio(i.estimate, "quadruple"));
+}
+
+std::string throughput_with_interval(const PointMetrics& m) {
+  if (std::isfinite(m.throughput_low) && std::isfinite(m.throughput_high) && m.throughput_high > 0)
+    return fmt::format("{:.4g} (95% CI {:.4g}-{:.4g})", m.throughput, m.throughput_low,
+                       m.throughput_high);
+  return fmt::format("{:.4g} (no interval: too few samples)", m.throughput);
 }
 
 std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointResult>& points) {

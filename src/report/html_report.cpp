@@ -62,15 +62,13 @@ std::string run_summary(const RunAnalysis& a) {
   }
   if (!a.best_of_runtime.empty()) {
     // The decision a Python user faces: torch.compile in Python, or the model run from C++.
-    out += "<h3>Best of each runtime</h3><table class=runtimes><tr><th>runtime</th><th>samples/s "
-           "(95% CI)</th><th>compile</th><th>configuration</th></tr>";
+    out += "<h3>Best of each runtime</h3><table class=runtimes><tr><th>runtime</th><th>samples/s</th><th>compile</th><th>configuration</th></tr>";
     for (const auto& [runtime, i] : a.best_of_runtime) {
       const PointResult& p = r.points[i];
       const bool won = a.winner && *a.winner == p.key;
       out += "<tr><td>" + std::string(runtime == "python" ? "Python" : "C++") +
              (won ? " (the winner)" : "") + "</td><td>" +
-             html_escape(fmt::format("{:.4g} ({:.4g}-{:.4g})", p.metrics.throughput,
-                                     p.metrics.throughput_low, p.metrics.throughput_high)) +
+             html_escape(throughput_with_interval(p.metrics)) +
              "</td><td>" + html_escape(fmt::format("{:.1f} s", compile_seconds(p))) +
              "</td><td><code>" + html_escape(p.key) + "</code></td></tr>";
     }

@@ -132,6 +132,20 @@ TEST_F(PythonWorkerTest, ACompileThatHangsIsStoppedAtTheTimeLimitWithWhatItsComp
   EXPECT_EQ(left, "") << "the hanging compiler outlived the worker";
 }
 
+TEST_F(PythonWorkerTest, APythonWorkerOverTheMemoryCapIsKilledAndSaysSo) {
+  WorkerRun capped = run();
+  capped.limits.memory_cap_bytes = 64ll << 20;  // below what importing torch alone takes
+  SteadyTimeSource clock;
+  try {
+    measure_python_in_worker(
+        options(testing::fixture("mlp_dynamic.pt2"), "runtime=python,batch=4"), capped, clock);
+    FAIL() << "a worker over its memory cap ends in an error";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeded the memory cap of 64 MiB"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(PythonWorkerTest, ACppConfigurationIsNotMeasuredByThePythonWorker) {
   SteadyTimeSource clock;
   EXPECT_THROW(measure_python_in_worker(options("builtin:mlp", "threads=1"), run(), clock),
