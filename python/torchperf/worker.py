@@ -26,6 +26,23 @@ import time
 
 from torchperf import _child
 
+ALLOCATOR_LIBRARIES = ("libjemalloc", "libtcmalloc", "libmimalloc")
+
+
+def mapped_allocator():
+    """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc.
+    The C++ side checks it against the allocator asked for, as its own worker does."""
+    found = set()
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                name = os.path.basename(line.split()[-1]) if len(line.split()) >= 6 else ""
+                if name.startswith(ALLOCATOR_LIBRARIES):
+                    found.add(name)
+    except OSError:
+        pass
+    return ", ".join(sorted(found)) or "glibc"
+
 PROTOCOL_VERSION = 1
 
 
@@ -225,7 +242,8 @@ class Side:
                 "graph_break_reasons": self.graph_break_reasons, "rss_before_bytes": self.rss_before,
                 "process": {"runtime": "python", "python": sys.version.split()[0],
                             "torch": torch.__version__, "threads": str(torch.get_num_threads()),
-                            "interop_threads": str(torch.get_num_interop_threads())}}
+                            "interop_threads": str(torch.get_num_interop_threads()),
+                            "allocator": mapped_allocator()}}
 
     def block(self, iterations):
         if iterations < 1:

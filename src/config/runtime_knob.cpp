@@ -106,7 +106,9 @@ void adapt_to_python_runtime(Knob& knob) {
                                  "it needs runtime=python");
       return cpp_applies(t, value);
     }
-    if (name == "threads" || name == "batch") return cpp_applies(t, value);
+    // The allocator is preloaded into the Python worker as into the C++ one (its environment),
+    // and the worker's mapped libraries confirm it (PythonSide).
+    if (name == "threads" || name == "batch" || name == "allocator") return cpp_applies(t, value);
     if (name == "grad") return Applicability::yes();
     if (name == "graph")
       return one_of(value, {"eager", "compile", "compile-max-autotune"})

@@ -56,6 +56,26 @@ std::pair<std::string, std::string> python_model(const BenchOptions& options,
   return {"torchscript", path};
 }
 
+// The allocator asked for is the one the Python worker's loader mapped, as the C++ worker confirms
+// its own from inside: a preload that did not take is an error, never a silent glibc.
+void confirm_allocator(const ResolvedKnob& allocator,
+                       const std::map<std::string, std::string>& process) {
+  if (!allocator.applicable) return;
+  const auto env = find_knob("allocator").environment(allocator.value);
+  const auto preload = env.find("LD_PRELOAD");
+  if (preload == env.end()) return;  // glibc, glibc-tuned: the environment is the setting
+  std::string library =
+      fs::path(preload->second.substr(0, preload->second.find(':'))).filename().string();
+  if (const auto so = library.find(".so"); so != std::string::npos) library.resize(so + 3);
+  const auto shown = process.find("allocator");
+  if (shown == process.end() || shown->second.find(library) == std::string::npos)
+    throw ConfigError("allocator=" + allocator.value + ": " + library +
+                      " is not loaded in the Python worker (it runs on " +
+                      (shown == process.end() ? std::string("an allocator it did not name")
+                                              : shown->second) +
+                      ")");
+}
+
 }  // namespace
 
 std::string inputs_beside(const std::string& reference_path) {
@@ -131,6 +151,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   base_.graph_break_reasons = ready.graph_break_reasons;
   base_.rss_before_bytes = ready.rss_before_bytes;
   base_.process = ready.process;
+  confirm_allocator(config_.knob("allocator"), ready.process);
   if (ready.graph_break_count > 0)
     base_.warnings.push_back(fmt::format(
         "torch.compile broke the graph {} time(s){}: each break runs Python between compiled "

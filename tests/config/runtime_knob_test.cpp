@@ -36,7 +36,8 @@ TEST(RuntimeKnobTest, UnderPythonTheGraphIsTorchCompileAndKnobsPythonDoesNotAppl
   EXPECT_EQ(r.value("grad"), "inference") << "a program's module() has autograd in Python";
   EXPECT_EQ(r.value("precision"), "fp32");
   EXPECT_TRUE(r.knob("format").applicable) << "channels_last is Python's too";
-  for (const auto* name : {"pad", "conv_bias", "tf32", "allocator"}) {
+  EXPECT_TRUE(r.knob("allocator").applicable) << "preloaded into the Python worker too";
+  for (const auto* name : {"pad", "conv_bias", "tf32", "omp_wait"}) {
     EXPECT_FALSE(r.knob(name).applicable) << name;
     EXPECT_NE(r.knob(name).reason.find("python runtime"), std::string::npos)
         << name << ": " << r.knob(name).reason;

@@ -78,7 +78,9 @@ TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
   for (const auto& p : s.points) {
     const ResolvedConfiguration r = resolve(p.config, program);
     (r.value("runtime") == "python" ? python_graphs : cpp_graphs).insert(r.value("graph"));
-    if (r.value("runtime") == "cpp") EXPECT_FALSE(r.knob("grad").applicable) << p.key;
+    if (r.value("runtime") == "cpp") {
+      EXPECT_FALSE(r.knob("grad").applicable) << p.key;
+    }
   }
   EXPECT_EQ(cpp_graphs, (std::set<std::string>{"aoti", "aoti-max-autotune"}));
   EXPECT_EQ(python_graphs, (std::set<std::string>{"eager", "compile", "compile-max-autotune"}));

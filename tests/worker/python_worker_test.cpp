@@ -146,6 +146,19 @@ TEST_F(PythonWorkerTest, APythonWorkerOverTheMemoryCapIsKilledAndSaysSo) {
   }
 }
 
+TEST_F(PythonWorkerTest, AnAllocatorIsPreloadedIntoThePythonWorkerAndConfirmedFromItsMaps) {
+  SteadyTimeSource clock;
+  const BenchResult r = measure_python_in_worker(
+      options(testing::fixture("mlp_dynamic.pt2"), "runtime=python,batch=4,allocator=jemalloc"),
+      run(), clock);
+  ASSERT_TRUE(r.measurement);
+  EXPECT_NE(r.measurement->process.at("allocator").find("libjemalloc.so"), std::string::npos)
+      << r.measurement->process.at("allocator");
+  const BenchResult plain = measure_python_in_worker(
+      options(testing::fixture("mlp_dynamic.pt2"), "runtime=python,batch=4"), run(), clock);
+  EXPECT_EQ(plain.measurement->process.at("allocator"), "glibc");
+}
+
 TEST_F(PythonWorkerTest, ACppConfigurationIsNotMeasuredByThePythonWorker) {
   SteadyTimeSource clock;
   EXPECT_THROW(measure_python_in_worker(options("builtin:mlp", "threads=1"), run(), clock),
