@@ -360,8 +360,11 @@ template <typename Request, typename Reply>
 void add_to_schema(nlohmann::json& schema, const std::string& reply_name = "reply") {
   nlohmann::json request = nlohmann::json::object(), reply = nlohmann::json::object();
   WireSchema rq(request), rp(reply);
-  Request{}.fields(rq);
-  Reply{}.fields(rp);
+  // Named objects: GCC 12 at -O3 takes a value-initialised temporary's strings for uninitialised.
+  Request request_message;
+  Reply reply_message;
+  request_message.fields(rq);
+  reply_message.fields(rp);
   schema["jobs"][Request::kJob] = {{"request", request}, {reply_name, reply}};
 }
 nlohmann::json worker_protocol_schema();
