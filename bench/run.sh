@@ -666,7 +666,7 @@ if section 15; then
 py_batch=${BENCH_PY_BATCH:-8}
 for graph in eager compile; do
   tolerance=0.05; [ "$graph" = compile ] && tolerance=0.07
-  for t in 1 "$(nproc)"; do
+  for t in ${BENCH_PY_THREADS:-1 $(nproc)}; do
     echo "== 15. ResNet-18 (resnet18_dynamic.pt2), batch $py_batch, $t thread(s), graph=$graph:"
     echo "      torchperf bench --runtime python vs torch.utils.benchmark, alternated over $rounds rounds"
     tp_runs=(); py_runs=()
