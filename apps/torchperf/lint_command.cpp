@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "python_source.h"
 #include "report_files.h"
 #include "torchperf/config/configuration.h"
 #include "torchperf/error.h"
@@ -17,7 +18,6 @@
 #include "torchperf/lint/lint_report.h"
 #include "torchperf/measure/environment.h"
 #include "torchperf/models/model.h"
-#include "torchperf/models/source_export.h"
 
 namespace torchperf::cli {
 namespace {
@@ -50,18 +50,11 @@ std::string joined(const std::vector<std::string>& inputs) {
 // A model from Python source is not TorchScript: what lint reads of it is what torch.compile
 // would make of it, its graph breaks.
 std::vector<Finding> python_source_findings(const LintFlags& f) {
-  if (!f.model.empty())
-    throw UsageError("--from-python " + f.from_python + " and the model '" + f.model +
-                     "' were both given: pass one");
   if (f.fix)
     throw UsageError("--fix rewrites a TorchScript model; --from-python " + f.from_python +
                      " is traced for graph breaks only");
-  if (f.inputs.empty())
-    throw UsageError("--from-python " + f.from_python +
-                     ": expected --input SPEC (e.g. --input 3x224x224): the example to trace with");
-  SourceExport request;
-  request.callable = f.from_python;
-  request.inputs = parse_input_spec(joined(f.inputs));
+  const SourceExport request =
+      python_source_request(f.from_python, f.model, joined(f.inputs), "to trace with");
   return graph_break_findings(explain_from_python(request, within(f.trace_timeout_s)));
 }
 

@@ -19,18 +19,24 @@ void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags) {
       ->default_val(1800.0);
 }
 
+SourceExport python_source_request(const std::string& callable, const std::string& model,
+                                   const std::string& input_spec, const std::string& what) {
+  if (!model.empty())
+    throw UsageError("--from-python " + callable + " and the model '" + model +
+                     "' were both given: pass one");
+  if (input_spec.empty())
+    throw UsageError("--from-python " + callable +
+                     ": expected --input SPEC (e.g. --input 3x224x224): the example " + what);
+  SourceExport request;
+  request.callable = callable;
+  request.inputs = parse_input_spec(input_spec);
+  return request;
+}
+
 std::string export_python_source(const PythonSourceFlags& flags, const std::string& model,
                                  const std::string& input_spec, const std::string& out_path,
                                  bool quiet) {
-  if (!model.empty())
-    throw UsageError("--from-python " + flags.callable + " and the model '" + model +
-                     "' were both given: pass one");
-  if (input_spec.empty())
-    throw UsageError("--from-python " + flags.callable +
-                     ": expected --input SPEC (e.g. --input 3x224x224): the example to export with");
-  SourceExport request;
-  request.callable = flags.callable;
-  request.inputs = parse_input_spec(input_spec);
+  SourceExport request = python_source_request(flags.callable, model, input_spec, "to export with");
   request.static_batch = flags.static_batch;
   request.out_path = out_path;
   if (!quiet) std::cerr << "torchperf: exporting " << flags.callable << " with torch.export to " << out_path << "\n";

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "torchperf/models/source_export.h"
+
 namespace torchperf::cli {
 
 struct PythonSourceFlags {
@@ -16,6 +18,11 @@ struct PythonSourceFlags {
 
 // Adds --from-python, --static-batch and --compile-timeout to a command.
 void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags);
+
+// The request for MODULE:CALLABLE fed by input_spec. Throws UsageError when a model was given too
+// or input_spec is empty ("what" says what the example is for: "to export with").
+SourceExport python_source_request(const std::string& callable, const std::string& model,
+                                   const std::string& input_spec, const std::string& what);
 
 // Exports flags.callable fed by input_spec to out_path (a line on stderr says where, unless
 // quiet) and returns out_path. Throws UsageError when --input is missing or a model was given too.

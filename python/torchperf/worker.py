@@ -26,9 +26,6 @@ import time
 
 from torchperf import _child
 
-ALLOCATOR_LIBRARIES = ("libjemalloc", "libtcmalloc", "libmimalloc")
-
-
 def mapped_allocator():
     """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc.
     The C++ side checks it against the allocator asked for, as its own worker does."""
@@ -37,7 +34,7 @@ def mapped_allocator():
         with open("/proc/self/maps") as maps:
             for line in maps:
                 name = os.path.basename(line.split()[-1]) if len(line.split()) >= 6 else ""
-                if name.startswith(ALLOCATOR_LIBRARIES):
+                if name.startswith("lib") and "malloc" in name.partition(".so")[0]:
                     found.add(name)
     except OSError:
         pass
