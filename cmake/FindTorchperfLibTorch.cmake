@@ -1,7 +1,12 @@
 # Finds the LibTorch torchperf builds against: the project's .venv's torch (scripts/setup-venv.sh,
 # torch.utils.cmake_prefix_path) unless TORCHPERF_LIBTORCH names another one (an unpacked LibTorch
 # or a site-packages/torch folder, CPU or CUDA, >= 2.11). Binaries find it again through RPATH.
-set(TORCHPERF_MIN_TORCH 2.11)
+# The supported range's one definition is python/torchperf/_supported.py (the package's build and
+# import check read it too).
+file(STRINGS "${PROJECT_SOURCE_DIR}/python/torchperf/_supported.py" torchperf_min_line
+     REGEX "^MIN_TORCH = \\(([0-9]+), ([0-9]+)\\)")
+string(REGEX REPLACE "^MIN_TORCH = \\(([0-9]+), ([0-9]+)\\).*" "\\1.\\2" TORCHPERF_MIN_TORCH
+       "${torchperf_min_line}")
 set(TORCHPERF_LIBTORCH "$ENV{TORCHPERF_LIBTORCH}" CACHE PATH
     "LibTorch to build against (default: the .venv's torch)")
 set(TORCHPERF_VENV "${PROJECT_SOURCE_DIR}/.venv" CACHE PATH "The project's Python venv")

@@ -18,6 +18,7 @@ Runner add_lint_command(CLI::App& app);
 Runner add_knobs_command(CLI::App& app);
 Runner add_env_command(CLI::App& app);
 Runner add_export_command(CLI::App& app);
+Runner add_guard_command(CLI::App& app);
 Runner add_serve_command(CLI::App& app);
 Runner add_load_command(CLI::App& app);
 Runner add_serve_tune_command(CLI::App& app);

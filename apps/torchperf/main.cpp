@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       cli::add_train_command(app), cli::add_lint_command(app),       cli::add_serve_command(app),
       cli::add_load_command(app),  cli::add_serve_tune_command(app), cli::add_trace_command(app),
       cli::add_knobs_command(app),
-      cli::add_env_command(app),   cli::add_export_command(app)};
+      cli::add_env_command(app),   cli::add_export_command(app), cli::add_guard_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -29,11 +30,11 @@ namespace {
 struct TuneFlags {
   TuneOptions options;
   std::vector<std::string> inputs;
-  std::string space, objective = "throughput", accuracy, budget = "30m", point_timeout, memory_cap,
+  std::string space, objective = "throughput", accuracy, as_given, budget = "30m", point_timeout, memory_cap,
                      resume, search = "smart";
   std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
   std::string worker_exe;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, progress_lines = false;
   std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
   CLI::Option* model_opt = nullptr;
   PythonSourceFlags source;
@@ -67,6 +68,7 @@ TuneOptions options_from_flags(const TuneFlags& f) {
   }
   o.objective = Objective::parse(f.objective);
   o.search = search_kind_from_string(f.search);
+  o.as_given = f.as_given;
   if (!f.accuracy.empty()) o.guard = AccuracyGuard::parse(f.accuracy);
   return o;
 }
@@ -98,7 +100,8 @@ int run(TuneFlags& f) {
              {"--accuracy", [&] { o.guard = given.guard; }},
              {"--order-seed", [&] { o.order_seed = given.order_seed; }},
              {"--leaders", [&] { o.leaders = given.leaders; }},
-             {"--search", [&] { o.search = given.search; }}})
+             {"--search", [&] { o.search = given.search; }},
+             {"--as-given", [&] { o.as_given = given.as_given; }}})
       for (auto* opt : f.experiment_flags)
         if (opt->get_name() == name && opt->count()) copy();
     bool space_given = !f.knob_values.empty();
@@ -134,6 +137,8 @@ int run(TuneFlags& f) {
   if (!f.quiet) std::cerr << "tune: results go to " << o.out_dir << "/results.jsonl\n";
   SteadyTimeSource clock;
   TuneResult result;
+  std::string last_state;
+  std::chrono::steady_clock::time_point last_line;
   try {
     result = run_tune(
         o, clock,
@@ -149,6 +154,22 @@ int run(TuneFlags& f) {
                                                s.phase == "confirming" ? ", confirming" : "")
                                  : s.phase;
           bar.show(s.fraction, text, s.eta_s);
+          // A line per finished point or phase, and at most one a second between them.
+          const auto now = std::chrono::steady_clock::now();
+          const std::string state = fmt::format("{}/{}/{}", s.phase, s.done, s.failed);
+          if (f.progress_lines && (state != last_state || now - last_line >= std::chrono::seconds(1))) {
+            last_state = state;
+            last_line = now;
+            std::cerr << nlohmann::json{{"progress",
+                                         {{"phase", s.phase},
+                                          {"done", s.done},
+                                          {"failed", s.failed},
+                                          {"planned", s.planned},
+                                          {"fraction", std::min(1.0, s.fraction)},
+                                          {"eta_s", s.eta_s},
+                                          {"best", s.best}}}}.dump()
+                      << std::endl;
+          }
         },
         [] { return StopSignals::requested(); });
   } catch (...) {
@@ -217,6 +238,10 @@ Runner add_tune_command(CLI::App& app) {
                              "model ranks best, measure the best few in full; exhaustive: every "
                              "point in full")
                  ->default_val("smart"));
+  experiment(cmd->add_option("--as-given", f->as_given,
+                             "The configuration your code runs today, e.g. "
+                             "'runtime=python,graph=eager,grad=on': the winner is also measured "
+                             "head to head against it, at the winner's batch"));
   cmd->add_option("--budget", f->budget,
                   "Wall-time cap for the sweep and the confirmation: 90s, 20m, 1h; 0: none")
       ->default_val("30m");
@@ -234,6 +259,8 @@ Runner add_tune_command(CLI::App& app) {
       "Continue the experiment journaled in DIR: finished points are kept, the rest run");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress bar");
+  cmd->add_flag("--progress-lines", f->progress_lines,
+                "Progress as one JSON line per update on stderr, for tools (the Python API)");
   cmd->add_option("--worker-exe", f->worker_exe)->group("");  // tests: a fault-injecting worker
   for (const auto& knob : inference_knobs())
     cmd->add_option_function<std::string>(

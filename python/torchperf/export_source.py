@@ -91,6 +91,24 @@ def explain(model, inputs):
                   breaks=breaks[:20])
 
 
+def export_program(model, inputs, out, static_batch=False):
+    """Exports `model` (in eval mode, its inputs with a batch of at least 2) to `out` with a
+    dynamic batch dimension shared by every input, unless static_batch; returns whether the batch
+    is dynamic. torch.export's own exception propagates. Shared with the Python API."""
+    import torch
+
+    dynamic = None
+    if not static_batch:
+        batch = torch.export.Dim("batch", min=1, max=65536)
+        dynamic = tuple({0: batch} if t.dim() > 0 else None for t in inputs)
+    program = torch.export.export(model, tuple(inputs), dynamic_shapes=dynamic)
+    # Written aside and renamed: a reader never sees half a program.
+    partial = out + f".partial-{os.getpid()}.pt2"
+    torch.export.save(program, partial)
+    os.replace(partial, out)
+    return dynamic is not None
+
+
 def main():
     parser = argparse.ArgumentParser(prog="torchperf.export_source")
     parser.add_argument("callable")
@@ -104,10 +122,6 @@ def main():
 
     model = build_model(args.callable, load_callable(args.callable)).eval()
     inputs = tuple(torch.load(args.inputs))
-    dynamic = None
-    if not args.static_batch:
-        batch = torch.export.Dim("batch", min=1, max=65536)
-        dynamic = tuple({0: batch} if t.dim() > 0 else None for t in inputs)
     try:
         with torch.no_grad():
             model(*inputs)
@@ -125,14 +139,11 @@ def main():
                                            f"failed ({_child.concise(e)})")
         return
     try:
-        program = torch.export.export(model, inputs, dynamic_shapes=dynamic)
+        dynamic = export_program(model, inputs, args.out, static_batch=args.static_batch)
     except Exception as e:
         _child.fail(_child.BAD_SOURCE, f"--from-python '{args.callable}': torch.export failed "
                                        f"({_child.concise(e)})")
-    partial = args.out + f".partial-{os.getpid()}.pt2"
-    torch.export.save(program, partial)
-    os.replace(partial, args.out)
-    _child.answer(program=args.out, dynamic_batch=dynamic is not None)
+    _child.answer(program=args.out, dynamic_batch=dynamic)
 
 
 if __name__ == "__main__":

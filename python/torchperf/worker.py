@@ -24,7 +24,7 @@ import resource
 import sys
 import time
 
-from torchperf import _child
+from torchperf import _child, python_settings
 
 def mapped_allocator():
     """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc.
@@ -149,50 +149,20 @@ class Side:
         except Exception as e:
             raise JobError("workload", f"inputs file '{settings['inputs']}': {concise(e)}")
 
-        if settings["format"] not in ("contiguous", "channels_last"):
-            raise JobError("config", f"format '{settings['format']}': expected contiguous or channels_last")
-        channels_last = settings["format"] == "channels_last"
-        if isinstance(model, torch.nn.Module):
-            model = model.to(self.device)
-            if channels_last:
-                model = model.to(memory_format=torch.channels_last)
-        inputs = tuple(t.to(self.device) for t in inputs)
-        if channels_last:
-            inputs = tuple(t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t
-                           for t in inputs)
-        self.inputs = inputs
-
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
         self.contexts = contextlib.ExitStack()
-        if grad == "inference":
-            self.contexts.enter_context(torch.inference_mode())
-        elif grad == "no_grad":
-            self.contexts.enter_context(torch.no_grad())
-        elif grad != "on":
-            raise JobError("config", f"grad '{grad}': expected on, no_grad or inference")
-        if precision in ("bf16-autocast", "fp16-autocast"):
-            dtype = torch.bfloat16 if precision == "bf16-autocast" else torch.float16
-            self.contexts.enter_context(torch.autocast(self.device.type, dtype=dtype))
-        elif precision != "fp32":
-            raise JobError("config", f"precision '{precision}': expected fp32, bf16-autocast or "
-                                     "fp16-autocast")
+        try:
+            model, self.inputs = python_settings.place(model, inputs, self.device, settings["format"])
+            python_settings.enter_call_contexts(self.contexts, grad, precision, self.device.type)
+            self.graph_break_count, self.graph_break_reasons = 0, []
+            self.compile_s = -1.0
+            if graph != "eager":
+                import torch._dynamo
 
-        self.graph_break_count, self.graph_break_reasons = 0, []
-        self.compile_s = -1.0
-        if graph == "eager":
-            self.fn = model
-        elif graph in ("compile", "compile-max-autotune"):
-            import torch._dynamo
-            import torch._inductor.config as inductor_config
-
-            # Freezing folds the weights in as constants: only sound when nothing needs their grad.
-            inductor_config.freezing = grad != "on"
-            torch._dynamo.reset()
-            mode = "max-autotune" if graph == "compile-max-autotune" else None
-            self.fn = torch.compile(model, mode=mode, dynamic=False)
-        else:
-            raise JobError("config", f"graph '{graph}': expected eager, compile or "
-                                     "compile-max-autotune under the python runtime")
+                torch._dynamo.reset()
+            self.fn = python_settings.compiled(model, graph, grad)
+        except python_settings.SettingsError as e:
+            raise JobError("config", str(e))
 
         self.sync()
         first = time.perf_counter()

@@ -389,6 +389,7 @@ std::string winner_evidence(const RunResults& run, const std::string& winner) {
   };
   h2h("vs_baseline", "the baseline");
   h2h("vs_careful", "careful (eval + no_grad)");
+  h2h("vs_as_given", "the model as given");
   for (const auto& p : run.points)
     if (p.key == winner && std::isfinite(p.metrics.cosine))
       evidence += fmt::format("{}cosine {:.5f} against fp32", evidence.empty() ? "" : "; ",

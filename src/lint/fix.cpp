@@ -17,18 +17,6 @@
 namespace torchperf {
 namespace {
 
-PointMetrics metrics_of(const OutputQuality& q) {
-  PointMetrics m;
-  m.comparable = q.comparable;
-  m.cosine = q.cosine;
-  m.max_abs_error = q.max_abs_error;
-  m.max_rel_error = q.max_rel_error;
-  m.top1 = q.top1_agreement;
-  m.valid = q.nonfinite_values == 0;
-  if (!m.valid) m.invalid_reason = fmt::format("{} NaN/Inf values", q.nonfinite_values);
-  return m;
-}
-
 std::string describe(const OutputQuality& q) {
   if (!q.comparable) return "not comparable: " + q.note;
   std::string s = fmt::format("cosine {:.6f}, max abs err {:.3g}", q.cosine, q.max_abs_error);
@@ -96,7 +84,7 @@ std::vector<RewriteOutcome> try_rewrites(const FixOptions& options, TimeSource& 
       o.speedup = c.speedup.ratio;
       o.interval = c.speedup.interval;
       o.accuracy = describe(c.a.quality);
-      const auto failure = options.guard.check(metrics_of(c.a.quality));
+      const auto failure = options.guard.check(quality_metrics(c.a.quality));
       o.passes_guard = !failure;
       if (failure)
         o.reason = "fails the accuracy guard (" + options.guard.to_string() + "): " + *failure;

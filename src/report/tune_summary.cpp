@@ -79,7 +79,8 @@ std::string format_tune(const TuneResult& r) {
         "search smart: {} (this session {} brief at {:.2g} s in {} shared workers, {} in full), {} "
         "head to head\n",
         r.search_spent, r.brief_points, r.brief_time_s, r.brief_workers, r.full_points,
-        r.confirmation.size() + (r.vs_baseline ? 1 : 0) + (r.vs_careful ? 1 : 0));
+        r.confirmation.size() + (r.vs_baseline ? 1 : 0) + (r.vs_careful ? 1 : 0) +
+            (r.vs_as_given ? 1 : 0));
   if (r.truncated_lines)
     out += fmt::format("       the journal's last line was cut short: ignored (a point there runs again)\n");
   out += fmt::format(
@@ -120,6 +121,11 @@ std::string format_tune(const TuneResult& r) {
                          head_to_head_text(*r.vs_careful));
     else
       out += "  the winner is the careful eval+no_grad configuration itself\n";
+    if (r.vs_as_given)
+      out += fmt::format("  speedup over the model as given (batch {}):  {}\n", batch,
+                         head_to_head_text(*r.vs_as_given));
+    else if (!r.as_given.empty())
+      out += "  the winner is the model as given (" + r.as_given + ")\n";
   } else {
     out += "NO WINNER: " + r.winner_note + "\n";
   }

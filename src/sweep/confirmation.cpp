@@ -149,6 +149,12 @@ void Supervisor::confirm() {
   };
   result_.vs_baseline = against(baseline_at(b), "baseline");
   result_.vs_careful = against(careful_at(desc_.traits, b), "careful");
+  if (!o_.as_given.empty()) {
+    Configuration given = Configuration::parse(o_.as_given);
+    if (!given.get("batch") && !b.empty()) given.set("batch", b);
+    result_.as_given = resolve(given, desc_.traits).to_string();
+    result_.vs_as_given = against(given, "as given");
+  }
 }
 
 WinnerDecision decide_winner(const std::vector<std::string>& leaders,

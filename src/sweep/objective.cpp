@@ -5,10 +5,23 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "torchperf/bench/measurement.h"
 #include "torchperf/error.h"
 #include "torchperf/text.h"
 
 namespace torchperf {
+
+PointMetrics quality_metrics(const OutputQuality& q) {
+  PointMetrics m;
+  m.comparable = q.comparable;
+  m.cosine = q.cosine;
+  m.max_abs_error = q.max_abs_error;
+  m.max_rel_error = q.max_rel_error;
+  m.top1 = q.top1_agreement;
+  m.valid = q.nonfinite_values == 0;
+  if (!m.valid) m.invalid_reason = fmt::format("{} NaN/Inf values", q.nonfinite_values);
+  return m;
+}
 namespace {
 
 double parse_threshold(const std::string& text, const std::string& bound) {

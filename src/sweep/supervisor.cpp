@@ -611,6 +611,13 @@ TuneResult Supervisor::run_locked() {
                             ": batch pinned to 1 (name batch sizes with --batch to sweep them)");
   }
   space_ = build_space(desc_.traits, requested);
+  if (!o_.as_given.empty()) {
+    try {
+      resolve(Configuration::parse(o_.as_given), desc_.traits);
+    } catch (const std::exception& e) {
+      throw UsageError("--as-given '" + o_.as_given + "': " + e.what());
+    }
+  }
   for (const auto& p : space_.points) by_key_[p.key] = &p;
   result_.space_points = space_.points.size();
   result_.space_combinations = space_.combinations;

@@ -113,7 +113,7 @@ std::int64_t parse_size(const std::string& text, const std::string& what) {
 
 nlohmann::json experiment_json(const TuneOptions& o) {
   const BenchOptions& w = o.workload;
-  return {{"model", w.model},
+  nlohmann::json j = {{"model", w.model},
           {"input_spec", w.input_spec},
           {"inputs_file", w.inputs_file},
           {"device", w.device},
@@ -126,6 +126,9 @@ nlohmann::json experiment_json(const TuneOptions& o) {
           {"order_seed", o.order_seed},
           {"leaders", o.leaders},
           {"search", to_string(o.search)}};
+  // Only when given: a journal from before --as-given keeps its fingerprint.
+  if (!o.as_given.empty()) j["as_given"] = o.as_given;
+  return j;
 }
 
 void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
@@ -145,6 +148,7 @@ void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
     o.leaders = j.at("leaders").get<std::size_t>();
     // Journals from before the smart search swept the whole cube.
     o.search = search_kind_from_string(j.value("search", "exhaustive"));
+    o.as_given = j.value("as_given", "");
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("journal header: the experiment's options are incomplete (") +
                      e.what() + ")");

@@ -194,6 +194,8 @@ json to_json(const TuneResult& r) {
           {"winner_note", r.winner_note},
           {"vs_baseline", r.vs_baseline ? to_json(*r.vs_baseline) : json(nullptr)},
           {"vs_careful", r.vs_careful ? to_json(*r.vs_careful) : json(nullptr)},
+          {"as_given", r.as_given},
+          {"vs_as_given", r.vs_as_given ? to_json(*r.vs_as_given) : json(nullptr)},
           {"single_changes", singles},
           {"notes", r.notes},
           {"packages", packages}};

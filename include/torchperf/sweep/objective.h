@@ -9,6 +9,8 @@
 
 namespace torchperf {
 
+struct OutputQuality;
+
 enum class ObjectiveKind { kThroughput, kLatencyP50, kLatencyP99 };
 
 struct Objective {
@@ -34,6 +36,9 @@ struct PointMetrics {
   bool valid = true;
   std::string invalid_reason;
 };
+
+// The guarded numbers of an output's quality against the reference (no timing).
+PointMetrics quality_metrics(const OutputQuality& quality);
 
 // The objective's value (samples/s or ms) and a score where higher is always better.
 double objective_value(const Objective& objective, const PointMetrics& m);

@@ -25,6 +25,9 @@ struct TuneOptions {
   std::uint64_t order_seed = 0;  // the random order of points
   SearchKind search = SearchKind::kSmart;
   std::size_t leaders = 3;       // re-measured head to head at the end
+  // The configuration the user's code runs today (e.g. "runtime=python,graph=eager"): the winner
+  // is also measured head to head against it, at the winner's batch. Empty: not compared.
+  std::string as_given;
 
   // Limits: not part of the fingerprint, a resumed sweep may change them.
   double budget_s = 30 * 60;          // wall time for the sweep and confirmation; 0: none

@@ -109,6 +109,8 @@ struct TuneResult {
   std::vector<std::string> tied;
   std::string winner_note;
   std::optional<HeadToHead> vs_baseline, vs_careful;
+  std::optional<HeadToHead> vs_as_given;  // with TuneOptions::as_given
+  std::string as_given;                   // that configuration, resolved at the winner's batch
   std::vector<SingleChange> single_changes;
   std::vector<std::string> notes;
   std::vector<CompiledPackageRecord> packages;  // this session's, in compile order

@@ -1,0 +1,279 @@
+"""torchperf.bench and torchperf.tune: the CLI's commands for a module in hand.
+
+The module is checked and exported here (torch.export, a .pt2 written beside the results); every
+measurement runs in the C++ core's worker processes, as from the CLI, never in this process.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+from torchperf import _core
+from torchperf.errors import TorchperfError
+
+# The model as the caller's code runs it: eager PyTorch, autograd on, fp32, contiguous. The winner
+# is measured head to head against it (tune --as-given), at the winner's batch.
+AS_GIVEN = {"runtime": "python", "graph": "eager", "grad": "on", "precision": "fp32"}
+
+
+class ForwardError(ValueError):
+    """The model's forward raised on the example inputs."""
+
+
+def checked_model(model, what="model"):
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"{what}: expected a torch.nn.Module, got {type(model).__module__}."
+                        f"{type(model).__qualname__}")
+    return model
+
+
+def checked_inputs(example_inputs):
+    """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0)."""
+    import torch
+
+    inputs = (example_inputs,) if torch.is_tensor(example_inputs) else example_inputs
+    if not isinstance(inputs, (tuple, list)) or not inputs or \
+            not all(torch.is_tensor(t) for t in inputs):
+        kinds = type(example_inputs).__name__ if not isinstance(example_inputs, (tuple, list)) \
+            else "(" + ", ".join(type(t).__name__ for t in example_inputs) + ")"
+        raise TypeError(f"example_inputs: expected a tensor or a tuple of tensors (one per forward "
+                        f"argument), got {kinds}")
+    if any(t.dim() == 0 for t in inputs):
+        raise ValueError(f"example_inputs ({describe(inputs)}): expected a batch dimension first "
+                         "in every tensor; a 0-d tensor has none")
+    batches = sorted({t.shape[0] for t in inputs})
+    if len(batches) > 1:
+        raise ValueError(f"example_inputs ({describe(inputs)}): their first dimensions differ "
+                         f"({', '.join(map(str, batches))}); torchperf takes dim 0 as the batch "
+                         "every input shares")
+    return tuple(inputs)
+
+
+def describe(inputs):
+    return ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in inputs)
+
+
+def eager_outputs(model, inputs):
+    """The model's own outputs on the inputs (eval, no grad): the reference apply is judged
+    against, and the check that its forward accepts them."""
+    import torch
+
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(*inputs)
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise ForwardError(f"the model's forward raised on example_inputs ({describe(inputs)}): "
+                           f"{type(e).__name__}: {first}") from e
+    finally:
+        model.train(was_training)
+
+
+def save_outputs(outputs, path):
+    """Outputs in the core's saved-outputs format (a reference for `torchperf guard`)."""
+    import torch
+
+    from torchperf import _child
+
+    tensors = [t.detach().float().cpu().contiguous() if t.is_floating_point() else
+               t.detach().cpu().contiguous() for t in _child.flatten(outputs)]
+    torch.save((tensors, 0.0), path)
+
+
+def fingerprint(model, inputs):
+    """The model's identity in a journal's folder: its class, its weights and its inputs'
+    signature. Another model (or the same one retrained) gives another."""
+    import torch
+
+    digest = hashlib.sha256()
+    digest.update(f"{type(model).__module__}.{type(model).__qualname__}".encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        t = tensor.detach().cpu().contiguous()
+        digest.update(str((t.dtype, tuple(t.shape))).encode())
+        if t.numel():
+            digest.update(t.view(-1).view(torch.uint8).numpy().tobytes())
+    digest.update(describe_signature(inputs).encode())
+    return digest.hexdigest()[:16]
+
+
+def describe_signature(inputs):
+    return ", ".join(f"{str(t.dtype).replace('torch.', '')}[*,{','.join(map(str, t.shape[1:]))}]"
+                     for t in inputs)
+
+
+def export(model, inputs, path):
+    """model exported to path with a dynamic batch; the export's own error as a TorchperfError."""
+    import torch
+
+    from torchperf import export_source
+
+    # torch.export specialises a dimension of size 1: a batch of one is exported at two.
+    if inputs[0].shape[0] == 1:
+        inputs = tuple(torch.cat([t, t]) for t in inputs)
+    was_training = model.training
+    model.eval()
+    try:
+        export_source.export_program(model, inputs, path)
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise TorchperfError(
+            f"torch.export could not export the model ({type(e).__name__}: {first}); the core "
+            "measures a module through its exported program, so this module cannot be tuned as "
+            "it is (docs/python-api.md: what export needs)", exit_code=4) from e
+    finally:
+        model.train(was_training)
+
+
+def space_text(space):
+    if space is None:
+        return None
+    if isinstance(space, str):
+        return space
+    if isinstance(space, dict):
+        return ";".join(f"{k}={','.join(map(str, v if isinstance(v, (list, tuple)) else [v]))}"
+                        for k, v in space.items())
+    raise TypeError(f"space: expected 'knob=v1,v2;knob=...' or a dict of knob -> values, got "
+                    f"{type(space).__name__}")
+
+
+def knob_flags(knobs):
+    flags = []
+    for name, value in knobs.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        flags += [f"--{name.replace('_', '-')}", ",".join(map(str, values))]
+    return flags
+
+
+def default_out(model):
+    stem = re.sub(r"[^A-Za-z0-9_-]", "-", type(model).__name__)
+    return os.path.join("torchperf-runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+class BenchResult(dict):
+    """bench's JSON (docs/json-schema.md) with the figures a caller reads most at the top:
+    throughput (samples/s) and its 95% interval, latency percentiles (ms), the batch."""
+
+    @property
+    def throughput(self):
+        return self["measurement"]["throughput_samples_per_s"]
+
+    @property
+    def throughput_ci(self):
+        return tuple(self["measurement"]["throughput_ci"])
+
+    @property
+    def latency_ms(self):
+        return self["measurement"]["latency_ms"]
+
+    @property
+    def batch(self):
+        return self["measurement"]["batch"]
+
+    def __repr__(self):
+        low, high = self.throughput_ci
+        return (f"BenchResult({self.throughput:.4g} samples/s (95% CI {low:.4g}-{high:.4g}), "
+                f"p50 {self.latency_ms['p50']:.3g} ms, batch {self.batch})")
+
+
+def bench(model, example_inputs, *, time_s=None, progress=True, **knobs):
+    """Measures the model under one configuration (knob=value, as the CLI's flags: runtime="python",
+    threads=2, graph="compile", ...) in a worker process; returns a BenchResult."""
+    checked_model(model)
+    inputs = checked_inputs(example_inputs)
+    eager_outputs(model, inputs)
+    folder = tempfile.mkdtemp(prefix="torchperf-bench-")
+    try:
+        program = os.path.join(folder, "model.pt2")
+        export(model, inputs, program)
+        args = ["bench", program, "--json"]
+        if "batch" not in knobs:
+            args += ["--batch", str(inputs[0].shape[0])]
+        if time_s is not None:
+            args += ["--time", str(time_s)]
+        out, _ = _core.run(args + knob_flags(knobs), progress=None)
+        return BenchResult(json.loads(out))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def tune(model, example_inputs, *, budget="30m", objective="throughput", space=None, out=None,
+         resume=False, accuracy=None, time_s=None, search=None, progress=True, **knobs):
+    """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
+    TuneResult: every point, the winner with its interval and its speedup over the model as given
+    (measured head to head), the journal and report, and apply(model)."""
+    from torchperf.result import TuneResult
+
+    checked_model(model)
+    inputs = checked_inputs(example_inputs)
+    if isinstance(budget, (int, float)):
+        budget = f"{budget}s"
+    out = os.path.abspath(out or default_out(model))
+    journal = os.path.join(out, "results.jsonl")
+    identity_file = os.path.join(out, "source.json")
+    outputs = eager_outputs(model, inputs)
+    identity = {"model": f"{type(model).__module__}.{type(model).__qualname__}",
+                "inputs": describe_signature(inputs), "fingerprint": fingerprint(model, inputs)}
+    if os.path.exists(journal):
+        try:
+            with open(identity_file) as f:
+                theirs = json.load(f)
+        except (OSError, ValueError):
+            theirs = {"model": "a model tuned from the CLI", "inputs": "?", "fingerprint": None}
+        if theirs.get("fingerprint") != identity["fingerprint"]:
+            raise ValueError(f"out '{out}' holds the journal of another model ({theirs['model']}, "
+                             f"inputs {theirs['inputs']}; this is {identity['model']}, inputs "
+                             f"{identity['inputs']}): choose another out")
+        if not resume:
+            raise ValueError(f"out '{out}' holds this model's tune journal already: "
+                             "resume=True goes on from it, or choose another out")
+    elif resume:
+        raise ValueError(f"resume=True: out '{out}' holds no journal to go on from")
+    os.makedirs(out, exist_ok=True)
+    program = os.path.join(out, "model.pt2")
+    if not resume:
+        export(model, inputs, program)
+        with open(identity_file, "w") as f:
+            json.dump(identity, f)
+    import torch
+
+    # The reference apply is judged against, and the inputs it is judged on.
+    torch.save(inputs, os.path.join(out, "example_inputs.pt"))
+    save_outputs(outputs, os.path.join(out, "example_outputs.pt"))
+    as_given = dict(AS_GIVEN, threads=str(torch.get_num_threads()))
+    if resume:
+        args = ["tune", "--resume", out]
+    else:
+        args = ["tune", program, "--out", out,
+                "--as-given", ",".join(f"{k}={v}" for k, v in as_given.items()),
+                "--objective", objective]
+        if space is not None:
+            args += ["--space", space_text(space)]
+        if accuracy is not None:
+            args += ["--accuracy", accuracy]
+        if time_s is not None:
+            args += ["--time", str(time_s)]
+        if search is not None:
+            args += ["--search", search]
+        args += knob_flags(knobs)
+    args += ["--budget", str(budget), "--json", "--progress-lines"]
+    stdout, lines = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
+    summary = json.loads(stdout)
+    if not summary.get("winner"):
+        measured = sum(1 for p in summary.get("points", []) if p.get("status") == "ok")
+        if summary.get("budget_exhausted") and not summary.get("points"):
+            notes = "; ".join(summary.get("notes", [])[-1:])
+            raise ValueError(f"budget '{budget}' is too small for one point ({notes})")
+        raise TorchperfError(f"tune found no winner: {summary.get('winner_note', '')} ({measured} "
+                             f"points passed; see {journal})", exit_code=3)
+    with open(os.path.join(out, "tune.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return TuneResult.from_folder(out)
