@@ -178,10 +178,21 @@ class BenchResult(dict):
     def batch(self):
         return self["measurement"]["batch"]
 
+    @property
+    def valid(self):
+        """False when the figures are not to be trusted as they are: the stopping rule not met
+        within the time (the interval is wider than the target), NaN/Inf outputs, ..."""
+        return self["valid"]
+
+    @property
+    def invalid_reason(self):
+        return self["invalid_reason"]
+
     def __repr__(self):
         low, high = self.throughput_ci
+        caveat = "" if self.valid else f", INCONCLUSIVE: {self.invalid_reason}"
         return (f"BenchResult({self.throughput:.4g} samples/s (95% CI {low:.4g}-{high:.4g}), "
-                f"p50 {self.latency_ms['p50']:.3g} ms, batch {self.batch})")
+                f"p50 {self.latency_ms['p50']:.3g} ms, batch {self.batch}{caveat})")
 
 
 def bench(model, example_inputs, *, time_s=None, progress=True, **knobs):
@@ -199,7 +210,8 @@ def bench(model, example_inputs, *, time_s=None, progress=True, **knobs):
             args += ["--batch", str(inputs[0].shape[0])]
         if time_s is not None:
             args += ["--time", str(time_s)]
-        out, _ = _core.run(args + knob_flags(knobs), progress=None)
+        # Exit 3: measured, but not conclusive (valid false, with its reason): the caller's call.
+        out, _ = _core.run(args + knob_flags(knobs), progress=None, allow_exit={3})
         return BenchResult(json.loads(out))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,343 @@
+"""torchperf's Python API (python/torchperf/api.py, result.py, apply.py) against the real core:
+$TORCHPERF_CLI is the build's CLI, every point runs in its workers, nothing is mocked."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import pytest
+import torch
+
+import torchperf
+from torchperf import _supported, api
+from torchperf.errors import TorchperfError
+
+# Two points of the python runtime at one batch: a tune of a small module well inside two minutes.
+SMALL_SPACE = "runtime=python;graph=eager;batch=8;threads=1;precision=fp32;grad=on,inference"
+
+MLP_SOURCE = textwrap.dedent("""
+    import torch
+
+    class MLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                           torch.nn.Linear(256, 10))
+
+        def forward(self, x):
+            return self.net(x)
+""")
+namespace = {}
+exec(MLP_SOURCE, namespace)
+MLP = namespace["MLP"]
+
+
+def mlp():
+    torch.manual_seed(0)
+    return MLP()
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """One real tune of the MLP from Python, shared by the tests that read its result."""
+    out = tmp_path_factory.mktemp("tuned") / "run"
+    model = mlp()
+    started = time.monotonic()
+    result = torchperf.tune(model, torch.randn(8, 64), budget="2m", out=str(out),
+                            space=SMALL_SPACE, search="exhaustive", time_s=0.3, progress=False)
+    return model, result, time.monotonic() - started
+
+
+# --- bad input: each a clear error naming what was expected -----------------------------------
+
+def test_something_that_is_not_a_module_is_refused_naming_its_type():
+    with pytest.raises(TypeError, match=r"model: expected a torch.nn.Module, got builtins.function"):
+        torchperf.tune(lambda x: x, torch.randn(8, 64))
+
+
+def test_example_inputs_that_are_not_tensors_are_refused():
+    with pytest.raises(TypeError, match=r"example_inputs: expected a tensor or a tuple of tensors "
+                                        r".*got \(list, int\)"):
+        torchperf.tune(mlp(), ([1, 2], 3))
+
+
+def test_example_inputs_of_the_wrong_shape_are_refused_naming_the_shape():
+    with pytest.raises(api.ForwardError, match=r"raised on example_inputs \(float32\[8, 63\]\)"):
+        torchperf.tune(mlp(), torch.randn(8, 63))
+
+
+def test_inputs_whose_batches_differ_are_refused():
+    class Two(torch.nn.Module):
+        def forward(self, a, b):
+            return a + b.sum()
+
+    with pytest.raises(ValueError, match=r"first dimensions differ \(4, 8\)"):
+        torchperf.tune(Two(), (torch.randn(8, 3), torch.randn(4, 3)))
+
+
+def test_a_forward_that_raises_is_named_with_its_error():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("the weights were never loaded")
+
+    with pytest.raises(api.ForwardError, match=r"RuntimeError: the weights were never loaded"):
+        torchperf.tune(Broken(), torch.randn(8, 4))
+
+
+def test_a_module_that_torch_export_cannot_export_is_refused_with_exports_reason(tmp_path):
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # a branch on the values: export cannot trace it
+                return x * 2
+            return x
+
+    with pytest.raises(TorchperfError, match=r"torch.export could not export the model "
+                                             r"\(GuardOnDataDependentSymNode") as e:
+        torchperf.tune(DataDependent(), torch.randn(8, 4), out=str(tmp_path / "run"), budget="1m",
+                       progress=False)
+    assert e.value.exit_code == 4
+
+
+def test_a_budget_too_small_for_one_point_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"budget '1s' is too small for one point"):
+        torchperf.tune(mlp(), torch.randn(8, 64), budget="1s", out=str(tmp_path / "run"),
+                       space=SMALL_SPACE, progress=False)
+
+
+def test_an_out_folder_holding_another_models_journal_is_refused(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"record": "header"}\n')
+    (out / "source.json").write_text(json.dumps({"model": "zoo.ResNet", "inputs": "float32[*,3,8,8]",
+                                                 "fingerprint": "0123456789abcdef"}))
+    with pytest.raises(ValueError, match=r"holds the journal of another model \(zoo.ResNet"):
+        torchperf.tune(mlp(), torch.randn(8, 64), out=str(out))
+
+
+def test_a_knob_the_core_does_not_know_is_its_usage_error(tmp_path):
+    with pytest.raises(torchperf.errors.UsageError, match=r"--warp"):
+        torchperf.tune(mlp(), torch.randn(8, 64), out=str(tmp_path / "run"), warp="9",
+                       progress=False)
+
+
+def test_a_torch_outside_the_supported_range_is_named():
+    assert _supported.problem_with("2.13.0+cpu") is None
+    assert _supported.problem_with("2.11.0") is None
+    assert "supports torch >=2.11,<2.14; this environment has torch 2.10.1" in \
+        _supported.problem_with("2.10.1")
+    assert "this environment has torch 2.14.0" in _supported.problem_with("2.14.0")
+
+
+# --- tune, apply, save and load ---------------------------------------------------------------
+
+def test_tune_of_a_small_module_returns_every_point_and_the_winner_within_two_minutes(tuned):
+    _, result, seconds = tuned
+    assert seconds < 120
+    keys = {p["key"] for p in result.points}
+    assert {p["grad"] for p in result.points} == {"on", "inference"}
+    assert result.winner["key"] in keys
+    assert result.winner["throughput"] > 0
+    low, high = result.winner["throughput_ci"]
+    assert low <= result.winner["throughput"] <= high
+    # Measured head to head against the model as given: eager, grad on, fp32, this process's
+    # threads, at the winner's batch.
+    assert result.as_given.startswith("runtime=python,threads=")
+    assert "grad=on" in result.as_given and "batch=8" in result.as_given
+    if not result.is_as_given:
+        s_low, s_high = result.speedup_ci
+        assert s_low <= result.speedup <= s_high
+        assert result.verdict in ("faster", "slower", "indistinguishable", "undetermined")
+    assert os.path.exists(result.journal) and os.path.exists(result.report)
+    frame = result.dataframe()
+    assert len(frame) == len(result.points) and "throughput" in frame.columns
+    assert "winner: " + result.winner["key"] in repr(result)
+    assert "<table>" in result._repr_html_()
+
+
+def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned, capfd):
+    model, result, _ = tuned
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        expected = model(x)
+    if result.beats_as_given:
+        assert isinstance(fast, torchperf.apply.Applied)
+        assert fast.configuration == result.winner["configuration"]
+        assert "its output passes the guard" in said
+        torch.testing.assert_close(fast(x), expected, rtol=1e-4, atol=1e-5)
+    else:
+        assert fast is model
+        assert "the model is returned unchanged" in said
+
+
+def test_apply_returns_the_model_unchanged_when_the_winner_is_within_the_noise(tuned, tmp_path,
+                                                                               capfd):
+    model, result, _ = tuned
+    copy = tmp_path / "copy"
+    shutil.copytree(result.folder, copy)
+    summary = json.loads((copy / "tune.json").read_text())
+    summary["vs_as_given"] = {"a": summary["winner"], "b": summary["as_given"], "ratio": 1.01,
+                              "ci": [0.97, 1.05], "rounds": 40, "verdict": "indistinguishable",
+                              "failure": ""}
+    (copy / "tune.json").write_text(json.dumps(summary))
+    assert torchperf.load(str(copy)).apply(model) is model
+    assert "no configuration beat the model as given by more than the noise (the winner is " \
+           "1.010x the model as given (0.970-1.050, indistinguishable))" in capfd.readouterr().err
+
+
+def test_an_applied_winner_whose_output_fails_the_guard_is_refused(tuned, tmp_path):
+    model, result, _ = tuned
+    copy = tmp_path / "copy"
+    shutil.copytree(result.folder, copy)
+    summary = json.loads((copy / "tune.json").read_text())
+    summary["vs_as_given"] = {"a": summary["winner"], "b": summary["as_given"], "ratio": 1.5,
+                              "ci": [1.4, 1.6], "rounds": 40, "verdict": "faster", "failure": ""}
+    (copy / "tune.json").write_text(json.dumps(summary))
+    other = mlp()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(-1)  # another model's outputs: the guard must catch them
+    with pytest.raises(TorchperfError, match=r"fails the guard against your model's own \(accuracy guard: cosine"):
+        torchperf.load(str(copy)).apply(other)
+
+
+def test_a_saved_result_loads_back_and_applies_without_tuning_again(tuned, tmp_path):
+    model, result, _ = tuned
+    result.apply(model)
+    saved = result.save(str(tmp_path / "saved"))
+    for name in ("tune.json", "environment.json", "model.pt2", "example_inputs.pt",
+                 "example_outputs.pt", "results.jsonl"):
+        assert os.path.exists(os.path.join(saved, name)), name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # same machine, same torch: no warning
+        loaded = torchperf.load(saved)
+    assert loaded.winner == result.winner
+    assert loaded.measured_elsewhere == ""
+    fast = loaded.apply(model)
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    with pytest.raises(FileExistsError, match=r"exists and is not empty"):
+        result.save(saved)
+
+
+def test_a_result_measured_under_another_torch_or_cpu_says_so_when_loaded(tuned, tmp_path):
+    _, result, _ = tuned
+    saved = result.save(str(tmp_path / "saved"))
+    environment = json.loads(open(os.path.join(saved, "environment.json")).read())
+    environment.update(torch="2.12.0", cpu_capability="AVX512")
+    open(os.path.join(saved, "environment.json"), "w").write(json.dumps(environment))
+    with pytest.warns(UserWarning, match=r"measured elsewhere \(torch 2.12.0 there, .* here; CPU "
+                                         r".* AVX512 there"):
+        loaded = torchperf.load(saved)
+    assert "torch 2.12.0 there" in loaded.measured_elsewhere
+
+
+def test_loading_a_folder_that_is_no_result_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"not a torchperf result \(no tune.json"):
+        torchperf.load(str(tmp_path))
+
+
+def test_an_out_folder_with_this_models_journal_asks_for_resume(tuned):
+    model, result, _ = tuned
+    with pytest.raises(ValueError, match=r"holds this model's tune journal already: resume=True"):
+        torchperf.tune(model, torch.randn(8, 64), out=result.folder)
+
+
+def test_bench_measures_one_configuration_in_a_worker():
+    r = torchperf.bench(mlp(), torch.randn(8, 64), runtime="python", threads=1, time_s=0.3)
+    low, high = r.throughput_ci
+    assert 0 < low <= r.throughput <= high
+    # 0.3 s may not narrow the interval to bench's target: then it says so, as the CLI's exit 3.
+    assert r.valid or "stopping rule not met" in r.invalid_reason
+    assert r.valid or "INCONCLUSIVE: stopping rule not met" in repr(r)
+    assert r.batch == 8
+    assert r["measurement"]["configuration"]["knobs"]["runtime"]["value"] == "python"
+    assert "samples/s" in repr(r)
+
+
+def test_a_progress_line_is_shown_per_point_without_tqdm(tmp_path, capfd):
+    pytest.importorskip("torch")
+    if __import__("importlib").util.find_spec("tqdm"):
+        pytest.skip("tqdm is installed: the bar is tqdm's")
+    torchperf.tune(mlp(), torch.randn(8, 64), budget="2m", out=str(tmp_path / "run"),
+                   space="runtime=python;graph=eager;batch=8;threads=1;precision=fp32;grad=inference",
+                   time_s=0.2)
+    err = capfd.readouterr().err
+    assert "tune: 1/1 points, 0 failed" in err
+    assert "tune: report written to" in err
+
+
+def test_a_cpp_runtime_winner_is_applied_as_its_aoti_package(tmp_path, capfd):
+    model = mlp()
+    result = torchperf.tune(model, torch.randn(8, 64), budget="3m", out=str(tmp_path / "run"),
+                            space="runtime=cpp;graph=aoti;batch=8;threads=1;precision=fp32",
+                            time_s=0.3, progress=False)
+    assert result.winner["configuration"]["runtime"] == "cpp"
+    package = result.winner_package()
+    assert package and package.endswith(".pt2") and os.path.exists(package)
+    fast = result.apply(model)
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        expected = model(x)
+    if result.beats_as_given:
+        assert isinstance(fast, torchperf.apply.Applied)
+        torch.testing.assert_close(fast(x), expected, rtol=1e-4, atol=1e-5)
+        saved = result.save(str(tmp_path / "saved"))
+        assert os.path.exists(os.path.join(saved, "artifacts", "package.pt2"))
+        torch.testing.assert_close(torchperf.load(saved).apply(model)(x), expected, rtol=1e-4,
+                                   atol=1e-5)
+    else:
+        assert fast is model
+
+
+def test_ctrl_c_stops_a_tune_cleanly_and_resume_goes_on_from_its_journal(tmp_path):
+    (tmp_path / "models.py").write_text(MLP_SOURCE)
+    out = tmp_path / "run"
+    script = textwrap.dedent(f"""
+        import sys, torch, torchperf
+        from models import MLP
+        torch.manual_seed(0)
+        try:
+            torchperf.tune(MLP(), torch.randn(8, 64), budget="3m", out={str(out)!r},
+                           space={SMALL_SPACE!r}, search="exhaustive", time_s=0.3,
+                           progress=False, resume=len(sys.argv) > 1)
+        except KeyboardInterrupt:
+            sys.exit(130)
+    """)
+    (tmp_path / "run_tune.py").write_text(script)
+    proc = subprocess.Popen([sys.executable, "run_tune.py"], cwd=tmp_path, stderr=subprocess.PIPE,
+                            text=True)
+    journal = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if journal.exists() and '"record":"point"' in journal.read_text().replace(" ", ""):
+            break
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 130, err
+    assert "interrupted: every finished point is kept; tune(..., out=" in err
+    assert "resume=True) goes on from it" in err
+    kept = journal.read_text().replace(" ", "").count('"record":"point"')
+    assert kept >= 1
+    done = subprocess.run([sys.executable, "run_tune.py", "resume"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "tune.json").read_text())
+    assert summary["resumed_points"] >= 1
+    assert summary["winner"]
+
+
+def test_python_dash_m_torchperf_runs_the_core():
+    done = subprocess.run([sys.executable, "-m", "torchperf", "--version"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
