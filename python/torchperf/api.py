@@ -4,6 +4,7 @@ The module is checked and exported here (torch.export, a .pt2 written beside the
 measurement runs in the C++ core's worker processes, as from the CLI, never in this process.
 """
 
+import ctypes
 import hashlib
 import json
 import os
@@ -100,7 +101,8 @@ def fingerprint(model, inputs):
         t = tensor.detach().cpu().contiguous()
         digest.update(str((t.dtype, tuple(t.shape))).encode())
         if t.numel():
-            digest.update(t.view(-1).view(torch.uint8).numpy().tobytes())
+            # The bytes as they lie (a contiguous CPU copy): no numpy, which torch does not need.
+            digest.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
     digest.update(describe_signature(inputs).encode())
     return digest.hexdigest()[:16]
 
@@ -282,8 +284,12 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     if not summary.get("winner"):
         measured = sum(1 for p in summary.get("points", []) if p.get("status") == "ok")
         if summary.get("budget_exhausted") and not summary.get("points"):
-            notes = "; ".join(summary.get("notes", [])[-1:])
-            raise ValueError(f"budget '{budget}' is too small for one point ({notes})")
+            # The plan says what the budget had to hold (points, their start-up, the confirmation).
+            plan = next((l.removeprefix("tune: ") for l in lines
+                         if l.startswith(("tune: smart search", "tune: exhaustive"))), "")
+            raise ValueError(f"budget '{budget}' is too small for one point and the confirmation "
+                             f"of a winner; raise it (or lower time_s)"
+                             + (f". The plan was: {plan}" if plan else ""))
         raise TorchperfError(f"tune found no winner: {summary.get('winner_note', '')} ({measured} "
                              f"points passed; see {journal})", exit_code=3)
     with open(os.path.join(out, "tune.json"), "w") as f:

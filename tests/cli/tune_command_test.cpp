@@ -99,6 +99,31 @@ TEST_F(TuneCommandTest, PrintsTheWinnerItsEvidenceAndWhereTheResultsAre) {
   EXPECT_TRUE(std::filesystem::exists(out() + "/winner.json"));
 }
 
+TEST_F(TuneCommandTest, TheWinnerIsMeasuredHeadToHeadAgainstTheModelAsGivenAtItsBatch) {
+  const CliRun run =
+      run_cli({"tune", "builtin:mlp", "--space", kSpace, "--time", "0.1", "--out", out(),
+               "--as-given", "mode=train,grad=on", "--quiet", "--json", "--progress-lines"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  // Resolved at the winner's batch: the comparison is per sample at the batch that won.
+  EXPECT_NE(j.at("as_given").get<std::string>().find("batch=2"), std::string::npos) << j.dump();
+  EXPECT_NE(j.at("as_given").get<std::string>().find("mode=train"), std::string::npos);
+  const auto& h = j.at("vs_as_given");
+  ASSERT_TRUE(h.is_object()) << j.dump();  // mode=train is outside the space: never the winner
+  EXPECT_EQ(h.at("a"), j.at("winner"));
+  EXPECT_EQ(h.at("b"), j.at("as_given"));
+  EXPECT_LE(h.at("ci").at(0).get<double>(), h.at("ratio").get<double>());
+  EXPECT_GE(h.at("ci").at(1).get<double>(), h.at("ratio").get<double>());
+  // The experiment keeps it: a resume compares against the same configuration.
+  std::ifstream journal(out() + "/results.jsonl");
+  const std::string text((std::istreambuf_iterator<char>(journal)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"as_given\":\"mode=train,grad=on\""),
+            std::string::npos);
+  // Progress for tools: a JSON line per point or phase on stderr.
+  EXPECT_NE(run.err.find("{\"progress\":{"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("\"phase\":\"confirming\""), std::string::npos) << run.err;
+}
+
 TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJournalOnce) {
   const pid_t pid = start_tune_and_wait_for_a_point("/dev/null");
   ASSERT_GT(pid, 0);
@@ -185,6 +210,9 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
       run_cli({"tune", "builtin:mlp", "--search", "greedy", "--out", out(), "--quiet"}), 2,
       "--search 'greedy': expected smart or exhaustive");
   expect_one_line_error(run_cli({"tune", "--quiet"}), 2, "expected a model");
+  expect_one_line_error(
+      run_cli({"tune", "builtin:mlp", "--as-given", "warp=9", "--out", out(), "--quiet"}), 2,
+      "--as-given 'warp=9'");
   expect_one_line_error(run_cli({"tune", "--resume", out(), "--out", "/tmp/elsewhere", "--quiet"}),
                         2, "differ");
   expect_one_line_error(

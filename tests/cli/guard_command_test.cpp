@@ -1,0 +1,81 @@
+// `torchperf guard`: saved outputs judged against a saved reference by tune's own accuracy guard,
+// as the Python API's apply asks it to.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
+
+namespace torchperf {
+namespace {
+
+using testing::CliRun;
+using testing::run_cli;
+
+class GuardCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("torchperf-guard-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // The saved-outputs format: (List[Tensor], flops), as the reference and the Python side write.
+  std::string save(const std::string& name, const std::vector<at::Tensor>& tensors) {
+    c10::List<at::Tensor> list;
+    for (const auto& t : tensors) list.push_back(t);
+    const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create({list, int64_t{0}}));
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(GuardCommandTest, OutputsEqualToTheReferencePassWithTheirMetrics) {
+  const auto logits = torch::randn({16, 10}, torch::TensorOptions().dtype(torch::kFloat));
+  const CliRun run =
+      run_cli({"guard", save("ref.pt", {logits}), save("out.pt", {logits.clone()}), "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(j.at("passes").get<bool>());
+  EXPECT_DOUBLE_EQ(j.at("cosine").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j.at("top1_agreement").get<double>(), 1.0);
+  EXPECT_EQ(j.at("accuracy"), "cosine>=0.999,top1>=0.99");
+}
+
+TEST_F(GuardCommandTest, AnotherModelsOutputsFailNamingTheBoundWithExitThree) {
+  const auto logits = torch::randn({16, 10});
+  const CliRun run = run_cli({"guard", save("ref.pt", {logits}), save("out.pt", {-logits})});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  EXPECT_NE(run.out.find("FAILS: cosine -1.000000"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("< 0.999"), std::string::npos) << run.out;
+}
+
+TEST_F(GuardCommandTest, TheBoundsGivenWithAccuracyAreTheOnesApplied) {
+  const auto x = torch::randn({16, 10});
+  const std::string ref = save("ref.pt", {x}), out = save("out.pt", {x + 0.01});
+  EXPECT_EQ(run_cli({"guard", ref, out}).exit_code, 0);  // cosine ~1: the default passes
+  const CliRun strict = run_cli({"guard", ref, out, "--accuracy", "max_abs<=1e-3", "--json"});
+  EXPECT_EQ(strict.exit_code, 3) << strict.err;
+  EXPECT_NE(nlohmann::json::parse(strict.out).at("why").get<std::string>().find("max_abs"),
+            std::string::npos)
+      << strict.out;
+}
+
+TEST_F(GuardCommandTest, AFileThatIsNotSavedOutputsIsNamedInOneLine) {
+  const std::string garbage = (dir_ / "garbage.pt").string();
+  std::ofstream(garbage) << "not a pickle";
+  const CliRun run = run_cli({"guard", save("ref.pt", {torch::ones({2})}), garbage});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("garbage.pt"), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+}  // namespace
+}  // namespace torchperf

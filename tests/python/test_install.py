@@ -1,0 +1,89 @@
+"""The package installed as a user installs it: a fresh venv with torch, `pip install
+--no-build-isolation .`, then the CLI and a five-line script from that venv alone.
+
+The core is built once per suite: $TORCHPERF_BUILD_DIR names the suite's own build folder, which
+was configured against the same torch version (python/build_backend.py checks it), so the install
+reuses it instead of compiling the core a second time.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+FIVE_LINES = textwrap.dedent("""
+    import torch, torchperf
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    result = torchperf.tune(model, torch.randn(8, 64), budget="3m", space="runtime=python;batch=8;threads=1;graph=eager;precision=fp32;grad=inference")
+    print("WINNER", result.winner["key"], result.speedup)
+    print("APPLIED", type(result.apply(model)).__name__)
+    print("FROM", torchperf.__file__)
+""")
+
+
+def clean_environment():
+    """The user's environment: nothing that points into the source tree or the build."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "TORCHPERF_CLI", "TORCHPERF_PYTHON", "TORCHPERF_PYTHON_PATH",
+                        "VIRTUAL_ENV")}
+    return env
+
+
+def run(command, **kwargs):
+    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    if not os.environ.get("TORCHPERF_BUILD_DIR"):
+        pytest.skip("TORCHPERF_BUILD_DIR (the suite's build folder) is not set")
+    folder = tmp_path_factory.mktemp("fresh") / "venv"
+    python3 = shutil.which("python3")
+    rc, out = run([python3, "-m", "venv", str(folder)])
+    assert rc == 0, out
+    version = torch.__version__.split("+")[0]
+    rc, out = run([str(folder / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
+                   f"torch=={version}"], env=clean_environment())
+    assert rc == 0, out
+    return folder
+
+
+def test_an_isolated_build_is_refused_with_the_command_that_works(venv):
+    rc, out = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", SOURCE],
+                  env=clean_environment())
+    assert rc != 0
+    assert "cannot import torch" in out and "pip install --no-build-isolation ." in out
+
+
+def test_pip_install_builds_beside_the_venvs_torch_and_puts_the_cli_on_path(venv):
+    rc, out = run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check",
+                   "--no-build-isolation", SOURCE], env=clean_environment())
+    assert rc == 0, out
+    core = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / \
+        "site-packages" / "torchperf" / "_bin" / "torchperf"
+    assert os.access(core, os.X_OK)
+    rc, cli = run([str(venv / "bin" / "torchperf"), "--version"], env=clean_environment())
+    assert rc == 0, cli
+    rc, module = run([str(venv / "bin" / "python"), "-m", "torchperf", "--version"],
+                     env=clean_environment(), cwd="/")
+    assert rc == 0, module
+    assert cli.strip() == module.strip() and cli.strip()
+
+
+def test_a_five_line_script_tunes_a_module_from_the_installed_package(venv, tmp_path):
+    (tmp_path / "five.py").write_text(FIVE_LINES)
+    rc, out = run([str(venv / "bin" / "python"), "five.py"], env=clean_environment(),
+                  cwd=tmp_path, timeout=300)
+    assert rc == 0, out
+    assert "WINNER runtime=python,threads=1,batch=8,grad=inference" in out
+    assert "APPLIED " in out
+    assert f"FROM {venv}/lib/" in out  # the installed package, not the source tree's
+    log_dir = next((tmp_path / "torchperf-runs").iterdir())
+    assert (log_dir / "results.jsonl").exists() and (log_dir / "report.html").exists()
