@@ -37,6 +37,9 @@
 #  15. the python runtime: `torchperf bench --runtime python` on ResNet-18's program against the
 #      same program timed with torch.utils.benchmark in a plain script, eager (within 5%) and under
 #      torch.compile (within 7%), at 1 thread and every usable core, alternated A B A B.
+#  16. the Python API: torchperf.tune then result.apply on an MLP and a ResNet-18-like module, the
+#      returned callable timed with torch.utils.benchmark in the same run against the throughput
+#      tune reported for its winner (within 7%).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,7 +69,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -680,5 +683,17 @@ for graph in eager compile; do
     done
     print_rounds "torchperf --runtime python" "torch.utils.benchmark" "${tp_runs[*]}" "${py_runs[*]}" "$tolerance"
   done
+done
+fi
+
+if section 16; then
+# The Python API (issue 32): the five lines a user writes, then the callable apply returns timed
+# by torch.utils.benchmark in the same process, at the winner's batch, against tune's figure.
+for m in mlp resnet18; do
+  echo "== 16. torchperf.tune + apply on $m (budget ${BENCH_API_BUDGET:-5m}), $rounds rounds of torch.utils.benchmark:"
+  api_out="$build/bench-api-$m"
+  rm -rf "$api_out"
+  TORCHPERF_CLI="$tp_binary" PYTHONPATH="$root/python" "$python" "$here/python_api_apply.py" "$m" \
+      "${BENCH_API_BUDGET:-5m}" "$rounds" "$seconds" "$api_out" 2>/dev/null
 done
 fi
