@@ -95,7 +95,7 @@ class TuneResult:
         """Every finished point as a record: its configuration, status and figures."""
         records = []
         for p in self.summary.get("points", []):
-            m = p.get("metrics", {})
+            m = p.get("metrics") or {}  # a failed point has none
             ci = m.get("throughput_ci") or [None, None]
             records.append({"key": p["key"], **parse_key(p["key"]), "status": p["status"],
                             "stage": p.get("stage"), "brief": p.get("brief"),

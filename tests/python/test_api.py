@@ -1,6 +1,8 @@
 """torchperf's Python API (python/torchperf/api.py, result.py, apply.py) against the real core:
 $TORCHPERF_CLI is the build's CLI, every point runs in its workers, nothing is mocked."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -15,7 +17,7 @@ import pytest
 import torch
 
 import torchperf
-from torchperf import _supported, api
+from torchperf import _core, _supported, api
 from torchperf.errors import TorchperfError
 
 # Two points of the python runtime at one batch: a tune of a small module well inside two minutes.
@@ -45,13 +47,16 @@ def mlp():
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
-    """One real tune of the MLP from Python, shared by the tests that read its result."""
+    """One real tune of the MLP from Python, shared by the tests that read its result, with what
+    it showed on stderr (tqdm's bar: tqdm is pinned in requirements.txt)."""
     out = tmp_path_factory.mktemp("tuned") / "run"
     model = mlp()
     started = time.monotonic()
-    result = torchperf.tune(model, torch.randn(8, 64), budget="3m", out=str(out),
-                            space=SMALL_SPACE, search="exhaustive", time_s=0.3, progress=False)
-    return model, result, time.monotonic() - started
+    shown = io.StringIO()
+    with contextlib.redirect_stderr(shown):
+        result = torchperf.tune(model, torch.randn(8, 64), budget="3m", out=str(out),
+                                space=SMALL_SPACE, search="exhaustive", time_s=0.3)
+    return model, result, time.monotonic() - started, shown.getvalue()
 
 
 # --- bad input: each a clear error naming what was expected -----------------------------------
@@ -137,9 +142,10 @@ def test_a_torch_outside_the_supported_range_is_named():
 
 # --- tune, apply, save and load ---------------------------------------------------------------
 
-def test_tune_of_a_small_module_returns_every_point_and_the_winner_within_two_minutes(tuned):
-    _, result, seconds = tuned
-    assert seconds < 120
+def test_tune_of_a_small_module_returns_every_point_and_the_winner(tuned):
+    # How long it took is printed, not asserted: wall-clock limits belong in benchmarks.
+    _, result, seconds, _ = tuned
+    print(f"the tune took {seconds:.0f} s")
     keys = {p["key"] for p in result.points}
     assert {p["grad"] for p in result.points} == {"on", "inference"}
     assert result.winner["key"] in keys
@@ -162,7 +168,7 @@ def test_tune_of_a_small_module_returns_every_point_and_the_winner_within_two_mi
 
 
 def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned, capfd):
-    model, result, _ = tuned
+    model, result, _, _ = tuned
     fast = result.apply(model)
     said = capfd.readouterr().err
     x = torch.randn(8, 64)
@@ -180,7 +186,7 @@ def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned
 
 def test_apply_returns_the_model_unchanged_when_the_winner_is_within_the_noise(tuned, tmp_path,
                                                                                capfd):
-    model, result, _ = tuned
+    model, result, _, _ = tuned
     copy = tmp_path / "copy"
     shutil.copytree(result.folder, copy)
     summary = json.loads((copy / "tune.json").read_text())
@@ -194,7 +200,7 @@ def test_apply_returns_the_model_unchanged_when_the_winner_is_within_the_noise(t
 
 
 def test_an_applied_winner_whose_output_fails_the_guard_is_refused(tuned, tmp_path):
-    model, result, _ = tuned
+    model, result, _, _ = tuned
     copy = tmp_path / "copy"
     shutil.copytree(result.folder, copy)
     summary = json.loads((copy / "tune.json").read_text())
@@ -210,7 +216,7 @@ def test_an_applied_winner_whose_output_fails_the_guard_is_refused(tuned, tmp_pa
 
 
 def test_a_saved_result_loads_back_and_applies_without_tuning_again(tuned, tmp_path):
-    model, result, _ = tuned
+    model, result, _, _ = tuned
     result.apply(model)
     saved = result.save(str(tmp_path / "saved"))
     for name in ("tune.json", "environment.json", "model.pt2", "example_inputs.pt",
@@ -230,7 +236,7 @@ def test_a_saved_result_loads_back_and_applies_without_tuning_again(tuned, tmp_p
 
 
 def test_a_result_measured_under_another_torch_or_cpu_says_so_when_loaded(tuned, tmp_path):
-    _, result, _ = tuned
+    _, result, _, _ = tuned
     saved = result.save(str(tmp_path / "saved"))
     environment = json.loads(open(os.path.join(saved, "environment.json")).read())
     environment.update(torch="2.12.0", cpu_capability="AVX512")
@@ -241,13 +247,28 @@ def test_a_result_measured_under_another_torch_or_cpu_says_so_when_loaded(tuned,
     assert "torch 2.12.0 there" in loaded.measured_elsewhere
 
 
+def test_a_failed_point_is_a_record_with_its_reason_and_no_figures(tuned, tmp_path):
+    _, result, _, _ = tuned
+    copy = tmp_path / "copy"
+    shutil.copytree(result.folder, copy)
+    summary = json.loads((copy / "tune.json").read_text())
+    summary["points"].append({"key": "runtime=python,threads=9,batch=8", "status": "failed",
+                              "metrics": None, "reason": "the worker was killed at the memory cap"})
+    (copy / "tune.json").write_text(json.dumps(summary))
+    loaded = torchperf.load(str(copy))
+    failed = loaded.points[-1]
+    assert failed["status"] == "failed" and failed["throughput"] is None
+    assert failed["reason"] == "the worker was killed at the memory cap"
+    assert loaded.winner["key"] == result.winner["key"] and "winner: " in repr(loaded)
+
+
 def test_loading_a_folder_that_is_no_result_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"not a torchperf result \(no tune.json"):
         torchperf.load(str(tmp_path))
 
 
 def test_an_out_folder_with_this_models_journal_asks_for_resume(tuned):
-    model, result, _ = tuned
+    model, result, _, _ = tuned
     with pytest.raises(ValueError, match=r"holds this model's tune journal already: resume=True"):
         torchperf.tune(model, torch.randn(8, 64), out=result.folder)
 
@@ -264,16 +285,24 @@ def test_bench_measures_one_configuration_in_a_worker():
     assert "samples/s" in repr(r)
 
 
-def test_a_progress_line_is_shown_per_point_without_tqdm(tmp_path, capfd):
-    pytest.importorskip("torch")
-    if __import__("importlib").util.find_spec("tqdm"):
-        pytest.skip("tqdm is installed: the bar is tqdm's")
-    torchperf.tune(mlp(), torch.randn(8, 64), budget="3m", out=str(tmp_path / "run"),
-                   space="runtime=python;graph=eager;batch=8;threads=1;precision=fp32;grad=inference",
-                   time_s=0.2)
+def test_progress_shows_as_tqdms_bar_and_the_cores_own_lines(tuned):
+    _, result, _, shown = tuned
+    points = len(result.points)
+    assert f"{points}/{points}" in shown and "point" in shown, shown  # tqdm's n/total and unit
+    assert "tune: results go to " in shown and "tune: report written to" in shown
+
+
+def test_without_tqdm_progress_is_a_line_per_finished_point(capfd):
+    bar = _core._Progress(True)
+    bar.tqdm = None  # as where tqdm is not installed
+    for done in (0, 1, 1, 2):
+        bar.update({"phase": "sweeping", "done": done, "failed": 0, "planned": 2, "eta_s": 30,
+                    "best": "1.2e+04 samples/s"})
+    bar.write("tune: report written to x")
     err = capfd.readouterr().err
-    assert "tune: 1/1 points, 0 failed" in err
-    assert "tune: report written to" in err
+    assert err.count("tune: 1/2 points, 0 failed, sweeping, best 1.2e+04 samples/s, about 0.5 min "
+                     "left") == 1
+    assert "tune: 2/2 points" in err and "tune: report written to x" in err
 
 
 def test_a_cpp_runtime_winner_is_applied_as_its_aoti_package(tmp_path, capfd):
