@@ -233,8 +233,9 @@ class TuneResult:
         speedup = ("the model as given" if self.is_as_given else
                    f"{w['speedup']:.3f}x ({s_low:.3f}-{s_high:.3f}), {w['verdict']}"
                    if w["speedup"] is not None and s_low is not None else "not measured")
-        throughput = f"{w['throughput']:.4g} samples/s ({low:.4g}-{high:.4g})" \
-            if w["throughput"] is not None and low is not None else "?"
+        throughput = ("?" if w["throughput"] is None else
+                      f"{w['throughput']:.4g} samples/s ({low:.4g}-{high:.4g})" if low is not None
+                      else f"{w['throughput']:.4g} samples/s (measured briefly: no interval)")
         rows = [("winner", w["key"]), ("throughput", f"{throughput}, batch {w['batch']}"),
                 ("over the model as given", speedup), ("note", w["note"]),
                 ("report", self.report)]
