@@ -140,6 +140,19 @@ def test_a_torch_outside_the_supported_range_is_named():
     assert "this environment has torch 2.14.0" in _supported.problem_with("2.14.0")
 
 
+def test_importing_torchperf_beside_a_torch_outside_the_range_is_an_import_error(tmp_path):
+    # A torch 2.10 as importlib.metadata sees it, ahead of the real one on the path.
+    info = tmp_path / "torch-2.10.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.10.0\n")
+    python_dir = os.path.dirname(os.path.dirname(torchperf.__file__))
+    done = subprocess.run([sys.executable, "-c", "import torchperf"], capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=f"{tmp_path}:{python_dir}"))
+    assert done.returncode != 0
+    assert "ImportError: torchperf supports torch >=2.11,<2.14; this environment has torch 2.10.0" \
+        in done.stderr
+
+
 # --- tune, apply, save and load ---------------------------------------------------------------
 
 def test_tune_of_a_small_module_returns_every_point_and_the_winner(tuned):
