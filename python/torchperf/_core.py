@@ -105,7 +105,8 @@ def run(args, progress=True, resume_hint=None, allow_exit=()):
                 else "")
         sys.stderr.write(f"torchperf: interrupted: every finished point is kept{hint}\n")
         raise KeyboardInterrupt
-    if proc.returncode != 0 and proc.returncode not in allow_exit:
+    # An allowed exit (a result that is not a success) still answers; one with no answer failed.
+    if proc.returncode != 0 and (proc.returncode not in allow_exit or not stdout.strip()):
         message = next((l for l in reversed(lines) if l.strip()), f"exit {proc.returncode}")
         kind = UsageError if proc.returncode == 2 else TorchperfError
         raise kind(message.removeprefix("torchperf: error: "), proc.returncode,
