@@ -154,10 +154,11 @@ int run(TuneFlags& f) {
                                                s.phase == "confirming" ? ", confirming" : "")
                                  : s.phase;
           bar.show(s.fraction, text, s.eta_s);
+          if (!f.progress_lines) return;
           // A line per finished point or phase, and at most one a second between them.
           const auto now = std::chrono::steady_clock::now();
           const std::string state = fmt::format("{}/{}/{}", s.phase, s.done, s.failed);
-          if (f.progress_lines && (state != last_state || now - last_line >= std::chrono::seconds(1))) {
+          if (state != last_state || now - last_line >= std::chrono::seconds(1)) {
             last_state = state;
             last_line = now;
             std::cerr << nlohmann::json{{"progress",

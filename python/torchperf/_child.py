@@ -51,6 +51,18 @@ def flatten(value):
     return []
 
 
+def save_outputs(outputs, path):
+    """A model's outputs in the saved-outputs format the C++ side reads (tune's references, the
+    worker's finish, the API's guard): floating tensors as fp32, on the CPU, contiguous."""
+    import torch
+
+    tensors = [t.detach().float().cpu().contiguous() if t.is_floating_point() else
+               t.detach().cpu().contiguous() for t in flatten(outputs)]
+    # The reference's format (eager_reference.py): outputs and a FLOP count, unused here.
+    torch.save((tensors, 0.0), path)
+    return len(tensors)
+
+
 def is_out_of_memory(error):
     return isinstance(error, MemoryError) or "out of memory" in str(error).lower() or \
         "can't allocate memory" in str(error).lower()

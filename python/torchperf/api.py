@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 
-from torchperf import _core
+from torchperf import _child, _core
 from torchperf.errors import TorchperfError
 
 # The model as the caller's code runs it: eager PyTorch, autograd on, fp32, contiguous. The winner
@@ -46,18 +46,14 @@ def checked_inputs(example_inputs):
         raise TypeError(f"example_inputs: expected a tensor or a tuple of tensors (one per forward "
                         f"argument), got {kinds}")
     if any(t.dim() == 0 for t in inputs):
-        raise ValueError(f"example_inputs ({describe(inputs)}): expected a batch dimension first "
+        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): expected a batch dimension first "
                          "in every tensor; a 0-d tensor has none")
     batches = sorted({t.shape[0] for t in inputs})
     if len(batches) > 1:
-        raise ValueError(f"example_inputs ({describe(inputs)}): their first dimensions differ "
+        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): their first dimensions differ "
                          f"({', '.join(map(str, batches))}); torchperf takes dim 0 as the batch "
                          "every input shares")
     return tuple(inputs)
-
-
-def describe(inputs):
-    return ", ".join(f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}" for t in inputs)
 
 
 def eager_outputs(model, inputs):
@@ -72,21 +68,10 @@ def eager_outputs(model, inputs):
             return model(*inputs)
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
-        raise ForwardError(f"the model's forward raised on example_inputs ({describe(inputs)}): "
+        raise ForwardError(f"the model's forward raised on example_inputs ({_child.describe_tensors(inputs)}): "
                            f"{type(e).__name__}: {first}") from e
     finally:
         model.train(was_training)
-
-
-def save_outputs(outputs, path):
-    """Outputs in the core's saved-outputs format (a reference for `torchperf guard`)."""
-    import torch
-
-    from torchperf import _child
-
-    tensors = [t.detach().float().cpu().contiguous() if t.is_floating_point() else
-               t.detach().cpu().contiguous() for t in _child.flatten(outputs)]
-    torch.save((tensors, 0.0), path)
 
 
 def fingerprint(model, inputs):
@@ -197,7 +182,7 @@ class BenchResult(dict):
                 f"p50 {self.latency_ms['p50']:.3g} ms, batch {self.batch}{caveat})")
 
 
-def bench(model, example_inputs, *, time_s=None, progress=True, **knobs):
+def bench(model, example_inputs, *, time_s=None, **knobs):
     """Measures the model under one configuration (knob=value, as the CLI's flags: runtime="python",
     threads=2, graph="compile", ...) in a worker process; returns a BenchResult."""
     checked_model(model)
@@ -261,7 +246,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
 
     # The reference apply is judged against, and the inputs it is judged on.
     torch.save(inputs, os.path.join(out, "example_inputs.pt"))
-    save_outputs(outputs, os.path.join(out, "example_outputs.pt"))
+    _child.save_outputs(outputs, os.path.join(out, "example_outputs.pt"))
     as_given = dict(AS_GIVEN, threads=str(torch.get_num_threads()))
     if resume:
         args = ["tune", "--resume", out]

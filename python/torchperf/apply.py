@@ -10,7 +10,7 @@ import os
 import sys
 import tempfile
 
-from torchperf import _core, python_settings
+from torchperf import _child, _core, python_settings
 from torchperf.errors import TorchperfError
 
 
@@ -108,14 +108,12 @@ def guard(result, applied):
     model's own (`torchperf guard`, tune's accuracy bounds); TorchperfError when it fails."""
     import torch
 
-    from torchperf import api
-
     inputs = torch.load(os.path.join(result.folder, "example_inputs.pt"))
     outputs = applied(*inputs)
     accuracy = result.summary.get("accuracy", "")
     with tempfile.TemporaryDirectory(prefix="torchperf-apply-") as folder:
         path = os.path.join(folder, "outputs.pt")
-        api.save_outputs(outputs, path)
+        _child.save_outputs(outputs, path)
         args = ["guard", os.path.join(result.folder, "example_outputs.pt"), path, "--json"]
         if accuracy:
             args += ["--accuracy", accuracy]

@@ -151,8 +151,7 @@ std::size_t Supervisor::origin_screen_points() const {
 
 double Supervisor::confirmation_reserve_s() const {
   // Leaders head to head, then the winner against baseline, careful and (when given) the model as
-  // given: interleaved pairs, each
-  // with twice the point time, plus start-up.
+  // given: interleaved pairs, each with twice the point time, plus start-up.
   // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
   const double pairs = static_cast<double>(o_.leaders - 1) + 2 + (o_.as_given.empty() ? 0 : 1);
   return pairs * std::max(8 * o_.workload.time_s + 2 * startup_s(), 2 * point_estimate_s());
