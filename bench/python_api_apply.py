@@ -28,9 +28,9 @@ def model_and_inputs(name):
                                     torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
                                     torch.nn.Linear(1024, 10))
         return model, torch.randn(8, 256)
-    from resnet import ResNet  # torchvision's ResNet-18, defined in torch.nn
+    from resnet import resnet18  # torchvision's ResNet-18, defined in torch.nn
 
-    return ResNet().eval(), torch.randn(8, 3, 224, 224)
+    return resnet18().eval(), torch.randn(8, 3, 224, 224)
 
 
 def main():

@@ -19,6 +19,16 @@ if(TORCHPERF_SANITIZE)
                          -fno-omit-frame-pointer -O1 -g1 -Wno-maybe-uninitialized)
   target_link_options(torchperf_base_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(NOT TORCHPERF_SANITIZE)
+  # libstdc++ first among a program's libraries, so the C++ runtime's own symbols are the ones its
+  # calls bind to. PyPI's torch 2.11.0+cu130 exports from libtorch.so copies of 92 std::filesystem
+  # functions whose recursive_directory_iterator calls are weak and unresolved: bound there,
+  # std::filesystem::remove_all jumped to address 0 (bench --vs and the Python runtime on the GPU
+  # machine, issue 40). The sanitizers' runtime must come first instead, and their builds link the
+  # CPU wheel, which exports none.
+  target_link_options(torchperf_base_options INTERFACE
+                      "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
+endif()
 if(TORCHPERF_FAULT_INJECTION)
   target_compile_definitions(torchperf_base_options INTERFACE TORCHPERF_FAULT_INJECTION=1)
 endif()

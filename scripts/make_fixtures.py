@@ -166,6 +166,10 @@ def make_program_fixtures(out, stack, resnet):
     torch.export.save(torch.export.export(resnet, (torch.randn(2, 3, 224, 224),),
                                           dynamic_shapes=({0: batch},)),
                       os.path.join(out, "resnet18_dynamic.pt2"))
+    # The most common export: Dim.DYNAMIC, no bounds (the file's range is [2, inf], its max null).
+    torch.export.save(torch.export.export(stack, (torch.randn(2, 32),),
+                                          dynamic_shapes=({0: torch.export.Dim.DYNAMIC},)),
+                      os.path.join(out, "mlp_dim_dynamic.pt2"))
     torch.manual_seed(0)
     torch.export.save(torch.export.export(fixture_models.mobilenet_v2().eval(),
                                           (torch.randn(2, 3, 224, 224),), dynamic_shapes=({0: batch},)),

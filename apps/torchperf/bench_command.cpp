@@ -104,8 +104,8 @@ int run(BenchFlags& flags) {
     run.log_dir = dir;
     run.limits.timeout_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
     run.limits.memory_cap_bytes = options.memory_cap_bytes;
-    // A side with runtime=python runs in the Python worker; the rest in the C++ one.
-    const bool python = options.config.get("runtime") == std::optional<std::string>("python");
+    // A side whose runtime is Python's runs in the Python worker; the rest in the C++ one.
+    const bool python = worker_of(options.config) == RuntimeWorker::kPython;
     result = options.vs ? compare_in_workers(options, run, clock, progress)
              : python   ? measure_python_in_worker(options, run, clock, progress)
                         : measure_in_worker(options, run);

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "crash_report.h"
 #include "exit_codes.h"
 #include "stop_signals.h"
 #include "torchperf/compat/torch_error.h"
@@ -28,6 +29,7 @@ int fail(int code, const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace torchperf;
+  cli::install_crash_report();
   // The hidden worker mode of tune: one job read from stdin, answered on fd 3 (errors included).
   if (argc == 2 && std::string(argv[1]) == "__worker")
     return run_worker(STDIN_FILENO, kWorkerResponseFd, nullptr,

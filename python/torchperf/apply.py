@@ -61,16 +61,30 @@ def _python_winner(result, model, configuration, device):
             torch.compiler.load_cache_artifacts(f.read())
     memory_format = configuration.get("format", "contiguous")
     memory_format = "contiguous" if memory_format == "n/a" else memory_format
+    precision = configuration.get("precision", "fp32")
+    precision = "fp32" if precision == "n/a" else precision
+    dtype = python_settings.converted_dtype(precision)
     # A copy: the caller's module keeps its mode, device and layout.
     module = copy.deepcopy(model).eval()
-    module, _ = python_settings.place(module, (), device, memory_format)
+    module, _ = python_settings.place(module, (), device, memory_format, precision)
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
             f"{'on' if configuration.get('grad', 'on') != 'on' else 'off'} (a process-wide "
             "setting); the first call compiles")
     fn = python_settings.compiled(module, graph, configuration.get("grad", "on"))
     return Applied(fn, configuration, device,
-                   prepare_input=lambda t: python_settings.place_input(t, device, memory_format))
+                   prepare_input=lambda t: python_settings.place_input(t, device, memory_format,
+                                                                       dtype),
+                   finish_output=_as_float if dtype is not None else None)
+
+
+def _as_float(out):
+    """Outputs of a model converted to bf16 or fp16 back in fp32, as the caller's model gives them."""
+    import torch
+
+    if torch.is_tensor(out):
+        return out.float() if out.is_floating_point() else out
+    return type(out)(_as_float(o) for o in out) if isinstance(out, (list, tuple)) else out
 
 
 def _cpp_winner(result, configuration, device):

@@ -10,25 +10,47 @@ class SettingsError(ValueError):
     """A value this runtime does not know; the worker answers it as a configuration error."""
 
 
-def place(model, inputs, device, memory_format):
+# precision -> the dtype weights and floating inputs are converted to (None: kept in fp32).
+CONVERTED = {"fp32": None, "bf16-autocast": None, "fp16-autocast": None, "bf16": "bfloat16",
+             "fp16": "float16"}
+
+
+def converted_dtype(precision):
+    """The dtype `precision` converts weights and floating inputs to, or None (fp32, autocast)."""
+    import torch
+
+    if precision not in CONVERTED:
+        raise SettingsError(f"precision '{precision}': expected fp32, bf16, fp16, bf16-autocast or "
+                            "fp16-autocast")
+    name = CONVERTED[precision]
+    return getattr(torch, name) if name else None
+
+
+def place(model, inputs, device, memory_format, precision="fp32"):
     """The module and inputs on `device`, in `memory_format` (contiguous | channels_last: 4-D
-    weights and inputs converted together)."""
+    weights and inputs converted together) and, for precision bf16 | fp16, in that dtype (weights
+    and floating inputs converted together, as the C++ runtime does)."""
     import torch
 
     if memory_format not in ("contiguous", "channels_last"):
         raise SettingsError(f"format '{memory_format}': expected contiguous or channels_last")
+    dtype = converted_dtype(precision)
     channels_last = memory_format == "channels_last"
     if isinstance(model, torch.nn.Module):
         model = model.to(device)
+        if dtype is not None:
+            model = model.to(dtype)
         if channels_last:
             model = model.to(memory_format=torch.channels_last)
-    return model, tuple(place_input(t, device, memory_format) for t in inputs)
+    return model, tuple(place_input(t, device, memory_format, dtype) for t in inputs)
 
 
-def place_input(tensor, device, memory_format):
+def place_input(tensor, device, memory_format, dtype=None):
     import torch
 
     tensor = tensor.to(device)
+    if dtype is not None and tensor.is_floating_point():
+        tensor = tensor.to(dtype)
     if memory_format == "channels_last" and tensor.dim() == 4:
         tensor = tensor.contiguous(memory_format=torch.channels_last)
     return tensor
@@ -48,9 +70,8 @@ def enter_call_contexts(stack, grad, precision, device_type):
     if precision in ("bf16-autocast", "fp16-autocast"):
         dtype = torch.bfloat16 if precision == "bf16-autocast" else torch.float16
         stack.enter_context(torch.autocast(device_type, dtype=dtype))
-    elif precision != "fp32":
-        raise SettingsError(f"precision '{precision}': expected fp32, bf16-autocast or "
-                            "fp16-autocast")
+    else:
+        converted_dtype(precision)  # fp32, bf16, fp16: no context (place converted the weights)
     return stack
 
 
@@ -59,14 +80,21 @@ def call_contexts(grad, precision, device_type):
     return enter_call_contexts(contextlib.ExitStack(), grad, precision, device_type)
 
 
+# graph value -> torch.compile's mode (None: its default). reduce-overhead and max-autotune
+# replay CUDA graphs on CUDA; the C++ side offers the CUDA-only ones only on CUDA.
+COMPILE_MODES = {"compile": None, "compile-reduce-overhead": "reduce-overhead",
+                 "compile-max-autotune": "max-autotune",
+                 "compile-max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+
+
 def compiled(model, graph, grad):
-    """The callable for `graph`: the module itself (eager), or torch.compile's (compile |
-    compile-max-autotune) with Inductor's freezing when nothing needs the weights' grad."""
+    """The callable for `graph`: the module itself (eager), or torch.compile's in one of its
+    modes (COMPILE_MODES), with Inductor's freezing when nothing needs the weights' grad."""
     if graph == "eager":
         return model
-    if graph not in ("compile", "compile-max-autotune"):
-        raise SettingsError(f"graph '{graph}': expected eager, compile or compile-max-autotune "
-                            "under the python runtime")
+    if graph not in COMPILE_MODES:
+        raise SettingsError(f"graph '{graph}': expected eager or one of "
+                            f"{', '.join(COMPILE_MODES)} under the python runtime")
     import torch
     import torch._dynamo
     import torch._inductor.config as inductor_config
@@ -74,5 +102,4 @@ def compiled(model, graph, grad):
     # Freezing folds the weights in as constants: only sound when nothing needs their grad. It is
     # Inductor's process-wide setting, read when a graph compiles.
     inductor_config.freezing = grad != "on"
-    mode = "max-autotune" if graph == "compile-max-autotune" else None
-    return torch.compile(model, mode=mode, dynamic=False)
+    return torch.compile(model, mode=COMPILE_MODES[graph], dynamic=False)

@@ -152,7 +152,8 @@ class Side:
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
         self.contexts = contextlib.ExitStack()
         try:
-            model, self.inputs = python_settings.place(model, inputs, self.device, settings["format"])
+            model, self.inputs = python_settings.place(model, inputs, self.device,
+                                                       settings["format"], precision)
             python_settings.enter_call_contexts(self.contexts, grad, precision, self.device.type)
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0

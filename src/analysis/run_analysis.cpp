@@ -11,6 +11,8 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/json_fields.h"
 
+#include "torchperf/runtime/runtime.h"
+
 namespace torchperf {
 namespace {
 
@@ -21,7 +23,9 @@ bool measured(const PointResult& p) {
 }
 
 
-bool in_python(const std::string& key) { return knob_value(key, "runtime") == "python"; }
+bool in_python(const std::string& key) {
+  return runtime_of_key(key).worker() == RuntimeWorker::kPython;
+}
 
 // With both runtimes swept, a knob whose origin value only C++ takes (graph=aoti) has its
 // reference in Python at Python's own baseline (eager), and a knob that only Python has (grad,
@@ -39,10 +43,10 @@ RuntimeReferences runtime_references(const RunResults& run, const std::vector<Fa
   for (std::size_t i : measured_points) runtimes.insert(in_python(run.points[i].key) ? "python" : "cpp");
   refs.both = runtimes.size() == 2;
   if (!refs.both) return refs;
-  WorkloadTraits python;
-  python.python_runtime = true;
-  python.torchscript = false;
-  python.exported_program = true;
+  WorkloadTraits program;
+  program.torchscript_form = false;
+  program.program_form = true;
+  const WorkloadTraits python = runtime_for("python", "", program).view(program);
   for (const auto& f : factors) {
     if (f.name == "runtime") continue;
     bool python_takes_reference = false;
@@ -130,8 +134,10 @@ std::string cosine_note(const ValueAccuracy& acc) {
   return fmt::format("; worst cosine {:.5f}", acc.worst_cosine);
 }
 
-bool helps(const EffectEstimate& e) { return e.significant() && e.ratio > 1; }
-bool hurts(const EffectEstimate& e) { return e.significant() && e.ratio < 1; }
+// Advice to use or avoid a value needs an effect beyond the band the effects table calls
+// negligible (kNegligibleRatio): a 2% difference on a GPU is noise given as advice otherwise.
+bool helps(const EffectEstimate& e) { return e.significant() && e.ratio > kNegligibleRatio; }
+bool hurts(const EffectEstimate& e) { return e.significant() && e.ratio < 1 / kNegligibleRatio; }
 
 // A's (or B's) effect seen from one side of an interaction.
 struct Conditional {
@@ -182,8 +188,7 @@ void recommend(RunAnalysis& a) {
     std::string text, evidence;
     for (const auto& [runtime, i] : a.best_of_runtime) {
       const PointResult& p = run.points[i];
-      text += fmt::format("{}best in {}: {}", text.empty() ? "" : "; ",
-                          runtime == "python" ? "Python" : "C++", p.key);
+      text += fmt::format("{}best in {}: {}", text.empty() ? "" : "; ", runtime, p.key);
       evidence += fmt::format("{}{}: {} samples/s, compile {:.1f} s", evidence.empty() ? "" : "; ",
                               runtime, throughput_with_interval(p.metrics), compile_seconds(p));
     }
@@ -439,7 +444,7 @@ std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointR
   std::map<std::string, std::size_t> best;
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (points[i].status != PointStatus::kOk) continue;
-    const std::string runtime = in_python(points[i].key) ? "python" : "cpp";
+    const std::string runtime = runtime_of_key(points[i].key).label();
     const auto it = best.find(runtime);
     if (it == best.end() || points[i].score > points[it->second].score) best[runtime] = i;
   }

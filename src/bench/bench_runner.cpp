@@ -26,6 +26,8 @@
 #include "torchperf/models/flop_counter.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/workload.h"
+#include "torchperf/runtime/cuda_graph_model.h"
+#include "torchperf/runtime/runtime.h"
 
 namespace torchperf {
 namespace {
@@ -194,7 +196,8 @@ Reference compute_program_reference(const Session& s, Workload& w, const Workloa
 Reference compute_reference(const Session& s, const std::string& batch, bool count,
                             std::vector<at::Tensor>* inputs = nullptr) {
   Workload w = load_workload(s);
-  const WorkloadTraits traits = describe_workload(w, s.spec == std::nullopt);
+  const WorkloadTraits traits = describe_workload(w, s.spec == std::nullopt,
+                                                  s.source->program_signature());
   const auto keep_inputs = [&] {
     if (!inputs) return;
     inputs->clear();
@@ -260,12 +263,25 @@ struct Prepared {
   TimedRun run;
 };
 
-void apply_configuration(const ResolvedConfiguration& config, Workload& w) {
+// The runtime runs the form it takes: a built-in's program for AOTInductor (loaded first as
+// TorchScript, which describes it and makes its reference).
+void load_runtime_form(const Session& s, const Runtime& runtime, const WorkloadTraits& traits,
+                       Workload& w) {
+  if (runtime.form(traits) != ModelForm::kProgram || w.model->as_exported()) return;
+  w.model = s.source->load_program();
+  if (!w.model) throw ModelError("model '" + s.source->name() + "' has no torch.export program");
+  if (auto* ep = w.model->as_exported())
+    ep->set_compile_limits(within(s.compile_timeout_s, s.memory_cap_bytes));
+  w.model->to(s.device);
+}
+
+void apply_configuration(const ResolvedConfiguration& config, const Runtime& runtime,
+                         Workload& w) {
   // The python runtime's knobs mean what PyTorch in Python makes of them: never applied here.
-  if (config.value("runtime") == "python")
-    throw UsageError("configuration " + config.to_string() +
-                     ": runtime=python runs in the Python worker, not in LibTorch here (bench and "
-                     "tune start it; serve runs runtime=cpp configurations only)");
+  if (runtime.worker() != RuntimeWorker::kCpp)
+    throw UsageError("configuration " + config.to_string() + ": " + runtime.label() +
+                     " runs in the Python worker, not in LibTorch here (bench and tune start it; "
+                     "serve runs runtime=cpp configurations only)");
   try {
     prepare_workload(config, w);
   } catch (const CompileError& e) {  // a compile keeps its kind (and exit code), named by config
@@ -286,9 +302,12 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
   p->rss_before = current_rss_bytes();
   const auto start = time.now();
   p->workload = load_workload(s);
-  p->traits = describe_workload(p->workload, s.spec == std::nullopt);
+  p->traits =
+      describe_workload(p->workload, s.spec == std::nullopt, s.source->program_signature());
   p->config = resolve(requested, p->traits);
-  apply_configuration(p->config, p->workload);
+  const Runtime& runtime = runtime_of(p->config, p->traits);
+  load_runtime_form(s, runtime, p->traits, p->workload);
+  apply_configuration(p->config, runtime, p->workload);
   p->setup_ms = to_seconds(time.now() - start) * 1e3;
   p->run = make_timed_run(p->workload, p->config);
   return p;
@@ -317,7 +336,10 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
     m.package = ep->compiled()->path;
     if (!ep->compiled()->rebuilt_because.empty())
       m.warnings.push_back(ep->compiled()->rebuilt_because + "; compiled again");
+    if (!ep->compiled()->isa_note.empty()) m.warnings.push_back(ep->compiled()->isa_note);
   }
+  if (const auto* graphs = dynamic_cast<const CudaGraphModel*>(p.workload.model.get()))
+    m.capture_s = graphs->capture_s();
   m.rss_before_bytes = p.rss_before;
   // On CUDA the device's memory is what runs out: the caching allocator's peak is the measure.
   const std::int64_t device_peak =
@@ -379,7 +401,8 @@ WorkloadDescription describe(const BenchOptions& options) {
   d.model = session.source->name();
   d.inputs = describe_inputs(w.inputs);
   d.input_source = session.input_source;
-  d.traits = describe_workload(w, session.spec == std::nullopt);
+  d.traits = describe_workload(w, session.spec == std::nullopt,
+                               session.source->program_signature());
   return d;
 }
 
@@ -632,9 +655,12 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
   ConfiguredWorkload c;
   c.model_name = s.source->name();
   c.workload = load_workload(s);
-  const WorkloadTraits traits = describe_workload(c.workload, s.spec == std::nullopt);
+  const WorkloadTraits traits =
+      describe_workload(c.workload, s.spec == std::nullopt, s.source->program_signature());
   c.config = resolve(options.config, traits);
-  apply_configuration(c.config, c.workload);
+  const Runtime& runtime = runtime_of(c.config, traits);
+  load_runtime_form(s, runtime, traits, c.workload);
+  apply_configuration(c.config, runtime, c.workload);
   // The batch knob re-made the inputs from the spec; the spec's dtypes are what a client sends.
   const auto batch = batch_of(c.workload);
   const auto given = s.spec ? make_inputs(*s.spec, batch, s.seed) : s.file_inputs;

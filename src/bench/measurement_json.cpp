@@ -144,6 +144,8 @@ Measurement measurement_from_json(const json& j) {
     if (c.contains("graph_break_reasons"))
       m.graph_break_reasons = c.at("graph_break_reasons").get<std::vector<std::string>>();
   }
+  if (j.contains("cuda_graphs") && j.at("cuda_graphs").is_object())
+    m.capture_s = number_or_nan(j.at("cuda_graphs").value("capture_s", json(nullptr)));
   const json& memory = j.at("memory");
   m.rss_before_bytes = memory.at("rss_before_bytes").get<std::int64_t>();
   m.peak_memory_bytes = memory.at("peak_bytes").get<std::int64_t>();
@@ -278,6 +280,7 @@ json to_json(const Measurement& m) {
                                          {"package", m.package},
                                          {"graph_breaks", m.graph_breaks},
                                          {"graph_break_reasons", m.graph_break_reasons}}},
+      {"cuda_graphs", m.capture_s < 0 ? json(nullptr) : json{{"capture_s", m.capture_s}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

@@ -1,4 +1,5 @@
 #include "torchperf/config/configuration.h"
+#include "torchperf/runtime/runtime.h"
 
 #include <algorithm>
 #include <sstream>
@@ -151,13 +152,19 @@ TrainingPlan plan_training(const ResolvedConfiguration& config) {
 ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTraits& traits) {
   check_used(requested, &Knob::inference, "bench or tune", "train");
   ResolvedConfiguration resolved;
-  // The runtime decides what the other knobs mean (the python runtime has graph values of its
-  // own and applies fewer knobs): it is resolved first, and the rest for it.
-  const ResolvedKnob runtime = resolve_knob(find_knob("runtime"), requested, traits);
-  WorkloadTraits for_runtime = traits;
-  for_runtime.python_runtime = runtime.applicable && runtime.value == "python";
+  // The runtime decides what the other knobs mean (runtime/runtime.h): it is resolved first
+  // (the runtime knob's family, and within it the graph value asked for), and the rest as it
+  // sees the model.
+  const ResolvedKnob family = resolve_knob(find_knob("runtime"), requested, traits);
+  const Runtime& runtime = runtime_for(family.applicable ? family.value : "cpp",
+                                       requested.get("graph").value_or(""), traits);
+  if (const Applicability a = runtime.accepts(traits); !a.applies)
+    throw ConfigError((requested.get("graph") ? "graph=" + *requested.get("graph")
+                                              : "runtime=" + family.value) +
+                      " does not apply to this workload: " + runtime.label() + " " + a.reason);
+  const WorkloadTraits for_runtime = runtime.view(traits);
   for (const auto& knob : inference_knobs())
-    resolved.knobs.push_back(knob.name == "runtime" ? runtime
+    resolved.knobs.push_back(knob.name == "runtime" ? family
                                                     : resolve_knob(knob, requested, for_runtime));
   // Freezing folds the training flag and batch-norm statistics into constants: it needs eval mode.
   const std::string graph = resolved.value("graph");
@@ -175,6 +182,17 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
     }
   }
   return resolved;
+}
+
+const Runtime& runtime_of(const ResolvedConfiguration& config, const WorkloadTraits& traits) {
+  const ResolvedKnob& family = config.knob("runtime");
+  return runtime_for(family.applicable ? family.value : "cpp", config.value("graph"), traits);
+}
+
+RuntimeWorker worker_of(const Configuration& config) {
+  return runtime_for(config.get("runtime").value_or("cpp"), config.get("graph").value_or(""),
+                     WorkloadTraits{})
+      .worker();
 }
 
 Configuration named_or_parsed(const std::string& text) {

@@ -15,6 +15,8 @@
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/quantize.h"
 #include "torchperf/models/workload.h"
+#include "torchperf/runtime/cuda_graph_model.h"
+#include "torchperf/runtime/runtime.h"
 #include "process_knobs.h"
 #include "runtime_knob.h"
 
@@ -69,6 +71,13 @@ Knob threads_knob() {
   k.baseline = [](const WorkloadTraits& t) { return std::to_string(t.default_threads); };
   k.expert = [](const WorkloadTraits& t) {
     return std::vector<std::string>{std::to_string(t.usable_cores)};
+  };
+  // On a GPU the host threads only launch kernels: their count moved ResNet-18 by ±2% on an H100
+  // (noise), so a sweep keeps LibTorch's own count.
+  k.left_out_of_sweep = [](const WorkloadTraits& t, const std::string& value) {
+    if (!t.cuda || value == std::to_string(t.default_threads)) return std::string();
+    return std::string("on a CUDA device the GPU does the work: one thread count (LibTorch's ") +
+           std::to_string(t.default_threads) + ")";
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     return at_most_four_per_core(t, value, "threads");
@@ -129,6 +138,10 @@ Knob mode_knob() {
   k.values = [](const WorkloadTraits&) { return fixed({"eval", "train"}); };
   k.baseline = [](const WorkloadTraits& t) { return t.saved_training ? "train" : "eval"; };
   k.expert = [](const WorkloadTraits&) { return fixed({"eval"}); };
+  // Dropout and batch statistics in an inference tune are a setting no one serves with.
+  k.left_out_of_sweep = [](const WorkloadTraits&, const std::string& value) {
+    return value == "train" ? std::string("an inference tune measures eval mode") : std::string();
+  };
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     if (t.exported_program)
       return Applicability::no("a torch.export program keeps the mode it was exported in");
@@ -454,46 +467,36 @@ Knob conv_bias_knob() {
   return k;
 }
 
+// A RuntimeSnippet as a knob's code.
+KnobCode code_of(const RuntimeSnippet& s) {
+  KnobCode c;
+  c.cpp_includes = s.cpp_includes;
+  c.cpp_declarations = s.cpp_declarations;
+  c.cpp_setup = s.cpp_setup;
+  c.python_setup = s.python_setup;
+  return c;
+}
+
+// The graph knob's values are the runtimes' (runtime/): each runtime says which it runs, how it
+// prepares one and the lines that apply it; the knob only names them.
 Knob graph_knob() {
   Knob k;
   k.name = "graph";
   k.description =
-      "TorchScript: eager; frozen (torch::jit::freeze); frozen-opt (freeze + "
-      "optimize_for_inference); fused (TensorExpr fuser allowed on CPU, set once per "
-      "measurement). A torch.export program: aoti (AOTInductor, freezing), aoti-max-autotune "
-      "(and kernel choices benchmarked while compiling); compiled once, cached";
+      "how the runtime prepares the model. C++ TorchScript: eager; frozen (torch::jit::freeze); "
+      "frozen-opt (freeze + optimize_for_inference); fused (TensorExpr fuser allowed on CPU, set "
+      "once per measurement). C++ AOTInductor (a torch.export program or a built-in): aoti "
+      "(freezing), aoti-max-autotune (kernel choices benchmarked while compiling); compiled once, "
+      "cached. Python (runtime=python): eager; compile (torch.compile), compile-reduce-overhead "
+      "(CUDA graphs), compile-max-autotune, compile-max-autotune-no-cudagraphs";
   k.scope = KnobScope::kProcess;
-  k.values = [](const WorkloadTraits& t) {
-    if (t.exported_program) return fixed({"aoti", "aoti-max-autotune"});
-    return fixed({"eager", "frozen", "frozen-opt", "fused"});
-  };
-  k.baseline = [](const WorkloadTraits& t) { return t.exported_program ? "aoti" : "eager"; };
-  k.expert = [](const WorkloadTraits& t) {
-    if (t.exported_program) return fixed({"aoti-max-autotune", "aoti"});
-    return fixed({"frozen-opt", "frozen"});
-  };
-  k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    const bool aoti = value.rfind("aoti", 0) == 0;
-    if (aoti && !t.exported_program)
-      return Applicability::no("needs a torch.export program (.pt2): export the model with "
-                               "torch.export.save, or pass --from-python MODULE:CALLABLE");
-    if (aoti) return Applicability::yes();
-    if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
-    if (value == "fused" && !t.cpu_fuser)
-      return Applicability::no(
-          "this LibTorch's TensorExpr fuser cannot compile for CPU (it was built without LLVM)");
-    return Applicability::yes();
-  };
+  k.values = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t); };
+  k.baseline = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t).front(); };
+  k.expert = [](const WorkloadTraits& t) { return viewing_runtime(t).expert_graphs(t); };
+  // The runtime of the traits decides (Runtime::applies); a value it does not run is refused there.
+  k.applies = always;
   k.prepare = [](const std::string& value, Workload& w) {
-    if (value.rfind("aoti", 0) == 0) {
-      w.model->as_exported()->compile(value == "aoti-max-autotune");
-      return;
-    }
-    if (value != "frozen" && value != "frozen-opt") return;
-    auto* ts = w.model->as_torchscript();
-    torch::jit::Module frozen = torch::jit::freeze(ts->module());
-    if (value == "frozen-opt") frozen = torch::jit::optimize_for_inference(frozen);
-    ts->replace(std::move(frozen));
+    runtime_for("cpp", value, WorkloadTraits{}).prepare(value, w);
   };
   k.enter = [](const std::string& value, const Workload& w) -> Undo {
     if (value != "fused" || w.device.is_cuda()) return [] {};
@@ -501,41 +504,58 @@ Knob graph_knob() {
     compat::set_fuser_state({true, true});
     return [previous] { compat::set_fuser_state(previous); };
   };
+  k.code = [](const std::string& value, bool cuda) {
+    const std::string family = value.rfind("compile", 0) == 0 ? "python" : "cpp";
+    return code_of(runtime_for(family, value, WorkloadTraits{}).snippet(value, cuda));
+  };
+  return k;
+}
+
+Knob cuda_graphs_knob() {
+  Knob k;
+  k.name = "cuda_graphs";
+  k.description =
+      "C++ runtimes on CUDA: the forward captured once per input shape as a CUDA graph (static "
+      "input and output buffers) and replayed with one launch per call; its capture time is "
+      "reported apart. Python's torch.compile does the same with graph=compile-reduce-overhead";
+  k.listed_at_baseline = false;  // configurations named before it existed keep their names
+  k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
+  k.baseline = [](const WorkloadTraits&) { return "off"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"on"}); };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (value == "off") return Applicability::yes();
+    return cuda_only(t, "cuda_graphs=on (CUDA graphs)");
+  };
+  // Applied last among the model knobs: the graph it captures is the converted, frozen or
+  // compiled one, and it is captured on the first call, inside every call knob's scope.
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (value == "on") replay_cuda_graphs(w.model, w.device);
+  };
   k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
-    if (value.rfind("aoti", 0) == 0) {
-      // The program is compiled once, in Python; C++ loads the package.
-      const std::string autotune = value == "aoti-max-autotune" ? ", \"max_autotune\": True" : "";
-      c.python_setup = {
-          "package = torch._inductor.aoti_compile_and_package(torch.export.load(PROGRAM_PATH), "
-          "inductor_configs={\"freezing\": True" + autotune + "})",
-          "model = torch._inductor.aoti_load_package(package)"};
-      c.cpp_includes = {"<torch/csrc/inductor/aoti_package/model_package_loader.h>"};
-      c.cpp_setup = {"// the package compiled in Python (or torchperf's cache, `torchperf bench "
-                     "--json` names it)",
-                     "torch::inductor::AOTIModelPackageLoader package(PACKAGE_PATH);"};
-    } else if (value == "frozen" || value == "frozen-opt") {
-      c.cpp_setup = {"module = torch::jit::freeze(module);"};
-      // optimize_for_inference takes the module by non-const reference: not a temporary.
-      if (value == "frozen-opt") c.cpp_setup.push_back("module = torch::jit::optimize_for_inference(module);");
-      c.python_setup = {value == "frozen"
-                            ? "model = torch.jit.freeze(model)"
-                            : "model = torch.jit.optimize_for_inference(torch.jit.freeze(model))"};
-    } else if (value == "fused") {
-      // Some LibTorch builds (Debian's 1.13) do not ship the fuser interface header, though the
-      // library has the function: declare it then, as src/compat does.
-      c.cpp_includes = {"<torch/csrc/jit/passes/tensorexpr_fuser.h>"};
-      c.cpp_declarations = {
-          "#if __has_include(<torch/csrc/jit/codegen/fuser/interface.h>)",
-          "#include <torch/csrc/jit/codegen/fuser/interface.h>",
-          "#else",
-          "namespace torch::jit { TORCH_API void overrideCanFuseOnCPU(bool value); }",
-          "#endif"};
-      c.cpp_setup = {"torch::jit::overrideCanFuseOnCPU(true);",
-                     "torch::jit::setTensorExprFuserEnabled(true);"};
-      c.python_setup = {"torch._C._jit_override_can_fuse_on_cpu(True)",
-                        "torch._C._jit_set_texpr_fuser_enabled(True)"};
-    }
+    if (value != "on") return c;
+    c.cpp_includes = {"<ATen/cuda/CUDAGraph.h>", "<c10/cuda/CUDAGuard.h>"};
+    c.cpp_setup = {
+        "// capture once (after warm-up calls on a side stream), then per call: copy the new inputs",
+        "// into `inputs`, graph.replay(), read `output`",
+        "at::cuda::CUDAGraph graph;",
+        "c10::IValue output;",
+        "{",
+        "  c10::cuda::CUDAStreamGuard side(c10::cuda::getStreamFromPool());",
+        "  for (int i = 0; i < 3; ++i) module.forward(inputs);",
+        "  graph.capture_begin();",
+        "  output = module.forward(inputs);",
+        "  graph.capture_end();",
+        "}"};
+    c.python_setup = {
+        "# capture once, then per call: copy the new inputs into static_inputs, g.replay(), read "
+        "static_out",
+        "side = torch.cuda.Stream(); side.wait_stream(torch.cuda.current_stream())",
+        "with torch.cuda.stream(side):",
+        "    for _ in range(3): model(*static_inputs)",
+        "torch.cuda.current_stream().wait_stream(side)",
+        "g = torch.cuda.CUDAGraph()",
+        "with torch.cuda.graph(g): static_out = model(*static_inputs)"};
     return c;
   };
   return k;
@@ -796,11 +816,11 @@ const std::vector<Knob>& knob_registry() {
         runtime_knob(),
         threads_knob(),   batch_knob(),       mode_knob(),     grad_knob(),
         pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
-        graph_knob(),     cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
+        graph_knob(),     cuda_graphs_knob(), cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
         transfer_knob(),  amp_knob(),         zero_grad_knob()};
     for (auto& k : worker_knobs()) r.push_back(std::move(k));
-    for (auto& k : r) adapt_to_python_runtime(k);
+    for (auto& k : r) let_runtime_decide(k);
     return r;
   }();
   return registry;
@@ -857,24 +877,26 @@ const Knob& find_knob(const std::string& name) {
 }
 
 std::vector<std::string> all_values(const Knob& knob) {
-  // CUDA has the most values; a CPU model of Linear layers adds int8, a program AOTInductor.
+  // CUDA has the most values; a CPU model of Linear layers adds int8; each runtime its own graph
+  // values, seen on a model that comes in both forms (a built-in).
   WorkloadTraits cuda;
   cuda.cuda = true;
   cuda.usable_cores = 1;
   WorkloadTraits cpu_linear;
   cpu_linear.linear = true;
   cpu_linear.usable_cores = 1;
-  WorkloadTraits program;  // a torch.export program has values of its own (graph=aoti)
-  program.exported_program = true;
-  program.torchscript = false;
-  program.usable_cores = 1;
-  WorkloadTraits python = program;  // the python runtime has graph values of its own (compile)
-  python.python_runtime = true;
-  python.cuda = true;
-  std::vector<std::string> out = knob.values(cuda);
-  for (const auto& traits : {cpu_linear, program, python})
-    for (const auto& v : knob.values(traits))
+  WorkloadTraits both = cuda;
+  both.program_form = true;
+  both.convolutional = both.image_input = true;
+  std::vector<std::string> out;
+  const auto add = [&](const WorkloadTraits& t) {
+    for (const auto& v : knob.values(t))
       if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  };
+  add(cuda);
+  add(cpu_linear);
+  for (const Runtime* r : runtimes())
+    if (r->accepts(both).applies) add(r->view(both));
   return out;
 }
 

@@ -39,29 +39,27 @@ bool has_flag(const std::string& flag) {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
-// The CPU flags a package's AOTI_CPU_ISA (Inductor's vector ISA: "AVX2", "AVX512", "AMX", …)
-// needs, or nullopt for an ISA torchperf does not know.
+// The CPU flags one of Inductor's ISA names needs ("AVX512", "VecAVX2", "AMX_TILE",
+// "AVX512_VNNI", …: the package's AOTI_CPU_ISA lists one or more), or nullopt for a name
+// torchperf does not know, which is a note, not a refusal (the package may well run).
 std::optional<std::vector<std::string>> flags_for_isa(std::string isa) {
   std::transform(isa.begin(), isa.end(), isa.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (isa.empty() || isa == "none" || isa == "invalidvecisa") return std::vector<std::string>{};
-  if (isa == "avx2") return std::vector<std::string>{"avx2", "fma"};
-  if (isa == "avx512") return std::vector<std::string>{"avx512f", "avx512bw", "avx512vl"};
-  if (isa == "amx") return std::vector<std::string>{"avx512f", "amx_tile", "amx_bf16"};
-  if (isa == "neon" || isa == "asimd") return std::vector<std::string>{"asimd"};
-  if (isa.rfind("sve", 0) == 0) return std::vector<std::string>{"sve"};
+  if (isa.rfind("vec", 0) == 0) isa = isa.substr(3);
+  using Flags = std::vector<std::string>;
+  if (isa.empty() || isa == "none" || isa == "invalidvecisa" || isa == "default") return Flags{};
+  if (isa == "avx2") return Flags{"avx2", "fma"};
+  if (isa == "avx512") return Flags{"avx512f", "avx512bw", "avx512vl"};
+  if (isa == "amx") return Flags{"avx512f", "amx_tile", "amx_bf16"};
+  if (isa == "neon" || isa == "asimd") return Flags{"asimd"};
+  if (isa.rfind("sve", 0) == 0) return Flags{"sve"};
+  // PyTorch's CPU capabilities named as /proc/cpuinfo names them.
+  for (const char* flag : {"avx512_vnni", "avx512_bf16", "avx512_fp16", "avx512_vbmi",
+                           "avx512_vpopcntdq", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8",
+                           "amx_fp16", "avx512f", "avx512bw", "avx512vl", "avx512dq", "fma",
+                           "f16c", "avx", "sse4_2"})
+    if (isa == flag) return Flags{flag};
   return std::nullopt;
 }
-
-struct EntryLock {
-  int fd = -1;
-  explicit EntryLock(const std::string& path) {
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0) ::flock(fd, LOCK_EX);  // another process compiling the same entry finishes first
-  }
-  ~EntryLock() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 nlohmann::json read_entry(const fs::path& file) {
   std::ifstream in(file);
@@ -73,6 +71,21 @@ nlohmann::json read_entry(const fs::path& file) {
   }
 }
 
+// The names in a package's AOTI_CPU_ISA ("AVX512 AVX512_VNNI AMX_TILE", "VecAVX2").
+std::vector<std::string> isa_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::string name;
+  for (const char c : text + " ") {
+    if (c == ' ' || c == ',' || c == ';' || c == '+') {
+      if (!name.empty()) names.push_back(name);
+      name.clear();
+    } else {
+      name += c;
+    }
+  }
+  return names;
+}
+
 }  // namespace
 
 std::string AotiOptions::to_string() const {
@@ -80,13 +93,23 @@ std::string AotiOptions::to_string() const {
                      device, aten_capability.empty() ? "" : ",aten_isa=" + aten_capability);
 }
 
-std::string aoti_cache_dir() {
-  if (const char* dir = std::getenv("TORCHPERF_CACHE_DIR"); dir && *dir)
-    return (fs::path(dir) / "aoti").string();
+std::string torchperf_cache_dir() {
+  if (const char* dir = std::getenv("TORCHPERF_CACHE_DIR"); dir && *dir) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return (fs::path(xdg) / "torchperf" / "aoti").string();
+    return (fs::path(xdg) / "torchperf").string();
   const char* home = std::getenv("HOME");
-  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "torchperf" / "aoti").string();
+  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "torchperf").string();
+}
+
+std::string aoti_cache_dir() { return (fs::path(torchperf_cache_dir()) / "aoti").string(); }
+
+CacheEntryLock::CacheEntryLock(const std::string& lock_path) {
+  fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ >= 0) ::flock(fd_, LOCK_EX);  // another process making the same entry finishes first
+}
+
+CacheEntryLock::~CacheEntryLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 std::string archive_fingerprint(const std::string& path) {
@@ -160,13 +183,33 @@ std::string package_unrunnable_reason(const std::string& package_path) {
     return "built for " + machine->second + ", this machine is " + un.machine;
   const auto isa = meta.find("AOTI_CPU_ISA");
   if (isa == meta.end()) return "";
-  const auto needs = flags_for_isa(isa->second);
-  if (!needs) return "built for the CPU ISA " + isa->second + ", which torchperf does not know";
-  for (const auto& flag : *needs)
-    if (!has_flag(flag))
-      return "built for the CPU ISA " + isa->second + ", whose instructions this CPU lacks (no " +
-             flag + "): it would die with SIGILL";
+  for (const auto& name : isa_names(isa->second)) {
+    const auto needs = flags_for_isa(name);
+    if (!needs) continue;  // a name torchperf does not know: package_isa_note says so
+    for (const auto& flag : *needs)
+      if (!has_flag(flag))
+        return "built for the CPU ISA " + isa->second + ", whose instructions this CPU lacks (no " +
+               flag + "): it would die with SIGILL";
+  }
   return "";
+}
+
+std::string package_isa_note(const std::string& package_path) {
+  std::unordered_map<std::string, std::string> meta;
+  try {
+    meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(package_path, "model");
+  } catch (const std::exception&) {
+    return "";
+  }
+  const auto isa = meta.find("AOTI_CPU_ISA");
+  if (isa == meta.end()) return "";
+  std::string unknown;
+  for (const auto& name : isa_names(isa->second))
+    if (!flags_for_isa(name)) unknown += (unknown.empty() ? "" : ", ") + name;
+  return unknown.empty() ? ""
+                         : "the package names the CPU ISA " + isa->second + " (" + unknown +
+                               ": not checked against this CPU, which torchperf cannot map to "
+                               "CPU flags)";
 }
 
 std::string cached_aoti_package(const std::string& program_path, const AotiOptions& options) {
@@ -184,7 +227,7 @@ CompiledPackage ensure_aoti_package(const std::string& program_path, const AotiO
   if (ec)
     throw RuntimeFailure("cannot create the AOTInductor cache folder '" + entry.string() +
                          "': " + ec.message() + " (set TORCHPERF_CACHE_DIR)");
-  EntryLock lock((entry / "lock").string());
+  const CacheEntryLock lock((entry / "lock").string());
   CompiledPackage result;
   result.path = (entry / "package.pt2").string();
   const nlohmann::json meta = read_entry(entry / "entry.json");
@@ -193,6 +236,7 @@ CompiledPackage ensure_aoti_package(const std::string& program_path, const AotiO
                                            : package_unrunnable_reason(result.path);
     if (why.empty()) {
       result.cache_hit = true;
+      result.isa_note = package_isa_note(result.path);
       result.compile_s = meta.value("compile_s", 0.0);
       return result;
     }
@@ -209,8 +253,9 @@ CompiledPackage ensure_aoti_package(const std::string& program_path, const AotiO
   step.limits = limits;
   step.what = "compiling '" + program_path + "' with AOTInductor (" + options.to_string() + ")";
   const nlohmann::json answer = run_python_step(step);
-  const std::string why = package_unrunnable_reason(result.path);
-  if (!why.empty()) throw CompileError(step.what + ": the package it wrote is unusable: " + why);
+  // Compiled here for this CPU: the ISA is checked before a cached package is reused, not after
+  // a compile (Inductor picked it on this CPU); a name torchperf does not know is a note.
+  result.isa_note = package_isa_note(result.path);
   result.compile_s = answer.value("compile_s", 0.0);
   nlohmann::json record = {{"compile_s", result.compile_s},
                            {"options", options.to_string()},

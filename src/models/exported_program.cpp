@@ -136,9 +136,14 @@ ProgramSignature read_program_signature(const std::string& path) {
       const auto ranges = doc.value("range_constraints", nlohmann::json::object());
       if (ranges.contains(batch_symbol)) {
         const auto& r = ranges.at(batch_symbol);
-        sig.batch_min = r.value("min_val", std::int64_t{1});
-        // An unbounded range is written as a huge number (int_oo).
-        const auto max = r.value("max_val", std::int64_t{0});
+        // torch.export.Dim.DYNAMIC and Dim("batch") without a max write the range's missing end
+        // as null (the file says [2, inf]); older writers as a huge number (int_oo). Both: none.
+        const auto bound = [&](const char* field, std::int64_t otherwise) {
+          const auto it = r.find(field);
+          return it != r.end() && it->is_number_integer() ? it->get<std::int64_t>() : otherwise;
+        };
+        sig.batch_min = std::max<std::int64_t>(1, bound("min_val", 1));
+        const auto max = bound("max_val", 0);
         sig.batch_max = max >= (std::int64_t{1} << 62) ? 0 : max;
       }
     }

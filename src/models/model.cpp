@@ -44,12 +44,16 @@ class ExportedProgramSource final : public ModelSource {
   }
   // The program says what it is fed: the example's dtypes and shapes.
   std::optional<InputSpec> default_inputs() const override { return signature_.input_spec(); }
+  std::string program_path() const override { return path_; }
+  const ProgramSignature* program_signature() const override { return &signature_; }
+  std::unique_ptr<Model> load_program() const override { return load(); }
 
  private:
   std::string path_;
   ProgramSignature signature_;
 };
 
+// A built-in comes in both forms, materialised from its Python definition on first use.
 class BuiltinSource final : public ModelSource {
  public:
   explicit BuiltinSource(const BuiltinModelInfo& info) : info_(info) {}
@@ -58,9 +62,18 @@ class BuiltinSource final : public ModelSource {
     return std::make_unique<TorchScriptModel>(build_builtin(info_.name));
   }
   std::optional<InputSpec> default_inputs() const override { return info_.default_inputs; }
+  std::string program_path() const override { return materialise_builtin(info_.name).program; }
+  const ProgramSignature* program_signature() const override {
+    if (!signature_) signature_ = read_program_signature(program_path());
+    return &*signature_;
+  }
+  std::unique_ptr<Model> load_program() const override {
+    return std::make_unique<ExportedProgramModel>(program_path(), *program_signature());
+  }
 
  private:
   BuiltinModelInfo info_;
+  mutable std::optional<ProgramSignature> signature_;
 };
 
 bool starts_with_bytes(const std::string& path, const std::string& magic) {

@@ -10,10 +10,30 @@
 
 namespace torchperf {
 
-WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
+namespace {
+
+ProgramBatch batch_of(const ProgramSignature& sig) {
+  ProgramBatch b;
+  b.dynamic = sig.dynamic_batch;
+  b.min = sig.batch_min;
+  b.max = sig.batch_max;
+  b.exported = sig.exported_batch;
+  b.shape = sig.describe();
+  return b;
+}
+
+}  // namespace
+
+WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
+                                 const ProgramSignature* program) {
   WorkloadTraits traits;
   auto* ts = workload.model->as_torchscript();
   traits.torchscript = ts != nullptr;
+  traits.torchscript_form = ts != nullptr;
+  if (program) {
+    traits.program_form = true;
+    traits.program = batch_of(*program);
+  }
   if (ts) {
     traits.convolutional = ts->uses_operator("aten::conv2d") ||
                            ts->uses_operator("aten::_convolution") ||
@@ -28,6 +48,8 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file) {
   if (auto* ep = workload.model->as_exported()) {
     const ProgramSignature& sig = ep->signature();
     traits.exported_program = true;
+    traits.program_form = true;
+    traits.program = batch_of(sig);
     traits.convolutional = sig.convolutional;
     traits.linear = sig.linear;
     traits.can_train_mode = false;

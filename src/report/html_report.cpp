@@ -66,7 +66,7 @@ std::string run_summary(const RunAnalysis& a) {
     for (const auto& [runtime, i] : a.best_of_runtime) {
       const PointResult& p = r.points[i];
       const bool won = a.winner && *a.winner == p.key;
-      out += "<tr><td>" + std::string(runtime == "python" ? "Python" : "C++") +
+      out += "<tr><td>" + html_escape(runtime) +
              (won ? " (the winner)" : "") + "</td><td>" +
              html_escape(throughput_with_interval(p.metrics)) +
              "</td><td>" + html_escape(fmt::format("{:.1f} s", compile_seconds(p))) +

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "torchperf/runtime/runtime.h"
+
 namespace torchperf {
 namespace {
 
@@ -101,10 +103,7 @@ std::string format_measurement(const Measurement& m) {
                          w.settled ? "settled" : "NOT settled"));
   out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
   // A configuration read from an older record has no runtime knob: C++ then.
-  const bool python = std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
-                                  [](const ResolvedKnob& k) {
-                                    return k.name == "runtime" && k.value == "python";
-                                  });
+  const bool python = runtime_of_key(m.configuration.to_string()).worker() == RuntimeWorker::kPython;
   if (m.compile_s >= 0 && python)
     out += row("compile", fmt::format("torch.compile: {:.1f} s, the first call (in setup, apart "
                                       "from the timed calls)",
@@ -114,6 +113,10 @@ std::string format_measurement(const Measurement& m) {
                                       m.compile_s,
                                       m.compile_cache_hit ? ", from the cache (paid 0 s now)"
                                                           : ", compiled now"));
+  if (m.capture_s >= 0)
+    out += row("CUDA graphs", fmt::format("captured in {:.2f} s (warm-up calls included, apart "
+                                          "from the timed calls)",
+                                          m.capture_s));
   out += row("memory",
              fmt::format("peak {} {} (RSS before load {}); {:.1f} minor page faults per call",
                          m.peak_memory_kind == "process-rss" ? "RSS" : "CUDA allocated",

@@ -7,25 +7,39 @@
 
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/runtime/runtime.h"
 
 namespace torchperf {
 namespace {
 
-WorkloadTraits python_runtime(WorkloadTraits traits) {
-  traits.python_runtime = true;
-  return traits;
+// The views of the runtimes a space's runtime axis reaches (every runtime of each family on the
+// axis that takes the model); the first is the model's own C++ runtime.
+std::vector<WorkloadTraits> runtime_views(const WorkloadTraits& traits,
+                                          const std::vector<std::string>& families) {
+  std::vector<WorkloadTraits> views = {runtime_for("cpp", "", traits).view(traits)};
+  for (const auto& family : families)
+    for (const Runtime* r : family_runtimes(family, traits))
+      if (r->name() != views.front().runtime) views.push_back(r->view(traits));
+  return views;
+}
+
+WorkloadTraits viewed_default(const WorkloadTraits& traits) {
+  return runtime_for("cpp", "", traits).view(traits);
 }
 
 std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
-                                 const std::map<std::string, std::vector<std::string>>& requested) {
+                                 const std::map<std::string, std::vector<std::string>>& requested,
+                                 std::vector<std::string>& left_out) {
   for (const auto& [name, values] : requested)
     if (!find_knob(name).inference)  // an unknown knob: ConfigError naming the knobs
       throw ConfigError("--space " + name + ": not a knob of tune (it belongs to train)");
   std::vector<SpaceAxis> axes;
-  // With runtime=python on its axis (a program's default), the other axes hold the values of
-  // both runtimes (graph: aoti for C++, compile for Python); each point keeps those of its own.
-  bool python_too = false;
-  const WorkloadTraits python = python_runtime(traits);
+  // The runtime axis comes first (registry order): with more than one runtime on it (a program's
+  // default: C++ and Python; a built-in's: TorchScript, AOTInductor and Python), the other axes
+  // hold the values of every runtime (graph: frozen-opt for TorchScript, aoti for AOTInductor,
+  // compile for Python); each point keeps those of its own (build_space).
+  std::vector<WorkloadTraits> views = {viewed_default(traits)};
+  std::vector<WorkloadTraits> expert_views = views;
   for (const auto& knob : inference_knobs()) {
     SpaceAxis axis{knob.name, {}, knob.baseline(traits), ""};
     const auto asked = requested.find(knob.name);
@@ -34,24 +48,43 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       axis.values = asked->second;
     } else {
       if (!knob.swept_by_default(traits)) continue;  // process-level knobs: only when --space names them
-      for (const auto& v : knob.values(traits))
-        if (knob.applies(traits, v).applies) axis.values.push_back(v);
-      if (python_too && knob.name != "runtime")
-        for (const auto& v : knob.values(python))
-          if (knob.applies(python, v).applies &&
-              std::find(axis.values.begin(), axis.values.end(), v) == axis.values.end())
-            axis.values.push_back(v);
+      std::map<std::string, std::string> omitted;  // reason -> values
+      for (const auto& view : knob.name == "runtime" ? std::vector<WorkloadTraits>{traits} : views)
+        for (const auto& v : knob.values(view)) {
+          if (!knob.applies(view, v).applies ||
+              std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+            continue;
+          if (const std::string why = knob.left_out_of_sweep(traits, v); !why.empty()) {
+            std::string& values = omitted[why];
+            if (values.find(v) == std::string::npos) values += (values.empty() ? "" : ",") + v;
+            continue;
+          }
+          axis.values.push_back(v);
+        }
+      for (const auto& [why, values] : omitted)
+        left_out.push_back(knob.name + "=" + values + ": " + why + " (--space " + knob.name +
+                           "=... sweeps them)");
       if (axis.values.empty()) continue;  // the knob does not apply to this workload
       if (std::find(axis.values.begin(), axis.values.end(), axis.baseline) == axis.values.end() &&
-          knob.applies(traits, axis.baseline).applies)
+          knob.applies(traits, axis.baseline).applies &&
+          knob.left_out_of_sweep(traits, axis.baseline).empty())
         axis.values.insert(axis.values.begin(), axis.baseline);
     }
-    for (const auto& v : knob.expert(traits))
-      if (axis.expert.empty() &&
-          std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
-        axis.expert = v;
-    if (knob.name == "runtime")
-      python_too = std::find(axis.values.begin(), axis.values.end(), "python") != axis.values.end();
+    // The guides' start is in the runtime they name (torch.compile on a GPU), then in the others.
+    for (const auto& view : expert_views)
+      for (const auto& v : knob.expert(view))
+        if (axis.expert.empty() &&
+            std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+          axis.expert = v;
+    if (knob.name == "runtime") {
+      views = runtime_views(traits, axis.values);
+      expert_views = views;
+      if (!axis.expert.empty()) {
+        const std::string favoured = runtime_for(axis.expert, "", traits).name();
+        std::stable_partition(expert_views.begin(), expert_views.end(),
+                              [&](const WorkloadTraits& v) { return v.runtime == favoured; });
+      }
+    }
     axes.push_back(axis);
   }
   return axes;
@@ -73,22 +106,25 @@ std::string first_clause(const std::string& message) {
 Space build_space(const WorkloadTraits& traits,
                   const std::map<std::string, std::vector<std::string>>& requested) {
   Space space;
-  space.axes = make_axes(traits, requested);
-  bool python_on_axis = false;
+  space.axes = make_axes(traits, requested, space.left_out);
+  std::vector<std::string> families = {"cpp"};
   for (const auto& axis : space.axes)
-    if (axis.knob == "runtime")
-      python_on_axis =
-          std::find(axis.values.begin(), axis.values.end(), "python") != axis.values.end();
-  const WorkloadTraits python = python_runtime(traits);
-  // A value of the other runtime's leaves a point at its own runtime's baseline.
+    if (axis.knob == "runtime") families = axis.values;
+  const std::vector<WorkloadTraits> views = runtime_views(traits, families);
+  // A value only another runtime on the axes takes leaves a point at its own runtime's baseline.
   const auto own_runtime = [&](const Configuration& c) {
-    if (!python_on_axis) return c;
-    const bool in_python = c.get("runtime") == std::optional<std::string>("python");
+    if (views.size() < 2) return c;
+    const Runtime& mine = runtime_for(c.get("runtime").value_or("cpp"),
+                                      c.get("graph").value_or(""), traits);
+    const WorkloadTraits own_view = mine.view(traits);
     Configuration own;
-    for (const auto& [knob, value] : c.values())
-      if (knob == "runtime" || applies_in(find_knob(knob), in_python ? python : traits, value) ||
-          !applies_in(find_knob(knob), in_python ? traits : python, value))
-        own.set(knob, value);
+    for (const auto& [knob, value] : c.values()) {
+      const Knob& k = find_knob(knob);
+      bool elsewhere = false;
+      for (const auto& view : views)
+        elsewhere |= view.runtime != own_view.runtime && applies_in(k, view, value);
+      if (knob == "runtime" || applies_in(k, own_view, value) || !elsewhere) own.set(knob, value);
+    }
     return own;
   };
   // A requested value is checked once, alone, so its error names it rather than a combination.
@@ -99,7 +135,9 @@ Space build_space(const WorkloadTraits& traits,
         one.set(axis.knob, v);  // unknown values: ConfigError
         const Knob& knob = find_knob(axis.knob);
         const Applicability a = knob.applies(traits, v);
-        if (!a.applies && !(python_on_axis && applies_in(knob, python_runtime(traits), v)))
+        bool in_some_runtime = false;
+        for (const auto& view : views) in_some_runtime |= applies_in(knob, view, v);
+        if (!a.applies && !in_some_runtime)
           throw ConfigError("--space " + axis.knob + "=" + v +
                             " does not apply to this workload: " + a.reason);
       }

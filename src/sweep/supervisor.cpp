@@ -15,6 +15,8 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/measure/environment.h"
 #include "torchperf/models/aoti_package.h"
+#include "torchperf/models/model.h"
+#include "torchperf/runtime/runtime.h"
 #include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
 
@@ -227,11 +229,15 @@ void Supervisor::prepare_references() {
 // max-autotune's kernel benchmarks) and left out, with its points, when it would take over half
 // of the budget that is left: the points that are compiled then get the time.
 void Supervisor::prepare_packages() {
-  if (!desc_.traits.exported_program) return;
+  if (!desc_.traits.program_form) return;
   std::vector<AotiOptions> wanted;
+  std::string program;
   for (const auto& p : space_.points) {
     const ResolvedConfiguration c = resolve(p.config, desc_.traits);
-    if (c.value("runtime") == "python") continue;  // torch.compile: its point pays its compile
+    // A C++ runtime's compile (AOTInductor's package) is paid here, ahead; torch.compile's point
+    // pays its own in its worker; a TorchScript point compiles nothing.
+    const Runtime& runtime = runtime_of(c, desc_.traits);
+    if (runtime.worker() != RuntimeWorker::kCpp || !runtime.compiles(c.value("graph"))) continue;
     AotiOptions a;
     a.precision = c.value("precision");
     a.max_autotune = c.value("graph") == "aoti-max-autotune";
@@ -255,7 +261,8 @@ void Supervisor::prepare_packages() {
   for (const auto& options : wanted) {
     CompiledPackageRecord record;
     record.options = options.to_string();
-    const bool cached = !cached_aoti_package(o_.workload.model, options).empty();
+    if (program.empty()) program = open_model(o_.workload.model)->program_path();
+    const bool cached = !cached_aoti_package(program, options).empty();
     if (!cached && o_.budget_s > 0 && longest > 0) {
       const double estimate = longest * (options.max_autotune ? 3 : 1);
       const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
@@ -271,7 +278,7 @@ void Supervisor::prepare_packages() {
       current_ = "compiling " + record.options;
       report(phase_);
       try {
-        const CompiledPackage package = ensure_aoti_package(o_.workload.model, options, limits);
+        const CompiledPackage package = ensure_aoti_package(program, options, limits);
         record.path = package.path;
         record.compile_s = package.compile_s;
         record.cache_hit = package.cache_hit;
@@ -330,7 +337,7 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   // their process state is the same. A full point, which decides, has a fresh worker of its own,
   // started with its worker knobs' environment.
   WorkerOutcome out;
-  if (point.config.get("runtime") == std::optional<std::string>("python")) {
+  if (worker_of(point.config) == RuntimeWorker::kPython) {
     // The Python runtime: this process times the Python worker's blocks (measure_python_in_worker).
     if (shared_) shared_->close();
     workload.config = point.config;
@@ -622,6 +629,7 @@ TuneResult Supervisor::run_locked() {
   result_.space_points = space_.points.size();
   result_.space_combinations = space_.combinations;
   result_.space_dropped = space_.dropped;
+  for (const auto& l : space_.left_out) result_.notes.push_back("left out of the space: " + l);
   try {
     result_.origin = resolve(space_.origin, desc_.traits).to_string();
   } catch (const ConfigError&) {
@@ -642,7 +650,8 @@ TuneResult Supervisor::run_locked() {
                      {{"axes", result_.axes},
                       {"points", space_.points.size()},
                       {"combinations", space_.combinations},
-                      {"dropped", space_.dropped}}},
+                      {"dropped", space_.dropped},
+                      {"left_out", space_.left_out}}},
                     {"limits",
                      {{"budget_s", o_.budget_s},
                       {"point_timeout_s", limits_.timeout_s},

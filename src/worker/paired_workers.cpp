@@ -92,7 +92,7 @@ class PySide final : public RemoteSide {
 
 std::unique_ptr<RemoteSide> remote_side(const BenchOptions& options, const Configuration& config,
                                         const WorkerRun& run, const std::string& name) {
-  if (config.get("runtime") == std::optional<std::string>("python"))
+  if (worker_of(config) == RuntimeWorker::kPython)
     return std::make_unique<PySide>(options, config, run, name);
   return std::make_unique<CppSide>(options, config, run, name);
 }

@@ -20,6 +20,8 @@
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/model.h"
 #include "torchperf/models/python_side.h"
+#include "torchperf/models/aoti_package.h"
+#include "torchperf/runtime/runtime.h"
 #include "torchperf/worker/protocol.h"
 
 namespace torchperf {
@@ -38,22 +40,23 @@ std::vector<c10::IValue> read_inputs(const std::string& path) {
   }
 }
 
-// The model as Python loads it: a program or a TorchScript file; a built-in saved as one.
-std::pair<std::string, std::string> python_model(const BenchOptions& options,
-                                                 const WorkloadTraits& traits,
-                                                 const std::string& dir) {
-  if (traits.exported_program) return {"program", fs::absolute(options.model).string()};
-  if (options.model.rfind("builtin:", 0) != 0)
-    return {"torchscript", fs::absolute(options.model).string()};
-  std::string name = options.model.substr(8);
-  for (char& c : name)
-    if (c == ':' || c == '/') c = '-';
-  const std::string path = dir + "/builtin-" + name + ".pt";
-  if (!fs::exists(path)) {
-    auto model = open_model(options.model)->load();
-    model->as_torchscript()->module().save(path);
-  }
-  return {"torchscript", path};
+// The model as Python loads it: a program (a .pt2, or a built-in's, exported from its Python
+// definition) or a TorchScript file.
+std::pair<std::string, std::string> python_model(const BenchOptions& options, const Runtime& runtime,
+                                                 const WorkloadTraits& traits) {
+  if (runtime.form(traits) == ModelForm::kProgram)
+    return {"program", fs::absolute(open_model(options.model)->program_path()).string()};
+  return {"torchscript", fs::absolute(options.model).string()};
+}
+
+// Inductor's caches (FX graphs, autotuning, Triton kernels) per program, in torchperf's cache:
+// every worker of a tune, and later tunes, find what the first compiled. A folder the user
+// names with TORCHINDUCTOR_CACHE_DIR is theirs to keep.
+void share_inductor_cache(ChildEnvironment& environment, const std::string& program) {
+  if (const char* set = std::getenv("TORCHINDUCTOR_CACHE_DIR"); set && *set) return;
+  environment["TORCHINDUCTOR_CACHE_DIR"] =
+      (fs::path(torchperf_cache_dir()) / "inductor" / archive_fingerprint(program).substr(0, 16))
+          .string();
 }
 
 // The allocator asked for is the one the Python worker's loader mapped, as the C++ worker confirms
@@ -87,8 +90,9 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
     : options_(options) {
   const WorkloadDescription description = describe(options);
   config_ = resolve(requested, description.traits);
-  if (config_.value("runtime") != "python")
-    throw UsageError("a python side's configuration has runtime=" + config_.value("runtime"));
+  const Runtime& runtime = runtime_of(config_, description.traits);
+  if (runtime.worker() != RuntimeWorker::kPython)
+    throw UsageError("a python side's configuration runs in " + runtime.label());
   fs::create_directories(run.log_dir);
   dir_ = fs::absolute(run.log_dir).string();
   tag_ = std::to_string(::getpid()) + "-" + name;
@@ -111,7 +115,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   expected_ = load_saved_outputs(reference);
   const std::vector<c10::IValue> input_values = read_inputs(inputs);
 
-  const auto [model_kind, model] = python_model(options, description.traits, dir_);
+  const auto [model_kind, model] = python_model(options, runtime, description.traits);
   PythonSideRequest side;
   side.model_kind = model_kind;
   side.model = model;
@@ -137,6 +141,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
 
   ChildEnvironment environment = worker_environment(requested);
   environment["PYTHONPATH"] = python_package_dir();
+  if (model_kind == "program") share_inductor_cache(environment, model);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.timeout_s;

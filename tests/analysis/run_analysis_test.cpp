@@ -268,10 +268,13 @@ TEST(RunAnalysisTwoRuntimesTest, PythonIsMeasuredAgainstCppEachAtItsOwnBaseline)
 
 TEST(RunAnalysisTwoRuntimesTest, TheBestOfEachRuntimeAndACompileTimeFrontAreNamed) {
   const RunAnalysis a = analyze(two_runtime_run());
-  ASSERT_EQ(a.best_of_runtime.size(), 2u);
-  EXPECT_EQ(a.run.points[a.best_of_runtime.at("cpp")].key, "runtime=cpp,graph=aoti");
-  EXPECT_EQ(a.run.points[a.best_of_runtime.at("python")].key,
+  // One best per runtime type: AOTInductor in C++, eager and torch.compile in Python.
+  ASSERT_EQ(a.best_of_runtime.size(), 3u);
+  EXPECT_EQ(a.run.points[a.best_of_runtime.at("C++ AOTInductor")].key, "runtime=cpp,graph=aoti");
+  EXPECT_EQ(a.run.points[a.best_of_runtime.at("Python torch.compile")].key,
             "runtime=python,grad=inference,graph=compile");
+  EXPECT_EQ(a.run.points[a.best_of_runtime.at("Python eager")].key,
+            "runtime=python,grad=inference,graph=eager");
   const auto front = std::find_if(a.fronts.begin(), a.fronts.end(),
                                   [](const ParetoFront& f) { return f.name == "throughput-compile"; });
   ASSERT_NE(front, a.fronts.end());
@@ -281,9 +284,11 @@ TEST(RunAnalysisTwoRuntimesTest, TheBestOfEachRuntimeAndACompileTimeFrontAreName
   std::map<std::string, const Recommendation*> by_kind;
   for (const auto& r : a.recommendations) by_kind.emplace(r.kind, &r);
   ASSERT_TRUE(by_kind.count("runtime"));
-  EXPECT_NE(by_kind["runtime"]->text.find("best in C++: runtime=cpp,graph=aoti"), std::string::npos)
+  EXPECT_NE(by_kind["runtime"]->text.find("best in C++ AOTInductor: runtime=cpp,graph=aoti"),
+            std::string::npos)
       << by_kind["runtime"]->text;
-  EXPECT_NE(by_kind["runtime"]->evidence.find("cpp: 100 (95% CI 98-102) samples/s, compile 20.0 s"),
+  EXPECT_NE(by_kind["runtime"]->evidence.find(
+                "C++ AOTInductor: 100 (95% CI 98-102) samples/s, compile 20.0 s"),
             std::string::npos)
       << by_kind["runtime"]->evidence;
   ASSERT_TRUE(by_kind.count("graph-breaks"));
@@ -294,7 +299,12 @@ TEST(RunAnalysisTwoRuntimesTest, TheBestOfEachRuntimeAndACompileTimeFrontAreName
 
 TEST(RunAnalysisTwoRuntimesTest, ARunOfOneRuntimeNamesNoBestOfEachNorACompileFront) {
   RunResults r = two_runtime_run();
-  r.points.erase(r.points.begin());
+  // Only torch.compile's points: one runtime.
+  r.points.erase(std::remove_if(r.points.begin(), r.points.end(),
+                                [](const PointResult& p) {
+                                  return p.key.find("graph=compile") == std::string::npos;
+                                }),
+                 r.points.end());
   for (auto& p : r.points) p.measurement = nlohmann::json::object();
   const RunAnalysis a = analyze(r);
   EXPECT_TRUE(a.best_of_runtime.empty());

@@ -5,6 +5,7 @@
 #include "torchperf/config/configuration.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/runtime/runtime.h"
 
 namespace torchperf {
 namespace {
@@ -13,8 +14,25 @@ WorkloadTraits program() {
   WorkloadTraits t = testing::image_model_traits();
   t.torchscript = false;
   t.exported_program = true;
+  t.torchscript_form = false;
+  t.program_form = true;
   t.can_train_mode = false;
   return t;
+}
+
+// A built-in: both forms.
+WorkloadTraits builtin() {
+  WorkloadTraits t = testing::image_model_traits();
+  t.program_form = true;
+  t.program.min = 1;
+  t.program.max = 4096;
+  return t;
+}
+
+bool python_compile_captures(const WorkloadTraits& t) {
+  return runtime_for("python", "compile-reduce-overhead", t)
+             .captures_cuda_graphs("compile-reduce-overhead", t.cuda) &&
+         !runtime_for("python", "compile", t).captures_cuda_graphs("compile", t.cuda);
 }
 
 std::string config_error(const Configuration& c, const WorkloadTraits& t) {
@@ -42,28 +60,92 @@ TEST(RuntimeKnobTest, UnderPythonTheGraphIsTorchCompileAndKnobsPythonDoesNotAppl
     EXPECT_NE(r.knob(name).reason.find("python runtime"), std::string::npos)
         << name << ": " << r.knob(name).reason;
   }
-  EXPECT_EQ(find_knob("graph").values([] {
-    WorkloadTraits t = program();
-    t.python_runtime = true;
-    return t;
-  }()),
+  EXPECT_EQ(find_knob("graph").values(runtime_for("python", "", program()).view(program())),
             (std::vector<std::string>{"eager", "compile", "compile-max-autotune"}));
+  WorkloadTraits gpu = program();
+  gpu.cuda = true;
+  EXPECT_EQ(find_knob("graph").values(runtime_for("python", "", gpu).view(gpu)),
+            (std::vector<std::string>{"eager", "compile", "compile-reduce-overhead",
+                                      "compile-max-autotune",
+                                      "compile-max-autotune-no-cudagraphs"}));
 }
 
 TEST(RuntimeKnobTest, EachRuntimesValuesAreRefusedInTheOtherNamingWhatTheyNeed) {
   EXPECT_NE(config_error(Configuration::parse("graph=compile"), program()).find(
-                "needs runtime=python"),
+                "runtime=python"),
             std::string::npos);
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=aoti"), program())
-                .find("runtime=python runs graph=eager, compile or compile-max-autotune"),
+                .find("runtime=python runs graph=eager or a torch.compile mode"),
             std::string::npos);
-  EXPECT_NE(config_error(Configuration::parse("runtime=python,precision=bf16"), program())
-                .find("autocast"),
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,precision=int8-dynamic"), program())
+                .find("runtime=python applies fp32, bf16 or fp16"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=compile-reduce-overhead"),
+                         program())
+                .find("exists only on CUDA devices"),
             std::string::npos);
   WorkloadTraits neither = program();
-  neither.exported_program = false;
+  neither.program_form = false;
   EXPECT_NE(config_error(Configuration::parse("runtime=python"), neither).find(
                 "a torch.export program or a TorchScript model"),
+            std::string::npos);
+}
+
+TEST(RuntimeKnobTest, PythonConvertsWeightsToHalfPrecisionOnCudaAndBf16Anywhere) {
+  WorkloadTraits gpu = program();
+  gpu.cuda = true;
+  EXPECT_EQ(resolve(Configuration::parse("runtime=python,precision=fp16"), gpu).value("precision"),
+            "fp16");
+  EXPECT_EQ(resolve(Configuration::parse("runtime=python,precision=bf16"), program())
+                .value("precision"),
+            "bf16");
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,precision=fp16"), program())
+                .find("only on CUDA"),
+            std::string::npos);
+}
+
+TEST(RuntimeKnobTest, ABuiltinReachesEveryRuntimeAndTheGraphValuePicksIt) {
+  const WorkloadTraits t = builtin();
+  EXPECT_EQ(runtime_of(resolve(Configuration::parse("graph=frozen-opt"), t), t).name(),
+            "torchscript");
+  EXPECT_EQ(runtime_of(resolve(Configuration::parse("graph=aoti"), t), t).name(), "aoti");
+  EXPECT_EQ(runtime_of(resolve(Configuration::parse("runtime=python"), t), t).name(),
+            "python-eager");
+  EXPECT_EQ(runtime_of(resolve(Configuration::parse("runtime=python,graph=compile"), t), t).name(),
+            "python-compile");
+  // The baseline of a built-in stays TorchScript eager (no compile to pay for it).
+  EXPECT_EQ(resolve(Configuration{}, t).value("graph"), "eager");
+  // Under AOTInductor the model is a program: autograd's mode and the module's flag are gone.
+  const ResolvedConfiguration aoti = resolve(Configuration::parse("graph=aoti"), t);
+  EXPECT_FALSE(aoti.knob("grad").applicable);
+  EXPECT_FALSE(aoti.knob("format").applicable);
+  EXPECT_NE(config_error(Configuration::parse("graph=aoti,grad=no_grad"), t).find("autograd"),
+            std::string::npos);
+}
+
+TEST(RuntimeKnobTest, CudaGraphsAreACppKnobOnCudaAndAPythonCompileModeThere) {
+  WorkloadTraits gpu = builtin();
+  gpu.cuda = true;
+  EXPECT_EQ(resolve(Configuration::parse("cuda_graphs=on,graph=frozen-opt"), gpu)
+                .value("cuda_graphs"),
+            "on");
+  EXPECT_EQ(resolve(Configuration::parse("cuda_graphs=on,graph=aoti"), gpu).value("cuda_graphs"),
+            "on");
+  EXPECT_NE(config_error(Configuration::parse("cuda_graphs=on"), builtin()).find("CUDA devices"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,cuda_graphs=on"), gpu)
+                .find("graph=compile-reduce-overhead"),
+            std::string::npos);
+  EXPECT_TRUE(python_compile_captures(gpu));
+}
+
+TEST(RuntimeKnobTest, ATorchScriptFileRunsInPythonEagerButNotTorchCompile) {
+  const WorkloadTraits t = testing::image_model_traits();
+  EXPECT_EQ(resolve(Configuration::parse("runtime=python"), t).value("graph"), "eager");
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=compile"), t)
+                .find("does not trace a TorchScript module"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("graph=aoti"), t).find("torch.export program"),
             std::string::npos);
 }
 

@@ -45,6 +45,15 @@ TEST(ExportedProgramTest, SeesTheConvolutionsOfAConvolutionalProgram) {
   EXPECT_EQ(to_string(sig.input_spec()), "3x224x224");
 }
 
+TEST(ExportedProgramTest, ABatchExportedAsDimDynamicIsReadAsUnbounded) {
+  // Dim.DYNAMIC writes the range [2, inf] with a null max: the most common export.
+  const ProgramSignature sig = read_program_signature(fixture("mlp_dim_dynamic.pt2"));
+  EXPECT_TRUE(sig.dynamic_batch);
+  EXPECT_EQ(sig.batch_min, 2);
+  EXPECT_EQ(sig.batch_max, 0) << "no upper bound";
+  EXPECT_EQ(sig.describe(), "input: float32[batch,32] (batch 2..any)");
+}
+
 TEST(ExportedProgramTest, ADamagedProgramIsAModelErrorNamingTheFile) {
   try {
     read_program_signature(fixture("corrupt_program.pt2"));

@@ -24,15 +24,63 @@ TEST(SpaceTest, EveryApplicableKnobIsAnAxisAndTheProductIsResolved) {
   std::set<std::string> keys;
   for (const auto& p : s.points) keys.insert(p.key);
   EXPECT_EQ(keys.size(), s.points.size()) << "points are unique once resolved";
-  EXPECT_LT(s.points.size(), s.combinations) << "train with a frozen graph is dropped";
-  ASSERT_FALSE(s.dropped.empty());
-  EXPECT_NE(s.dropped.front().find("needs mode=eval"), std::string::npos) << s.dropped.front();
+  EXPECT_LE(s.points.size(), s.combinations);
+  // An inference tune measures eval mode; train is left out, and the space says so.
+  for (const auto& a : s.axes)
+    if (a.knob == "mode") EXPECT_EQ(a.values, (std::vector<std::string>{"eval"}));
+  ASSERT_FALSE(s.left_out.empty());
+  EXPECT_NE(s.left_out.front().find("mode=train: an inference tune measures eval mode"),
+            std::string::npos)
+      << s.left_out.front();
+}
+
+TEST(SpaceTest, OnCudaThreadsAreNotSweptAndTheSpaceSaysWhy) {
+  WorkloadTraits gpu = image_model();
+  gpu.cuda = true;
+  gpu.usable_cores = 16;
+  gpu.default_threads = 16;
+  const Space s = build_space(gpu, {});
+  for (const auto& a : s.axes)
+    if (a.knob == "threads") EXPECT_EQ(a.values, (std::vector<std::string>{"16"}));
+  bool said = false;
+  for (const auto& l : s.left_out) said |= l.find("threads=1,2,4,8: on a CUDA device") == 0;
+  EXPECT_TRUE(said) << "left out: " << (s.left_out.empty() ? "nothing" : s.left_out.front());
+  // Asked for, they are swept.
+  const Space asked = build_space(gpu, {{"threads", {"1", "16"}}});
+  for (const auto& a : asked.axes)
+    if (a.knob == "threads") EXPECT_EQ(a.values, (std::vector<std::string>{"1", "16"}));
+}
+
+TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
+  WorkloadTraits gpu = image_model();
+  gpu.cuda = true;
+  gpu.program_form = true;
+  const Space s = build_space(gpu, {});
+  std::map<std::string, const SpaceAxis*> axes;
+  for (const auto& a : s.axes) axes[a.knob] = &a;
+  ASSERT_TRUE(axes.count("runtime") && axes.count("graph") && axes.count("cuda_graphs"));
+  EXPECT_EQ(axes["runtime"]->values, (std::vector<std::string>{"cpp", "python"}));
+  for (const char* g : {"frozen-opt", "aoti", "compile", "compile-reduce-overhead"})
+    EXPECT_NE(std::find(axes["graph"]->values.begin(), axes["graph"]->values.end(), g),
+              axes["graph"]->values.end())
+        << g;
+  // The guides' start: torch.compile with CUDA graphs, half weights, channels_last, in Python.
+  EXPECT_EQ(axes["runtime"]->expert, "python");
+  EXPECT_EQ(axes["graph"]->expert, "compile-reduce-overhead");
+  EXPECT_EQ(axes["precision"]->expert, "fp16");
+  EXPECT_EQ(axes["format"]->expert, "channels_last");
+  // Each point keeps its own runtime's values: CUDA graphs in C++ are never a Python point's.
+  for (const auto& p : s.points)
+    if (p.key.find("runtime=python") != std::string::npos)
+      EXPECT_EQ(p.key.find("cuda_graphs=on"), std::string::npos) << p.key;
 }
 
 TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
   WorkloadTraits program = image_model();
   program.torchscript = false;
   program.exported_program = true;
+  program.torchscript_form = false;
+  program.program_form = true;
   program.can_train_mode = false;
   const Space s = build_space(program, {});
   std::map<std::string, std::vector<std::string>> axes;
@@ -68,6 +116,8 @@ TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
   WorkloadTraits program = image_model();
   program.torchscript = false;
   program.exported_program = true;
+  program.torchscript_form = false;
+  program.program_form = true;
   program.can_train_mode = false;
   const Space s = build_space(program, {{"runtime", {"cpp", "python"}}, {"threads", {"1"}}});
   std::map<std::string, std::vector<std::string>> axes;
@@ -92,9 +142,13 @@ TEST(SpaceTest, AStaticProgramsBatchIsNotAnAxis) {
   WorkloadTraits program = image_model();
   program.torchscript = false;
   program.exported_program = true;
+  program.torchscript_form = false;
+  program.program_form = true;
   program.can_train_mode = false;
   program.dynamic_batch = false;
   program.default_batch = 4;
+  program.program.dynamic = false;
+  program.program.exported = 4;
   const Space s = build_space(program, {});
   for (const auto& a : s.axes) EXPECT_NE(a.knob, "batch");
   EXPECT_THROW(build_space(program, {{"batch", {"8"}}}), ConfigError);

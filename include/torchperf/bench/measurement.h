@@ -48,6 +48,9 @@ struct Measurement {
   double compile_s = -1;
   bool compile_cache_hit = false;
   std::string package;
+  // cuda_graphs=on: what capturing the forward's CUDA graphs cost (warm-up calls included; -1:
+  // nothing captured), apart from the run's time as a compile's is.
+  double capture_s = -1;
   // torch.compile (runtime=python): how often Dynamo broke the graph and its first reasons;
   // each break runs Python between compiled pieces.
   std::int64_t graph_breaks = 0;

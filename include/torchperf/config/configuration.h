@@ -10,6 +10,7 @@
 
 #include "torchperf/config/training_plan.h"
 #include "torchperf/models/workload_traits.h"
+#include "torchperf/runtime/runtime.h"
 
 namespace torchperf {
 
@@ -57,6 +58,12 @@ ResolvedConfiguration resolve_training(const Configuration& requested,
                                        const WorkloadTraits& traits);
 // What the training knobs' values mean for the loop (each knob's plan(), registry order).
 TrainingPlan plan_training(const ResolvedConfiguration& config);
+
+// The runtime a resolved configuration runs in (its runtime and graph values, the model's forms).
+const Runtime& runtime_of(const ResolvedConfiguration& config, const WorkloadTraits& traits);
+// The worker a requested configuration runs in, from its runtime value alone (a family has one
+// worker): what a supervisor asks before it has described the model.
+RuntimeWorker worker_of(const Configuration& config);
 
 // Named configurations: "baseline" (nothing changed) and "careful" (eval + no_grad, where a careful
 // user starts); anything else is parsed as a configuration string.

@@ -14,13 +14,6 @@ namespace torchperf {
 
 struct Workload;
 
-struct Applicability {
-  bool applies = true;
-  std::string reason;  // why not, in words a user understands
-  static Applicability yes() { return {}; }
-  static Applicability no(std::string why) { return {false, std::move(why)}; }
-};
-
 // Where a knob acts. Every knob may also prepare() the workload once, before timing (transform
 // the model and inputs). A call knob is entered around every forward call, inside the timed
 // region, as user code wraps each call (grad mode, autocast). A process knob sets process-wide
@@ -109,6 +102,10 @@ struct Knob {
   std::function<bool(const WorkloadTraits&)> swept_by_default = [](const WorkloadTraits&) {
     return true;
   };
+  // Why a default sweep leaves a value out on this workload ("" keeps it): threads on a CUDA
+  // device (the GPU does the work), mode=train in an inference tune. --space names it to sweep it.
+  std::function<std::string(const WorkloadTraits&, const std::string& value)> left_out_of_sweep =
+      [](const WorkloadTraits&, const std::string&) { return std::string(); };
   // A configuration string lists the knob even when it was left at its baseline; worker knobs
   // appear only when asked for (a swept axis always asks), so that configurations written before
   // they existed keep their names.

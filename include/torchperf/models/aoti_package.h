@@ -27,10 +27,28 @@ struct CompiledPackage {
   double compile_s = 0;     // what compiling it cost, when it was compiled (a hit: the cost then)
   bool cache_hit = false;   // this call compiled nothing
   std::string rebuilt_because;  // a corrupt entry, another ISA, ... ("" when not rebuilt)
+  std::string isa_note;  // an ISA name torchperf does not know, not checked ("" when none)
 };
 
-// $TORCHPERF_CACHE_DIR/aoti, else $XDG_CACHE_HOME/torchperf/aoti, else ~/.cache/torchperf/aoti.
+// torchperf's cache: $TORCHPERF_CACHE_DIR, else $XDG_CACHE_HOME/torchperf, else
+// ~/.cache/torchperf. Packages live in its aoti/, built-ins in builtins/, Inductor's caches in
+// inductor/.
+std::string torchperf_cache_dir();
+// torchperf_cache_dir()/aoti.
 std::string aoti_cache_dir();
+
+// Holds an exclusive lock on a cache entry's lock file while alive: another process making the
+// same entry waits, then finds it made.
+class CacheEntryLock {
+ public:
+  explicit CacheEntryLock(const std::string& lock_path);
+  ~CacheEntryLock();
+  CacheEntryLock(const CacheEntryLock&) = delete;
+  CacheEntryLock& operator=(const CacheEntryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 // A content fingerprint of a zip archive that reads only its central directory (every record's
 // name, size and CRC-32): cheap for a model of any size. Throws ModelError for a truncated zip.
@@ -42,6 +60,10 @@ std::string package_cache_key(const std::string& program_path, const AotiOptions
 // Why this machine cannot run the package, "" when it can: another machine (x86_64, aarch64),
 // an ISA whose instructions this CPU lacks, a file that is not an AOTInductor package.
 std::string package_unrunnable_reason(const std::string& package_path);
+
+// A note naming the ISA names in the package torchperf does not know ("" when none): they are
+// not checked, and not a reason to refuse it.
+std::string package_isa_note(const std::string& package_path);
 
 // The package for program under options: from the cache, or compiled now (under limits) and
 // cached. Throws what the compile step throws (CompileError, ResourceLimit, ModelError).

@@ -15,6 +15,7 @@ namespace torchperf {
 
 class TorchScriptModel;
 class ExportedProgramModel;
+struct ProgramSignature;
 
 class Model {
  public:
@@ -63,9 +64,15 @@ class ModelSource {
  public:
   virtual ~ModelSource() = default;
   virtual std::string name() const = 0;
+  // Its first form: TorchScript for a built-in or a TorchScript file, the program for a .pt2.
   virtual std::unique_ptr<Model> load() const = 0;
   // Built-ins know how they are fed; files do not.
   virtual std::optional<InputSpec> default_inputs() const { return std::nullopt; }
+  // Its torch.export program, where it has one (a .pt2 file, a built-in): the path, its
+  // signature, and the program loaded (as an ExportedProgramModel). "" / null when it has none.
+  virtual std::string program_path() const { return ""; }
+  virtual const ProgramSignature* program_signature() const { return nullptr; }
+  virtual std::unique_ptr<Model> load_program() const { return nullptr; }
 };
 
 // "builtin:NAME[:PRESET]" or a path to a TorchScript file. Throws ModelError for a missing or

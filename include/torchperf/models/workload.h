@@ -22,7 +22,10 @@ struct Workload {
   std::uint64_t seed = 0;
 };
 
-// Inspects a loaded (untransformed) workload: graph operators, input ranks and dtypes, device.
-WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file);
+// Inspects a loaded (untransformed) workload: graph operators, input ranks and dtypes, device,
+// and the forms the model comes in (program: its torch.export program's signature, when the
+// model has one besides the form loaded, as a built-in does).
+WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
+                                 const ProgramSignature* program = nullptr);
 
 }  // namespace torchperf

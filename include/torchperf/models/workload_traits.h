@@ -7,7 +7,31 @@
 
 namespace torchperf {
 
+// Whether a knob value applies, and why not in words a user understands.
+struct Applicability {
+  bool applies = true;
+  std::string reason;
+  static Applicability yes() { return {}; }
+  static Applicability no(std::string why) { return {false, std::move(why)}; }
+};
+
+// What a torch.export program says of its inputs' batch dimension.
+struct ProgramBatch {
+  bool dynamic = true;
+  long long min = 1, max = 0;  // max 0: no bound
+  long long exported = 1;      // the batch it was exported with (a static program's only one)
+  std::string shape;           // its inputs, for messages ("x: float32[batch,784] (batch 1..4096)")
+};
+
 struct WorkloadTraits {
+  // The forms the model comes in: a TorchScript graph (a file, or a built-in scripted from its
+  // Python definition), a torch.export program (a .pt2, or a built-in exported on first use), or
+  // both (built-ins). Which runtimes take the model follows from them (runtime/runtime.h).
+  bool torchscript_form = true;
+  bool program_form = false;
+  ProgramBatch program;  // when program_form
+  // The model as the runtime resolving a configuration sees it (Runtime::view): the form it runs
+  // and, for a program, its batch range below. Knobs decide on these.
   bool torchscript = true;        // graph knobs need a TorchScript graph
   bool exported_program = false;  // a torch.export program: AOTInductor compiles it
   // The batch dimension may change (a TorchScript module, or a program exported with a dynamic
@@ -32,9 +56,9 @@ struct WorkloadTraits {
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
   int default_interop_threads = 1;  // and its inter-op threads
   long long default_batch = 1;  // from the inputs file, a static program, or 1
-  // Not a fact of the model: set by resolve() when runtime=python, so that the other knobs
-  // answer for the Python runtime (its graph values, the knobs it does not apply).
-  bool python_runtime = false;
+  // Not a fact of the model: the name of the runtime whose view these traits are (set by
+  // Runtime::view; "" before any), so that the knobs a runtime decides answer for it.
+  std::string runtime;
 };
 
 }  // namespace torchperf

@@ -34,6 +34,9 @@ struct Space {
   Configuration origin;
   std::size_t combinations = 0;      // the raw product, before contradictions and duplicates
   std::vector<std::string> dropped;  // e.g. "72 with mode=train and graph=frozen: …"
+  // Values a default sweep left out, and why (Knob::left_out_of_sweep): "threads=1,2,4,8: on a
+  // CUDA device the GPU does the work: … (--space threads=… sweeps them)".
+  std::vector<std::string> left_out;
 };
 
 // Throws ConfigError for an unknown knob, a value it does not take, or one forced where it does

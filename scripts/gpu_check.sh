@@ -1,0 +1,65 @@
+#!/bin/bash
+# The GPU check, on a machine with an NVIDIA GPU and PyTorch in its python3 (no package registry
+# needed): run from a copy of this repository with the bundle scripts/gpu_build.sh made.
+#
+#   scripts/gpu_check.sh BUNDLE OUT [TUNE_BUDGET]
+#
+# In one run: the environment; the CUDA-labelled tests (CUDA-graph capture and replay, the C++
+# runtime library's bindings); the two commands that crashed on the first GPU (bench --vs in two
+# workers, quiet, to a file; the Python runtime); the hand-tuned PyTorch peers (bench/gpu_peers.py);
+# a tune of the built-in ResNet-18 at batch 64; and the table of tune's winner over each peer.
+# Every step has its own time limit and writes its log under OUT, so a slow step costs itself.
+# Under 9 minutes on an H100 with 16 cores (docs/gpu.md has the figures).
+set -u
+BUNDLE=$(cd "$1" && pwd)
+OUT=$2
+BUDGET=${3:-150s}
+cd "$(dirname "$0")/.."
+mkdir -p "$OUT"
+started=$(date +%s)
+step() { echo "=== [$(( $(date +%s) - started )) s] $*"; }
+
+TORCH_LIB=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+export LD_LIBRARY_PATH="$TORCH_LIB:$BUNDLE/lib"
+export TORCHPERF_PYTHON=$(command -v python3) TORCHPERF_PYTHON_PATH=$PWD/python PYTHONPATH=$PWD/python
+export TORCHPERF_CACHE_DIR=${TORCHPERF_CACHE_DIR:-/tmp/torchperf-gpu-cache}
+export PYTHONUNBUFFERED=1
+TP="$BUNDLE/torchperf"
+
+step "environment"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+timeout 60 "$TP" env 2>&1 | tee "$OUT/env.txt" | sed -n '1,12p'
+
+step "the C++ runtime library first: std::filesystem binds to libstdc++, not to libtorch's copy"
+readelf -d "$TP" | awk '/NEEDED/ {print "first NEEDED: " $5; exit}'
+LD_BIND_NOW=1 LD_DEBUG=bindings "$TP" --version 2>&1 | grep -m1 'remove_all' |
+  sed 's/^ *[0-9]*: *//' || echo "remove_all: not bound at start-up"
+
+step "CUDA-labelled tests"
+timeout 180 "$BUNDLE/tests/torchperf_runtime_tests" --gtest_filter='*Cuda*' 2>&1 |
+  tee "$OUT/cuda-tests.txt" | grep -E '^\[ *(OK|FAILED|PASSED|SKIPPED) ' | sed -n '1,20p'
+
+step "bench --vs in two workers, --quiet, to a file (crashed with SIGSEGV on the first GPU)"
+timeout 150 "$TP" bench builtin:resnet18 --device cuda --batch 64 --precision fp16 \
+  --format channels_last --cudnn-benchmark on --grad inference --mode eval --vs baseline --time 6 \
+  --quiet > "$OUT/bench-vs.txt" 2> "$OUT/bench-vs.err"
+echo "exit $?"; grep -m1 'A vs B' "$OUT/bench-vs.txt"; tail -2 "$OUT/bench-vs.err"
+
+step "the Python runtime on CUDA (crashed with SIGSEGV on the first GPU), half weights, channels_last"
+timeout 150 "$TP" bench builtin:resnet18 --device cuda --batch 64 --runtime python --graph eager \
+  --precision fp16 --format channels_last --grad inference --time 3 --quiet \
+  > "$OUT/bench-python.txt" 2> "$OUT/bench-python.err"
+echo "exit $?"; grep -m1 'samples/s' "$OUT/bench-python.txt"; tail -2 "$OUT/bench-python.err"
+
+step "the hand-tuned PyTorch peers (torch.utils.benchmark, each in its own process)"
+timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \
+  --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt"
+
+step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET"
+timeout 420 "$TP" tune builtin:resnet18 --device cuda --batch 64 --budget "$BUDGET" \
+  --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
+echo "exit $?"; grep -E '^(space|note|WINNER|  speedup)' "$OUT/tune.err" | head -20
+
+step "tune's winner over each peer"
+python3 bench/gpu_table.py "$OUT/tune.json" "$OUT/peers.json" | tee "$OUT/table.md"
+step "done"

@@ -1,0 +1,197 @@
+#include <algorithm>
+
+#include "runtimes.h"
+
+namespace torchperf {
+namespace {
+
+// torch.compile's modes as graph values, and whether each exists only on CUDA: reduce-overhead
+// is CUDA graphs, and max-autotune-no-cudagraphs differs from max-autotune only where CUDA
+// graphs exist.
+struct CompileMode {
+  const char* graph;
+  const char* mode;  // torch.compile's mode=, nullptr for its default
+  bool cuda_only;
+  bool cuda_graphs;  // replays CUDA graphs on CUDA
+};
+
+const CompileMode kModes[] = {
+    {"compile", nullptr, false, false},
+    {"compile-reduce-overhead", "reduce-overhead", true, true},
+    {"compile-max-autotune", "max-autotune", false, true},
+    {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false},
+};
+
+const CompileMode* mode_of(const std::string& graph) {
+  for (const auto& m : kModes)
+    if (graph == m.graph) return &m;
+  return nullptr;
+}
+
+// What both Python runtimes make of the knobs: PyTorch in the venv's Python applies the graph
+// (eager or a torch.compile mode), precision (autocast, or weights and inputs converted), the
+// memory format, autograd's mode, threads, the batch and the allocator; the rest are LibTorch's
+// (TorchScript passes, its process flags) and do not apply.
+class PythonRuntime : public Runtime {
+ public:
+  std::string family() const override { return "python"; }
+  RuntimeWorker worker() const override { return RuntimeWorker::kPython; }
+  ModelForm form(const WorkloadTraits& model) const override {
+    return model.program_form ? ModelForm::kProgram : ModelForm::kTorchScript;
+  }
+  std::vector<std::string> graphs(const WorkloadTraits& view) const override {
+    std::vector<std::string> out = {"eager"};
+    if (!view.program_form) return out;  // torch.compile does not trace a ScriptModule
+    for (const auto& m : kModes)
+      if (!m.cuda_only || view.cuda) out.push_back(m.graph);
+    return out;
+  }
+  std::vector<std::string> expert_graphs(const WorkloadTraits& view) const override {
+    if (!view.program_form) return {};
+    // On CUDA the guides' last step is CUDA graphs (reduce-overhead); on a CPU, plain compile.
+    return view.cuda ? std::vector<std::string>{"compile-reduce-overhead", "compile"}
+                     : std::vector<std::string>{"compile"};
+  }
+  std::optional<Applicability> applies(const std::string& knob, const std::string& value,
+                                       const WorkloadTraits& view) const override {
+    if (knob == "runtime") return std::nullopt;
+    // The allocator is preloaded into the Python worker as into the C++ one (its environment),
+    // and the worker's mapped libraries confirm it.
+    if (knob == "threads" || knob == "batch" || knob == "allocator") return std::nullopt;
+    if (knob == "grad") return Applicability::yes();
+    if (knob == "graph") {
+      const CompileMode* m = mode_of(value);
+      if (value != "eager" && !m)
+        return Applicability::no("runtime=python runs graph=eager or a torch.compile mode (" +
+                                 compile_graphs() + ")");
+      if (m && !view.program_form)
+        return Applicability::no("torch.compile needs a torch.export program or a built-in: it "
+                                 "does not trace a TorchScript module");
+      if (m && m->cuda_only && !view.cuda)
+        return Applicability::no("graph=" + value + " replays CUDA graphs: it exists only on "
+                                 "CUDA devices");
+      return Applicability::yes();
+    }
+    if (knob == "precision") {
+      if (value == "fp32" || value == "bf16-autocast" || value == "bf16") return Applicability::yes();
+      if (value == "fp16-autocast" || value == "fp16")
+        return view.cuda ? Applicability::yes()
+                         : Applicability::no("precision=" + value + " exists only on CUDA devices");
+      return Applicability::no("runtime=python applies fp32, bf16 or fp16 (weights and inputs "
+                               "converted) or their autocast");
+    }
+    if (knob == "format") {
+      if (!view.convolutional) return Applicability::no("the model has no 2-D convolutions");
+      if (!view.image_input) return Applicability::no("no input is a 4-D floating tensor");
+      return Applicability::yes();
+    }
+    if (knob == "cuda_graphs" && value == "on")
+      return Applicability::no("the python runtime captures CUDA graphs through torch.compile: "
+                               "graph=compile-reduce-overhead");
+    if (knob == "cuda_graphs") return Applicability::yes();
+    return Applicability::no("not applied by the python runtime (runtime=python)");
+  }
+  std::optional<std::vector<std::string>> values(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return graphs(view);
+    if (knob == "precision")
+      return view.cuda ? std::vector<std::string>{"fp32", "bf16-autocast", "bf16",
+                                                  "fp16-autocast", "fp16"}
+                       : std::vector<std::string>{"fp32", "bf16-autocast", "bf16"};
+    // no_grad and inference_mode differ only by autograd's version counters: a sweep tries
+    // inference (the guides' advice); no_grad is taken when asked for.
+    if (knob == "grad") return std::vector<std::string>{"on", "inference"};
+    return std::nullopt;
+  }
+  std::optional<std::string> baseline(const std::string& knob,
+                                      const WorkloadTraits&) const override {
+    if (knob == "graph") return std::string("eager");
+    if (knob == "grad") return std::string("on");
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> expert(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return expert_graphs(view);
+    // Half weights on CUDA: the fastest eager setting of the GPU guides; bf16 autocast on a CPU.
+    if (knob == "precision")
+      return view.cuda ? std::vector<std::string>{"fp16", "bf16"}
+                       : std::vector<std::string>{"bf16-autocast"};
+    if (knob == "grad") return std::vector<std::string>{"inference"};
+    if (knob == "format")
+      return view.convolutional ? std::vector<std::string>{"channels_last"}
+                                : std::vector<std::string>{};
+    if (knob == "threads" || knob == "batch") return std::nullopt;
+    return std::vector<std::string>{};
+  }
+  RuntimeSnippet snippet(const std::string& graph, bool cuda) const override {
+    RuntimeSnippet s;
+    const CompileMode* m = mode_of(graph);
+    if (!m) return s;
+    // Freezing folds the weights in as constants; Inductor applies it only to a graph first
+    // called without autograd (no_grad, inference_mode), as the Python worker runs it.
+    s.python_setup = {
+        "import torch._inductor.config",
+        "torch._inductor.config.freezing = True  # applied when the first call runs without autograd",
+        m->mode ? "model = torch.compile(model, mode=\"" + std::string(m->mode) + "\")"
+                : std::string("model = torch.compile(model)"),
+        "# the first call compiles (torchperf reports its time apart from the run's)"};
+    s.cpp_setup = {"// graph=" + graph + " is torch.compile: the Python snippet applies it"};
+    (void)cuda;
+    return s;
+  }
+
+ private:
+  static std::string compile_graphs() {
+    std::string out;
+    for (const auto& m : kModes) out += (out.empty() ? "" : ", ") + std::string(m.graph);
+    return out;
+  }
+};
+
+class PythonEagerRuntime final : public PythonRuntime {
+ public:
+  std::string name() const override { return "python-eager"; }
+  std::string label() const override { return "Python eager"; }
+  Applicability accepts(const WorkloadTraits& model) const override {
+    return model.program_form || model.torchscript_form
+               ? Applicability::yes()
+               : Applicability::no("the python runtime runs a torch.export program or a "
+                                   "TorchScript model");
+  }
+  bool compiles(const std::string&) const override { return false; }
+  std::string artefact(const std::string&) const override { return ""; }
+};
+
+class PythonCompileRuntime final : public PythonRuntime {
+ public:
+  std::string name() const override { return "python-compile"; }
+  std::string label() const override { return "Python torch.compile"; }
+  Applicability accepts(const WorkloadTraits& model) const override {
+    return model.program_form
+               ? Applicability::yes()
+               : Applicability::no("torch.compile needs a torch.export program or a built-in: it "
+                                   "does not trace a TorchScript module");
+  }
+  bool compiles(const std::string&) const override { return true; }
+  bool captures_cuda_graphs(const std::string& graph, bool cuda) const override {
+    const CompileMode* m = mode_of(graph);
+    return cuda && m && m->cuda_graphs;
+  }
+  std::string artefact(const std::string&) const override {
+    return "Inductor's caches (FX graph, autotuning), kept per program in torchperf's cache";
+  }
+};
+
+}  // namespace
+
+const Runtime& python_eager_runtime() {
+  static const PythonEagerRuntime runtime;
+  return runtime;
+}
+
+const Runtime& python_compile_runtime() {
+  static const PythonCompileRuntime runtime;
+  return runtime;
+}
+
+}  // namespace torchperf

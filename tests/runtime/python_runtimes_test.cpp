@@ -1,0 +1,65 @@
+// The Python runtimes: eager and torch.compile's modes, what they make of the knobs.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+#include "torchperf/runtime/runtime.h"
+
+namespace torchperf {
+namespace {
+
+WorkloadTraits program(bool cuda) {
+  WorkloadTraits t = testing::image_model_traits();
+  t.torchscript_form = false;
+  t.program_form = true;
+  t.cuda = cuda;
+  return runtime_named("python-compile").view(t);
+}
+
+}  // namespace
+
+TEST(PythonRuntimesTest, TorchCompilesCudaGraphModesExistOnlyOnCuda) {
+  const Runtime& compile = runtime_named("python-compile");
+  EXPECT_EQ(compile.graphs(program(false)),
+            (std::vector<std::string>{"eager", "compile", "compile-max-autotune"}));
+  const auto ro = compile.applies("graph", "compile-reduce-overhead", program(false));
+  ASSERT_TRUE(ro.has_value());
+  EXPECT_FALSE(ro->applies);
+  EXPECT_NE(ro->reason.find("CUDA"), std::string::npos);
+  EXPECT_TRUE(compile.applies("graph", "compile-reduce-overhead", program(true))->applies);
+  EXPECT_TRUE(compile.captures_cuda_graphs("compile-max-autotune", true));
+  EXPECT_FALSE(compile.captures_cuda_graphs("compile-max-autotune-no-cudagraphs", true));
+  EXPECT_FALSE(compile.captures_cuda_graphs("compile-reduce-overhead", false));
+}
+
+TEST(PythonRuntimesTest, TheGuidesStartOnAGpuIsHalfWeightsChannelsLastAndCudaGraphs) {
+  const Runtime& python = runtime_named("python-eager");
+  EXPECT_EQ(python.expert("graph", program(true))->front(), "compile-reduce-overhead");
+  EXPECT_EQ(python.expert("precision", program(true))->front(), "fp16");
+  EXPECT_EQ(python.expert("format", program(true))->front(), "channels_last");
+  EXPECT_EQ(python.expert("graph", program(false))->front(), "compile");
+  EXPECT_EQ(python.expert("precision", program(false))->front(), "bf16-autocast");
+}
+
+TEST(PythonRuntimesTest, KnobsOfLibTorchAreNotAppliedAndSaySo) {
+  const Runtime& python = runtime_named("python-eager");
+  for (const char* knob : {"pad", "conv_bias", "executor", "qengine"}) {
+    const auto a = python.applies(knob, "x", program(false));
+    ASSERT_TRUE(a.has_value()) << knob;
+    EXPECT_FALSE(a->applies);
+    EXPECT_NE(a->reason.find("python runtime"), std::string::npos) << a->reason;
+  }
+  EXPECT_FALSE(python.applies("threads", "2", program(false)).has_value())
+      << "the threads knob's own rule";
+}
+
+TEST(PythonRuntimesTest, TheSnippetCompilesInTheMeasuredModeWithFreezing) {
+  const RuntimeSnippet s = runtime_named("python-compile").snippet("compile-reduce-overhead", true);
+  ASSERT_EQ(s.python_setup.size(), 4u);
+  EXPECT_NE(s.python_setup[1].find("freezing = True"), std::string::npos);
+  EXPECT_EQ(s.python_setup[2], "model = torch.compile(model, mode=\"reduce-overhead\")");
+  EXPECT_TRUE(runtime_named("python-eager").snippet("eager", false).python_setup.empty());
+  EXPECT_NE(runtime_named("python-compile").artefact("compile").find("Inductor"),
+            std::string::npos);
+}
+
+}  // namespace torchperf
