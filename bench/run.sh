@@ -316,7 +316,7 @@ for m in $search_models; do
   name=$(basename "$m" .pt); name=${name#builtin:}
   input=(--input 3x224x224)
   case "$m" in builtin:*) input=();; esac
-  space="batch=1,8,32;mode=eval;threads=1,$(nproc);grad=on,no_grad,inference;precision=fp32,bf16-autocast;graph=eager,frozen-opt"
+  space="runtime=cpp;batch=1,8,32;mode=eval;threads=1,$(nproc);grad=on,no_grad,inference;precision=fp32,bf16-autocast;graph=eager,frozen-opt"
   [ "$name" = mlp ] || [ "$name" = encoder ] || space="$space;format=contiguous,channels_last"
   space_arg=(--space "$space")
   # BENCH_SEARCH_SPACE=default: tune's own default space for the model instead (432 points for

@@ -55,10 +55,16 @@ step "the hand-tuned PyTorch peers (torch.utils.benchmark, each in its own proce
 timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \
   --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt"
 
-step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET"
+# The space: every runtime but AOTInductor (its first CUDA compile takes about two minutes, most
+# of the check's budget), each with the settings the GPU guides name: C++ TorchScript with and
+# without CUDA graphs, Python eager and torch.compile (default and reduce-overhead), fp32 and fp16
+# weights, channels_last, inference mode, cuDNN's benchmark.
+SPACE="runtime=cpp,python;graph=eager,frozen-opt,compile,compile-reduce-overhead;precision=fp32,fp16"
+SPACE="$SPACE;format=contiguous,channels_last;grad=inference;cuda_graphs=off,on;cudnn_benchmark=on"
+step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET --space '$SPACE'"
 timeout 420 "$TP" tune builtin:resnet18 --device cuda --batch 64 --budget "$BUDGET" \
-  --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
-echo "exit $?"; grep -E '^(space|note|WINNER|  speedup)' "$OUT/tune.err" | head -20
+  --space "$SPACE" --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
+echo "exit $?"; grep -v '^\s*$' "$OUT/tune.err" | tail -15
 
 step "tune's winner over each peer"
 python3 bench/gpu_table.py "$OUT/tune.json" "$OUT/peers.json" | tee "$OUT/table.md"

@@ -91,11 +91,15 @@ Runner add_env_command(CLI::App& app) {
 
 Runner add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "export", "Save a built-in model as a TorchScript file (for PyTorch in Python, or any tool)");
+      "export", "Save a built-in model as a torch.export program (FILE.pt2) or a TorchScript file "
+                "(any other name), for PyTorch in Python or any tool");
   auto model = std::make_shared<std::string>();
   auto path = std::make_shared<std::string>();
   cmd->add_option("model", *model, "builtin:NAME (see 'torchperf knobs')")->required();
-  cmd->add_option("file", *path, "Where to write the TorchScript file")->required();
+  cmd->add_option("file", *path,
+                  "Where to write it: a .pt2 name gets the program (batch dynamic), any other "
+                  "TorchScript")
+      ->required();
   auto force = std::make_shared<bool>(false);
   cmd->add_flag("--force", *force, "Overwrite FILE if it exists");
   return [cmd, model, path, force]() -> int {
@@ -105,14 +109,23 @@ Runner add_export_command(CLI::App& app) {
     std::error_code ec;
     if (std::filesystem::exists(*path, ec) && !*force)
       throw UsageError("export: '" + *path + "' exists; pass --force to overwrite it");
-    auto loaded = open_model(*model)->load();
+    const bool program = std::filesystem::path(*path).extension() == ".pt2";
+    const auto source = open_model(*model);
     try {
-      loaded->as_torchscript()->module().save(*path);
+      if (program) {
+        std::filesystem::copy_file(source->program_path(), *path,
+                                   std::filesystem::copy_options::overwrite_existing);
+      } else {
+        source->load()->as_torchscript()->module().save(*path);
+      }
+    } catch (const Error&) {
+      throw;
     } catch (const std::exception& e) {
       throw UsageError("export: cannot write '" + *path +
                        "': " + compat::concise_error_message(e.what()));
     }
-    std::cout << "wrote " << *path << " (" << *model << ", inputs "
+    std::cout << "wrote " << *path << " (" << *model << (program ? ", a torch.export program" : "")
+              << ", inputs "
               << to_string(find_builtin(model->substr(8)).default_inputs) << ")\n";
     return kSuccess;
   };

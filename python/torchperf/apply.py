@@ -67,6 +67,11 @@ def _python_winner(result, model, configuration, device):
     # A copy: the caller's module keeps its mode, device and layout.
     module = copy.deepcopy(model).eval()
     module, _ = python_settings.place(module, (), device, memory_format, precision)
+    backends = {k: configuration.get(k, "n/a") for k in ("cudnn_benchmark", "tf32")}
+    if any(v not in ("n/a", "off", "default") for v in backends.values()):
+        say("cudnn_benchmark/tf32: torch.backends flags for this process "
+            f"({', '.join(f'{k}={v}' for k, v in backends.items())})")
+    python_settings.set_backends(**backends)
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
             f"{'on' if configuration.get('grad', 'on') != 'on' else 'off'} (a process-wide "

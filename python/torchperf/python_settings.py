@@ -56,6 +56,22 @@ def place_input(tensor, device, memory_format, dtype=None):
     return tensor
 
 
+def set_backends(cudnn_benchmark="n/a", tf32="n/a"):
+    """cuDNN's benchmark (off | on) and TF32 math (default | off | on), process-wide flags set
+    once before the first call, as the C++ runtime sets them; n/a leaves PyTorch's own."""
+    import torch
+
+    if cudnn_benchmark not in ("n/a", "off", "on"):
+        raise SettingsError(f"cudnn_benchmark '{cudnn_benchmark}': expected off or on")
+    if tf32 not in ("n/a", "default", "off", "on"):
+        raise SettingsError(f"tf32 '{tf32}': expected default, off or on")
+    if cudnn_benchmark != "n/a":
+        torch.backends.cudnn.benchmark = cudnn_benchmark == "on"
+    if tf32 in ("off", "on"):
+        torch.backends.cuda.matmul.allow_tf32 = tf32 == "on"
+        torch.backends.cudnn.allow_tf32 = tf32 == "on"
+
+
 def enter_call_contexts(stack, grad, precision, device_type):
     """Enters, on `stack`, autograd's mode (on | no_grad | inference) and autocast
     (fp32 | bf16-autocast | fp16-autocast) around calls."""

@@ -152,6 +152,7 @@ class Side:
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
         self.contexts = contextlib.ExitStack()
         try:
+            python_settings.set_backends(settings["cudnn_benchmark"], settings["tf32"])
             model, self.inputs = python_settings.place(model, inputs, self.device,
                                                        settings["format"], precision)
             python_settings.enter_call_contexts(self.contexts, grad, precision, self.device.type)
@@ -260,7 +261,8 @@ def answer_of(handler):
 # error naming it, as on the C++ side.
 PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "graph": str,
                        "precision": str, "format": str, "grad": str, "threads": int,
-                       "interop_threads": int, "device": str}
+                       "interop_threads": int, "device": str, "cudnn_benchmark": str,
+                       "tf32": str}
 BLOCK_REQUEST = {"iterations": int}
 FINISH_REQUEST = {"outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",

@@ -34,11 +34,6 @@ std::uint32_t le32(const std::string& b, std::size_t at) {
          static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 3])) << 24;
 }
 
-bool has_flag(const std::string& flag) {
-  const auto flags = cpu_isa_flags();
-  return std::find(flags.begin(), flags.end(), flag) != flags.end();
-}
-
 // The CPU flags one of Inductor's ISA names needs ("AVX512", "VecAVX2", "AMX_TILE",
 // "AVX512_VNNI", …: the package's AOTI_CPU_ISA lists one or more), or nullopt for a name
 // torchperf does not know, which is a note, not a refusal (the package may well run).
@@ -183,15 +178,7 @@ std::string package_unrunnable_reason(const std::string& package_path) {
     return "built for " + machine->second + ", this machine is " + un.machine;
   const auto isa = meta.find("AOTI_CPU_ISA");
   if (isa == meta.end()) return "";
-  for (const auto& name : isa_names(isa->second)) {
-    const auto needs = flags_for_isa(name);
-    if (!needs) continue;  // a name torchperf does not know: package_isa_note says so
-    for (const auto& flag : *needs)
-      if (!has_flag(flag))
-        return "built for the CPU ISA " + isa->second + ", whose instructions this CPU lacks (no " +
-               flag + "): it would die with SIGILL";
-  }
-  return "";
+  return check_isa(isa->second, cpu_isa_flags()).refusal;
 }
 
 std::string package_isa_note(const std::string& package_path) {
@@ -202,14 +189,28 @@ std::string package_isa_note(const std::string& package_path) {
     return "";
   }
   const auto isa = meta.find("AOTI_CPU_ISA");
-  if (isa == meta.end()) return "";
+  return isa == meta.end() ? "" : check_isa(isa->second, cpu_isa_flags()).note;
+}
+
+IsaCheck check_isa(const std::string& isa, const std::vector<std::string>& cpu_flags) {
+  IsaCheck check;
   std::string unknown;
-  for (const auto& name : isa_names(isa->second))
-    if (!flags_for_isa(name)) unknown += (unknown.empty() ? "" : ", ") + name;
-  return unknown.empty() ? ""
-                         : "the package names the CPU ISA " + isa->second + " (" + unknown +
-                               ": not checked against this CPU, which torchperf cannot map to "
-                               "CPU flags)";
+  for (const auto& name : isa_names(isa)) {
+    const auto needs = flags_for_isa(name);
+    if (!needs) {
+      unknown += (unknown.empty() ? "" : ", ") + name;
+      continue;
+    }
+    for (const auto& flag : *needs)
+      if (check.refusal.empty() &&
+          std::find(cpu_flags.begin(), cpu_flags.end(), flag) == cpu_flags.end())
+        check.refusal = "built for the CPU ISA " + isa + ", whose instructions this CPU lacks (no " +
+                        flag + "): it would die with SIGILL";
+  }
+  if (!unknown.empty())
+    check.note = "the package names the CPU ISA " + isa + " (" + unknown +
+                 ": not checked against this CPU, as torchperf does not map it to CPU flags)";
+  return check;
 }
 
 std::string cached_aoti_package(const std::string& program_path, const AotiOptions& options) {

@@ -67,17 +67,8 @@ c10::optional<c10::IValue> known_value(const torch::jit::Value* value,
 bool is_conv_bias_before_batch_norm(const torch::jit::Node* n) {
   if (!is_convolution(n) || n->inputs().size() < 3) return false;
   if (n->input(2)->type()->kind() == c10::TypeKind::NoneType) return false;
-  // One batch norm normalises the output; other uses may only ask its shape (a scripted
-  // nn.BatchNorm2d checks input.dim() first), which the fold does not change.
-  int norms = 0;
-  for (const auto& use : n->output()->uses()) {
-    const auto kind = use.user->kind();
-    if (kind == c10::aten::batch_norm && use.offset == 0)
-      ++norms;
-    else if (kind != c10::aten::dim && kind != c10::aten::size)
-      return false;
-  }
-  return norms == 1;
+  const auto& uses = n->output()->uses();
+  return uses.size() == 1 && uses[0].offset == 0 && uses[0].user->kind() == c10::aten::batch_norm;
 }
 
 int count_conv_bias_before_batch_norm(const torch::jit::Module& module) {

@@ -57,7 +57,10 @@ class PythonRuntime : public Runtime {
     if (knob == "runtime") return std::nullopt;
     // The allocator is preloaded into the Python worker as into the C++ one (its environment),
     // and the worker's mapped libraries confirm it.
-    if (knob == "threads" || knob == "batch" || knob == "allocator") return std::nullopt;
+    // cuDNN's benchmark and TF32 are torch.backends flags in Python as in C++ (CUDA only).
+    if (knob == "threads" || knob == "batch" || knob == "allocator" ||
+        knob == "cudnn_benchmark" || knob == "tf32")
+      return std::nullopt;
     if (knob == "grad") return Applicability::yes();
     if (knob == "graph") {
       const CompileMode* m = mode_of(value);

@@ -80,7 +80,15 @@ json to_json(const WorkloadTraits& t) {
           {"dynamic_batch", t.dynamic_batch},
           {"batch_min", t.batch_min},
           {"batch_max", t.batch_max},
-          {"exported_shape", t.exported_shape}};
+          {"exported_shape", t.exported_shape},
+          {"torchscript_form", t.torchscript_form},
+          {"program_form", t.program_form},
+          {"program",
+           {{"dynamic", t.program.dynamic},
+            {"min", t.program.min},
+            {"max", t.program.max},
+            {"exported", t.program.exported},
+            {"shape", t.program.shape}}}};
 }
 
 WorkloadTraits workload_traits_from_json(const json& j) {
@@ -106,6 +114,20 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.batch_min = j.at("batch_min").get<long long>();
   t.batch_max = j.at("batch_max").get<long long>();
   t.exported_shape = j.at("exported_shape").get<std::string>();
+  // The forms a model comes in; a description written before they were (a journal resumed)
+  // has the one form it was loaded in.
+  t.torchscript_form = j.value("torchscript_form", t.torchscript);
+  t.program_form = j.value("program_form", t.exported_program);
+  if (j.contains("program") && j.at("program").is_object()) {
+    const json& p = j.at("program");
+    t.program.dynamic = p.at("dynamic").get<bool>();
+    t.program.min = p.at("min").get<long long>();
+    t.program.max = p.at("max").get<long long>();
+    t.program.exported = p.at("exported").get<long long>();
+    t.program.shape = p.at("shape").get<std::string>();
+  } else if (t.exported_program) {
+    t.program = {t.dynamic_batch, t.batch_min, t.batch_max, t.default_batch, t.exported_shape};
+  }
   return t;
 }
 

@@ -127,6 +127,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   side.threads = std::stoll(config_.value("threads"));
   side.interop_threads = 0;
   side.device = resolve_device(options.device).str();
+  side.cudnn_benchmark = config_.value("cudnn_benchmark");
+  side.tf32 = config_.value("tf32");
 
   base_.model = description.model;
   base_.inputs = describe_inputs(input_values);

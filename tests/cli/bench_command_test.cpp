@@ -248,4 +248,58 @@ TEST(BenchCommandTest, AnAllocatorWhosePackageIsMissingIsAnErrorNamingThePackage
 }
 
 
+TEST(BenchCommandTest, TheProgramBindsTheCxxRuntimesOwnSymbolsBeforeLibTorchs) {
+  // PyPI's torch 2.11.0+cu130 exports copies of std::filesystem from libtorch.so; bound to them,
+  // remove_all jumped to address 0 at the end of `bench --vs` on the GPU machine (issue 40).
+  const auto needed = testing::run_shell("readelf -d \"$TORCHPERF\" | awk '/NEEDED/ {print $5; exit}'");
+  EXPECT_EQ(needed.out, "[libstdc++.so.6]\n") << "the first library the program needs";
+  const auto bound = testing::run_shell(
+      "LD_BIND_NOW=1 LD_DEBUG=bindings \"$TORCHPERF\" --version 2>&1 | grep -m1 'filesystem10remove_all'");
+  EXPECT_NE(bound.out.find("libstdc++.so.6"), std::string::npos) << bound.out;
+}
+
+TEST(BenchCommandTest, AFatalSignalInTorchperfItselfNamesItselfWithItsStack) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reports fatal signals itself";
+#endif
+  const auto run = testing::run_shell(
+      "\"$TORCHPERF\" bench builtin:mlp --time 60 --target-ci 1e-9 --quiet > /dev/null 2> err & "
+      "pid=$!; sleep 3; "
+      "kill -SEGV $pid; wait $pid; code=$?; cat err >&2; exit $code");
+  EXPECT_EQ(run.exit_code, 139) << "it dies of the same signal";
+  EXPECT_NE(run.err.find("torchperf: internal error: SIGSEGV in the torchperf process"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("code addresses on the stack"), std::string::npos) << run.err;
+}
+
+TEST(BenchCommandTest, TwoWorkersQuietToAFileGiveTheWholeResult) {
+  // The command that crashed on the GPU, on the CPU: sides in two workers, --quiet, stdout a file.
+  const auto run = testing::run_shell(
+      "\"$TORCHPERF\" bench builtin:mlp --threads 1 --vs threads=2 --grad inference --mode eval "
+      "--time 0.4 --target-ci 0.5 --quiet > out.txt; code=$?; cat out.txt; exit $code");
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.err;
+  EXPECT_NE(run.out.find("A vs B"), std::string::npos) << run.out << run.err;
+}
+
+TEST(BenchCommandTest, ABuiltinRunsInEveryRuntimeFromOneDefinition) {
+  // TorchScript and AOTInductor in C++, eager (bf16 weights) and torch.compile in Python.
+  for (const std::vector<std::string>& how :
+       {std::vector<std::string>{"--graph", "frozen-opt"}, {"--graph", "aoti"},
+        {"--runtime", "python", "--precision", "bf16"}, {"--runtime", "python", "--graph", "compile"}}) {
+    std::vector<std::string> args = {"bench", "builtin:mlp", "--batch", "4", "--time", "0.3",
+                                     "--target-ci", "0.5", "--json", "--quiet"};
+    args.insert(args.end(), how.begin(), how.end());
+    const CliRun run = run_cli(args);
+    ASSERT_TRUE(testing::measured(run)) << how[1];
+    const auto m = nlohmann::json::parse(run.out)["measurement"];
+    EXPECT_TRUE(m["quality"]["comparable"].get<bool>()) << how[1] << ": " << m["quality"].dump();
+    EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.999) << how[1] << ": " << m["quality"].dump();
+  }
+  // torch.compile's caches are kept per program in torchperf's cache, for the next worker.
+  const char* cache = std::getenv("TORCHPERF_CACHE_DIR");
+  ASSERT_NE(cache, nullptr) << "ctest sets TORCHPERF_CACHE_DIR";
+  EXPECT_FALSE(std::filesystem::is_empty(std::filesystem::path(cache) / "inductor"));
+}
+
 }  // namespace torchperf

@@ -18,9 +18,9 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 12 for bench and tune (4 of them train's too), 8 train-only, 8 worker knobs of bench and
-  // tune (the runtime first: the others are resolved for it)
-  EXPECT_EQ(j["knobs"].size(), 28u);
+  // 13 for bench and tune (4 of them train's too; cuda_graphs among them), 8 train-only, 8 worker
+  // knobs of bench and tune (the runtime first: the others are resolved for it)
+  EXPECT_EQ(j["knobs"].size(), 29u);
   EXPECT_EQ(j["knobs"][0]["name"], "runtime");
   EXPECT_EQ(j["knobs"][1]["name"], "threads");
   EXPECT_TRUE(j["knobs"][1]["integer_valued"].get<bool>());

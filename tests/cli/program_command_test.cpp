@@ -171,7 +171,7 @@ TEST(ProgramCommandTest, TuneOfAProgramMeasuresBothRuntimesAndItsReportNamesTheB
   bool runtime_named = false;
   for (const auto& r : j["recommendations"])
     runtime_named |= r["kind"] == "runtime" &&
-                     r["text"].get<std::string>().find("best in Python: ") != std::string::npos;
+                     r["text"].get<std::string>().find("best in Python torch.compile: ") != std::string::npos;
   EXPECT_TRUE(runtime_named) << j["recommendations"].dump();
   EXPECT_TRUE(j["pareto"].contains("throughput-compile"));
   fs::remove_all(out.parent_path());

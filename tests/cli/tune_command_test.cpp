@@ -22,10 +22,13 @@ namespace {
 using testing::CliRun;
 using testing::run_cli;
 
-const char* kSpace = "batch=2;mode=eval;graph=eager;threads=1;grad=on,no_grad,inference;precision=fp32";
+// A built-in comes in both forms: runtime=cpp keeps these tunes in the C++ worker.
+const char* kSpace =
+    "runtime=cpp;batch=2;mode=eval;graph=eager;threads=1;grad=on,no_grad,inference;precision=fp32";
 // Twice the points: a stop sent a few seconds in lands in the sweep, not after it.
 const char* kLongerSpace =
-    "batch=2,4;mode=eval;graph=eager;threads=1;grad=on,no_grad,inference;precision=fp32";
+    "runtime=cpp;batch=2,4;mode=eval;graph=eager;threads=1;grad=on,no_grad,inference;"
+    "precision=fp32";
 
 class TuneCommandTest : public ::testing::Test {
  protected:
@@ -223,7 +226,7 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
 
 TEST_F(TuneCommandTest, AForeignJournalIsRefusedWhenResuming) {
   ASSERT_EQ(run_cli({"tune", "builtin:mlp", "--space",
-                     "batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
+                     "runtime=cpp;batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
                      "--time", "0.1", "--leaders", "1", "--search", "exhaustive", "--out",
                      out(), "--quiet"})
                 .exit_code,

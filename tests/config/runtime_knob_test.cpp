@@ -10,24 +10,9 @@
 namespace torchperf {
 namespace {
 
-WorkloadTraits program() {
-  WorkloadTraits t = testing::image_model_traits();
-  t.torchscript = false;
-  t.exported_program = true;
-  t.torchscript_form = false;
-  t.program_form = true;
-  t.can_train_mode = false;
-  return t;
-}
-
+WorkloadTraits program() { return testing::image_program_traits(); }
 // A built-in: both forms.
-WorkloadTraits builtin() {
-  WorkloadTraits t = testing::image_model_traits();
-  t.program_form = true;
-  t.program.min = 1;
-  t.program.max = 4096;
-  return t;
-}
+WorkloadTraits builtin() { return testing::image_builtin_traits(); }
 
 bool python_compile_captures(const WorkloadTraits& t) {
   return runtime_for("python", "compile-reduce-overhead", t)
@@ -55,7 +40,7 @@ TEST(RuntimeKnobTest, UnderPythonTheGraphIsTorchCompileAndKnobsPythonDoesNotAppl
   EXPECT_EQ(r.value("precision"), "fp32");
   EXPECT_TRUE(r.knob("format").applicable) << "channels_last is Python's too";
   EXPECT_TRUE(r.knob("allocator").applicable) << "preloaded into the Python worker too";
-  for (const auto* name : {"pad", "conv_bias", "tf32", "omp_wait"}) {
+  for (const auto* name : {"pad", "conv_bias", "qengine", "omp_wait"}) {
     EXPECT_FALSE(r.knob(name).applicable) << name;
     EXPECT_NE(r.knob(name).reason.find("python runtime"), std::string::npos)
         << name << ": " << r.knob(name).reason;

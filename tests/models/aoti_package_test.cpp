@@ -70,6 +70,26 @@ TEST(AotiPackageTest, ThePackageOfTheFixtureIsInTheSharedCacheAndRunnableHere) {
   EXPECT_NE(package_cache_key(fixture("exported.pt2"), AotiOptions{}), key);
 }
 
+TEST(AotiPackageTest, EveryIsaNameTorchKnowsIsCheckedAndAnUnknownOneIsANoteNotARefusal) {
+  // What PyTorch 2.11 wrote on the H100's Xeon (AVX-512 with AMX): refused there after its
+  // compile ("which torchperf does not know", issue 40); now checked name by name.
+  const std::vector<std::string> xeon = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+                                         "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
+                                         "amx_bf16", "amx_int8"};
+  const IsaCheck on_xeon = check_isa("AVX512 AVX512_VNNI AMX_TILE", xeon);
+  EXPECT_EQ(on_xeon.refusal, "");
+  EXPECT_EQ(on_xeon.note, "");
+  for (const char* isa : {"VecAVX512", "AMX", "AVX512_BF16", "avx512_fp16", "AMX_INT8"})
+    EXPECT_EQ(check_isa(isa, xeon).refusal, "") << isa;
+  // On an AVX2 CPU the same package would die with SIGILL: refused, naming the missing flag.
+  const IsaCheck on_avx2 = check_isa("AVX512 AVX512_VNNI AMX_TILE", {"avx2", "fma"});
+  EXPECT_NE(on_avx2.refusal.find("no avx512f"), std::string::npos) << on_avx2.refusal;
+  // A name torchperf cannot map to CPU flags is said, not refused.
+  const IsaCheck unknown = check_isa("AVX512 AVX10_2", xeon);
+  EXPECT_EQ(unknown.refusal, "");
+  EXPECT_NE(unknown.note.find("AVX10_2"), std::string::npos) << unknown.note;
+}
+
 TEST(AotiPackageTest, AFingerprintReadsTheZipDirectoryAndRefusesATruncatedFile) {
   EXPECT_EQ(archive_fingerprint(fixture("mlp_dynamic.pt2")),
             archive_fingerprint(fixture("mlp_dynamic.pt2")));

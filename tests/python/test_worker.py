@@ -77,7 +77,8 @@ def side(kind, model, inputs, **settings):
     """A python-side request: every field protocol.h lists, the settings' defaults overridden."""
     request = {"protocol": 1, "job": "python-side", "model_kind": kind, "model": model,
                "inputs": inputs, "graph": "eager", "precision": "fp32", "format": "contiguous",
-               "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu"}
+               "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu",
+               "cudnn_benchmark": "n/a", "tf32": "n/a"}
     request.update(settings)
     return request
 
@@ -269,3 +270,57 @@ def test_a_python_without_torch_is_a_usage_error_naming_the_interpreter(files, t
     assert "cannot import torch" in answer["error"]["message"]
     assert sys.executable in answer["error"]["message"]
     worker.close()
+
+
+def test_bf16_weights_and_inputs_are_converted_together_as_in_cpp(files):
+    worker = Worker()
+    ready = worker.ask(side("program", files["program"], files["inputs"], precision="bf16"))
+    assert ready["ok"], ready
+    done = finish(worker, files["dir"] / "bf16.pt")
+    assert done["ok"], done
+    out = saved_outputs(files["dir"] / "bf16.pt")[0].float()
+    # Computed in bf16 (8 bits of mantissa): close to fp32's result, and not equal to it.
+    assert torch.allclose(out, files["expected"], atol=5e-2, rtol=5e-2)
+    assert not torch.equal(out, files["expected"])
+    assert worker.close() == 0
+
+
+def test_a_precision_the_worker_does_not_know_is_a_configuration_error(files):
+    worker = Worker()
+    ready = worker.ask(side("program", files["program"], files["inputs"], precision="int4"))
+    assert not ready["ok"] and ready["error"]["kind"] == "config"
+    assert "precision 'int4'" in ready["error"]["message"]
+    worker.close()
+
+
+def test_each_torch_compile_mode_is_a_graph_value_and_an_unknown_one_is_refused():
+    from torchperf import python_settings
+
+    assert python_settings.COMPILE_MODES == {
+        "compile": None, "compile-reduce-overhead": "reduce-overhead",
+        "compile-max-autotune": "max-autotune",
+        "compile-max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+    with pytest.raises(python_settings.SettingsError, match="compile-fastest"):
+        python_settings.compiled(torch.nn.Linear(2, 2), "compile-fastest", "inference")
+
+
+def test_the_cuda_branch_places_weights_and_inputs_on_the_device_it_is_given():
+    # As far as a CPU reaches: the same calls the worker makes on CUDA, with device "cpu"; on a
+    # GPU machine the device is cuda (scripts/gpu_check.sh runs the Python runtime there).
+    from torchperf import python_settings
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model, (x,) = python_settings.place(torch.nn.Conv2d(3, 4, 3), (torch.randn(2, 3, 8, 8),),
+                                        device, "channels_last", "fp16" if device.type == "cuda"
+                                        else "bf16")
+    assert x.device.type == device.type and x.is_contiguous(memory_format=torch.channels_last)
+    assert model.weight.dtype == x.dtype and x.dtype in (torch.float16, torch.bfloat16)
+
+
+def test_the_builtins_defined_here_are_the_ones_the_core_lists():
+    listed = subprocess.run([os.environ.get("TORCHPERF", "torchperf"), "knobs", "--json"],
+                            capture_output=True, text=True, check=True)
+    from torchperf import builtin_models
+
+    core = [m["name"] for m in json.loads(listed.stdout)["builtin_models"]]
+    assert sorted(core) == sorted(builtin_models.BUILTINS)

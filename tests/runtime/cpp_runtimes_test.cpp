@@ -9,11 +9,7 @@
 namespace torchperf {
 namespace {
 
-WorkloadTraits both_forms() {
-  WorkloadTraits t = testing::image_model_traits();
-  t.program_form = true;
-  return t;
-}
+WorkloadTraits both_forms() { return testing::image_builtin_traits(); }
 
 }  // namespace
 

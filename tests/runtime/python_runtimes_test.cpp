@@ -8,9 +8,7 @@ namespace torchperf {
 namespace {
 
 WorkloadTraits program(bool cuda) {
-  WorkloadTraits t = testing::image_model_traits();
-  t.torchscript_form = false;
-  t.program_form = true;
+  WorkloadTraits t = testing::image_program_traits();
   t.cuda = cuda;
   return runtime_named("python-compile").view(t);
 }

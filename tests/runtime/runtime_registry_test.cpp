@@ -8,18 +8,8 @@
 namespace torchperf {
 namespace {
 
-WorkloadTraits program_only() {
-  WorkloadTraits t = testing::image_model_traits();
-  t.torchscript_form = false;
-  t.program_form = true;
-  return t;
-}
-
-WorkloadTraits both_forms() {
-  WorkloadTraits t = testing::image_model_traits();
-  t.program_form = true;
-  return t;
-}
+WorkloadTraits program_only() { return testing::image_program_traits(); }
+WorkloadTraits both_forms() { return testing::image_builtin_traits(); }
 
 }  // namespace
 

@@ -17,6 +17,8 @@ std::string value(const Space& s, std::size_t point, const std::string& knob) {
 Space landscape_space() {
   return build_space(testing::image_model_traits(), {{"batch", {"1", "8", "32"}},
                                      {"threads", {"1", "2"}},
+                                     // train is named: a default inference sweep leaves it out
+                                     {"mode", {"eval", "train"}},
                                      {"grad", {"on", "no_grad", "inference"}},
                                      {"precision", {"fp32", "bf16-autocast"}},
                                      {"format", {"contiguous", "channels_last"}},

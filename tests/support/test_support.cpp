@@ -39,6 +39,24 @@ WorkloadTraits image_model_traits() {
   return t;
 }
 
+WorkloadTraits image_program_traits() {
+  WorkloadTraits t = image_model_traits();
+  t.torchscript = false;
+  t.exported_program = true;
+  t.torchscript_form = false;
+  t.program_form = true;
+  t.can_train_mode = false;
+  return t;
+}
+
+WorkloadTraits image_builtin_traits() {
+  WorkloadTraits t = image_model_traits();
+  t.program_form = true;
+  t.program.min = 1;
+  t.program.max = 4096;
+  return t;
+}
+
 std::string fixture(const std::string& name) {
   const std::string path = std::string(TORCHPERF_TEST_FIXTURE_DIR) + "/" + name;
   if (!std::filesystem::exists(path))

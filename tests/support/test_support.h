@@ -22,6 +22,9 @@ struct CliRun {
 // The traits of a convolutional image model on this 2-core CPU without the TensorExpr fuser,
 // for tests that resolve configurations without loading a model.
 WorkloadTraits image_model_traits();
+// The same model as a torch.export program only (a .pt2), and in both forms (a built-in).
+WorkloadTraits image_program_traits();
+WorkloadTraits image_builtin_traits();
 
 // Runs the torchperf binary with these arguments (shell-quoted here), capturing both streams.
 CliRun run_cli(const std::vector<std::string>& args);

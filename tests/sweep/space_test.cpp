@@ -52,9 +52,8 @@ TEST(SpaceTest, OnCudaThreadsAreNotSweptAndTheSpaceSaysWhy) {
 }
 
 TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
-  WorkloadTraits gpu = image_model();
+  WorkloadTraits gpu = testing::image_builtin_traits();
   gpu.cuda = true;
-  gpu.program_form = true;
   const Space s = build_space(gpu, {});
   std::map<std::string, const SpaceAxis*> axes;
   for (const auto& a : s.axes) axes[a.knob] = &a;
@@ -76,12 +75,7 @@ TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
 }
 
 TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
-  WorkloadTraits program = image_model();
-  program.torchscript = false;
-  program.exported_program = true;
-  program.torchscript_form = false;
-  program.program_form = true;
-  program.can_train_mode = false;
+  WorkloadTraits program = testing::image_program_traits();
   const Space s = build_space(program, {});
   std::map<std::string, std::vector<std::string>> axes;
   for (const auto& a : s.axes) axes[a.knob] = a.values;
@@ -113,12 +107,7 @@ TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobs
 }
 
 TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
-  WorkloadTraits program = image_model();
-  program.torchscript = false;
-  program.exported_program = true;
-  program.torchscript_form = false;
-  program.program_form = true;
-  program.can_train_mode = false;
+  WorkloadTraits program = testing::image_program_traits();
   const Space s = build_space(program, {{"runtime", {"cpp", "python"}}, {"threads", {"1"}}});
   std::map<std::string, std::vector<std::string>> axes;
   for (const auto& a : s.axes) axes[a.knob] = a.values;
@@ -139,12 +128,7 @@ TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
 }
 
 TEST(SpaceTest, AStaticProgramsBatchIsNotAnAxis) {
-  WorkloadTraits program = image_model();
-  program.torchscript = false;
-  program.exported_program = true;
-  program.torchscript_form = false;
-  program.program_form = true;
-  program.can_train_mode = false;
+  WorkloadTraits program = testing::image_program_traits();
   program.dynamic_batch = false;
   program.default_batch = 4;
   program.program.dynamic = false;

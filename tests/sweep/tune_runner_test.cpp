@@ -41,8 +41,10 @@ class TuneRunnerTest : public ::testing::Test {
     TuneOptions o;
     o.workload.model = "builtin:mlp";
     o.workload.time_s = 0.1;
+    // A built-in comes in both forms: runtime=cpp keeps these tunes in the C++ worker.
     o.space = parse_space(
-        "batch=4;mode=eval;graph=eager;threads=1,2;grad=no_grad,inference;precision=fp32,bf16");
+        "runtime=cpp;batch=4;mode=eval;graph=eager;threads=1,2;grad=no_grad,inference;"
+        "precision=fp32,bf16");
     o.guard = AccuracyGuard::parse("max_abs<=1e-4");  // bf16 cannot pass it
     o.point_timeout_s = 10;  // the hang costs this; a sanitizer build starts workers slowly
     o.memory_cap_bytes = 2048LL << 20;
@@ -167,7 +169,8 @@ TEST_F(TuneRunnerTest, ResumingSkipsFinishedPointsAndRerunsACutShortOne) {
   SteadyTimeSource clock;
   TuneOptions o = options();
   o.space =
-      parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad,inference;precision=fp32");
+      parse_space("runtime=cpp;batch=4;mode=eval;graph=eager;threads=1;grad=no_grad,inference;"
+                  "precision=fp32");
   o.guard = AccuracyGuard::default_guard();
   run_tune(o, clock);
   const std::string path = (dir_ / "results.jsonl").string();
@@ -203,7 +206,8 @@ TEST_F(TuneRunnerTest, ResumingSkipsFinishedPointsAndRerunsACutShortOne) {
 TEST_F(TuneRunnerTest, AJournalFromAnotherExperimentIsRefused) {
   SteadyTimeSource clock;
   TuneOptions o = options();
-  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32");
+  o.space = parse_space(
+      "runtime=cpp;batch=4;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32");
   o.leaders = 1;
   run_tune(o, clock);
   o.resume = true;
@@ -217,7 +221,8 @@ TEST_F(TuneRunnerTest, AJournalFromAnotherExperimentIsRefused) {
     EXPECT_NE(m.find("builtin:mlp"), std::string::npos) << m;
   }
   o.workload.model = "builtin:mlp";
-  o.space = parse_space("batch=4;mode=eval;graph=eager;threads=1;grad=inference;precision=fp32");
+  o.space = parse_space(
+      "runtime=cpp;batch=4;mode=eval;graph=eager;threads=1;grad=inference;precision=fp32");
   try {
     run_tune(o, clock);
     ADD_FAILURE();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "torchperf/process/command_run.h"
 
@@ -60,6 +61,14 @@ std::string package_cache_key(const std::string& program_path, const AotiOptions
 // Why this machine cannot run the package, "" when it can: another machine (x86_64, aarch64),
 // an ISA whose instructions this CPU lacks, a file that is not an AOTInductor package.
 std::string package_unrunnable_reason(const std::string& package_path);
+
+// A package's AOTI_CPU_ISA ("AVX512 AVX512_VNNI AMX_TILE", "VecAVX2", …) against a CPU's flags:
+// a refusal when a name torchperf knows needs a flag the CPU lacks (the package would die with
+// SIGILL); a note naming the names it does not know, which are not a reason to refuse.
+struct IsaCheck {
+  std::string refusal, note;
+};
+IsaCheck check_isa(const std::string& isa, const std::vector<std::string>& cpu_flags);
 
 // A note naming the ISA names in the package torchperf does not know ("" when none): they are
 // not checked, and not a reason to refuse it.

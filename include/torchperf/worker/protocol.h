@@ -152,13 +152,15 @@ struct PythonSideRequest {
   std::string model_kind;  // program | torchscript | python
   std::string model;       // a file, or MODULE:CALLABLE for python
   std::string inputs;      // a torch.save file of the input tensors
-  std::string graph;       // eager | compile | compile-max-autotune
-  std::string precision;   // fp32 | bf16 | fp16 (autocast)
+  std::string graph;       // eager | compile | compile-reduce-overhead | compile-max-autotune …
+  std::string precision;   // fp32 | bf16 | fp16 (weights converted) | bf16-autocast | fp16-autocast
   std::string format;      // contiguous | channels_last
   std::string grad;        // on | no_grad | inference
   std::int64_t threads = 0;
   std::int64_t interop_threads = 0;
   std::string device;
+  std::string cudnn_benchmark = "n/a";  // off | on | n/a (not on CUDA)
+  std::string tf32 = "n/a";             // default | off | on | n/a
   template <typename V>
   void fields(V& v) {
     v("model_kind", model_kind);
@@ -171,6 +173,8 @@ struct PythonSideRequest {
     v("threads", threads);
     v("interop_threads", interop_threads);
     v("device", device);
+    v("cudnn_benchmark", cudnn_benchmark);
+    v("tf32", tf32);
   }
 };
 struct PythonSideReady {
