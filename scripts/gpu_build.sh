@@ -51,7 +51,7 @@ for lib in $(LD_LIBRARY_PATH="$WHEEL_DIR/torch/lib:$CUDA_HOME/lib64" ldd "$BUNDL
                "$BUNDLE/tests/torchperf_runtime_tests" | awk '/=> \// {print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libtorch*|libc10*|libcaffe2*|libgomp*|libc.so*|libm.so*|libstdc++*|libgcc_s*|libpthread*|\
-    libdl.so*|librt.so*|ld-linux*|libz.so*|libssl*|libcrypto*|libcu*|libnv*|libnccl*|libcudnn*) ;;
+    libdl.so*|librt.so*|libutil.so*|libresolv*|ld-linux*|libz.so*|libssl*|libcrypto*|libcu*|libnv*|libnccl*|libcudnn*) ;;
     *) cp -L "$lib" "$BUNDLE/lib/" ;;
   esac
 done

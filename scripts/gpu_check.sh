@@ -13,7 +13,7 @@
 set -u
 BUNDLE=$(cd "$1" && pwd)
 OUT=$2
-BUDGET=${3:-150s}
+BUDGET=${3:-210s}
 cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
 started=$(date +%s)
@@ -60,7 +60,7 @@ timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batc
 # without CUDA graphs, Python eager and torch.compile (default and reduce-overhead), fp32 and fp16
 # weights, channels_last, inference mode, cuDNN's benchmark.
 SPACE="runtime=cpp,python;graph=eager,frozen-opt,compile,compile-reduce-overhead;precision=fp32,fp16"
-SPACE="$SPACE;format=contiguous,channels_last;grad=inference;cuda_graphs=off,on;cudnn_benchmark=on"
+SPACE="$SPACE;format=contiguous,channels_last;grad=inference;cuda_graphs=off,on;cudnn_benchmark=on;tf32=default"
 step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET --space '$SPACE'"
 timeout 420 "$TP" tune builtin:resnet18 --device cuda --batch 64 --budget "$BUDGET" \
   --space "$SPACE" --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"

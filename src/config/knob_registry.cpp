@@ -522,9 +522,9 @@ Knob cuda_graphs_knob() {
   k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
   k.baseline = [](const WorkloadTraits&) { return "off"; };
   k.expert = [](const WorkloadTraits&) { return fixed({"on"}); };
-  k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    if (value == "off") return Applicability::yes();
-    return cuda_only(t, "cuda_graphs=on (CUDA graphs)");
+  // Not applicable off CUDA, as tf32 is not: a CPU configuration does not name it.
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return cuda_only(t, "cuda_graphs (CUDA graphs)");
   };
   // Applied last among the model knobs: the graph it captures is the converted, frozen or
   // compiled one, and it is captured on the first call, inside every call knob's scope.

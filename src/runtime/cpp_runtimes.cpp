@@ -35,8 +35,6 @@ class CppRuntime : public Runtime {
                                       : ""));
       return graph_applies(value, view);
     }
-    if (knob == "cuda_graphs" && value == "on" && !view.cuda)
-      return Applicability::no("CUDA graphs exist only on CUDA devices");
     return std::nullopt;
   }
   virtual Applicability graph_applies(const std::string&, const WorkloadTraits&) const {

@@ -88,10 +88,9 @@ class PythonRuntime : public Runtime {
       if (!view.image_input) return Applicability::no("no input is a 4-D floating tensor");
       return Applicability::yes();
     }
-    if (knob == "cuda_graphs" && value == "on")
+    if (knob == "cuda_graphs")
       return Applicability::no("the python runtime captures CUDA graphs through torch.compile: "
                                "graph=compile-reduce-overhead");
-    if (knob == "cuda_graphs") return Applicability::yes();
     return Applicability::no("not applied by the python runtime (runtime=python)");
   }
   std::optional<std::vector<std::string>> values(const std::string& knob,

@@ -118,6 +118,8 @@ TEST(RuntimeKnobTest, CudaGraphsAreACppKnobOnCudaAndAPythonCompileModeThere) {
             "on");
   EXPECT_NE(config_error(Configuration::parse("cuda_graphs=on"), builtin()).find("CUDA devices"),
             std::string::npos);
+  EXPECT_FALSE(resolve(Configuration{}, builtin()).knob("cuda_graphs").applicable)
+      << "on a CPU a configuration does not name it";
   EXPECT_NE(config_error(Configuration::parse("runtime=python,cuda_graphs=on"), gpu)
                 .find("graph=compile-reduce-overhead"),
             std::string::npos);
