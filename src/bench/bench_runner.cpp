@@ -375,6 +375,10 @@ bool reset_peaks(const c10::Device& device) {
 }  // namespace
 
 SamplingOptions sampling_options(const BenchOptions& o) {
+  return sampling_options(o, resolve_device(o.device));
+}
+
+SamplingOptions sampling_options(const BenchOptions& o, const c10::Device& device) {
   SamplingOptions s;
   const auto budget =
       std::chrono::duration_cast<Nanoseconds>(std::chrono::duration<double>(o.time_s));
@@ -382,6 +386,7 @@ SamplingOptions sampling_options(const BenchOptions& o) {
   s.warmup_budget = budget;
   s.target_relative_ci = o.target_relative_ci;
   s.stop_when_a_call_exceeds_budget = o.stop_when_a_call_exceeds_time;
+  if (device.is_cuda()) s.min_block_time = std::max(s.min_block_time, kAsynchronousDeviceMinBlockTime);
   return s;
 }
 

@@ -45,6 +45,14 @@ TEST(BenchRunnerTest, MeasuresABuiltinWithEveryFieldFilledIn) {
   EXPECT_EQ(m.configuration.value("grad"), "no_grad");
 }
 
+TEST(BenchRunnerTest, OnCudaTimedBlocksLastLongEnoughForTheDevicesIdleGapToVanish) {
+  BenchOptions o;
+  o.model = "builtin:mlp";
+  EXPECT_EQ(sampling_options(o, c10::Device(c10::kCUDA, 0)).min_block_time,
+            kAsynchronousDeviceMinBlockTime);
+  EXPECT_EQ(sampling_options(o, c10::Device(c10::kCPU)).min_block_time, SamplingOptions{}.min_block_time);
+}
+
 TEST(BenchRunnerTest, ComparesTwoConfigurationsInterleaved) {
   BenchOptions o = quick("builtin:mlp");
   o.config = Configuration::parse("grad=no_grad");

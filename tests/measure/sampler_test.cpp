@@ -53,6 +53,20 @@ TEST(SamplerTest, StopsAsSoonAsTheIntervalIsTightOnASteadyWorkload) {
   EXPECT_EQ(set.block_iterations, 1u);
 }
 
+TEST(SamplerTest, OnAnAsynchronousDeviceABlockRunsManyCallsSoItsEndingWaitIsNegligible) {
+  // A 1.06 ms call on a GPU: one-call blocks each pay the device's idle gap between blocks.
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, microseconds(1060)};
+  SamplingOptions o = quick();
+  o.min_block_time = kAsynchronousDeviceMinBlockTime;
+  const SampleSet set = Sampler(clock, o).measure(work.timed());
+  EXPECT_EQ(set.block_iterations, 24u) << "25 ms of 1.06 ms calls";
+  EXPECT_EQ(Sampler(clock, quick()).measure(ScriptedRun{clock, {}, microseconds(1060)}.timed())
+                .block_iterations,
+            1u)
+      << "on a CPU a 1 ms block dwarfs the clock's resolution";
+}
+
 TEST(SamplerTest, SpendsTheWholeBudgetWhenTheWorkloadIsTooNoisy) {
   ManualTimeSource clock;
   ScriptedRun work{clock, {}, milliseconds(1)};

@@ -29,6 +29,8 @@ BenchResult run_bench(const BenchOptions& options, TimeSource& time,
 
 // The sampling options a bench run uses (its time budget, warm-up cap and stopping rule).
 SamplingOptions sampling_options(const BenchOptions& options);
+// The same for a resolved device: on CUDA, blocks of at least kAsynchronousDeviceMinBlockTime.
+SamplingOptions sampling_options(const BenchOptions& options, const c10::Device& device);
 // The batch describes the workload, not a setting under comparison: --vs uses A's batch unless it
 // names its own ("--batch 8 --vs baseline" is the baseline at batch 8).
 BenchOptions with_shared_batch(BenchOptions options);
