@@ -10,9 +10,10 @@ Knob runtime_knob() {
   Knob k;
   k.name = "runtime";
   k.description =
-      "who runs the model: cpp (LibTorch in torchperf's C++ worker: TorchScript, or a torch.export "
-      "program's AOTInductor package) or python (PyTorch in the .venv's Python, in a worker of its "
-      "own: eager or torch.compile); the statistics, the reference and the guard are the same";
+      "who runs the model: cpp (LibTorch in torchperf's C++ worker: TorchScript, or AOTInductor "
+      "for a torch.export program or a built-in) or python (PyTorch in the .venv's Python, in a "
+      "worker of its own: eager or torch.compile); the graph value picks the runtime within it; "
+      "the statistics, the reference and the guard are the same";
   // A runtime is a process of its own: two sides that differ in it run in two processes.
   k.scope = KnobScope::kWorker;
   k.listed_at_baseline = false;  // configurations written before it keep their names

@@ -134,8 +134,10 @@ std::string format_tune(const TuneResult& r) {
   const auto best_of = best_of_each_runtime(r.points);
   if (!best_of.empty()) {
     out += "  best of each runtime:\n";
+    std::size_t width = 0;
+    for (const auto& [runtime, i] : best_of) width = std::max(width, runtime.size());
     for (const auto& [runtime, i] : best_of)
-      out += fmt::format("    {:7} {} {}  compile {:.1f} s  {}\n", runtime,
+      out += fmt::format("    {:{}}  {} {}  compile {:.1f} s  {}\n", runtime, width,
                          value_text(r, r.points[i]), r.objective.unit(),
                          compile_seconds(r.points[i]), r.points[i].key);
   }

@@ -63,7 +63,8 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
         }
       for (const auto& [why, values] : omitted)
         left_out.push_back(knob.name + "=" + values + ": " + why + " (--space " + knob.name +
-                           "=... sweeps them)");
+                           "=... sweeps " +
+                           (values.find(',') == std::string::npos ? "it" : "them") + ")");
       if (axis.values.empty()) continue;  // the knob does not apply to this workload
       if (std::find(axis.values.begin(), axis.values.end(), axis.baseline) == axis.values.end() &&
           knob.applies(traits, axis.baseline).applies &&
