@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "support/test_support.h"
 #include "torchperf/compat/torch_compat.h"
 
@@ -56,6 +60,24 @@ TEST(InfoCommandsTest, EnvSaysTheLibTorchBuildInItsTable) {
   ASSERT_EQ(run.exit_code, 0);
   EXPECT_NE(run.out.find("LibTorch build"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("oneDNN v"), std::string::npos) << run.out;
+}
+
+TEST(InfoCommandsTest, ExportWritesABuiltinAsAProgramOrAsTorchScriptByTheFilesName) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-export-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto program = testing::run_cli({"export", "builtin:mlp", (dir / "mlp.pt2").string()});
+  ASSERT_EQ(program.exit_code, 0) << program.err;
+  EXPECT_NE(program.out.find("a torch.export program"), std::string::npos) << program.out;
+  // The program is a model torchperf reads as one: its signature names a dynamic batch.
+  const auto bench = testing::run_cli({"bench", (dir / "mlp.pt2").string(), "--runtime", "python",
+                                       "--batch", "3", "--time", "0.2", "--target-ci", "0.5",
+                                       "--quiet"});
+  EXPECT_TRUE(testing::measured(bench));
+  const auto script = testing::run_cli({"export", "builtin:mlp", (dir / "mlp.pt").string()});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  EXPECT_EQ(script.out.find("a torch.export program"), std::string::npos) << script.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(InfoCommandsTest, NoSubcommandIsAUsageError) {

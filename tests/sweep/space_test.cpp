@@ -27,7 +27,9 @@ TEST(SpaceTest, EveryApplicableKnobIsAnAxisAndTheProductIsResolved) {
   EXPECT_LE(s.points.size(), s.combinations);
   // An inference tune measures eval mode; train is left out, and the space says so.
   for (const auto& a : s.axes)
-    if (a.knob == "mode") EXPECT_EQ(a.values, (std::vector<std::string>{"eval"}));
+    if (a.knob == "mode") {
+      EXPECT_EQ(a.values, (std::vector<std::string>{"eval"}));
+    }
   ASSERT_FALSE(s.left_out.empty());
   EXPECT_NE(s.left_out.front().find("mode=train: an inference tune measures eval mode"),
             std::string::npos)
@@ -41,14 +43,18 @@ TEST(SpaceTest, OnCudaThreadsAreNotSweptAndTheSpaceSaysWhy) {
   gpu.default_threads = 16;
   const Space s = build_space(gpu, {});
   for (const auto& a : s.axes)
-    if (a.knob == "threads") EXPECT_EQ(a.values, (std::vector<std::string>{"16"}));
+    if (a.knob == "threads") {
+      EXPECT_EQ(a.values, (std::vector<std::string>{"16"}));
+    }
   bool said = false;
   for (const auto& l : s.left_out) said |= l.find("threads=1,2,4,8: on a CUDA device") == 0;
   EXPECT_TRUE(said) << "left out: " << (s.left_out.empty() ? "nothing" : s.left_out.front());
   // Asked for, they are swept.
   const Space asked = build_space(gpu, {{"threads", {"1", "16"}}});
   for (const auto& a : asked.axes)
-    if (a.knob == "threads") EXPECT_EQ(a.values, (std::vector<std::string>{"1", "16"}));
+    if (a.knob == "threads") {
+      EXPECT_EQ(a.values, (std::vector<std::string>{"1", "16"}));
+    }
 }
 
 TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
@@ -70,8 +76,9 @@ TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
   EXPECT_EQ(axes["format"]->expert, "channels_last");
   // Each point keeps its own runtime's values: CUDA graphs in C++ are never a Python point's.
   for (const auto& p : s.points)
-    if (p.key.find("runtime=python") != std::string::npos)
+    if (p.key.find("runtime=python") != std::string::npos) {
       EXPECT_EQ(p.key.find("cuda_graphs=on"), std::string::npos) << p.key;
+    }
 }
 
 TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
