@@ -42,7 +42,8 @@ struct RunAnalysis {
   std::optional<std::string> winner;       // the run's confirmed winner (its summary)
   std::string winner_evidence;
   std::vector<std::size_t> measured, guarded, failed;  // indices into run.points
-  // With both runtimes swept: the best point of each ("cpp", "python" -> index into run.points).
+  // With more than one runtime measured: the best point of each, by its label ("C++ AOTInductor",
+  // "Python torch.compile", … -> index into run.points).
   std::map<std::string, std::size_t> best_of_runtime;
 };
 
