@@ -11,29 +11,13 @@ import argparse
 import json
 import time
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+import os
+import sys
 
+from torch.utils.data import DataLoader
 
-class SyntheticCifar(Dataset):
-    # Pixels are a function of the index, so workers share no generator. They are not
-    # torchperf's bytes (splitmix64), which does not matter for speed: making 3 KB takes tens of
-    # microseconds, beside the resize and normalisation that dominate both pipelines.
-    def __init__(self, size):
-        self.size = size
-
-    def __len__(self):
-        return 50000
-
-    def __getitem__(self, index):
-        rng = np.random.default_rng(index)
-        hwc = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
-        x = torch.from_numpy(hwc).permute(2, 0, 1).unsqueeze(0).float()
-        x = F.interpolate(x, size=(self.size, self.size), mode="bilinear",
-                          align_corners=False).squeeze(0)
-        return x.div_(255).sub_(0.5).div_(0.5), int(rng.integers(10))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from torchperf.training_data import SyntheticCifar  # noqa: E402  (one definition, shared)
 
 
 def batches(loader):

@@ -11,9 +11,9 @@
 #      same synthetic images and transforms, at 0, 1 and 2 workers;
 #   6. a training step: `torchperf train` vs a plain Python loop (bench/train_python.py) on the same
 #      TorchScript ResNet-18 file and saved tensors, at 1 thread and every usable core;
-#   7. `torchperf train --ladder --allow-semantic-changes` on builtin:resnet18 (synthetic CIFAR) vs
-#      the same model trained in Python with the settings climbed by hand, each re-measured
-#      alternately;
+#   7. `torchperf train --ladder --allow-semantic-changes` on builtin:resnet18 (synthetic CIFAR,
+#      BENCH_DEVICE=cuda on a GPU) vs the same loop climbed by hand in Python up to torch.compile,
+#      each end re-measured alternately;
 #   8. tune's smart search vs the exhaustive sweep of the same space (about 50-150 points) on the
 #      built-in models and a torchvision fixture: the winners head to head, the wall times;
 #   9. int8 dynamic quantization: torchperf's precision=int8-dynamic vs PyTorch's own
@@ -271,36 +271,58 @@ done
 fi
 
 if section 7; then
-# torchperf climbs on its own; the Python side runs the settings a person climbed to by hand (the
-# training guide's: every core, one loader worker, uint8 transfer, set_to_none, channels_last, bf16
-# autocast) on torchvision's eager ResNet-18, the architecture builtin:resnet18 copies.
-size=${BENCH_LADDER_SIZE:-224}
-echo "== 7. train --ladder --allow-semantic-changes on builtin:resnet18 (synthetic CIFAR at ${size}x${size})"
-echo "      vs Python with the settings climbed by hand"
-"$tp" train builtin:resnet18 --data synthetic-cifar --image-size "$size" --ladder \
+# torchperf climbs on its own; the Python side is the same loop climbed by hand the way the profiler
+# guide climbs it (../shared/seeds/003): loader workers (every usable core but the training
+# thread's, at least one), pin_memory with non_blocking and cudnn.benchmark on CUDA, uint8
+# transfer, set_to_none, channels_last, AMP (bf16 where the device has it, else fp16 with a
+# scaler), torch.compile — on the built-in's own Python definition, at the ladder's start batch
+# (the ladder may end at another batch: samples/s are per sample either way). Both ends are then
+# re-measured alternately, in fresh processes, at equal threads and steps.
+size=${BENCH_LADDER_SIZE:-64}
+device=${BENCH_DEVICE:-cpu}
+echo "== 7. train --ladder --allow-semantic-changes on builtin:resnet18 (synthetic CIFAR at ${size}x${size}, $device)"
+echo "      vs the same loop climbed by hand in Python"
+ladder_start=$(date +%s)
+"$tp" train builtin:resnet18 --device "$device" --data synthetic-cifar --image-size "$size" --ladder \
   --allow-semantic-changes --steps 10 --quiet --json > "$build/bench-ladder.json"
+echo "  the ladder took $(( $(date +%s) - ladder_start )) s"
 top=$("$python" - "$build/bench-ladder.json" <<'PY'
 import json, sys
 ladder = json.load(open(sys.argv[1]))["ladder"]
 for a in ladder["attempts"]:
     lo, hi = a["speedup"]["ci"]
     ci = f"{lo:.2f}-{hi:.2f}" if lo is not None else "no interval"
-    print(f"  tried {a['change']}: {a['speedup']['ratio']:.3f}x ({ci}){' kept' if a['kept'] else ''}",
+    compiled = f", compile {a['compile_s']:.1f} s" if a.get("compile_s") is not None else ""
+    print(f"  tried {a['change']}: {a['speedup']['ratio']:.3f}x ({ci}){compiled}{' kept' if a['kept'] else ''}",
           file=sys.stderr)
+print(f"  ladder: {len(ladder['rungs']) - 1} kept change(s), {ladder['rungs'][-1]['cumulative']:.3f}x"
+      f" over the loop as given; stopped: {ladder['stop_reason']}", file=sys.stderr)
+if not any(a["change"].startswith("step=compile") for a in ladder["attempts"]):
+    print("  NOTE: the ladder tried no torch.compile rung", file=sys.stderr)
 print(ladder["rungs"][-1]["configuration"])
 PY
 )
 echo "  top rung: ${top:-the loop as given}"
-hand=(--threads "$(nproc)" --workers 1 --transfer uint8 --zero-grad set_to_none --format channels_last --amp bf16)
-echo "  Python: torchvision:resnet18, batch 32, ${hand[*]}"
+cores=$(nproc)
+hand=(--device "$device" --threads "$cores" --workers "$(( cores > 2 ? cores - 1 : 1 ))" --transfer uint8
+      --zero-grad set_to_none --format channels_last --compile default)
+if [ "$device" != cpu ]; then
+  hand+=(--pin-memory --non-blocking --cudnn-benchmark on)
+  "$python" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_bf16_supported() else 1)' \
+    && hand+=(--amp bf16) || hand+=(--amp fp16)
+elif grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+  hand+=(--amp bf16)
+fi
+echo "  Python by hand: builtin:resnet18, batch 32, ${hand[*]}"
 tp_runs=(); py_runs=()
 for r in $(seq 3); do
-  tp_runs+=("$(train_samples_per_s builtin:resnet18 --data synthetic-cifar --image-size "$size" \
-      --config "$top" --steps "$train_steps" --warmup 3)")
-  py_runs+=("$(python_train_samples_per_s torchvision:resnet18 --image-size "$size" --batch 32 "${hand[@]}" \
+  tp_runs+=("$(train_samples_per_s builtin:resnet18 --device "$device" --data synthetic-cifar \
+      --image-size "$size" --config "$top" --steps "$train_steps" --warmup 3)")
+  py_runs+=("$(python_train_samples_per_s builtin:resnet18 --image-size "$size" --batch 32 "${hand[@]}" \
       --steps "$train_steps" --warmup 3)")
 done
 print_rounds "torchperf top rung" "Python by hand" "${tp_runs[*]}" "${py_runs[*]}"
+echo "  (the issue's target: the ladder's end at 0.95 or more of the hand-climbed loop)"
 fi
 
 if section 8; then

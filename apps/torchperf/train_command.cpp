@@ -22,6 +22,7 @@
 #include "torchperf/train/chrome_trace.h"
 #include "torchperf/train/train_report.h"
 #include "torchperf/train/training_session.h"
+#include "torchperf/train/training_side.h"
 
 namespace torchperf::cli {
 namespace {
@@ -38,6 +39,7 @@ struct TrainFlags {
   bool ladder = false;
   bool allow_semantic = false;
   std::size_t max_rungs = 10;
+  double budget_s = 0;
   std::size_t rounds = 4;
   std::size_t max_rounds = 12;
   std::size_t block_steps = 3;
@@ -76,7 +78,10 @@ int run(TrainFlags& f) {
   for (const auto& [knob, value] : *f.knob_values) config.set(knob, value);
   const TraceSchedule schedule = parse_schedule(f.trace_schedule);
 
-  const TrainingContext context = TrainingContext::open(f.spec);
+  if (!(f.budget_s >= 0)) throw UsageError("--budget: expected seconds >= 0 (0: no limit)");
+  TrainingContext context = TrainingContext::open(f.spec);
+  // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
+  context.spec.reference_batch = plan_of(context, config).batch;
   TrainReport report;
   report.model = f.spec.model;
   report.data = context.data->describe();
@@ -86,7 +91,16 @@ int run(TrainFlags& f) {
 
   ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
   std::unique_ptr<TrainingSession> last;
+  // A change of process state (threads), and a step in Python, run in workers of their own.
+  WorkerRun workers;
+  workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+  workers.log_dir =
+      (std::filesystem::temp_directory_path() / ("torchperf-train-" + std::to_string(::getpid())))
+          .string();
+  workers.limits.timeout_s = 600;
+  workers.tick = [](double) { return !StopSignals::requested(); };
   if (f.ladder) {
+    const StopSignals stop_signals;
     LadderOptions o;
     o.allow_semantic_changes = f.allow_semantic;
     o.max_rungs = f.max_rungs;
@@ -95,17 +109,9 @@ int run(TrainFlags& f) {
     o.compare.rounds = f.rounds;
     o.compare.max_rounds = std::max(f.rounds, f.max_rounds);
     o.compare.steps = f.block_steps;
-    // A change of process state (threads) is compared with each side in a worker of its own.
-    WorkerRun workers;
-    workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
-    workers.log_dir =
-        (std::filesystem::temp_directory_path() / ("torchperf-train-" + std::to_string(::getpid())))
-            .string();
+    o.budget_s = f.budget_s;
     std::filesystem::create_directories(workers.log_dir);
-    workers.limits.timeout_s = 600;
-    workers.tick = [](double) { return !StopSignals::requested(); };
     o.workers = workers;
-    const StopSignals stop_signals;
     LadderEvents events;
     events.stop_requested = [] { return StopSignals::requested(); };
     events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
@@ -119,8 +125,29 @@ int run(TrainFlags& f) {
     std::filesystem::remove_all(workers.log_dir);  // kept on failure: the error names the log
     bar.finish();
     report.configuration = report.ladder->rungs.back().configuration.to_string();
-    if (!f.trace.empty())
+    if (!f.trace.empty() && !report.ladder->rungs.back().in_python)
       last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
+  } else if (plan_of(context, config).in_python()) {
+    // The step in a Python worker: its warm-up (and compile), then the measured steps.
+    if (!f.trace.empty())
+      throw UsageError("--trace: the trace is of a TorchScript step; with step=" +
+                       plan_of(context, config).step + " use `torchperf trace` on PyTorch's own");
+    const StopSignals stop_signals;
+    std::filesystem::create_directories(workers.log_dir);
+    bar.update("warming up (and compiling) in Python", 0.2, 0);
+    HeadToHeadOptions unused;
+    RemoteTrainingSide side(context, config, unused, f.warmup, workers, "train");
+    report.configuration = config.to_string();
+    report.notes = resolve_training(config, context.traits).notes;
+    if (side.compile_s() >= 0)
+      report.notes.push_back(fmt::format("torch.compile took {:.1f} s (the first step; not in the "
+                                         "step times)",
+                                         side.compile_s()));
+    bar.update("training steps", 0.6, 0);
+    report.breakdown = side.breakdown(f.steps);
+    bar.finish();
+    report.advice = advise(report.breakdown, context.advice_context(plan_of(context, config)));
+    std::filesystem::remove_all(workers.log_dir);
   } else {
     last = std::make_unique<TrainingSession>(context, config);
     report.configuration = last->configuration().to_string();
@@ -186,9 +213,18 @@ Runner add_train_command(CLI::App& app) {
                 "Climb from the loop as given: try what the largest bottleneck calls for, keep it "
                 "if it wins head to head, repeat");
   cmd->add_flag("--allow-semantic-changes", f->allow_semantic,
-                "Let the ladder change the batch size and the precision (they change training)");
+                "Let the ladder change the batch size and the precision (they change what is "
+                "learned: AMP, bf16 where the device has it, else fp16 with a gradient scaler; "
+                "a larger batch with --lr-scaling)");
   cmd->add_option("--max-rungs", f->max_rungs, "Ladder: at most this many kept changes")
       ->default_val(10);
+  cmd->add_option("--budget", f->budget_s,
+                  "Ladder: seconds the climb may take (checked before each change; 0: no limit)")
+      ->default_val(0);
+  cmd->add_option("--lr-scaling", f->spec.lr_scaling,
+                  "With a batch larger than the loop's: none (keep --lr) or linear (scale it "
+                  "with the batch)")
+      ->default_val("none");
   cmd->add_option("--rounds", f->rounds, "Ladder: interleaved rounds per head-to-head (>= 4)")
       ->default_val(4);
   cmd->add_option("--max-rounds", f->max_rounds,

@@ -151,6 +151,27 @@ void reset_cuda_peak(int index) {
 #endif
 }
 
+std::int64_t cuda_memory_capacity_bytes(int index) {
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+  try {
+    return static_cast<std::int64_t>(
+        c10::cuda::CUDACachingAllocator::get()
+            ->getMemoryInfo(static_cast<c10::DeviceIndex>(index))
+            .second);
+  } catch (const std::exception&) {
+    return -1;
+  }
+#else
+  (void)index;
+  return -1;
+#endif
+}
+
+bool cuda_supports_bf16() {
+  // cuDNN's bf16 convolutions come with compute capability 8.0 (Ampere), as bf16 tensor cores do.
+  return cuda_available() && at::detail::getCUDAHooks().supportsBFloat16ConvolutionWithCuDNNv8();
+}
+
 bool cuda_available() { return torch::cuda::is_available(); }
 
 int cuda_device_count() {

@@ -782,6 +782,44 @@ Knob zero_grad_knob() {
   return k;
 }
 
+// The guide's last step, torch.compile, needs the model as Python code: the step then runs in a
+// Python worker (python/torchperf/train_worker.py), every other training knob applied there as here.
+Knob step_knob() {
+  Knob k = training_only("step",
+                         "who runs the training step: torchscript (LibTorch, in torchperf's own "
+                         "process) or PyTorch in a Python worker: eager, compile (torch.compile), "
+                         "compile-reduce-overhead (with CUDA graphs), compile-max-autotune (kernel "
+                         "choices benchmarked while compiling); a compile's time is reported apart "
+                         "from the step's");
+  k.scope = KnobScope::kWorker;  // a process of its own
+  k.listed_at_baseline = false;
+  k.swept_by_default = [](const WorkloadTraits&) { return false; };  // the ladder proposes it
+  k.values = [](const WorkloadTraits& t) {
+    return t.cuda ? fixed({"torchscript", "eager", "compile", "compile-reduce-overhead",
+                           "compile-max-autotune"})
+                  : fixed({"torchscript", "eager", "compile"});
+  };
+  k.baseline = [](const WorkloadTraits& t) { return t.torchscript_form ? "torchscript" : "eager"; };
+  k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    if (value == "torchscript")
+      return t.torchscript_form ? Applicability::yes()
+                                : Applicability::no("the model has no TorchScript form");
+    if (value != "eager" && value != "compile" && value != "compile-reduce-overhead" &&
+        value != "compile-max-autotune")
+      return Applicability::no("expected torchscript, eager, compile, compile-reduce-overhead or "
+                               "compile-max-autotune");
+    if (!t.python_definition)
+      return Applicability::no(
+          "the Python training step builds the model from its Python definition, which a "
+          "built-in has and a TorchScript file does not (it trains with step=torchscript)");
+    if ((value == "compile-reduce-overhead" || value == "compile-max-autotune") && !t.cuda)
+      return Applicability::no(value + " is for CUDA devices (its CUDA graphs); use compile");
+    return Applicability::yes();
+  };
+  k.plan = [](const std::string& value, TrainingPlan& p) { p.step = value; };
+  return k;
+}
+
 }  // namespace
 
 Applicability at_most_four_per_core(const WorkloadTraits& t, const std::string& value,
@@ -818,7 +856,7 @@ const std::vector<Knob>& knob_registry() {
         pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
         graph_knob(),     cuda_graphs_knob(), cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
-        transfer_knob(),  amp_knob(),         zero_grad_knob()};
+        transfer_knob(),  amp_knob(),         zero_grad_knob(),   step_knob()};
     for (auto& k : worker_knobs()) r.push_back(std::move(k));
     for (auto& k : r) let_runtime_decide(k);
     return r;

@@ -11,6 +11,18 @@ namespace {
 
 std::string step_ms(const Breakdown& b) { return fmt::format("{:.1f} ms", b.step_ns * 1e-6); }
 
+// Loader threads from the next count up, doubling, to the usable cores: 1, 2, 4, … 16.
+std::vector<std::string> worker_counts(int from, int cores) {
+  std::vector<std::string> out;
+  for (int n = std::max(1, from * 2); ; n *= 2) {
+    const int count = std::min(n, cores);
+    if (count <= from) break;
+    out.push_back(std::to_string(count));
+    if (count == cores) break;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
@@ -23,13 +35,20 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
         "data wait is {} of the {} step (threshold {}{}): the training thread waits for batches",
         percent(wait), step_ms(b), percent(wait_threshold),
         p.workers == 0 ? ", batches made in the training thread" : "");
-    if (p.workers < c.usable_cores)
-      out.push_back({"data-wait",
-                     fmt::format("make batches ahead in {} loader thread(s)", p.workers + 1),
-                     evidence, "workers", std::to_string(p.workers + 1), false, wait});
-    else if (p.workers > 0 && p.prefetch < 8)
+    const std::vector<std::string> counts = worker_counts(p.workers, c.usable_cores);
+    if (!counts.empty()) {
+      Advice a{"data-wait",
+               fmt::format("make batches ahead in loader threads ({} … {}, sized to the {} usable "
+                           "cores)",
+                           counts.front(), counts.back(), c.usable_cores),
+               evidence, "workers", counts.front(), false, wait};
+      a.larger.assign(counts.begin() + 1, counts.end());
+      out.push_back(a);
+    }
+    if (p.workers > 0 && p.prefetch < 8)
       out.push_back({"data-wait", "let each loader thread prepare more batches ahead", evidence,
-                     "prefetch", std::to_string(p.prefetch * 2), false, wait});
+                     "prefetch", std::to_string(p.prefetch * 2), false,
+                     counts.empty() ? wait : wait * 0.5});
     if (c.uint8_data && p.transfer == Transfer::kFloat32)
       out.push_back({"data-wait",
                      "hand the step 8-bit images and normalise after the copy (less loader work)",
@@ -39,12 +58,16 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
   if (copy > kCopyThreshold) {
     const std::string evidence = fmt::format("the copy to the device is {} of the step (threshold {})",
                                              percent(copy), percent(kCopyThreshold));
-    if (c.cuda && !p.pin_memory)
-      out.push_back({"copy", "make batches in pinned memory", evidence, "pin_memory", "on", false,
-                     copy});
-    else if (c.cuda && !p.non_blocking)
-      out.push_back({"copy", "copy without waiting (overlaps with compute from pinned memory)",
-                     evidence, "non_blocking", "on", false, copy});
+    // Pinned memory makes the copy asynchronous only when it is not waited for, and a copy not
+    // waited for from pageable memory is still synchronous: the two are tried together.
+    if (c.cuda && !(p.pin_memory && p.non_blocking)) {
+      Advice a{"copy",
+               "make batches in pinned memory and copy them without waiting (the copy overlaps "
+               "with compute)",
+               evidence, "pin_memory", "on", false, copy};
+      a.with = {{"non_blocking", "on"}};
+      out.push_back(a);
+    }
     if (c.uint8_data && p.transfer == Transfer::kFloat32)
       out.push_back({"copy", "copy 8-bit images (4x fewer bytes) and normalise after the copy",
                      evidence, "transfer", "uint8", false, copy * 0.95});
@@ -55,7 +78,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    "train with automatic mixed precision (bf16 needs no gradient scaler)",
                    "no reduced precision is used, but " + c.reduced_precision_evidence +
                        fmt::format("; compute is {} of the step", percent(compute)),
-                   "amp", c.cuda ? "fp16" : "bf16", true, compute});
+                   "amp", c.bf16 || !c.cuda ? "bf16" : "fp16", true, compute});
   const double memory = b.memory_fraction();
   if (memory > kMemoryHighThreshold)
     out.push_back({"memory",
@@ -66,15 +89,29 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                                percent(memory), b.memory_capacity_bytes / 1073741824.0,
                                percent(kMemoryHighThreshold)),
                    p.amp == Amp::kOff && c.reduced_precision_hardware ? "amp" : "",
-                   p.amp == Amp::kOff && c.reduced_precision_hardware ? (c.cuda ? "fp16" : "bf16") : "",
+                   p.amp == Amp::kOff && c.reduced_precision_hardware
+                       ? (c.bf16 || !c.cuda ? "bf16" : "fp16")
+                       : "",
                    true, memory});
   const bool room = memory >= 0 && memory < kMemoryLowThreshold;
-  if (room && compute < kUtilisationThreshold)
-    out.push_back({"utilisation", fmt::format("double the batch to {}", p.batch * 2),
-                   fmt::format("compute is {} of the step (threshold {}) and peak memory {} of "
-                               "capacity: per-step overheads are paid per batch",
-                               percent(compute), percent(kUtilisationThreshold), percent(memory)),
-                   "batch", std::to_string(p.batch * 2), true, 1.0 - compute});
+  if (room && compute < kUtilisationThreshold) {
+    // Larger batches while their memory (taken as growing with the batch) stays under the
+    // high-water threshold: 2x, 4x, … of the batch.
+    std::vector<std::string> sizes;
+    for (long long k = 2; k <= 64 && memory * static_cast<double>(k) < kMemoryHighThreshold; k *= 2)
+      sizes.push_back(std::to_string(p.batch * k));
+    if (!sizes.empty()) {
+      Advice a{"utilisation",
+               fmt::format("a larger batch ({} … {}; the memory it needs grows with it)",
+                           sizes.front(), sizes.back()),
+               fmt::format("compute is {} of the step (threshold {}) and peak memory {} of "
+                           "capacity: per-step overheads are paid per batch",
+                           percent(compute), percent(kUtilisationThreshold), percent(memory)),
+               "batch", sizes.front(), true, 1.0 - compute};
+      a.larger.assign(sizes.begin() + 1, sizes.end());
+      out.push_back(a);
+    }
+  }
   const double optimizer = b.share_of(Phase::kOptimizer);
   if (!p.set_to_none && optimizer > kOptimizerThreshold)
     out.push_back({"optimizer", "free gradients instead of zeroing them (zero_grad set_to_none)",
@@ -92,6 +129,23 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    fmt::format("compute is {} of the step on {} of {} cores", percent(compute),
                                p.threads, c.usable_cores),
                    "threads", std::to_string(c.usable_cores), false, compute * 0.6});
+  // The guide's last step: torch.compile fuses the elementwise work of forward and backward. It
+  // needs the model's Python definition; the step then runs in a Python worker.
+  if (c.python_definition && (p.step == "torchscript" || p.step == "eager") && compute > 0.3)
+    out.push_back({"compile", "compile the model with torch.compile (the step runs in Python)",
+                   fmt::format("compute is {} of the step, run op by op", percent(compute)),
+                   "step", "compile", false, compute * 0.5});
+  if (c.cuda && p.step == "compile" && compute > 0.3) {
+    out.push_back({"compile",
+                   "replay the compiled step as CUDA graphs (torch.compile mode reduce-overhead)",
+                   fmt::format("compute is {} of the step: each kernel launch costs host time",
+                               percent(compute)),
+                   "step", "compile-reduce-overhead", false, compute * 0.4});
+    out.push_back({"compile",
+                   "benchmark kernel choices while compiling (torch.compile mode max-autotune)",
+                   fmt::format("compute is {} of the step", percent(compute)), "step",
+                   "compile-max-autotune", false, compute * 0.2});
+  }
   // Measured on ResNet-18 (docs/methodology.md): the same architecture trains ~13% slower as
   // TorchScript than eagerly, and as fast once the executor runs the graph op by op. On the CPU
   // LibTorch does not fuse by default, so the profiling executor's differentiable subgraphs cost

@@ -1,9 +1,12 @@
 #include "torchperf/train/ladder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
@@ -68,20 +71,76 @@ Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOpt
                              [&] { return block_throughput(b, o); }, o, after_block);
 }
 
+namespace {
+
+// A rung's own side: its session in this process (step=torchscript) or its Python worker.
+struct RungSide {
+  std::unique_ptr<TrainingSession> local;
+  std::unique_ptr<RemoteTrainingSide> remote;
+};
+
+void add_once(std::vector<std::string>& list, const std::string& line) {
+  if (std::find(list.begin(), list.end(), line) == list.end()) list.push_back(line);
+}
+
+// One line per held-back change: the top rung's estimate replaces an earlier rung's.
+void hold_back(std::vector<std::string>& list, const std::string& change, const std::string& line) {
+  for (auto& held : list)
+    if (held.rfind(change + " (", 0) == 0) {
+      held = line;
+      return;
+    }
+  list.push_back(line);
+}
+
+// What a held-back change could give, on the breakdown's evidence alone: the step if the share
+// its rule addresses were halved, and if it vanished (Amdahl's bound).
+std::string estimate(const Advice& a) {
+  const double share = std::clamp(a.weight, 0.0, 0.95);
+  return fmt::format("{} ({}; changes what is learned): not tried; on this breakdown up to "
+                     "{:.2f}x if the {:.0f}% it addresses halved, {:.2f}x if it vanished",
+                     a.knob + "=" + a.value, a.rule, 1.0 / (1.0 - share / 2), share * 100,
+                     1.0 / (1.0 - share));
+}
+
+}  // namespace
+
 LadderResult climb(const TrainingContext& context, const Configuration& start,
                    const LadderOptions& o, const LadderEvents& events) {
   auto say = [&](const std::string& what) {
     if (events.status) events.status(what);
   };
+  const auto began = std::chrono::steady_clock::now();
+  const auto elapsed_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  };
   LadderResult result;
   Configuration current = start;
+  TrainingPlan current_plan = plan_of(context, current);
   say("step 0: the loop as given (" + (start.empty() ? std::string("defaults") : start.to_string()) +
       ")");
-  auto session = std::make_unique<TrainingSession>(context, current);
+  const auto worker_run = [&](const std::string& prefix) {
+    if (!o.workers)
+      throw UsageError("step=" + current_plan.step +
+                       " runs in a Python worker, and this ladder has no worker processes");
+    WorkerRun run = *o.workers;
+    run.log_prefix = prefix;
+    return run;
+  };
+  RungSide side;
   Rung rung;
   rung.configuration = current;
-  rung.breakdown = session->run(o.warmup_steps, o.breakdown_steps);
-  rung.advice = advise(rung.breakdown, context.advice_context(session->plan()));
+  rung.in_python = current_plan.in_python();
+  if (rung.in_python) {
+    side.remote = std::make_unique<RemoteTrainingSide>(context, current, o.compare, o.warmup_steps,
+                                                       worker_run("ladder-rung-0"), "rung 0");
+    rung.compile_s = side.remote->compile_s();
+    rung.breakdown = side.remote->breakdown(o.breakdown_steps);
+  } else {
+    side.local = std::make_unique<TrainingSession>(context, current);
+    rung.breakdown = side.local->run(o.warmup_steps, o.breakdown_steps);
+  }
+  rung.advice = advise(rung.breakdown, context.advice_context(current_plan));
   rung.speedup.interval = {1, 1};
   result.rungs.push_back(rung);
   if (events.rung) events.rung(rung);
@@ -94,95 +153,140 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
   const auto stop_if_requested = [&] {
     if (events.stop_requested && events.stop_requested()) throw stopped();
   };
-  std::set<std::string> tried;  // "knob=value" from the configuration it was tried on
+  std::set<std::string> tried;  // "configuration|change"
   try {
-    while (result.rungs.size() <= o.max_rungs) {
+    while (result.rungs.size() <= o.max_rungs && result.stop_reason.empty()) {
       // Copies: result.rungs grows inside the loop.
       const std::vector<Advice> advice_list = result.rungs.back().advice;
       const double cumulative = result.rungs.back().cumulative;
       bool kept = false;
       for (const Advice& advice : advice_list) {
+        if (kept || !result.stop_reason.empty()) break;
         if (advice.knob.empty()) continue;
-        const std::string change = advice.knob + "=" + advice.value;
-        if (current.get(advice.knob) == advice.value) continue;
         if (advice.changes_training && !o.allow_semantic_changes) {
-          const std::string held = change + " (" + advice.rule + ")";
-          if (std::find(result.held_back.begin(), result.held_back.end(), held) ==
-              result.held_back.end())
-            result.held_back.push_back(held);
+          hold_back(result.held_back, advice.knob + "=" + advice.value, estimate(advice));
           continue;
         }
-        if (!tried.insert(current.to_string() + "|" + change).second) continue;
-        stop_if_requested();
-        Configuration candidate = current;
-        candidate.set(advice.knob, advice.value);
-        std::unique_ptr<TrainingSession> next;
-        try {
-          next = std::make_unique<TrainingSession>(context, candidate);
-        } catch (const ConfigError&) {
-          continue;  // does not apply here (the advice is generic; the registry decides)
-        }
-        const bool separate = !process_state_differences(current, candidate).empty();
-        if (separate && !o.workers) {
-          const std::string held = change + " (needs worker processes to compare: " +
-                                   process_state_differences(current, candidate).front() + ")";
-          if (std::find(result.held_back.begin(), result.held_back.end(), held) ==
-              result.held_back.end())
-            result.held_back.push_back(held);
-          continue;
-        }
-        say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head" +
-            (separate ? " (each side in its own worker process)" : ""));
-        Attempt attempt;
-        attempt.change = change;
-        attempt.rule = advice.rule;
-        attempt.separate_processes = separate;
-        if (separate) {
-          // Each side a fresh session in a worker of its own, its threads set once there.
-          WorkerRun run = *o.workers;
-          run.log_prefix = "ladder-" + std::to_string(result.attempts.size() + 1);
-          RemoteTrainingSide a(context.spec, current, o.compare, o.warmup_steps, run, "a");
-          RemoteTrainingSide b(context.spec, candidate, o.compare, o.warmup_steps, run, "b");
-          attempt.speedup = compare_throughputs([&] { return a.block(); },
-                                                [&] { return b.block(); }, o.compare,
-                                                stop_if_requested);
-        } else {
-          {
-            const ScopeExit restore(next->enter());
-            for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+        std::vector<std::string> values = {advice.value};
+        values.insert(values.end(), advice.larger.begin(), advice.larger.end());
+        double previous_ratio = 0;
+        for (std::size_t v = 0; v < values.size() && !kept; ++v) {
+          Configuration candidate = current;
+          candidate.set(advice.knob, values[v]);
+          std::string change = advice.knob + "=" + values[v];
+          for (const auto& [knob, value] : advice.with) {
+            candidate.set(knob, value);
+            change += "," + knob + "=" + value;
           }
-          attempt.speedup = head_to_head(*session, *next, o.compare, stop_if_requested);
+          if (candidate.to_string() == current.to_string()) continue;
+          if (!tried.insert(current.to_string() + "|" + change).second) continue;
+          TrainingPlan candidate_plan;
+          try {
+            candidate_plan = plan_of(context, candidate);
+          } catch (const ConfigError&) {
+            break;  // does not apply here (the advice is generic; the registry decides)
+          }
+          stop_if_requested();
+          if (o.budget_s > 0 && elapsed_s() >= o.budget_s) {
+            result.stop_reason = fmt::format("reached --budget ({:.0f} s)", o.budget_s);
+            break;
+          }
+          const bool separate = candidate_plan.in_python() || current_plan.in_python() ||
+                                !process_state_differences(current, candidate).empty();
+          if (separate && !o.workers && !o.verdict) {
+            add_once(result.held_back,
+                     change + " (needs worker processes to compare: " +
+                         (candidate_plan.in_python() || current_plan.in_python()
+                              ? std::string("the step runs in Python")
+                              : process_state_differences(current, candidate).front()) +
+                         ")");
+            break;
+          }
+          say("step " + std::to_string(result.rungs.size()) + ": trying " + change +
+              " head to head" + (separate ? " (each side in its own worker process)" : ""));
+          Attempt attempt;
+          attempt.change = change;
+          attempt.rule = advice.rule;
+          attempt.separate_processes = separate;
+          attempt.changes_training = advice.changes_training;
+          std::unique_ptr<TrainingSession> next;
+          std::unique_ptr<RemoteTrainingSide> next_remote;
+          if (o.verdict) {
+            attempt.speedup = o.verdict(current, candidate);
+          } else if (separate) {
+            // Each side in a worker of its own, its process state set once there. A rung in Python
+            // keeps its worker (and its compiled step) from one attempt to the next.
+            const WorkerRun run =
+                worker_run("ladder-" + std::to_string(result.attempts.size() + 1));
+            std::unique_ptr<RemoteTrainingSide> fresh_a;
+            RemoteTrainingSide* a = side.remote.get();
+            if (a == nullptr) {
+              fresh_a = std::make_unique<RemoteTrainingSide>(context, current, o.compare,
+                                                             o.warmup_steps, run, "a");
+              a = fresh_a.get();
+            }
+            next_remote = std::make_unique<RemoteTrainingSide>(context, candidate, o.compare,
+                                                               o.warmup_steps, run, "b");
+            attempt.compile_s = next_remote->compile_s();
+            attempt.speedup = compare_throughputs([&] { return a->block(); },
+                                                  [&] { return next_remote->block(); },
+                                                  o.compare, stop_if_requested);
+          } else {
+            next = std::make_unique<TrainingSession>(context, candidate);
+            {
+              const ScopeExit restore(next->enter());
+              for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+            }
+            attempt.speedup = head_to_head(*side.local, *next, o.compare, stop_if_requested);
+          }
+          attempt.kept = attempt.speedup.wins(o.compare.min_gain);
+          result.attempts.push_back(attempt);
+          if (events.attempt) events.attempt(attempt);
+          if (!attempt.kept) {
+            // A count is tried further only while each value gains more than the one before.
+            if (v > 0 && attempt.speedup.ratio <= previous_ratio) break;
+            previous_ratio = attempt.speedup.ratio;
+            continue;
+          }
+          Rung r;
+          r.step = result.rungs.size();
+          r.change = change;
+          r.rule = advice.rule;
+          r.changes_training = advice.changes_training;
+          r.configuration = candidate;
+          r.in_python = candidate_plan.in_python();
+          r.compile_s = attempt.compile_s;
+          r.speedup = attempt.speedup;
+          r.cumulative = cumulative * attempt.speedup.ratio;
+          current = candidate;
+          current_plan = candidate_plan;
+          say("step " + std::to_string(r.step) + ": breakdown with " + change);
+          if (r.in_python) {
+            side.local.reset();
+            if (!next_remote)
+              next_remote = std::make_unique<RemoteTrainingSide>(
+                  context, candidate, o.compare, o.warmup_steps,
+                  worker_run("ladder-rung-" + std::to_string(r.step)), "rung");
+            side.remote = std::move(next_remote);
+            r.breakdown = side.remote->breakdown(o.breakdown_steps);
+          } else {
+            side.remote.reset();
+            if (!next) {  // compared in workers: the new rung's session has not run here yet
+              next = std::make_unique<TrainingSession>(context, candidate);
+              const ScopeExit restore(next->enter());
+              for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+            }
+            side.local = std::move(next);
+            r.breakdown = side.local->run(0, o.breakdown_steps);
+          }
+          r.advice = advise(r.breakdown, context.advice_context(current_plan));
+          result.rungs.push_back(r);
+          if (events.rung) events.rung(result.rungs.back());
+          kept = true;
         }
-        attempt.kept = attempt.speedup.wins(o.compare.min_gain);
-        result.attempts.push_back(attempt);
-        if (events.attempt) events.attempt(attempt);
-        if (!attempt.kept) continue;
-        Rung r;
-        r.step = result.rungs.size();
-        r.change = change;
-        r.rule = advice.rule;
-        r.changes_training = advice.changes_training;
-        r.configuration = candidate;
-        r.speedup = attempt.speedup;
-        r.cumulative = cumulative * attempt.speedup.ratio;
-        session = std::move(next);
-        current = candidate;
-        if (separate) {  // the new rung's session has not run yet in this process
-          const ScopeExit restore(session->enter());
-          for (std::size_t i = 0; i < o.warmup_steps; ++i) session->step(false);
-        }
-        say("step " + std::to_string(r.step) + ": breakdown with " + change);
-        r.breakdown = session->run(0, o.breakdown_steps);
-        r.advice = advise(r.breakdown, context.advice_context(session->plan()));
-        result.rungs.push_back(r);
-        if (events.rung) events.rung(result.rungs.back());
-        kept = true;
-        break;
       }
-      if (!kept) {
-        result.stop_reason = "no advised change won head to head";
-        break;
-      }
+      if (!kept && result.stop_reason.empty())
+        result.stop_reason = "every advised change was tried at this rung and none won head to head";
     }
   } catch (const Interrupted&) {
     throw stopped();  // a worker stopped mid-comparison says only "interrupted"

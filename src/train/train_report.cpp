@@ -49,17 +49,20 @@ TextTable breakdown_table(const Breakdown& b) {
   return t;
 }
 
+// torch.compile's time, reported apart from the step's ("-" where nothing compiled).
+std::string compile_seconds(double s) { return s >= 0 ? fmt::format("{:.1f} s", s) : "-"; }
+
 TextTable ladder_table(const LadderResult& ladder) {
   TextTable t;
   t.header = {"step", "change", "samples/s", "step ms", "utilisation", "speedup (95% CI)",
-              "cumulative"};
+              "cumulative", "compile"};
   for (const auto& r : ladder.rungs)
     t.rows.push_back(
         {std::to_string(r.step), r.step == 0 ? "naive loop" : r.change + (r.changes_training ? " *" : ""),
          fmt::format("{:.1f}", r.breakdown.samples_per_second), ms(r.breakdown.step_ns),
          percent(r.breakdown.utilisation),
          r.step == 0 ? "-" : ratio(r.speedup.ratio) + " (" + interval(r.speedup.interval) + ")",
-         ratio(r.cumulative)});
+         ratio(r.cumulative), compile_seconds(r.compile_s)});
   return t;
 }
 
@@ -99,14 +102,16 @@ std::string format_train_report(const TrainReport& r) {
     if (!l.attempts.empty()) {
       out += "\nchanges tried head to head (B over A, samples/s, 95% CI)\n";
       TextTable t;
-      t.header = {"change", "rule", "speedup", "95% CI", "processes", "kept"};
+      t.header = {"change", "rule", "speedup", "95% CI", "processes", "compile", "kept"};
       for (const auto& a : l.attempts)
-        t.rows.push_back({a.change, a.rule, ratio(a.speedup.ratio), interval(a.speedup.interval),
-                          a.separate_processes ? "two" : "one", a.kept ? "yes" : "no"});
+        t.rows.push_back({a.change + (a.changes_training ? " *" : ""), a.rule,
+                          ratio(a.speedup.ratio), interval(a.speedup.interval),
+                          a.separate_processes ? "two" : "one", compile_seconds(a.compile_s),
+                          a.kept ? "yes" : "no"});
       out += t.render(TextFormat::kTerminal);
     }
     if (!l.held_back.empty()) {
-      out += "\nadvised but not tried (changes of what is learned need --allow-semantic-changes):\n";
+      out += "\nadvised but not tried:\n";
       for (const auto& h : l.held_back) out += "  " + h + "\n";
     }
     const std::string given = l.rungs.front().configuration.to_string();
@@ -174,11 +179,15 @@ nlohmann::json to_json(const TrainReport& r) {
                      {"breakdown", to_json(rung.breakdown)},
                      {"speedup", speedup_json(rung.speedup)},
                      {"cumulative", rung.cumulative},
+                     {"in_python", rung.in_python},
+                     {"compile_s", rung.compile_s >= 0 ? nlohmann::json(rung.compile_s) : nullptr},
                      {"advice", advice_json(rung.advice)}});
   nlohmann::json attempts = nlohmann::json::array();
   for (const auto& a : r.ladder->attempts)
     attempts.push_back({{"change", a.change}, {"rule", a.rule}, {"speedup", speedup_json(a.speedup)},
                         {"separate_processes", a.separate_processes},
+                        {"changes_training", a.changes_training},
+                        {"compile_s", a.compile_s >= 0 ? nlohmann::json(a.compile_s) : nullptr},
                         {"kept", a.kept}});
   j["ladder"] = {{"rungs", rungs},
                  {"attempts", attempts},

@@ -55,6 +55,8 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
     throw UsageError("--optimizer '" + spec.optimizer + "': expected sgd or adam");
   if (!(spec.learning_rate > 0) || !std::isfinite(spec.learning_rate))
     throw UsageError("--lr: expected a positive learning rate");
+  if (spec.lr_scaling != "none" && spec.lr_scaling != "linear")
+    throw UsageError("--lr-scaling '" + spec.lr_scaling + "': expected none or linear");
   if (spec.grad_scaler != "auto" && spec.grad_scaler != "on" && spec.grad_scaler != "off")
     throw UsageError("--grad-scaler '" + spec.grad_scaler + "': expected auto, on or off");
   const c10::Device device = resolve_device(spec.device);
@@ -69,6 +71,8 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
                      "the TorchScript form (torch.jit.script(model).save(path))");
   auto* script = probe->as_torchscript();
   c.traits.torchscript = script != nullptr;
+  // A built-in's Python definition lets the step run in Python (step=eager, compile, …).
+  c.traits.python_definition = spec.model.rfind("builtin:", 0) == 0;
   c.traits.convolutional = script && (script->uses_operator("aten::conv2d") ||
                                       script->uses_operator("aten::_convolution"));
   const Example first = c.data->get(0, Transfer::kFloat32);
@@ -83,11 +87,14 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.traits.default_batch = 32;
   if (device.is_cuda()) {
     c.reduced_precision_hardware = true;
-    c.reduced_precision_evidence = "a CUDA device (fp16/bf16 tensor cores from Volta/Ampere on)";
+    c.bf16_hardware = compat::cuda_supports_bf16();
+    c.reduced_precision_evidence =
+        c.bf16_hardware ? "a CUDA device with bf16 tensor cores (compute capability 8.0 or later)"
+                        : "a CUDA device (fp16 tensor cores from Volta on)";
   } else {
     for (const auto& isa : env.cpu_isa)
       if (isa == "avx512_bf16" || isa == "amx_bf16") {
-        c.reduced_precision_hardware = true;
+        c.reduced_precision_hardware = c.bf16_hardware = true;
         c.reduced_precision_evidence = "the CPU has " + isa;
       }
     if (!c.reduced_precision_hardware)
@@ -96,12 +103,22 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   return c;
 }
 
+double TrainingContext::learning_rate(const TrainingPlan& plan) const {
+  // Goyal et al.'s linear scaling rule: k times the batch, k times the rate.
+  if (spec.lr_scaling == "linear" && spec.reference_batch > 0)
+    return spec.learning_rate * static_cast<double>(plan.batch) /
+           static_cast<double>(spec.reference_batch);
+  return spec.learning_rate;
+}
+
 AdviceContext TrainingContext::advice_context(const TrainingPlan& plan) const {
   AdviceContext a;
   a.plan = plan;
   a.cuda = traits.cuda;
   a.convolutional = traits.convolutional;
-  a.torchscript = traits.torchscript;
+  a.torchscript = traits.torchscript && !plan.in_python();
+  a.python_definition = traits.python_definition;
+  a.bf16 = bf16_hardware;
   a.uint8_data = traits.uint8_data;
   a.usable_cores = traits.usable_cores;
   a.reduced_precision_hardware = reduced_precision_hardware;
@@ -190,6 +207,9 @@ TrainingSession::TrainingSession(const TrainingContext& context, const Configura
   s.context = &context;
   s.config = resolve_training(config, context.traits);
   s.plan = plan_training(s.config);
+  if (s.plan.in_python())
+    throw ConfigError("step=" + s.plan.step + " runs the step in a Python worker, not in this "
+                      "process (train starts one: RemoteTrainingSide)");
   s.device = c10::Device(context.device);
   s.model = context.model->load();
   s.model->set_training(true);
@@ -205,7 +225,7 @@ TrainingSession::TrainingSession(const TrainingContext& context, const Configura
   if (s.plan.channels_last)
     for (const auto& b : s.module->buffers())
       if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
-  const double lr = context.spec.learning_rate;
+  const double lr = context.learning_rate(s.plan);
   if (context.spec.optimizer == "adam")
     s.optimizer = std::make_unique<torch::optim::Adam>(s.parameters, torch::optim::AdamOptions(lr));
   else
@@ -327,6 +347,7 @@ Breakdown TrainingSession::run(std::size_t warmup, std::size_t steps,
   Breakdown b = summarize_steps(times);
   if (cuda) {
     b.peak_memory_bytes = compat::cuda_peak_allocated_bytes(impl_->device.index());
+    b.memory_capacity_bytes = compat::cuda_memory_capacity_bytes(impl_->device.index());
   } else {
     b.peak_memory_bytes = peak_rss_bytes();
     b.memory_capacity_bytes = memory_capacity_bytes();

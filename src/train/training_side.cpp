@@ -2,6 +2,8 @@
 
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
+#include "torchperf/measure/memory_probe.h"
+#include "torchperf/models/python_side.h"
 
 namespace torchperf {
 namespace {
@@ -72,6 +74,7 @@ TrainingSpec training_spec_from_json(const json& j) {
 
 void add_training_side_schema(json& schema) {
   add_to_schema<TrainSideRequest, SideReady>(schema, "ready");
+  add_to_schema<PythonTrainSideRequest, PythonTrainSideReady>(schema, "ready");
   json block = json::object();
   WireSchema b(block);
   TrainBlockReply{}.fields(b);
@@ -84,6 +87,10 @@ SideFactory training_side_factory() {
   };
 }
 
+TrainingPlan plan_of(const TrainingContext& context, const Configuration& config) {
+  return plan_training(resolve_training(config, context.traits));
+}
+
 RemoteTrainingSide::RemoteTrainingSide(const TrainingSpec& spec, const Configuration& config,
                                        const HeadToHeadOptions& options,
                                        std::size_t warmup_steps, const WorkerRun& run,
@@ -91,18 +98,100 @@ RemoteTrainingSide::RemoteTrainingSide(const TrainingSpec& spec, const Configura
     : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
       log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
       timeout_s_(run.limits.timeout_s),
-      worker_(run.executable, worker_environment(config), run.limits, log_, run.tick) {
-  ask_side(worker_,
-           to_request(TrainSideRequest{spec, config.to_string(), warmup_steps, options.steps,
-                                       options.settle_steps}),
-           timeout_s_, "training side " + name_, log_, "preparing");
+      worker_(std::make_unique<WorkerSession>(run.executable, worker_environment(config),
+                                              run.limits, log_, run.tick)) {
+  ask(to_request(TrainSideRequest{spec, config.to_string(), warmup_steps, options.steps,
+                                  options.settle_steps}),
+      "preparing");
+}
+
+RemoteTrainingSide::RemoteTrainingSide(const TrainingContext& context, const Configuration& config,
+                                       const HeadToHeadOptions& options,
+                                       std::size_t warmup_steps, const WorkerRun& run,
+                                       const std::string& name)
+    : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
+      log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
+      timeout_s_(run.limits.timeout_s) {
+  const TrainingPlan plan = plan_of(context, config);
+  if (!plan.in_python()) {
+    worker_ = std::make_unique<WorkerSession>(run.executable, worker_environment(config),
+                                              run.limits, log_, run.tick);
+    ask(to_request(TrainSideRequest{context.spec, config.to_string(), warmup_steps, options.steps,
+                                    options.settle_steps}),
+        "preparing");
+    return;
+  }
+  python_ = true;
+  PythonTrainSideRequest r;
+  r.model = context.spec.model;
+  r.data_source = context.spec.data.source;
+  r.image_size = context.spec.data.image_size;
+  r.loss = context.loss;
+  r.optimizer = context.spec.optimizer;
+  r.learning_rate = context.learning_rate(plan);
+  r.device = context.device;
+  r.grad_scaler = context.spec.grad_scaler;
+  r.step = plan.step;
+  r.threads = plan.threads;
+  r.batch = plan.batch;
+  r.channels_last = plan.channels_last;
+  r.cudnn_benchmark = plan.cudnn_benchmark;
+  r.workers = plan.workers;
+  r.prefetch = plan.prefetch;
+  r.pin_memory = plan.pin_memory;
+  r.non_blocking = plan.non_blocking;
+  r.transfer = to_string(plan.transfer);
+  r.amp = to_string(plan.amp);
+  r.set_to_none = plan.set_to_none;
+  r.warmup_steps = std::max<std::size_t>(warmup_steps, 1);  // the first step compiles
+  r.steps = options.steps;
+  r.settle_steps = options.settle_steps;
+  ChildEnvironment environment = worker_environment(config);
+  environment["PYTHONPATH"] = python_package_dir();
+  worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+                                            run.tick,
+                                            std::vector<std::string>{"-m", "torchperf.train_worker"});
+  compile_s_ = from_reply<PythonTrainSideReady>(ask(to_request(r), "preparing"),
+                                                "python-train-side")
+                   .compile_s;
+}
+
+RemoteTrainingSide::~RemoteTrainingSide() = default;
+
+nlohmann::json RemoteTrainingSide::ask(const nlohmann::json& request, const std::string& doing) {
+  return ask_side(*worker_, request, timeout_s_, "training side " + name_, log_, doing);
 }
 
 double RemoteTrainingSide::block() {
-  return from_reply<TrainBlockReply>(ask_side(worker_, to_request(TrainBlockRequest{}), timeout_s_,
-                                              "training side " + name_, log_, "running a block"),
+  return from_reply<TrainBlockReply>(ask(to_request(TrainBlockRequest{}), "running a block"),
                                      "a training block")
       .samples_per_s;
+}
+
+Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
+  if (!python_) throw RuntimeFailure("a breakdown in a worker is the Python training worker's");
+  const json reply = ask(to_request(TrainBreakdownRequest{steps}), "timing phases");
+  std::vector<StepTimes> times;
+  try {
+    for (const json& j : reply.at("steps")) {
+      StepTimes t;
+      const auto ns = j.at("ns").get<std::vector<double>>();
+      for (std::size_t i = 0; i < kPhaseCount && i < ns.size(); ++i) t.ns[i] = ns[i];
+      t.total_ns = j.at("total_ns").get<double>();
+      t.samples = j.at("samples").get<std::int64_t>();
+      t.loss = j.at("loss").get<double>();
+      t.stepped = j.at("stepped").get<bool>();
+      t.start_us = j.at("start_us").get<std::int64_t>();
+      times.push_back(t);
+    }
+  } catch (const json::exception& e) {
+    throw WorkerProtocolError("training side " + name_ + ": a breakdown reply: " + e.what());
+  }
+  Breakdown b = summarize_steps(times);
+  b.peak_memory_bytes = reply.value("peak_memory_bytes", std::int64_t{-1});
+  b.memory_capacity_bytes = reply.value("memory_capacity_bytes", std::int64_t{-1});
+  if (b.memory_capacity_bytes < 0) b.memory_capacity_bytes = memory_capacity_bytes();
+  return b;
 }
 
 }  // namespace torchperf

@@ -202,6 +202,8 @@ json reply_for_current_exception() {
     return error_response("workload", e.what());
   } catch (const CompileError& e) {
     return error_response("compile", e.what());
+  } catch (const TrainingDiverged& e) {
+    return error_response("diverged", e.what());
   } catch (const ResourceLimit& e) {
     return error_response("out-of-memory", e.what());
   } catch (const std::bad_alloc&) {
@@ -221,6 +223,7 @@ void rethrow_worker_error(const json& error, const std::string& what) {
   if (kind == "model") throw ModelError(message);
   if (kind == "workload") throw WorkloadError(message);
   if (kind == "compile") throw CompileError(message);
+  if (kind == "diverged") throw TrainingDiverged(message);
   throw RuntimeFailure(what + ": " + message);
 }
 

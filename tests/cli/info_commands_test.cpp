@@ -22,9 +22,10 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 13 for bench and tune (4 of them train's too; cuda_graphs among them), 8 train-only, 8 worker
-  // knobs of bench and tune (the runtime first: the others are resolved for it)
-  EXPECT_EQ(j["knobs"].size(), 29u);
+  // 13 for bench and tune (4 of them train's too; cuda_graphs among them), 9 train-only (step
+  // among them), 8 worker knobs of bench and tune (the runtime first: the others are resolved
+  // for it)
+  EXPECT_EQ(j["knobs"].size(), 30u);
   EXPECT_EQ(j["knobs"][0]["name"], "runtime");
   EXPECT_EQ(j["knobs"][1]["name"], "threads");
   EXPECT_TRUE(j["knobs"][1]["integer_valued"].get<bool>());
@@ -32,7 +33,7 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   std::size_t train_only = 0;
   for (const auto& k : j["knobs"])
     train_only += k["commands"] == nlohmann::json({"train"});
-  EXPECT_EQ(train_only, 8u);
+  EXPECT_EQ(train_only, 9u);
   EXPECT_EQ(j["builtin_models"][1]["name"], "resnet18");
   std::size_t worker = 0;
   for (const auto& k : j["knobs"])
@@ -40,8 +41,9 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
       ++worker;
       EXPECT_FALSE(k["swept_by_default"].get<bool>()) << k["name"];
     }
-  // runtime, allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop
-  EXPECT_EQ(worker, 8u);
+  // runtime, allocator, omp_wait, omp_bind, aten_isa, onednn_isa, mkl_isa, interop, and train's
+  // step
+  EXPECT_EQ(worker, 9u);
 }
 
 TEST(InfoCommandsTest, EnvNamesTorchAndItsBuildAsJson) {

@@ -50,6 +50,28 @@ TEST(TrainCommandTest, JsonHtmlAndTraceAreWritten) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(TrainCommandTest, ABuiltInTrainsInPythonWithItsStepsBrokenDownAsInCpp) {
+  const auto r = run_cli({"train", "builtin:convbn", "--image-size", "16", "--batch", "4",
+                          "--steps", "3", "--warmup", "1", "--device", "cpu", "--step", "eager",
+                          "--workers", "1", "--json", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["configuration"], "batch=4,workers=1,step=eager");
+  EXPECT_EQ(j["breakdown"]["steps"], 3);
+  EXPECT_GT(j["breakdown"]["samples_per_second"].get<double>(), 0);
+  double shares = 0;
+  for (const auto& [phase, entry] : j["breakdown"]["phases"].items())
+    shares += entry["share"].get<double>();
+  EXPECT_NEAR(shares, 1.0, 1e-6);
+}
+
+TEST(TrainCommandTest, ATorchScriptFileCannotTrainInPython) {
+  const auto r = run_cli(tiny({"--step", "compile"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("step=compile does not apply"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Python definition"), std::string::npos) << r.err;
+}
+
 TEST(TrainCommandTest, ACorruptJpegIsSkippedAndCountedOrAnErrorWithStrict) {
   const std::string data = "images:" + fixture("images_corrupt");
   const auto skipped = run_cli(tiny({"--data", data}, "2", "19"));  // every epoch reads every file

@@ -16,7 +16,7 @@ PYTHON_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python")
 class Worker:
     """A live `python -m torchperf.worker` with the same pipes the C++ side gives it."""
 
-    def __init__(self, env=None, cwd=None):
+    def __init__(self, env=None, cwd=None, module="torchperf.worker"):
         read_end, write_end = os.pipe()
         environment = dict(os.environ, PYTHONPATH=os.path.abspath(PYTHON_DIR))
         environment.update(env or {})
@@ -25,7 +25,7 @@ class Worker:
             os.dup2(write_end, 3)
 
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "torchperf.worker"], stdin=subprocess.PIPE,
+            [sys.executable, "-m", module], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=cwd,
             preexec_fn=answers_on_fd3, pass_fds=(write_end, 3), text=True)
         os.close(write_end)

@@ -96,13 +96,64 @@ TEST(AdviceTest, LowUtilisationWithRoomInMemoryAsksForABiggerBatch) {
   EXPECT_TRUE(batch->changes_training);
 }
 
-TEST(AdviceTest, OnCudaACopyBottleneckAsksForPinnedMemoryThenNonBlocking) {
+TEST(AdviceTest, OnCudaACopyBottleneckAsksForPinnedMemoryAndNonBlockingTogether) {
   AdviceContext c = cpu();
   c.cuda = true;
-  EXPECT_TRUE(find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory").has_value());
-  c.plan.pin_memory = true;
-  EXPECT_TRUE(find(advise(with_shares(0, 0.3, 0.7), c), "non_blocking").has_value());
+  const auto pin = find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory");
+  ASSERT_TRUE(pin.has_value());
+  EXPECT_EQ(pin->value, "on");
+  EXPECT_EQ(pin->with, (std::vector<std::pair<std::string, std::string>>{{"non_blocking", "on"}}));
   EXPECT_EQ(find(advise(with_shares(0, 0.3, 0.7), c), "transfer").value().value, "uint8");
+  c.plan.pin_memory = c.plan.non_blocking = true;
+  EXPECT_FALSE(find(advise(with_shares(0, 0.3, 0.7), c), "pin_memory").has_value());
+}
+
+TEST(AdviceTest, LoaderThreadsAreSizedToTheMachineDoublingUpToItsCores) {
+  const auto sixteen = find(advise(with_shares(0.5, 0, 0.5, 0.6), cpu(16)), "workers");
+  ASSERT_TRUE(sixteen.has_value());
+  EXPECT_EQ(sixteen->value, "1");
+  EXPECT_EQ(sixteen->larger, (std::vector<std::string>{"2", "4", "8", "16"}));
+  AdviceContext six = cpu(6);
+  six.plan.workers = 2;
+  const auto from_two = find(advise(with_shares(0.5, 0, 0.5, 0.6), six), "workers");
+  ASSERT_TRUE(from_two.has_value());
+  EXPECT_EQ(from_two->value, "4");
+  EXPECT_EQ(from_two->larger, (std::vector<std::string>{"6"}));
+  // With loader threads already at work, deeper prefetch is advised beside more of them.
+  EXPECT_TRUE(find(advise(with_shares(0.5, 0, 0.5, 0.6), six), "prefetch").has_value());
+}
+
+TEST(AdviceTest, LargerBatchesAreTheOnesThatFitInMemory) {
+  // Peak memory 10% of capacity: 2x, 4x and 8x stay under 90%, 16x would not.
+  const auto batch = find(advise(with_shares(0.02, 0.02, 0.5, 0.1), cpu()), "batch");
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->value, "64");
+  EXPECT_EQ(batch->larger, (std::vector<std::string>{"128", "256"}));
+}
+
+TEST(AdviceTest, AmpOnCudaIsBf16WhereTheDeviceHasItElseFp16) {
+  AdviceContext c = cpu();
+  c.cuda = c.reduced_precision_hardware = true;
+  EXPECT_EQ(find(advise(with_shares(0, 0, 1), c), "amp").value().value, "fp16");
+  c.bf16 = true;
+  EXPECT_EQ(find(advise(with_shares(0, 0, 1), c), "amp").value().value, "bf16");
+}
+
+TEST(AdviceTest, AModelDefinedInPythonIsAskedToCompileItsStepThenOnCudaItsModes) {
+  AdviceContext c = cpu();
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "step").has_value());
+  c.python_definition = true;
+  const auto compile = find(advise(with_shares(0, 0, 0.9), c), "step");
+  ASSERT_TRUE(compile.has_value());
+  EXPECT_EQ(compile->value, "compile");
+  EXPECT_FALSE(compile->changes_training);
+  c.plan.step = "compile";
+  EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "step").has_value());  // no CUDA graphs on a CPU
+  c.cuda = true;
+  std::vector<std::string> modes;
+  for (const auto& a : advise(with_shares(0, 0, 0.9), c))
+    if (a.knob == "step") modes.push_back(a.value);
+  EXPECT_EQ(modes, (std::vector<std::string>{"compile-reduce-overhead", "compile-max-autotune"}));
 }
 
 TEST(AdviceTest, AComputeBoundTorchScriptModelOnTheCpuIsAskedToRunItsGraphOpByOp) {

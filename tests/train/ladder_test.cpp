@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -118,9 +119,125 @@ TEST(LadderTest, TheClimbStartsFromTheLoopAsGivenAndKeepsOnlyWinners) {
   for (const auto& a : r.attempts)
     EXPECT_TRUE(a.change.rfind("batch=", 0) != 0 && a.change.rfind("amp=", 0) != 0)
         << a.change << " changes training and was tried without --allow-semantic-changes";
-  EXPECT_TRUE(r.stop_reason == "no advised change won head to head" ||
+  EXPECT_TRUE(r.stop_reason ==
+                  "every advised change was tried at this rung and none won head to head" ||
               r.stop_reason == "reached --max-rungs")
       << r.stop_reason;
+}
+
+// The climb with the head-to-head's verdict scripted per change (the sessions, breakdowns and
+// advice are real): a quick ladder over the tiny CNN, batch 4, data made in the training thread.
+LadderOptions scripted(std::function<double(const std::string& change)> ratio_of) {
+  LadderOptions o;
+  o.warmup_steps = 1;
+  o.breakdown_steps = 2;
+  o.max_rungs = 3;
+  o.verdict = [ratio_of](const Configuration& from, const Configuration& to) {
+    std::string change;
+    for (const auto& [knob, value] : to.values())
+      if (from.get(knob) != value) change += (change.empty() ? "" : ",") + knob + "=" + value;
+    Speedup s;
+    s.ratio = ratio_of(change);
+    s.interval = {s.ratio * 0.97, s.ratio * 1.03};
+    s.rounds = {s.ratio, s.ratio, s.ratio, s.ratio};
+    return s;
+  };
+  return o;
+}
+
+// A step clock where the data wait takes 8 ms and every other phase 1 ms: a step reads the clock
+// at its start, at the end of each of its six phases, and at its end.
+class DataBoundClock final : public TimeSource {
+ public:
+  Clock::time_point now() override {
+    const std::size_t call = calls_++ % 8;
+    if (call == 1) elapsed_ += std::chrono::milliseconds(8);
+    else if (call >= 2 && call <= 6) elapsed_ += std::chrono::milliseconds(1);
+    return Clock::time_point(elapsed_);
+  }
+
+ private:
+  std::size_t calls_ = 0;
+  Nanoseconds elapsed_{0};
+};
+
+// The tiny CNN with that clock: its breakdowns call for loader threads, 8-bit transfer and (a
+// change of what is learned) a larger batch, on any machine.
+TrainingContext data_bound_tiny_cnn() {
+  TrainingContext c = tiny_cnn_16px();
+  c.clock = std::make_shared<DataBoundClock>();
+  return c;
+}
+
+TEST(LadderTest, AChangeThatLosesIsRecordedAndTheNextAdvisedChangeIsTried) {
+  const TrainingContext c = data_bound_tiny_cnn();
+  const LadderResult lost = climb(c, Configuration::parse("batch=4"),
+                                  scripted([](const std::string&) { return 0.9; }));
+  ASSERT_GE(lost.attempts.size(), 2u) << "the data wait calls for loader threads and uint8";
+  for (const auto& a : lost.attempts) EXPECT_FALSE(a.kept) << a.change;
+  EXPECT_EQ(lost.rungs.size(), 1u);
+  EXPECT_EQ(lost.stop_reason,
+            "every advised change was tried at this rung and none won head to head");
+  // The same climb where the last change tried wins: it is kept after the others lost.
+  const std::string last = lost.attempts.back().change;
+  const LadderResult won = climb(c, Configuration::parse("batch=4"), scripted([&](const std::string& ch) {
+    return ch == last ? 1.3 : 0.9;
+  }));
+  ASSERT_GE(won.rungs.size(), 2u);
+  EXPECT_EQ(won.rungs[1].change, last);
+  EXPECT_NEAR(won.rungs[1].cumulative, 1.3, 1e-9);
+  EXPECT_FALSE(won.attempts.front().kept);
+}
+
+TEST(LadderTest, LoaderThreadsAreTriedUpwardWhileEachGainsMoreThanTheLast) {
+  TrainingContext c = data_bound_tiny_cnn();
+  c.traits.usable_cores = 8;  // sizes 1, 2, 4, 8
+  std::vector<std::string> tried;
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), scripted([&](const std::string& ch) {
+    if (ch.rfind("workers=", 0) == 0) tried.push_back(ch);
+    if (ch == "workers=1") return 0.90;
+    if (ch == "workers=2") return 0.95;  // gains on 1: the next size is tried
+    if (ch == "workers=4") return 0.93;  // gains less than 2: 8 is not tried
+    return 0.9;
+  }));
+  EXPECT_EQ(tried, (std::vector<std::string>{"workers=1", "workers=2", "workers=4"}));
+  // A size that wins is kept, and the next rung goes on from it.
+  tried.clear();
+  const LadderResult kept = climb(c, Configuration::parse("batch=4"), scripted([&](const std::string& ch) {
+    if (ch.rfind("workers=", 0) == 0) tried.push_back(ch);
+    return ch == "workers=2" ? 1.2 : 0.9;
+  }));
+  ASSERT_GE(kept.rungs.size(), 2u);
+  EXPECT_EQ(kept.rungs[1].change, "workers=2");
+  ASSERT_GE(tried.size(), 2u);
+  EXPECT_EQ(tried[0], "workers=1");
+  EXPECT_EQ(tried[1], "workers=2");
+}
+
+TEST(LadderTest, ChangesOfWhatIsLearnedAreHeldBackWithAnEstimateUntilAllowed) {
+  const TrainingContext c = data_bound_tiny_cnn();
+  const auto lose = [](const std::string&) { return 0.9; };
+  const LadderResult held = climb(c, Configuration::parse("batch=4"), scripted(lose));
+  for (const auto& a : held.attempts) EXPECT_FALSE(a.changes_training) << a.change;
+  ASSERT_FALSE(held.held_back.empty()) << "compute is 23% of the step: a larger batch is advised";
+  EXPECT_NE(held.held_back.front().find("changes what is learned"), std::string::npos);
+  EXPECT_NE(held.held_back.front().find("if it vanished"), std::string::npos);
+  LadderOptions allowed = scripted(lose);
+  allowed.allow_semantic_changes = true;
+  const LadderResult tried = climb(c, Configuration::parse("batch=4"), allowed);
+  bool semantic = false;
+  for (const auto& a : tried.attempts) semantic = semantic || a.changes_training;
+  EXPECT_TRUE(semantic);
+  EXPECT_TRUE(tried.held_back.empty());
+}
+
+TEST(LadderTest, TheBudgetStopsTheClimbBeforeTheNextChange) {
+  const TrainingContext c = tiny_cnn_16px();
+  LadderOptions o = scripted([](const std::string&) { return 0.9; });
+  o.budget_s = 1e-9;
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), o);
+  EXPECT_TRUE(r.attempts.empty());
+  EXPECT_EQ(r.stop_reason.rfind("reached --budget", 0), 0u) << r.stop_reason;
 }
 
 }  // namespace

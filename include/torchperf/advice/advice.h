@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torchperf/page/text_table.h"
@@ -13,6 +14,16 @@
 namespace torchperf {
 
 struct Advice {
+  Advice() = default;
+  Advice(std::string rule_, std::string message_, std::string evidence_, std::string knob_,
+         std::string value_, bool changes_training_, double weight_)
+      : rule(std::move(rule_)),
+        message(std::move(message_)),
+        evidence(std::move(evidence_)),
+        knob(std::move(knob_)),
+        value(std::move(value_)),
+        changes_training(changes_training_),
+        weight(weight_) {}
   std::string rule;       // "data-wait", "copy", "reduced-precision", "memory", "utilisation" …
   std::string message;    // what to do, in words
   std::string evidence;   // the measured figures and the threshold they crossed
@@ -20,6 +31,11 @@ struct Advice {
   std::string value;
   bool changes_training = false;  // batch size, precision
   double weight = 0;              // the share of step time the rule addresses (for ordering)
+  // A count sized to the machine: after `value`, these larger values in order, each tried while
+  // it gains more than the one before (loader workers 1, 2, 4, … up to the usable cores).
+  std::vector<std::string> larger;
+  // Knobs set together with this one (pin_memory=on is little use without non_blocking=on).
+  std::vector<std::pair<std::string, std::string>> with;
 };
 
 // Thresholds, named once (docs/methodology.md lists them).

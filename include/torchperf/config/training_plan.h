@@ -23,6 +23,10 @@ struct TrainingPlan {
   Amp amp = Amp::kOff;
   bool set_to_none = false;   // zero_grad(set_to_none=true)
   bool optimized_executor = true;  // TorchScript's graph executor optimizes (profiles, differentiates)
+  // Who runs the step: "torchscript" (LibTorch, in this process) or, in a Python worker, "eager",
+  // "compile", "compile-reduce-overhead", "compile-max-autotune" (the step knob).
+  std::string step = "torchscript";
+  bool in_python() const { return step != "torchscript"; }
 };
 
 std::string to_string(Transfer transfer);

@@ -50,6 +50,7 @@ struct WorkloadTraits {
   bool cpu_fuser = true;          // the TensorExpr fuser can compile for CPU (LLVM present)
   bool inputs_from_file = false;  // batch is fixed by the file
   bool uint8_data = false;        // training data are 8-bit images (the transfer knob)
+  bool python_definition = false;  // train: the model's Python definition can be built (a built-in)
   bool saved_training = false;    // the training flag the model was saved with
   bool can_train_mode = true;     // has a training flag at all
   int usable_cores = 1;

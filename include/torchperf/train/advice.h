@@ -16,7 +16,9 @@ struct AdviceContext {
   TrainingPlan plan;
   bool cuda = false;
   bool convolutional = false;
-  bool torchscript = false;  // the executor knob applies
+  bool torchscript = false;  // the executor knob applies (the step runs TorchScript)
+  bool python_definition = false;  // the step can run in Python (step=compile)
+  bool bf16 = false;        // the device computes in bf16 (amp=bf16 needs no gradient scaler)
   bool uint8_data = false;  // the transfer knob applies
   int usable_cores = 1;
   bool reduced_precision_hardware = false;

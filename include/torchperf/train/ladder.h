@@ -1,6 +1,7 @@
 // The ladder: start from the naive loop, read its breakdown, try the change the largest
 // bottleneck calls for, keep it only if it wins head to head (interleaved rounds, a confidence
-// interval on the throughput ratio), and climb until no change helps.
+// interval on the throughput ratio), and climb until no change helps. A change that loses is
+// recorded and the next is tried; counts (loader workers, batch) are sized to the machine.
 #pragma once
 
 #include <functional>
@@ -69,9 +70,14 @@ struct LadderOptions {
   std::size_t breakdown_steps = 5;  // per rung
   bool allow_semantic_changes = false;
   std::size_t max_rungs = 10;
+  // Seconds the climb may take; 0: no limit. Checked before each attempt (one may run past it).
+  double budget_s = 0;
   // Where a change alters process state (threads=1 -> 2), each side of its head-to-head runs in a
   // worker process of its own, started from this; without it such changes are held back.
   std::optional<WorkerRun> workers;
+  // Replaces the head-to-head measurement with a given verdict (tests script which change wins;
+  // the sessions, breakdowns and advice stay real).
+  std::function<Speedup(const Configuration& from, const Configuration& to)> verdict;
 };
 
 struct Attempt {
@@ -80,6 +86,8 @@ struct Attempt {
   Speedup speedup;
   bool kept = false;
   bool separate_processes = false;  // each side in its own worker (they differ in process state)
+  bool changes_training = false;    // batch size, precision: what is learned changes
+  double compile_s = -1;            // the change's torch.compile time, apart from its steps
 };
 
 struct Rung {
@@ -88,6 +96,8 @@ struct Rung {
   std::string rule;          // the advice that proposed it
   bool changes_training = false;
   Configuration configuration;
+  bool in_python = false;    // the step runs in the Python training worker
+  double compile_s = -1;     // its torch.compile time (not in the step times), or -1
   Breakdown breakdown;
   Speedup speedup;           // over the previous rung (1 for step 0)
   double cumulative = 1;     // over step 0: product of the kept speedups
@@ -97,7 +107,9 @@ struct Rung {
 struct LadderResult {
   std::vector<Rung> rungs;
   std::vector<Attempt> attempts;   // every change tried, kept or not, in order
-  std::vector<std::string> held_back;  // semantic changes advised but not allowed
+  // Advised but not tried: changes of what is learned without --allow-semantic-changes, each with
+  // what the breakdown says it could give ("amp=bf16 (reduced-precision): up to 1.43x …").
+  std::vector<std::string> held_back;
   std::string stop_reason;
 };
 

@@ -31,6 +31,10 @@ struct TrainingSpec {
   std::string device = "auto";        // auto, cpu, cuda, cuda:N
   std::string grad_scaler = "auto";   // auto (with amp=fp16), on, off
   std::uint64_t seed = 0;
+  // A larger batch than the loop's own (reference_batch) learns differently: none keeps the rate,
+  // linear scales it with the batch (learning_rate * batch / reference_batch).
+  std::string lr_scaling = "none";
+  long long reference_batch = 0;  // 0: the rate is never scaled
 };
 
 // What every session of one run shares. Throws UsageError (flags, data), ModelError (model).
@@ -42,10 +46,13 @@ struct TrainingContext {
   std::string loss;         // cross-entropy or mse
   WorkloadTraits traits;    // what decides which training knobs apply
   bool reduced_precision_hardware = false;  // bf16 (CPU AVX-512 BF16/AMX) or CUDA tensor cores
+  bool bf16_hardware = false;               // of those, bf16 (no gradient scaler needed)
   std::string reduced_precision_evidence;
   // The clock every step is timed with (the project's one; tests may script it).
   std::shared_ptr<TimeSource> clock = std::make_shared<SteadyTimeSource>();
   static TrainingContext open(const TrainingSpec& spec);
+  // The optimizer's rate under a plan (TrainingSpec::lr_scaling).
+  double learning_rate(const TrainingPlan& plan) const;
   // What the advice rules need to know about this run under one plan.
   AdviceContext advice_context(const TrainingPlan& plan) const;
 };

@@ -56,23 +56,105 @@ struct TrainBlockReply {
     v("samples_per_s", samples_per_s);
   }
 };
+// The Python training worker's job (python/torchperf/train_worker.py): the step with every
+// training knob, built from the model's Python definition, for step=eager | compile | ….
+struct PythonTrainSideRequest {
+  static constexpr const char* kJob = "python-train-side";
+  std::string model, data_source;
+  std::int64_t image_size = 0;
+  std::string loss, optimizer;
+  double learning_rate = 0;
+  std::string device, grad_scaler, step;
+  std::int64_t threads = 1, batch = 1;
+  bool channels_last = false, cudnn_benchmark = false;
+  std::int64_t workers = 0, prefetch = 2;
+  bool pin_memory = false, non_blocking = false;
+  std::string transfer, amp;
+  bool set_to_none = false;
+  std::size_t warmup_steps = 0, steps = 0, settle_steps = 0;
+  template <typename V>
+  void fields(V& v) {
+    v("model", model);
+    v("data_source", data_source);
+    v("image_size", image_size);
+    v("loss", loss);
+    v("optimizer", optimizer);
+    v("learning_rate", learning_rate);
+    v("device", device);
+    v("grad_scaler", grad_scaler);
+    v("step", step);
+    v("threads", threads);
+    v("batch", batch);
+    v("channels_last", channels_last);
+    v("cudnn_benchmark", cudnn_benchmark);
+    v("workers", workers);
+    v("prefetch", prefetch);
+    v("pin_memory", pin_memory);
+    v("non_blocking", non_blocking);
+    v("transfer", transfer);
+    v("amp", amp);
+    v("set_to_none", set_to_none);
+    v("warmup_steps", warmup_steps);
+    v("steps", steps);
+    v("settle_steps", settle_steps);
+  }
+};
+struct PythonTrainSideReady {
+  double setup_ms = 0;
+  double compile_s = -1;  // the first step's time under torch.compile (it compiles), else -1
+  std::string torch;
+  std::int64_t threads = 0;
+  template <typename V>
+  void fields(V& v) {
+    v("setup_ms", setup_ms);
+    v("compile_s", compile_s);
+    v("torch", torch);
+    v("threads", threads);
+  }
+};
+struct TrainBreakdownRequest {  // steps timed phase by phase (the device synchronised)
+  static constexpr const char* kJob = "breakdown";
+  std::size_t steps = 0;
+  template <typename V>
+  void fields(V& v) {
+    v("steps", steps);
+  }
+};
+
 SideFactory training_side_factory();
 // The train-side job's entries of the protocol's schema (`torchperf __protocol`).
 void add_training_side_schema(nlohmann::json& schema);
 
-// A training session in its own worker, for the supervisor (the ladder).
+// A training session in its own worker, for the supervisor (the ladder): torchperf's own worker
+// (step=torchscript) or the Python training worker (step=eager, compile, …).
 class RemoteTrainingSide {
  public:
+  // step=torchscript only: the C++ worker's train-side job.
   RemoteTrainingSide(const TrainingSpec& spec, const Configuration& config,
                      const HeadToHeadOptions& options, std::size_t warmup_steps,
                      const WorkerRun& run, const std::string& name);
+  // Either runtime, as the configuration's step knob says.
+  RemoteTrainingSide(const TrainingContext& context, const Configuration& config,
+                     const HeadToHeadOptions& options, std::size_t warmup_steps,
+                     const WorkerRun& run, const std::string& name);
+  ~RemoteTrainingSide();
   // One block's throughput: settle steps, then timed steps, in the worker.
   double block();
+  // Steps timed phase by phase, with the peak memory (Python worker only).
+  Breakdown breakdown(std::size_t steps);
+  // The warm-up's first step under torch.compile (which compiles forward and backward), or -1.
+  double compile_s() const { return compile_s_; }
+  bool in_python() const { return python_; }
 
  private:
+  nlohmann::json ask(const nlohmann::json& request, const std::string& doing);
   std::string name_, log_;
-  double timeout_s_;
-  WorkerSession worker_;
+  double timeout_s_ = 0, compile_s_ = -1;
+  bool python_ = false;
+  std::unique_ptr<WorkerSession> worker_;
 };
+
+// The plan a configuration resolves to for this context (ConfigError where a knob does not apply).
+TrainingPlan plan_of(const TrainingContext& context, const Configuration& config);
 
 }  // namespace torchperf
