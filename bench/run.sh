@@ -314,12 +314,19 @@ elif grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
   hand+=(--amp bf16)
 fi
 echo "  Python by hand: builtin:resnet18, batch 32, ${hand[*]}"
+# Ten alternated rounds (A B, then B A) of 15 steps, each side a fresh process: a shared machine's
+# speed drifts by 20% within minutes, so short rounds and many of them.
 tp_runs=(); py_runs=()
-for r in $(seq 3); do
-  tp_runs+=("$(train_samples_per_s builtin:resnet18 --device "$device" --data synthetic-cifar \
-      --image-size "$size" --config "$top" --steps "$train_steps" --warmup 3)")
-  py_runs+=("$(python_train_samples_per_s builtin:resnet18 --image-size "$size" --batch 32 "${hand[@]}" \
-      --steps "$train_steps" --warmup 3)")
+for r in $(seq "${BENCH_LADDER_ROUNDS:-10}"); do
+  tp_side() {
+    tp_runs+=("$(train_samples_per_s builtin:resnet18 --device "$device" --data synthetic-cifar \
+        --image-size "$size" --config "$top" --steps 15 --warmup 3)")
+  }
+  py_side() {
+    py_runs+=("$(python_train_samples_per_s builtin:resnet18 --image-size "$size" --batch 32 \
+        "${hand[@]}" --steps 15 --warmup 3)")
+  }
+  if (( r % 2 )); then tp_side; py_side; else py_side; tp_side; fi
 done
 print_rounds "torchperf top rung" "Python by hand" "${tp_runs[*]}" "${py_runs[*]}"
 echo "  (the issue's target: the ladder's end at 0.95 or more of the hand-climbed loop)"

@@ -30,6 +30,7 @@ namespace {
 struct TrainFlags {
   TrainingSpec spec;
   std::string data = "synthetic-cifar";
+  std::string from_python;  // MODULE:CALLABLE: an nn.Module trained in Python
   std::string config;
   // knob name -> value from its own flag
   std::shared_ptr<std::map<std::string, std::string>> knob_values =
@@ -65,8 +66,16 @@ TraceSchedule parse_schedule(const std::string& text) {
 }
 
 int run(TrainFlags& f) {
+  if (!f.from_python.empty()) {
+    if (!f.spec.model.empty())
+      throw UsageError("train: expected a model or --from-python MODULE:CALLABLE, not both");
+    if (f.from_python.find(':') == std::string::npos)
+      throw UsageError("--from-python '" + f.from_python + "': expected MODULE:CALLABLE");
+    f.spec.model = "python:" + f.from_python;
+  }
   if (f.spec.model.empty())
-    throw UsageError("train: expected a model (a TorchScript file or builtin:NAME)");
+    throw UsageError(
+        "train: expected a model (a TorchScript file or builtin:NAME) or --from-python MODULE:CALLABLE");
   if (f.steps < 1) throw UsageError("--steps: expected at least 1");
   if (f.ladder && f.rounds < kMinRatioRounds)
     throw UsageError("--rounds: expected at least " + std::to_string(kMinRatioRounds) +
@@ -184,6 +193,9 @@ Runner add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Profile a training step: where the time goes, advice, and (--ladder) the climb");
   cmd->add_option("model", f->spec.model, "TorchScript file, or builtin:NAME");
+  cmd->add_option("--from-python", f->from_python,
+                  "MODULE:CALLABLE returning an nn.Module (or the class): trained in a Python "
+                  "worker, eagerly or under torch.compile (the step knob)");
   cmd->add_option(
          "--data", f->data,
          "synthetic-cifar (32x32 RGB bytes resized, 10 classes), images:DIR (one "

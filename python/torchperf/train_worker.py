@@ -2,6 +2,11 @@
 compile-max-autotune): one side of the ladder, driven by the C++ side.
 
     python -m torchperf.train_worker
+    python -m torchperf.train_worker --describe python:MODULE:CALLABLE
+
+--describe builds the model and answers, as one JSON line, what `train` decides its knobs on
+(whether it has 2-D convolutions, its trainable parameters); a model that cannot be built exits
+with the Python side's BAD_SOURCE code and its reason.
 
 The protocol is the Python runtime's (torchperf.worker: one JSON request a line on stdin, one
 answer a line on file descriptor 3, errors answered with the C++ worker's kinds). The step is the
@@ -267,53 +272,42 @@ class TrainSide:
 def serve(lines, out):
     """The first request must be "python-train-side"; then breakdowns and blocks until "finish"."""
 
-    def send(response):
-        out.write(worker.json.dumps(response) + "\n")
-        out.flush()
-        return response["ok"]
+    def handle(side, job, request):
+        if job == "block":
+            return side.block()
+        if job == "breakdown":
+            return side.breakdown(worker.fields(request, BREAKDOWN_REQUEST)["steps"])
+        if job == "finish":
+            return {}
+        raise JobError("protocol", f"unknown training side job '{job}'")
 
-    def parse(line):
+    return worker.serve_side(lines, out, "python-train-side", TrainSide, handle)
+
+
+def describe(reference):
+    import torch
+
+    from torchperf import _child
+
+    if reference.startswith("python:"):
+        from torchperf import export_source
+
+        # Its own message and exit code when the module cannot be imported or the model built.
+        source = reference.split(":", 1)[1]
+        model = export_source.build_model(source, export_source.load_callable(source))
+    else:
         try:
-            return worker.checked(worker.json.loads(line))
-        except worker.json.JSONDecodeError as e:
-            raise JobError("protocol", f"malformed worker request: {e}")
-
-    first = next(lines, "")
-    side = None
-
-    def start():
-        nonlocal side
-        request = parse(first)
-        if request.get("job") != "python-train-side":
-            raise JobError("protocol", "a Python training worker starts with a python-train-side "
-                                       f"job, not '{request.get('job')}'")
-        side = TrainSide(request)
-        return side.ready()
-
-    if not send(worker.answer_of(start)):
-        return 1
-    for line in lines:
-        done = False
-
-        def handle():
-            nonlocal done
-            request = parse(line)
-            job = request.get("job")
-            if job == "block":
-                return side.block()
-            if job == "breakdown":
-                return side.breakdown(worker.fields(request, BREAKDOWN_REQUEST)["steps"])
-            if job == "finish":
-                done = True
-                return {}
-            raise JobError("protocol", f"unknown training side job '{job}'")
-
-        if not send(worker.answer_of(handle)) or done:
-            return 0 if done else 1
+            model = build_model(reference)
+        except JobError as e:
+            _child.fail(_child.BAD_SOURCE, str(e))
+    _child.answer(convolutional=any(isinstance(m, torch.nn.Conv2d) for m in model.modules()),
+                  parameters=sum(p.numel() for p in model.parameters() if p.requires_grad))
     return 0
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--describe":
+        return describe(sys.argv[2])
     try:
         out = os.fdopen(3, "w")
     except OSError:

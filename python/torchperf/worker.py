@@ -296,8 +296,10 @@ def checked(request):
     return request
 
 
-def serve(lines, out):
-    """Serves one side: the first request must be "python-side", then blocks until "finish"."""
+def serve_side(lines, out, first_job, open_side, handle):
+    """Serves one side of a comparison: the first request must be `first_job`, answered with
+    open_side(request).ready(); every later request is answered with handle(side, job, request)
+    until the job "finish" (answered {}), a failed answer, or the end of the input."""
 
     def send(response):
         out.write(json.dumps(response) + "\n")
@@ -316,16 +318,10 @@ def serve(lines, out):
     def start():
         nonlocal side
         request = parse(first)
-        if request.get("job") != "python-side":
-            raise JobError("protocol",
-                           f"a Python worker starts with a python-side job, not '{request.get('job')}'")
-        try:
-            import torch  # noqa: F401  (the runtime itself: its absence is the user's set-up)
-        except ImportError as e:
-            raise JobError("usage", f"the Python at {sys.executable} cannot import torch ({e}): the "
-                                    "python runtime needs the .venv (make venv) or TORCHPERF_PYTHON "
-                                    "naming a Python with torch")
-        side = Side(request)
+        if request.get("job") != first_job:
+            raise JobError("protocol", f"this worker starts with a {first_job} job, not "
+                                       f"'{request.get('job')}'")
+        side = open_side(request)
         return side.ready()
 
     if not send(answer_of(start)):
@@ -337,16 +333,35 @@ def serve(lines, out):
             nonlocal done
             request = parse(line)
             job = request.get("job")
-            if job == "block":
-                return side.block(fields(request, BLOCK_REQUEST)["iterations"])
             if job == "finish":
                 done = True
-                return side.finish(fields(request, FINISH_REQUEST)["outputs"])
-            raise JobError("protocol", f"unknown side job '{job}'")
+            return handle(side, job, request)
 
         if not send(answer_of(step)) or done:
             return 0 if done else 1
     return 0
+
+
+def serve(lines, out):
+    """Serves one side: the first request must be "python-side", then blocks until "finish"."""
+
+    def open_side(request):
+        try:
+            import torch  # noqa: F401  (the runtime itself: its absence is the user's set-up)
+        except ImportError as e:
+            raise JobError("usage", f"the Python at {sys.executable} cannot import torch ({e}): the "
+                                    "python runtime needs the .venv (make venv) or TORCHPERF_PYTHON "
+                                    "naming a Python with torch")
+        return Side(request)
+
+    def handle(side, job, request):
+        if job == "block":
+            return side.block(fields(request, BLOCK_REQUEST)["iterations"])
+        if job == "finish":
+            return side.finish(fields(request, FINISH_REQUEST)["outputs"])
+        raise JobError("protocol", f"unknown side job '{job}'")
+
+    return serve_side(lines, out, "python-side", open_side, handle)
 
 
 def main():

@@ -43,6 +43,13 @@ std::string python_package_dir() {
   return from_environment("TORCHPERF_PYTHON_PATH", TORCHPERF_PYTHON_DIR);
 }
 
+ChildEnvironment with_python_path(ChildEnvironment environment) {
+  const char* path = std::getenv("PYTHONPATH");
+  environment["PYTHONPATH"] =
+      python_package_dir() + (path && *path ? std::string(":") + path : std::string());
+  return environment;
+}
+
 nlohmann::json run_python_step(const PythonStep& step) {
   ChildSpec spec;
   spec.executable = python_interpreter();
@@ -51,10 +58,7 @@ nlohmann::json run_python_step(const PythonStep& step) {
                          "' (run `make venv`, or set TORCHPERF_PYTHON to the venv's python)");
   spec.args = {"-m", step.module};
   spec.args.insert(spec.args.end(), step.args.begin(), step.args.end());
-  spec.environment = step.environment;
-  const char* path = std::getenv("PYTHONPATH");
-  spec.environment["PYTHONPATH"] =
-      python_package_dir() + (path && *path ? std::string(":") + path : std::string());
+  spec.environment = with_python_path(step.environment);
   spec.log_path = log_path_for(step.module);
   const CommandResult r = run_command(spec, step.limits);
   const std::string said = r.last_error.empty() ? "" : ": " + r.last_error;

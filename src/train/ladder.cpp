@@ -99,7 +99,7 @@ std::string estimate(const Advice& a) {
   const double share = std::clamp(a.weight, 0.0, 0.95);
   return fmt::format("{} ({}; changes what is learned): not tried; on this breakdown up to "
                      "{:.2f}x if the {:.0f}% it addresses halved, {:.2f}x if it vanished",
-                     a.knob + "=" + a.value, a.rule, 1.0 / (1.0 - share / 2), share * 100,
+                     change_of(a), a.rule, 1.0 / (1.0 - share / 2), share * 100,
                      1.0 / (1.0 - share));
 }
 
@@ -154,136 +154,173 @@ LadderResult climb(const TrainingContext& context, const Configuration& start,
     if (events.stop_requested && events.stop_requested()) throw stopped();
   };
   std::set<std::string> tried;  // "configuration|change"
+  enum class Outcome { kSkipped, kInapplicable, kStop, kLost, kKept };
+  // One change tried head to head against the top rung; kept, it becomes the next rung.
+  const auto try_change = [&](const Configuration& candidate, const std::string& change,
+                              const std::string& rule, bool changes_training) -> Outcome {
+    if (candidate.to_string() == current.to_string()) return Outcome::kSkipped;
+    if (!tried.insert(current.to_string() + "|" + change).second) return Outcome::kSkipped;
+    TrainingPlan candidate_plan;
+    try {
+      candidate_plan = plan_of(context, candidate);
+    } catch (const ConfigError&) {
+      return Outcome::kInapplicable;  // the advice is generic; the registry decides
+    }
+    stop_if_requested();
+    if (o.budget_s > 0 && elapsed_s() >= o.budget_s) {
+      result.stop_reason = fmt::format("reached --budget ({:.0f} s)", o.budget_s);
+      return Outcome::kStop;
+    }
+    const bool separate = candidate_plan.in_python() || current_plan.in_python() ||
+                          !process_state_differences(current, candidate).empty();
+    if (separate && !o.workers && !o.verdict) {
+      add_once(result.held_back,
+               change + " (needs worker processes to compare: " +
+                   (candidate_plan.in_python() || current_plan.in_python()
+                        ? std::string("the step runs in Python")
+                        : process_state_differences(current, candidate).front()) +
+                   ")");
+      return Outcome::kInapplicable;
+    }
+    say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head" +
+        (separate ? " (each side in its own worker process)" : ""));
+    Attempt attempt;
+    attempt.change = change;
+    attempt.rule = rule;
+    attempt.separate_processes = separate;
+    attempt.changes_training = changes_training;
+    std::unique_ptr<TrainingSession> next;
+    std::unique_ptr<RemoteTrainingSide> next_remote;
+    if (o.verdict) {
+      attempt.speedup = o.verdict(current, candidate);
+    } else if (separate) {
+      // Each side in a worker of its own, its process state set once there. A rung in Python
+      // keeps its worker (and its compiled step) from one attempt to the next.
+      const WorkerRun run = worker_run("ladder-" + std::to_string(result.attempts.size() + 1));
+      std::unique_ptr<RemoteTrainingSide> fresh_a;
+      RemoteTrainingSide* a = side.remote.get();
+      if (a == nullptr) {
+        fresh_a = std::make_unique<RemoteTrainingSide>(context, current, o.compare,
+                                                       o.warmup_steps, run, "a");
+        a = fresh_a.get();
+      }
+      next_remote = std::make_unique<RemoteTrainingSide>(context, candidate, o.compare,
+                                                         o.warmup_steps, run, "b");
+      attempt.compile_s = next_remote->compile_s();
+      attempt.speedup = compare_throughputs([&] { return a->block(); },
+                                            [&] { return next_remote->block(); }, o.compare,
+                                            stop_if_requested);
+    } else {
+      next = std::make_unique<TrainingSession>(context, candidate);
+      {
+        const ScopeExit restore(next->enter());
+        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+      }
+      attempt.speedup = head_to_head(*side.local, *next, o.compare, stop_if_requested);
+    }
+    attempt.kept = attempt.speedup.wins(o.compare.min_gain);
+    result.attempts.push_back(attempt);
+    if (events.attempt) events.attempt(attempt);
+    if (!attempt.kept) return Outcome::kLost;
+    Rung r;
+    r.step = result.rungs.size();
+    r.change = change;
+    r.rule = rule;
+    r.changes_training = changes_training;
+    r.configuration = candidate;
+    r.in_python = candidate_plan.in_python();
+    r.compile_s = attempt.compile_s;
+    r.speedup = attempt.speedup;
+    r.cumulative = result.rungs.back().cumulative * attempt.speedup.ratio;
+    current = candidate;
+    current_plan = candidate_plan;
+    say("step " + std::to_string(r.step) + ": breakdown with " + change);
+    if (r.in_python) {
+      side.local.reset();
+      if (!next_remote)
+        next_remote = std::make_unique<RemoteTrainingSide>(
+            context, candidate, o.compare, o.warmup_steps,
+            worker_run("ladder-rung-" + std::to_string(r.step)), "rung");
+      side.remote = std::move(next_remote);
+      r.breakdown = side.remote->breakdown(o.breakdown_steps);
+    } else {
+      side.remote.reset();
+      if (!next) {  // compared in workers: the new rung's session has not run here yet
+        next = std::make_unique<TrainingSession>(context, candidate);
+        const ScopeExit restore(next->enter());
+        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
+      }
+      side.local = std::move(next);
+      r.breakdown = side.local->run(0, o.breakdown_steps);
+    }
+    r.advice = advise(r.breakdown, context.advice_context(current_plan));
+    result.rungs.push_back(r);
+    if (events.rung) events.rung(result.rungs.back());
+    return Outcome::kKept;
+  };
   try {
     while (result.rungs.size() <= o.max_rungs && result.stop_reason.empty()) {
-      // Copies: result.rungs grows inside the loop.
+      // A copy: result.rungs grows inside the loop.
       const std::vector<Advice> advice_list = result.rungs.back().advice;
-      const double cumulative = result.rungs.back().cumulative;
+      const std::size_t first_attempt = result.attempts.size();
       bool kept = false;
       for (const Advice& advice : advice_list) {
         if (kept || !result.stop_reason.empty()) break;
         if (advice.knob.empty()) continue;
         if (advice.changes_training && !o.allow_semantic_changes) {
-          hold_back(result.held_back, advice.knob + "=" + advice.value, estimate(advice));
+          hold_back(result.held_back, change_of(advice), estimate(advice));
           continue;
         }
         std::vector<std::string> values = {advice.value};
         values.insert(values.end(), advice.larger.begin(), advice.larger.end());
         double previous_ratio = 0;
-        for (std::size_t v = 0; v < values.size() && !kept; ++v) {
+        for (std::size_t v = 0; v < values.size(); ++v) {
           Configuration candidate = current;
           candidate.set(advice.knob, values[v]);
-          std::string change = advice.knob + "=" + values[v];
-          for (const auto& [knob, value] : advice.with) {
-            candidate.set(knob, value);
-            change += "," + knob + "=" + value;
-          }
-          if (candidate.to_string() == current.to_string()) continue;
-          if (!tried.insert(current.to_string() + "|" + change).second) continue;
-          TrainingPlan candidate_plan;
-          try {
-            candidate_plan = plan_of(context, candidate);
-          } catch (const ConfigError&) {
-            break;  // does not apply here (the advice is generic; the registry decides)
-          }
-          stop_if_requested();
-          if (o.budget_s > 0 && elapsed_s() >= o.budget_s) {
-            result.stop_reason = fmt::format("reached --budget ({:.0f} s)", o.budget_s);
-            break;
-          }
-          const bool separate = candidate_plan.in_python() || current_plan.in_python() ||
-                                !process_state_differences(current, candidate).empty();
-          if (separate && !o.workers && !o.verdict) {
-            add_once(result.held_back,
-                     change + " (needs worker processes to compare: " +
-                         (candidate_plan.in_python() || current_plan.in_python()
-                              ? std::string("the step runs in Python")
-                              : process_state_differences(current, candidate).front()) +
-                         ")");
-            break;
-          }
-          say("step " + std::to_string(result.rungs.size()) + ": trying " + change +
-              " head to head" + (separate ? " (each side in its own worker process)" : ""));
-          Attempt attempt;
-          attempt.change = change;
-          attempt.rule = advice.rule;
-          attempt.separate_processes = separate;
-          attempt.changes_training = advice.changes_training;
-          std::unique_ptr<TrainingSession> next;
-          std::unique_ptr<RemoteTrainingSide> next_remote;
-          if (o.verdict) {
-            attempt.speedup = o.verdict(current, candidate);
-          } else if (separate) {
-            // Each side in a worker of its own, its process state set once there. A rung in Python
-            // keeps its worker (and its compiled step) from one attempt to the next.
-            const WorkerRun run =
-                worker_run("ladder-" + std::to_string(result.attempts.size() + 1));
-            std::unique_ptr<RemoteTrainingSide> fresh_a;
-            RemoteTrainingSide* a = side.remote.get();
-            if (a == nullptr) {
-              fresh_a = std::make_unique<RemoteTrainingSide>(context, current, o.compare,
-                                                             o.warmup_steps, run, "a");
-              a = fresh_a.get();
-            }
-            next_remote = std::make_unique<RemoteTrainingSide>(context, candidate, o.compare,
-                                                               o.warmup_steps, run, "b");
-            attempt.compile_s = next_remote->compile_s();
-            attempt.speedup = compare_throughputs([&] { return a->block(); },
-                                                  [&] { return next_remote->block(); },
-                                                  o.compare, stop_if_requested);
-          } else {
-            next = std::make_unique<TrainingSession>(context, candidate);
-            {
-              const ScopeExit restore(next->enter());
-              for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
-            }
-            attempt.speedup = head_to_head(*side.local, *next, o.compare, stop_if_requested);
-          }
-          attempt.kept = attempt.speedup.wins(o.compare.min_gain);
-          result.attempts.push_back(attempt);
-          if (events.attempt) events.attempt(attempt);
-          if (!attempt.kept) {
-            // A count is tried further only while each value gains more than the one before.
-            if (v > 0 && attempt.speedup.ratio <= previous_ratio) break;
-            previous_ratio = attempt.speedup.ratio;
-            continue;
-          }
-          Rung r;
-          r.step = result.rungs.size();
-          r.change = change;
-          r.rule = advice.rule;
-          r.changes_training = advice.changes_training;
-          r.configuration = candidate;
-          r.in_python = candidate_plan.in_python();
-          r.compile_s = attempt.compile_s;
-          r.speedup = attempt.speedup;
-          r.cumulative = cumulative * attempt.speedup.ratio;
-          current = candidate;
-          current_plan = candidate_plan;
-          say("step " + std::to_string(r.step) + ": breakdown with " + change);
-          if (r.in_python) {
-            side.local.reset();
-            if (!next_remote)
-              next_remote = std::make_unique<RemoteTrainingSide>(
-                  context, candidate, o.compare, o.warmup_steps,
-                  worker_run("ladder-rung-" + std::to_string(r.step)), "rung");
-            side.remote = std::move(next_remote);
-            r.breakdown = side.remote->breakdown(o.breakdown_steps);
-          } else {
-            side.remote.reset();
-            if (!next) {  // compared in workers: the new rung's session has not run here yet
-              next = std::make_unique<TrainingSession>(context, candidate);
-              const ScopeExit restore(next->enter());
-              for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
-            }
-            side.local = std::move(next);
-            r.breakdown = side.local->run(0, o.breakdown_steps);
-          }
-          r.advice = advise(r.breakdown, context.advice_context(current_plan));
-          result.rungs.push_back(r);
-          if (events.rung) events.rung(result.rungs.back());
-          kept = true;
+          for (const auto& [knob, value] : advice.with) candidate.set(knob, value);
+          const Outcome outcome = try_change(candidate, change_of(advice, values[v]), advice.rule,
+                                             advice.changes_training);
+          if (outcome == Outcome::kSkipped) continue;
+          if (outcome == Outcome::kKept) kept = true;
+          if (outcome != Outcome::kLost) break;
+          // A count is tried further only while each value gains more than the one before.
+          const double ratio = result.attempts.back().speedup.ratio;
+          if (v > 0 && ratio <= previous_ratio) break;
+          previous_ratio = ratio;
         }
+      }
+      if (!kept && result.stop_reason.empty()) {
+        // Gains too small for one head-to-head to tell (each interval reaching past 1 + the
+        // minimum gain) may add up: those changes are tried once more, together.
+        std::vector<const Attempt*> undecided;
+        for (std::size_t i = first_attempt; i < result.attempts.size(); ++i)
+          if (!result.attempts[i].speedup.decided(o.compare.min_gain) &&
+              std::isfinite(result.attempts[i].speedup.interval.high))
+            undecided.push_back(&result.attempts[i]);
+        std::stable_sort(undecided.begin(), undecided.end(), [](const Attempt* x, const Attempt* y) {
+          return x->speedup.ratio > y->speedup.ratio;
+        });
+        Configuration together = current;
+        std::set<std::string> knobs;
+        std::string change;
+        bool changes_training = false;
+        std::size_t parts = 0;
+        for (const Attempt* a : undecided) {
+          const Configuration fragment = Configuration::parse(a->change);
+          bool clash = false;
+          for (const auto& [knob, value] : fragment.values()) clash = clash || knobs.count(knob);
+          if (clash) continue;  // another size of the same count gained more
+          for (const auto& [knob, value] : fragment.values()) {
+            knobs.insert(knob);
+            together.set(knob, value);
+          }
+          change += (change.empty() ? "" : ",") + a->change;
+          changes_training = changes_training || a->changes_training;
+          ++parts;
+        }
+        if (parts >= 2 &&
+            try_change(together, change, "together", changes_training) == Outcome::kKept)
+          kept = true;
       }
       if (!kept && result.stop_reason.empty())
         result.stop_reason = "every advised change was tried at this rung and none won head to head";

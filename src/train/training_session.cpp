@@ -22,6 +22,7 @@
 #include "torchperf/measure/environment.h"
 #include "torchperf/measure/memory_probe.h"
 #include "torchperf/models/model.h"
+#include "torchperf/models/python_side.h"
 #include "torchperf/models/workload.h"
 #include "torchperf/train/batch_loader.h"
 #include "torchperf/train/grad_scaler.h"
@@ -46,6 +47,25 @@ std::string choose_loss(const std::string& asked, const TrainingData& data) {
   return asked;
 }
 
+void describe_reduced_precision(TrainingContext& c, const c10::Device& device,
+                                const Environment& env) {
+  if (device.is_cuda()) {
+    c.reduced_precision_hardware = true;
+    c.bf16_hardware = compat::cuda_supports_bf16();
+    c.reduced_precision_evidence =
+        c.bf16_hardware ? "a CUDA device with bf16 tensor cores (compute capability 8.0 or later)"
+                        : "a CUDA device (fp16 tensor cores from Volta on)";
+  } else {
+    for (const auto& isa : env.cpu_isa)
+      if (isa == "avx512_bf16" || isa == "amx_bf16") {
+        c.reduced_precision_hardware = c.bf16_hardware = true;
+        c.reduced_precision_evidence = "the CPU has " + isa;
+      }
+    if (!c.reduced_precision_hardware)
+      c.reduced_precision_evidence = "the CPU has no bf16 instructions (avx512_bf16, amx_bf16)";
+  }
+}
+
 }  // namespace
 
 TrainingContext TrainingContext::open(const TrainingSpec& spec) {
@@ -63,6 +83,30 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.device = device.str();
   c.data = open_training_data(spec.data);
   c.loss = choose_loss(spec.loss, *c.data);
+  const Example first = c.data->get(0, Transfer::kFloat32);
+  c.traits.image_input = first.input.dim() == 3 && at::isFloatingType(first.input.scalar_type());
+  c.traits.floating_input = true;
+  c.traits.uint8_data = c.data->uint8_images();
+  c.traits.cuda = device.is_cuda();
+  c.traits.cpu_fuser = false;
+  const Environment env = capture_environment();
+  c.traits.usable_cores = std::max(1, env.usable_cores);
+  c.traits.default_threads = at::get_num_threads();
+  c.traits.default_batch = 32;
+  describe_reduced_precision(c, device, env);
+  if (spec.model.rfind("python:", 0) == 0) {
+    // The user's own nn.Module (--from-python): trained in Python only (no TorchScript form).
+    const std::string reference = spec.model.substr(7);
+    PythonStep describe;
+    describe.module = "torchperf.train_worker";
+    describe.args = {"--describe", spec.model};
+    describe.what = "--from-python '" + reference + "'";
+    const nlohmann::json facts = run_python_step(describe);
+    c.traits.torchscript_form = c.traits.torchscript = false;
+    c.traits.python_definition = true;
+    c.traits.convolutional = facts.value("convolutional", false);
+    return c;
+  }
   c.model = open_model(spec.model);
   const auto probe = c.model->load();
   if (probe->as_exported())
@@ -75,31 +119,6 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.traits.python_definition = spec.model.rfind("builtin:", 0) == 0;
   c.traits.convolutional = script && (script->uses_operator("aten::conv2d") ||
                                       script->uses_operator("aten::_convolution"));
-  const Example first = c.data->get(0, Transfer::kFloat32);
-  c.traits.image_input = first.input.dim() == 3 && at::isFloatingType(first.input.scalar_type());
-  c.traits.floating_input = true;
-  c.traits.uint8_data = c.data->uint8_images();
-  c.traits.cuda = device.is_cuda();
-  c.traits.cpu_fuser = false;
-  const Environment env = capture_environment();
-  c.traits.usable_cores = std::max(1, env.usable_cores);
-  c.traits.default_threads = at::get_num_threads();
-  c.traits.default_batch = 32;
-  if (device.is_cuda()) {
-    c.reduced_precision_hardware = true;
-    c.bf16_hardware = compat::cuda_supports_bf16();
-    c.reduced_precision_evidence =
-        c.bf16_hardware ? "a CUDA device with bf16 tensor cores (compute capability 8.0 or later)"
-                        : "a CUDA device (fp16 tensor cores from Volta on)";
-  } else {
-    for (const auto& isa : env.cpu_isa)
-      if (isa == "avx512_bf16" || isa == "amx_bf16") {
-        c.reduced_precision_hardware = c.bf16_hardware = true;
-        c.reduced_precision_evidence = "the CPU has " + isa;
-      }
-    if (!c.reduced_precision_hardware)
-      c.reduced_precision_evidence = "the CPU has no bf16 instructions (avx512_bf16, amx_bf16)";
-  }
   return c;
 }
 

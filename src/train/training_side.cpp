@@ -1,5 +1,6 @@
 #include "torchperf/train/training_side.h"
 
+
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/memory_probe.h"
@@ -146,9 +147,9 @@ RemoteTrainingSide::RemoteTrainingSide(const TrainingContext& context, const Con
   r.warmup_steps = std::max<std::size_t>(warmup_steps, 1);  // the first step compiles
   r.steps = options.steps;
   r.settle_steps = options.settle_steps;
-  ChildEnvironment environment = worker_environment(config);
-  environment["PYTHONPATH"] = python_package_dir();
-  worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+  worker_ = std::make_unique<WorkerSession>(python_interpreter(),
+                                            with_python_path(worker_environment(config)),
+                                            run.limits, log_,
                                             run.tick,
                                             std::vector<std::string>{"-m", "torchperf.train_worker"});
   compile_s_ = from_reply<PythonTrainSideReady>(ask(to_request(r), "preparing"),

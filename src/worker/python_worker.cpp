@@ -141,8 +141,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   base_.configuration = config_;
   base_.flops_per_sample = expected_.flops_per_sample;
 
-  ChildEnvironment environment = worker_environment(requested);
-  environment["PYTHONPATH"] = python_package_dir();
+  ChildEnvironment environment = with_python_path(worker_environment(requested));
   if (model_kind == "program") share_inductor_cache(environment, model);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";

@@ -55,6 +55,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"train", fixture("mlp_dynamic.pt2")}, 4, "a torch.export program (.pt2) is an inference graph"},
       {{"bench", "--from-python", "no_such_module:Net", "--input", "8", "--quiet"}, 10, "importing 'no_such_module' failed"},
       {{"bench", "--from-python", "nocolon", "--input", "8", "--quiet"}, 2, "expected MODULE:CALLABLE"},
+      {{"train", "--from-python", "no_such_module:Net", "--quiet"}, 10, "importing 'no_such_module' failed"},
+      {{"train", "builtin:mlp", "--from-python", "m:Net", "--quiet"}, 2, "not both"},
       {{"bench", fixture("state_dict.pt")}, 4, "a torch.save file"},
       {{"bench", fixture("other.zip")}, 4, "not a PyTorch archive"},
       {{"tune", text, "--quiet"}, 4, "not a TorchScript archive"},

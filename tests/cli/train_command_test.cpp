@@ -65,6 +65,32 @@ TEST(TrainCommandTest, ABuiltInTrainsInPythonWithItsStepsBrokenDownAsInCpp) {
   EXPECT_NEAR(shares, 1.0, 1e-6);
 }
 
+TEST(TrainCommandTest, AModuleFromPythonTrainsInPython) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf_train_from_python-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tinynet.py") << "import torch\n"
+                                       "class Net(torch.nn.Module):\n"
+                                       "    def __init__(self):\n"
+                                       "        super().__init__()\n"
+                                       "        self.conv = torch.nn.Conv2d(3, 8, 3)\n"
+                                       "        self.fc = torch.nn.Linear(8, 10)\n"
+                                       "    def forward(self, x):\n"
+                                       "        return self.fc(self.conv(x).mean((2, 3)))\n";
+  const auto r = testing::run_shell("cd " + dir.string() +
+                                    " && \"$TORCHPERF\" train --from-python tinynet:Net "
+                                    "--image-size 16 --batch 4 --steps 2 --warmup 1 --device cpu "
+                                    "--json --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "python:tinynet:Net");
+  EXPECT_EQ(j["breakdown"]["steps"], 2);
+  bool channels_last_advised = false;  // it has a convolution: the format knob applies
+  for (const auto& a : j["advice"]) channels_last_advised |= a["knob"] == "format";
+  EXPECT_TRUE(channels_last_advised || j["breakdown"]["utilisation"].get<double>() <= 0.5);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TrainCommandTest, ATorchScriptFileCannotTrainInPython) {
   const auto r = run_cli(tiny({"--step", "compile"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;

@@ -139,6 +139,21 @@ TEST(AdviceTest, AmpOnCudaIsBf16WhereTheDeviceHasItElseFp16) {
   EXPECT_EQ(find(advise(with_shares(0, 0, 1), c), "amp").value().value, "bf16");
 }
 
+TEST(AdviceTest, CompileIsAlsoProposedWithTheLayoutAndPrecisionItFuses) {
+  AdviceContext c = cpu();
+  c.python_definition = c.convolutional = c.reduced_precision_hardware = c.bf16 = true;
+  std::vector<std::string> changes;
+  std::vector<bool> semantic;
+  for (const auto& a : advise(with_shares(0, 0, 0.9), c))
+    if (a.knob == "step") {
+      changes.push_back(change_of(a));
+      semantic.push_back(a.changes_training);
+    }
+  EXPECT_EQ(changes, (std::vector<std::string>{"step=compile", "step=compile,format=channels_last",
+                                               "step=compile,format=channels_last,amp=bf16"}));
+  EXPECT_EQ(semantic, (std::vector<bool>{false, false, true}));  // AMP changes what is learned
+}
+
 TEST(AdviceTest, AModelDefinedInPythonIsAskedToCompileItsStepThenOnCudaItsModes) {
   AdviceContext c = cpu();
   EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "step").has_value());

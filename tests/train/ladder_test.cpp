@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -229,6 +230,22 @@ TEST(LadderTest, ChangesOfWhatIsLearnedAreHeldBackWithAnEstimateUntilAllowed) {
   for (const auto& a : tried.attempts) semantic = semantic || a.changes_training;
   EXPECT_TRUE(semantic);
   EXPECT_TRUE(tried.held_back.empty());
+}
+
+TEST(LadderTest, ChangesTooSmallToTellApartAreTriedTogether) {
+  const TrainingContext c = data_bound_tiny_cnn();
+  // Each change alone: +1%, its interval (0.98-1.04) unable to tell; two or more together: +10%.
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), scripted([](const std::string& ch) {
+    return std::count(ch.begin(), ch.end(), ',') > 0 ? 1.10 : 1.01;
+  }));
+  ASSERT_GE(r.rungs.size(), 2u);
+  EXPECT_EQ(r.rungs[1].rule, "together");
+  // One loader-thread count at most (the one that gained more), with the other changes.
+  const Configuration& top = r.rungs[1].configuration;
+  EXPECT_TRUE(top.get("workers").has_value());
+  EXPECT_EQ(top.get("transfer").value_or(""), "uint8");
+  for (const auto& a : r.attempts)
+    if (a.rule == "together") EXPECT_TRUE(a.kept);
 }
 
 TEST(LadderTest, TheBudgetStopsTheClimbBeforeTheNextChange) {

@@ -38,6 +38,10 @@ struct Advice {
   std::vector<std::pair<std::string, std::string>> with;
 };
 
+// The change an advice proposes, as a configuration fragment: "pin_memory=on,non_blocking=on"
+// (value: one of its sizes instead of its first).
+std::string change_of(const Advice& advice, const std::string& value = "");
+
 // Thresholds, named once (docs/methodology.md lists them).
 inline constexpr double kDataWaitThreshold = 0.05;   // of the step: the loader cannot keep up
 // With workers=0 every batch is made in the training thread, and one loader thread takes that

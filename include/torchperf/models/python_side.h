@@ -17,6 +17,10 @@ std::string python_interpreter();
 // $TORCHPERF_PYTHON_PATH, else the source tree's python/ folder.
 std::string python_package_dir();
 
+// environment with PYTHONPATH set for a child of the Python side: the package first, then the
+// user's own PYTHONPATH (a --from-python module imports from it).
+ChildEnvironment with_python_path(ChildEnvironment environment);
+
 struct PythonStep {
   std::string module;  // e.g. "torchperf.aoti_compile"
   std::vector<std::string> args;
