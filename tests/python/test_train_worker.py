@@ -57,8 +57,13 @@ def test_every_training_knob_applies_in_python():
     worker.close()
 
 
-def test_a_compiled_step_reports_its_compile_time_apart_from_its_steps():
-    worker, ready = started(step="compile")
+def test_a_compiled_step_reports_its_compile_time_apart_from_its_steps(tmp_path):
+    import torch
+
+    # The built-in MLP on saved vectors: the smallest graph to compile forward and backward.
+    data = tmp_path / "vectors.pt"
+    torch.save((torch.randn(16, 784), torch.randint(0, 10, (16,))), data)
+    worker, ready = started(step="compile", model="builtin:mlp", data_source=f"tensors:{data}")
     assert ready["compile_s"] > 0
     answer = worker.ask(job("breakdown", steps=2))
     assert answer["ok"], answer
