@@ -19,12 +19,7 @@ mkdir -p "$OUT"
 started=$(date +%s)
 step() { echo "=== [$(( $(date +%s) - started )) s] $*"; }
 
-TORCH_LIB=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-export LD_LIBRARY_PATH="$TORCH_LIB:$BUNDLE/lib"
-export TORCHPERF_PYTHON=$(command -v python3) TORCHPERF_PYTHON_PATH=$PWD/python PYTHONPATH=$PWD/python
-export TORCHPERF_CACHE_DIR=${TORCHPERF_CACHE_DIR:-/tmp/torchperf-gpu-cache}
-export PYTHONUNBUFFERED=1
-TP="$BUNDLE/torchperf"
+. scripts/gpu_env.sh
 
 step "environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader

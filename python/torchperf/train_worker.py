@@ -24,9 +24,7 @@ Jobs (protocol version 1, docs/worker-protocol.md):
   finish    nothing more to run.
 """
 
-import contextlib
 import math
-import os
 import sys
 import time
 
@@ -308,15 +306,7 @@ def describe(reference):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--describe":
         return describe(sys.argv[2])
-    try:
-        out = os.fdopen(3, "w")
-    except OSError:
-        sys.stderr.write("torchperf.train_worker: file descriptor 3 (the answers) is not open\n")
-        return 2
-    sys.stdout = sys.stderr
-    with contextlib.suppress(KeyboardInterrupt):
-        return serve(iter(sys.stdin.readline, ""), out)
-    return 1
+    return worker.run(serve, "torchperf.train_worker")
 
 
 if __name__ == "__main__":

@@ -364,15 +364,20 @@ def serve(lines, out):
     return serve_side(lines, out, "python-side", open_side, handle)
 
 
-def main():
-    # Answers go to fd 3; whatever the model prints goes to the log (stdout joins stderr).
+def run(serve_lines, name):
+    """A worker's process: answers go to fd 3; whatever the model prints goes to the log (stdout
+    joins stderr); requests are read from stdin and served by serve_lines(lines, out)."""
     try:
         out = os.fdopen(3, "w")
     except OSError:
-        sys.stderr.write("torchperf.worker: file descriptor 3 (the answers) is not open\n")
+        sys.stderr.write(f"{name}: file descriptor 3 (the answers) is not open\n")
         return 2
     sys.stdout = sys.stderr
-    return serve(iter(sys.stdin.readline, ""), out)
+    return serve_lines(iter(sys.stdin.readline, ""), out)
+
+
+def main():
+    return run(serve, "torchperf.worker")
 
 
 if __name__ == "__main__":
