@@ -57,6 +57,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"bench", "--from-python", "nocolon", "--input", "8", "--quiet"}, 2, "expected MODULE:CALLABLE"},
       {{"train", "--from-python", "no_such_module:Net", "--quiet"}, 10, "importing 'no_such_module' failed"},
       {{"train", "builtin:mlp", "--from-python", "m:Net", "--quiet"}, 2, "not both"},
+      {{"train", "builtin:convbn", "--lr-scaling", "cubic", "--quiet"}, 2, "--lr-scaling 'cubic': expected none or linear"},
+      {{"train", "builtin:convbn", "--budget", "-1", "--quiet"}, 2, "--budget: expected seconds >= 0"},
       {{"bench", fixture("state_dict.pt")}, 4, "a torch.save file"},
       {{"bench", fixture("other.zip")}, 4, "not a PyTorch archive"},
       {{"tune", text, "--quiet"}, 4, "not a TorchScript archive"},

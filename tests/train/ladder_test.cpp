@@ -244,8 +244,11 @@ TEST(LadderTest, ChangesTooSmallToTellApartAreTriedTogether) {
   const Configuration& top = r.rungs[1].configuration;
   EXPECT_TRUE(top.get("workers").has_value());
   EXPECT_EQ(top.get("transfer").value_or(""), "uint8");
-  for (const auto& a : r.attempts)
-    if (a.rule == "together") EXPECT_TRUE(a.kept);
+  for (const auto& a : r.attempts) {
+    if (a.rule == "together") {
+      EXPECT_TRUE(a.kept);
+    }
+  }
 }
 
 TEST(LadderTest, TheBudgetStopsTheClimbBeforeTheNextChange) {
