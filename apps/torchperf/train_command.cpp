@@ -90,7 +90,8 @@ int run(TrainFlags& f) {
   if (!(f.budget_s >= 0)) throw UsageError("--budget: expected seconds >= 0 (0: no limit)");
   TrainingContext context = TrainingContext::open(f.spec);
   // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
-  context.spec.reference_batch = plan_of(context, config).batch;
+  const TrainingPlan given = plan_of(context, config);
+  context.spec.reference_batch = given.batch;
   TrainReport report;
   report.model = f.spec.model;
   report.data = context.data->describe();
@@ -136,11 +137,11 @@ int run(TrainFlags& f) {
     report.configuration = report.ladder->rungs.back().configuration.to_string();
     if (!f.trace.empty() && !report.ladder->rungs.back().in_python)
       last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
-  } else if (plan_of(context, config).in_python()) {
+  } else if (given.in_python()) {
     // The step in a Python worker: its warm-up (and compile), then the measured steps.
     if (!f.trace.empty())
-      throw UsageError("--trace: the trace is of a TorchScript step; with step=" +
-                       plan_of(context, config).step + " use `torchperf trace` on PyTorch's own");
+      throw UsageError("--trace: the trace is of a TorchScript step; with step=" + given.step +
+                       " use `torchperf trace` on PyTorch's own");
     const StopSignals stop_signals;
     std::filesystem::create_directories(workers.log_dir);
     bar.update("warming up (and compiling) in Python", 0.2, 0);
@@ -155,7 +156,7 @@ int run(TrainFlags& f) {
     bar.update("training steps", 0.6, 0);
     report.breakdown = side.breakdown(f.steps);
     bar.finish();
-    report.advice = advise(report.breakdown, context.advice_context(plan_of(context, config)));
+    report.advice = advise(report.breakdown, context.advice_context(given));
     std::filesystem::remove_all(workers.log_dir);
   } else {
     last = std::make_unique<TrainingSession>(context, config);
@@ -168,7 +169,11 @@ int run(TrainFlags& f) {
     bar.finish();
     report.advice = advise(report.breakdown, context.advice_context(last->plan()));
   }
-  if (!f.trace.empty()) {
+  if (!f.trace.empty() && !last) {
+    // The ladder's top rung runs in Python: the trace is of a TorchScript step.
+    std::cerr << "train: no trace written: the top rung runs in Python ("
+              << report.configuration << "); `torchperf trace` reads PyTorch's own\n";
+  } else if (!f.trace.empty()) {
     const TraceSummary t = write_trace(*last, schedule, f.trace);
     if (!f.quiet)
       std::cerr << fmt::format(

@@ -92,34 +92,38 @@ TrainingPlan plan_of(const TrainingContext& context, const Configuration& config
   return plan_training(resolve_training(config, context.traits));
 }
 
+RemoteTrainingSide::RemoteTrainingSide(const Configuration& config, const WorkerRun& run,
+                                       const std::string& name)
+    : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
+      log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
+      timeout_s_(run.limits.timeout_s) {}
+
+void RemoteTrainingSide::start_in_cpp(const TrainingSpec& spec, const Configuration& config,
+                                      const HeadToHeadOptions& options,
+                                      std::size_t warmup_steps, const WorkerRun& run) {
+  worker_ = std::make_unique<WorkerSession>(run.executable, worker_environment(config), run.limits,
+                                            log_, run.tick);
+  ask(to_request(TrainSideRequest{spec, config.to_string(), warmup_steps, options.steps,
+                                  options.settle_steps}),
+      "preparing");
+}
+
 RemoteTrainingSide::RemoteTrainingSide(const TrainingSpec& spec, const Configuration& config,
                                        const HeadToHeadOptions& options,
                                        std::size_t warmup_steps, const WorkerRun& run,
                                        const std::string& name)
-    : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
-      log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
-      timeout_s_(run.limits.timeout_s),
-      worker_(std::make_unique<WorkerSession>(run.executable, worker_environment(config),
-                                              run.limits, log_, run.tick)) {
-  ask(to_request(TrainSideRequest{spec, config.to_string(), warmup_steps, options.steps,
-                                  options.settle_steps}),
-      "preparing");
+    : RemoteTrainingSide(config, run, name) {
+  start_in_cpp(spec, config, options, warmup_steps, run);
 }
 
 RemoteTrainingSide::RemoteTrainingSide(const TrainingContext& context, const Configuration& config,
                                        const HeadToHeadOptions& options,
                                        std::size_t warmup_steps, const WorkerRun& run,
                                        const std::string& name)
-    : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
-      log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
-      timeout_s_(run.limits.timeout_s) {
+    : RemoteTrainingSide(config, run, name) {
   const TrainingPlan plan = plan_of(context, config);
   if (!plan.in_python()) {
-    worker_ = std::make_unique<WorkerSession>(run.executable, worker_environment(config),
-                                              run.limits, log_, run.tick);
-    ask(to_request(TrainSideRequest{context.spec, config.to_string(), warmup_steps, options.steps,
-                                    options.settle_steps}),
-        "preparing");
+    start_in_cpp(context.spec, config, options, warmup_steps, run);
     return;
   }
   python_ = true;

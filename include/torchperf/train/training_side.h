@@ -147,6 +147,10 @@ class RemoteTrainingSide {
   bool in_python() const { return python_; }
 
  private:
+  RemoteTrainingSide(const Configuration& config, const WorkerRun& run, const std::string& name);
+  void start_in_cpp(const TrainingSpec& spec, const Configuration& config,
+                    const HeadToHeadOptions& options, std::size_t warmup_steps,
+                    const WorkerRun& run);
   nlohmann::json ask(const nlohmann::json& request, const std::string& doing);
   std::string name_, log_;
   double timeout_s_ = 0, compile_s_ = -1;
