@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kill -9 / --resume demonstration in the README: start a 12-point tune, SIGKILL the
+# The kill -9 / --resume demonstration (docs/examples.md): start a 12-point tune, SIGKILL the
 # supervisor after 5 points, resume, and count the journal's point records and distinct keys.
 #   scripts/kill_resume_demo.sh [BUILD_DIR] [OUT_DIR]
 set -uo pipefail

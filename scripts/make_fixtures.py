@@ -174,6 +174,13 @@ def make_program_fixtures(out, stack, resnet):
     torch.export.save(torch.export.export(fixture_models.mobilenet_v2().eval(),
                                           (torch.randn(2, 3, 224, 224),), dynamic_shapes=({0: batch},)),
                       os.path.join(out, "mobilenet_v2_dynamic.pt2"))
+    # A Python number among forward's arguments: exported as a constant the caller still passes.
+    class Scaled(torch.nn.Module):
+        def forward(self, x, times: int):
+            return x * times
+
+    torch.export.save(torch.export.export(Scaled(), (torch.randn(2, 32), 3)),
+                      os.path.join(out, "int_argument.pt2"))
     with open(os.path.join(out, "mlp_dynamic.pt2"), "rb") as f:
         data = f.read()
     with open(os.path.join(out, "truncated.pt2"), "wb") as f:

@@ -1,21 +1,24 @@
-// The CLI's exit codes, one per kind of failure (docs/cli.md lists them).
+// The CLI's exit codes: the error table's (include/torchperf/error.h), named for the CLI's use.
+// docs/cli.md lists them; a test checks the two agree.
 #pragma once
+
+#include "torchperf/error.h"
 
 namespace torchperf::cli {
 
 inline constexpr int kSuccess = 0;
-inline constexpr int kRuntimeFailure = 1;
-inline constexpr int kUsageError = 2;     // bad flag, option, knob, value or configuration
-inline constexpr int kInvalidResult = 3;  // the run completed but its result is INVALID (NaN/Inf …)
-inline constexpr int kLintFindings = 3;   // lint: a finding at or above --fail-on
-inline constexpr int kModelError = 4;  // model or inputs file missing, corrupt or not TorchScript
-inline constexpr int kWorkloadError = 5;  // the model rejected the inputs (shape, dtype, count)
-inline constexpr int kResultsError = 6;  // a results file missing, empty, damaged, foreign, other schema
-inline constexpr int kDiverged = 7;  // train: the loss became NaN/Inf with no scaler to skip it
-inline constexpr int kTraceError = 8;  // trace: a trace file missing, not JSON, truncated, corrupt
-inline constexpr int kResourceLimit = 9;  // stopped at the memory cap, or an allocation refused
-inline constexpr int kCompileError = 10;  // AOTInductor could not compile the program (or export it)
-inline constexpr int kInterrupted = 130;  // Ctrl-C (SIGINT): what finished is kept (tune --resume)
-inline constexpr int kTerminated = 143;   // SIGTERM: the same, as timeout, systemd, Slurm send it
+inline constexpr int kRuntimeFailure = exit_code_of(ErrorKind::kRuntime);
+inline constexpr int kUsageError = exit_code_of(ErrorKind::kUsage);
+inline constexpr int kInvalidResult = exit_code_of(ErrorKind::kInvalidResult);
+inline constexpr int kLintFindings = exit_code_of(ErrorKind::kInvalidResult);
+inline constexpr int kModelError = exit_code_of(ErrorKind::kModel);
+inline constexpr int kWorkloadError = exit_code_of(ErrorKind::kWorkload);
+inline constexpr int kResultsError = exit_code_of(ErrorKind::kResults);
+inline constexpr int kDiverged = exit_code_of(ErrorKind::kDiverged);
+inline constexpr int kTraceError = exit_code_of(ErrorKind::kTrace);
+inline constexpr int kResourceLimit = exit_code_of(ErrorKind::kResourceLimit);
+inline constexpr int kCompileError = exit_code_of(ErrorKind::kCompile);
+inline constexpr int kInterrupted = exit_code_of(ErrorKind::kInterrupted);
+inline constexpr int kTerminated = exit_code_of(ErrorKind::kTerminated);
 
 }  // namespace torchperf::cli

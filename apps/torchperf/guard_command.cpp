@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "torchperf/bench/measurement_parts.h"
+#include "torchperf/error.h"
+#include "torchperf/json_fields.h"
 #include "torchperf/sweep/objective.h"
 
 // `torchperf guard`: saved outputs judged against a saved reference with tune's accuracy guard,
@@ -35,27 +37,44 @@ Runner add_guard_command(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     const AccuracyGuard guard =
         f->accuracy.empty() ? AccuracyGuard::default_guard() : AccuracyGuard::parse(f->accuracy);
-    const SavedOutputs reference = load_saved_outputs(f->reference);
-    const SavedOutputs outputs = load_saved_outputs(f->outputs);
+    // Each file is the user's input, named by its role: a file that is no saved outputs is a
+    // model-or-inputs error (exit 4), never a failure of the run.
+    const auto load = [](const std::string& path, const std::string& role) {
+      try {
+        return load_saved_outputs(path, role);
+      } catch (const RuntimeFailure& e) {
+        throw ModelError(e.what());
+      }
+    };
+    const SavedOutputs reference = load(f->reference, "reference file");
+    const SavedOutputs outputs = load(f->outputs, "outputs file");
     Measurement m;
     add_output_check(m, reference.outputs, outputs.outputs);
     PointMetrics metrics = quality_metrics(m.quality);
     metrics.valid = m.valid;
     metrics.invalid_reason = m.invalid_reason;
-    const std::optional<std::string> why = guard.check(metrics);
+    std::optional<std::string> why = guard.check(metrics);
+    // Outputs of another count or shape have no cosine or error: say what differs instead.
+    if (!metrics.comparable)
+      why = "the outputs cannot be compared with the reference: " + m.quality.note;
+    const auto number = [&](double v) {
+      return metrics.comparable ? nullable(v) : nlohmann::json(nullptr);
+    };
     if (f->json) {
       std::cout << nlohmann::json{{"passes", !why},
                                   {"why", why.value_or("")},
                                   {"accuracy", guard.to_string()},
                                   {"comparable", metrics.comparable},
-                                  {"cosine", metrics.cosine},
-                                  {"max_abs_error", metrics.max_abs_error},
-                                  {"max_rel_error", metrics.max_rel_error},
-                                  {"top1_agreement", metrics.top1
+                                  {"cosine", number(metrics.cosine)},
+                                  {"max_abs_error", number(metrics.max_abs_error)},
+                                  {"max_rel_error", number(metrics.max_rel_error)},
+                                  {"top1_agreement", metrics.top1 && metrics.comparable
                                                          ? nlohmann::json(*metrics.top1)
                                                          : nlohmann::json(nullptr)}}
                        .dump(2)
                 << "\n";
+    } else if (!metrics.comparable) {
+      std::cout << "FAILS: " << *why << "\n";
     } else {
       std::cout << fmt::format("{}: cosine {:.6f}, max abs err {:.3g}{} ({})\n",
                                why ? "FAILS" : "passes", metrics.cosine, metrics.max_abs_error,

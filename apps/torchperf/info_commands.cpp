@@ -107,8 +107,17 @@ Runner add_export_command(CLI::App& app) {
     if (model->rfind("builtin:", 0) != 0)
       throw UsageError("export: expected builtin:NAME, got '" + *model + "'");
     std::error_code ec;
+    // --force replaces a file, never a folder; and a folder that is not there is said as such,
+    // before LibTorch's writer says it in its own words.
+    if (std::filesystem::is_directory(*path, ec))
+      throw UsageError("export: '" + *path + "' is a folder; expected a file name (e.g. '" +
+                       (std::filesystem::path(*path) / "model.pt2").string() + "')");
     if (std::filesystem::exists(*path, ec) && !*force)
       throw UsageError("export: '" + *path + "' exists; pass --force to overwrite it");
+    const auto parent = std::filesystem::path(*path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec))
+      throw UsageError("export: cannot write '" + *path + "': its folder '" + parent.string() +
+                       "' does not exist");
     const bool program = std::filesystem::path(*path).extension() == ".pt2";
     const auto source = open_model(*model);
     try {

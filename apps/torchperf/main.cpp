@@ -13,6 +13,7 @@
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/model.h"
+#include "torchperf/process/scratch_dir.h"
 #include "torchperf/train/training_side.h"
 #include "torchperf/worker/protocol.h"
 #include "torchperf/worker/worker.h"
@@ -21,6 +22,7 @@
 namespace {
 
 int fail(int code, const std::string& message) {
+  torchperf::keep_scratch_dir();  // the message may name a log in it
   std::cerr << "torchperf: error: " << message << "\n";
   return code;
 }
@@ -74,28 +76,10 @@ int main(int argc, char** argv) {
       if (code >= 0) return code;
     }
     return fail(cli::kUsageError, "expected a subcommand");
-  } catch (const ResultsError& e) {
-    return fail(cli::kResultsError, e.what());
-  } catch (const UsageError& e) {
-    return fail(cli::kUsageError, e.what());
-  } catch (const ConfigError& e) {
-    return fail(cli::kUsageError, e.what());
-  } catch (const ModelError& e) {
-    return fail(cli::kModelError, e.what());
-  } catch (const WorkloadError& e) {
-    return fail(cli::kWorkloadError, e.what());
-  } catch (const TraceError& e) {
-    return fail(cli::kTraceError, e.what());
-  } catch (const TrainingDiverged& e) {
-    return fail(cli::kDiverged, e.what());
-  } catch (const ResourceLimit& e) {
-    return fail(cli::kResourceLimit, e.what());
-  } catch (const CompileError& e) {
-    return fail(cli::kCompileError, e.what());
   } catch (const Interrupted& e) {
     return fail(cli::stop_signal_exit_code(), e.what());
-  } catch (const RuntimeFailure& e) {
-    return fail(cli::kRuntimeFailure, e.what());
+  } catch (const Error& e) {  // each kind its exit code, from the one table (error.h)
+    return fail(exit_code_of(e.kind()), e.what());
   } catch (const c10::Error& e) {
     return fail(cli::kRuntimeFailure, "LibTorch: " + compat::concise_error_message(e.what()));
   } catch (const std::exception& e) {  // TorchScript's JITException among them: keep one line

@@ -19,6 +19,7 @@
 #include "report_files.h"
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
+#include "torchperf/process/scratch_dir.h"
 #include "torchperf/train/chrome_trace.h"
 #include "torchperf/train/train_report.h"
 #include "torchperf/train/training_session.h"
@@ -104,9 +105,8 @@ int run(TrainFlags& f) {
   // A change of process state (threads), and a step in Python, run in workers of their own.
   WorkerRun workers;
   workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
-  workers.log_dir =
-      (std::filesystem::temp_directory_path() / ("torchperf-train-" + std::to_string(::getpid())))
-          .string();
+  workers.log_dir = scratch_path("train-workers");
+  std::filesystem::create_directories(workers.log_dir);
   workers.limits.timeout_s = 600;
   workers.tick = [](double) { return !StopSignals::requested(); };
   if (f.ladder) {

@@ -10,6 +10,16 @@
 
 namespace torchperf {
 
+// nlohmann::json's exception text without its "[json.exception.type_error.302] " tag: the part a
+// user can act on ("type must be number, but is string").
+inline std::string compact_json_error(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) == 0) {
+    const auto end = what.find("] ");
+    if (end != std::string::npos) return what.substr(end + 2);
+  }
+  return what;
+}
+
 // A number, or null when it is not finite.
 inline nlohmann::json nullable(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);

@@ -3,14 +3,17 @@
 import json
 import sys
 
-# Exit codes the C++ side maps to its own errors (src/models/python_side.cpp reads them).
+from torchperf.error_kinds import ErrorKind
+
+# Exit codes from the error table (error_kinds.py), which the C++ side reads back into its errors
+# (src/models/python_side.cpp).
 OK = 0
-USAGE = 2          # the arguments themselves are wrong (a bug on the C++ side, or a user's typo)
-BAD_PROGRAM = 4    # the file is not a torch.export program (corrupt, truncated, a package, ...)
-REJECTED_INPUTS = 5  # the program (or the user's model) raised on the inputs it was given
-COMPILE_FAILED = 6  # AOTInductor refused the program (an unsupported op, no C++ compiler, ...)
-OUT_OF_MEMORY = 9   # an allocation failed while compiling or running
-BAD_SOURCE = 10     # MODULE:CALLABLE cannot be imported or called, or its model cannot be exported
+USAGE = ErrorKind.USAGE.exit_code  # the arguments are wrong (a bug on the C++ side, or a typo)
+BAD_PROGRAM = ErrorKind.MODEL.exit_code  # not a torch.export program (corrupt, a package, ...)
+REJECTED_INPUTS = ErrorKind.WORKLOAD.exit_code  # the model raised on the inputs it was given
+COMPILE_FAILED = ErrorKind.COMPILE.exit_code  # AOTInductor refused the program (no compiler, ...)
+OUT_OF_MEMORY = ErrorKind.RESOURCE_LIMIT.exit_code  # an allocation failed compiling or running
+BAD_SOURCE = ErrorKind.COMPILE.exit_code  # MODULE:CALLABLE cannot be imported, called or exported
 
 
 def answer(**fields):
@@ -26,11 +29,49 @@ def fail(code, message):
     sys.exit(code)
 
 
+# Sentences PyTorch appends to a cause that say nothing about this file.
+BOILERPLATE = (" This is an internal miniz error.",)
+
+
 def concise(error):
     """The first line of an exception's text, which is the part a user can act on."""
     text = str(error).strip().splitlines()
     first = text[0] if text else ""
+    # A first line that announces what follows ("... exported input tree spec:") needs it.
+    if first.rstrip().endswith(":") and len(text) > 1:
+        first = " ".join(" ".join(text).split())
+        first = first if len(first) <= 400 else first[:400] + "..."
+    for tail in BOILERPLATE:
+        first = first.split(tail)[0]
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def export_load(path):
+    """torch.export.load(path), raising its real cause: on a damaged archive (weights missing, a
+    newer schema) it logs the cause and raises "check the warnings above", which a user reading
+    one line never sees."""
+    import logging
+
+    import torch
+
+    logged = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if record.exc_info and record.exc_info[1] is not None:
+                logged.append(record.exc_info[1])
+
+    logger = logging.getLogger("torch.export")
+    handler = Keep(level=logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        return torch.export.load(path)
+    except Exception as e:
+        if logged:
+            raise logged[-1] from e
+        raise
+    finally:
+        logger.removeHandler(handler)
 
 
 def describe_tensors(tensors):
@@ -81,6 +122,6 @@ def load_program(path):
         fail(BAD_PROGRAM, f"program '{path}': an AOTInductor package (compiled), not an "
                           "ExportedProgram; pass the file torch.export.save wrote")
     try:
-        return torch.export.load(path)
+        return export_load(path)
     except Exception as e:  # torch raises many types for a damaged archive
         fail(BAD_PROGRAM, f"program '{path}': torch.export.load failed ({concise(e)})")

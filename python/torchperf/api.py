@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from torchperf import _child, _core
+from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 
 # The model as the caller's code runs it: eager PyTorch, autograd on, fp32, contiguous. The winner
@@ -115,7 +116,7 @@ def export(model, inputs, path):
         raise TorchperfError(
             f"torch.export could not export the model ({type(e).__name__}: {first}); the core "
             "measures a module through its exported program, so this module cannot be tuned as "
-            "it is (docs/python-api.md: what export needs)", exit_code=4) from e
+            "it is (docs/python-api.md: what export needs)", exit_code=ErrorKind.MODEL) from e
     finally:
         model.train(was_training)
 
@@ -143,6 +144,56 @@ def knob_flags(knobs):
 def default_out(model):
     stem = re.sub(r"[^A-Za-z0-9_-]", "-", type(model).__name__)
     return os.path.join("torchperf-runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def core_answer(stdout, command):
+    """The core's JSON answer to `command` as an object; TorchperfError when it is not one
+    (another torchperf than this package's, or a broken one)."""
+    try:
+        answer = json.loads(stdout)
+    except ValueError as e:
+        raise TorchperfError(f"{command}: the core's answer (torchperf {command} --json) is not "
+                             f"JSON ({e})") from None
+    if not isinstance(answer, dict):
+        raise TorchperfError(f"{command}: the core's answer (torchperf {command} --json) is "
+                             f"{type(answer).__name__}, not an object")
+    return answer
+
+
+def bench_problem(answer):
+    """Why bench's answer lacks what BenchResult reads ("FIELD: ..."), or "" when it has it
+    (docs/json-schema.md)."""
+    from torchperf.result import json_kind
+
+    def number(value):  # null: a non-finite figure
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+    m = answer.get("measurement")
+    if not isinstance(m, dict):
+        return ("measurement: missing" if "measurement" not in answer else
+                f"measurement: expected an object, got {json_kind(m)}")
+    for field in ("throughput_samples_per_s", "batch"):
+        if field not in m:
+            return f"measurement.{field}: missing"
+    if not number(m["throughput_samples_per_s"]):
+        return ("measurement.throughput_samples_per_s: expected a number, got "
+                f"{json_kind(m['throughput_samples_per_s'])}")
+    ci = m.get("throughput_ci")
+    if not isinstance(ci, list) or len(ci) != 2 or not all(number(v) for v in ci):
+        return f"measurement.throughput_ci: expected [low, high], got {json_kind(ci)}"
+    latency = m.get("latency_ms")
+    if not isinstance(latency, dict) or "p50" not in latency or not number(latency["p50"]):
+        return "measurement.latency_ms: expected an object with p50 (ms)"
+    if not isinstance(answer.get("valid"), bool):
+        return f"valid: expected a boolean, got {json_kind(answer.get('valid'))}"
+    if not isinstance(answer.get("invalid_reason", ""), str):
+        return f"invalid_reason: expected a string, got {json_kind(answer['invalid_reason'])}"
+    return ""
+
+
+def _figure(value, spec):
+    """A number as `spec` formats it; "?" for a null (a non-finite figure in the core's JSON)."""
+    return "?" if value is None else format(value, spec)
 
 
 class BenchResult(dict):
@@ -173,13 +224,14 @@ class BenchResult(dict):
 
     @property
     def invalid_reason(self):
-        return self["invalid_reason"]
+        return self.get("invalid_reason", "")
 
     def __repr__(self):
         low, high = self.throughput_ci
         caveat = "" if self.valid else f", INCONCLUSIVE: {self.invalid_reason}"
-        return (f"BenchResult({self.throughput:.4g} samples/s (95% CI {low:.4g}-{high:.4g}), "
-                f"p50 {self.latency_ms['p50']:.3g} ms, batch {self.batch}{caveat})")
+        return (f"BenchResult({_figure(self.throughput, '.4g')} samples/s (95% CI "
+                f"{_figure(low, '.4g')}-{_figure(high, '.4g')}), "
+                f"p50 {_figure(self.latency_ms['p50'], '.3g')} ms, batch {self.batch}{caveat})")
 
 
 def bench(model, example_inputs, *, time_s=None, **knobs):
@@ -199,7 +251,12 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
             args += ["--time", str(time_s)]
         # Exit 3: measured, but not conclusive (valid false, with its reason): the caller's call.
         out, _ = _core.run(args + knob_flags(knobs), progress=None, allow_exit={3})
-        return BenchResult(json.loads(out))
+        answer = core_answer(out, "bench")
+        problem = bench_problem(answer)
+        if problem:
+            raise TorchperfError(f"bench: the core's answer (torchperf bench --json) is not what "
+                                 f"the API reads ({problem})")
+        return BenchResult(answer)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -209,7 +266,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
     TuneResult: every point, the winner with its interval and its speedup over the model as given
     (measured head to head), the journal and report, and apply(model)."""
-    from torchperf.result import TuneResult
+    from torchperf.result import TuneResult, summary_problem
 
     checked_model(model)
     inputs = checked_inputs(example_inputs)
@@ -226,11 +283,14 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
             with open(identity_file) as f:
                 theirs = json.load(f)
         except (OSError, ValueError):
-            theirs = {"model": "a model tuned from the CLI", "inputs": "?", "fingerprint": None}
+            theirs = None
+        if not isinstance(theirs, dict):  # none, damaged, or not what tune writes
+            theirs = {}
         if theirs.get("fingerprint") != identity["fingerprint"]:
-            raise ValueError(f"out '{out}' holds the journal of another model ({theirs['model']}, "
-                             f"inputs {theirs['inputs']}; this is {identity['model']}, inputs "
-                             f"{identity['inputs']}): choose another out")
+            raise ValueError(f"out '{out}' holds the journal of another model "
+                             f"({theirs.get('model', 'a model tuned from the CLI')}, "
+                             f"inputs {theirs.get('inputs', '?')}; this is {identity['model']}, "
+                             f"inputs {identity['inputs']}): choose another out")
         if not resume:
             raise ValueError(f"out '{out}' holds this model's tune journal already: "
                              "resume=True goes on from it, or choose another out")
@@ -265,9 +325,13 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         args += knob_flags(knobs)
     args += ["--budget", str(budget), "--json", "--progress-lines"]
     stdout, lines = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
-    summary = json.loads(stdout)
+    summary = core_answer(stdout, "tune")
+    problem = summary_problem(summary)
+    if problem:
+        raise TorchperfError(f"tune: the core's answer (torchperf tune --json) is not what the API "
+                             f"reads ({problem}); its journal is {journal}")
     if not summary.get("winner"):
-        measured = sum(1 for p in summary.get("points", []) if p.get("status") == "ok")
+        measured = sum(1 for p in summary["points"] if p["status"] == "ok")
         if summary.get("budget_exhausted") and not summary.get("points"):
             # The plan says what the budget had to hold (points, their start-up, the confirmation).
             plan = next((l.removeprefix("tune: ") for l in lines
@@ -276,7 +340,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
                              f"of a winner; raise it (or lower time_s)"
                              + (f". The plan was: {plan}" if plan else ""))
         raise TorchperfError(f"tune found no winner: {summary.get('winner_note', '')} ({measured} "
-                             f"points passed; see {journal})", exit_code=3)
+                             f"points passed; see {journal})", exit_code=ErrorKind.INVALID_RESULT)
     with open(os.path.join(out, "tune.json"), "w") as f:
         json.dump(summary, f, indent=1)
     return TuneResult.from_folder(out)

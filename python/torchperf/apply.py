@@ -11,7 +11,9 @@ import sys
 import tempfile
 
 from torchperf import _child, _core, python_settings
+from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
+from torchperf.result import RESULTS_ERROR
 
 
 def say(message):
@@ -99,11 +101,14 @@ def _cpp_winner(result, configuration, device):
     if not configuration.get("graph", "").startswith("aoti"):
         raise TorchperfError(f"apply: the winner {result.summary['winner']} runs a TorchScript "
                              "graph in C++, which apply does not load; run it with the CLI "
-                             "(torchperf report shows the C++ code)", exit_code=2)
+                             "(torchperf report shows the C++ code)", exit_code=ErrorKind.USAGE)
     package = result.winner_package()
     if not package or not os.path.exists(package):
-        raise TorchperfError(f"apply: the winner's AOTInductor package is gone ({package}): tune "
-                             "again, or load a result saved with result.save", exit_code=4)
+        where = (f"'{package}' is gone" if package else
+                 f"neither {os.path.join(result.folder, 'artifacts', 'package.pt2')} nor the "
+                 f"journal {result.journal} names one")
+        raise TorchperfError(f"apply: the winner's AOTInductor package is missing ({where}): tune "
+                             "again, or load a result saved with result.save", exit_code=ErrorKind.MODEL)
     runner = torch._inductor.aoti_load_package(package)
     dtype = torch.bfloat16 if configuration.get("precision") == "bf16" else None
 
@@ -122,28 +127,69 @@ def _cpp_winner(result, configuration, device):
     return Applied(runner, configuration, device, prepare_input=prepare, finish_output=finish)
 
 
+def example_inputs(result):
+    """The example inputs tune saved in the result folder: TorchperfError (exit 6) naming the
+    file when it is missing, damaged or holds something else than a tuple of tensors."""
+    import torch
+
+    path = os.path.join(result.folder, "example_inputs.pt")
+    if not os.path.exists(path):
+        raise TorchperfError(f"apply: '{path}' is missing: the result folder lacks the example "
+                             "inputs the winner is checked on; tune again, or load a folder "
+                             "written by result.save", exit_code=RESULTS_ERROR)
+    try:
+        inputs = torch.load(path)
+    except Exception as e:  # not a torch.save file, truncated, or holding more than tensors
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise TorchperfError(f"apply: '{path}' is damaged ({type(e).__name__}: {first})",
+                             exit_code=RESULTS_ERROR) from None
+    if not isinstance(inputs, (tuple, list)) or not inputs or \
+            not all(torch.is_tensor(t) for t in inputs):
+        raise TorchperfError(f"apply: '{path}' holds {type(inputs).__name__}, not the tuple of "
+                             "tensors tune saved", exit_code=RESULTS_ERROR)
+    return tuple(inputs)
+
+
+def guard_answer(stdout):
+    """`torchperf guard --json`'s verdict: TorchperfError when the core answered something else
+    (another torchperf than this package's, say)."""
+    import json
+
+    try:
+        verdict = json.loads(stdout)
+    except ValueError:
+        verdict = None
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("passes"), bool) or \
+            not isinstance(verdict.get("why", ""), str):
+        first = (stdout.strip().splitlines() or [""])[0][:120]
+        raise TorchperfError("apply: `torchperf guard --json` answered no verdict (expected an "
+                             f"object with 'passes' and 'why', got {first!r})")
+    return verdict
+
+
 def guard(result, applied):
     """The applied callable's output on the example inputs, judged by the core against the
     model's own (`torchperf guard`, tune's accuracy bounds); TorchperfError when it fails."""
-    import torch
-
-    inputs = torch.load(os.path.join(result.folder, "example_inputs.pt"))
+    inputs = example_inputs(result)
+    reference = os.path.join(result.folder, "example_outputs.pt")
+    if not os.path.exists(reference):
+        raise TorchperfError(f"apply: '{reference}' is missing: the result folder lacks your "
+                             "model's outputs the winner is checked against; tune again, or load "
+                             "a folder written by result.save", exit_code=RESULTS_ERROR)
     outputs = applied(*inputs)
     accuracy = result.summary.get("accuracy", "")
     with tempfile.TemporaryDirectory(prefix="torchperf-apply-") as folder:
         path = os.path.join(folder, "outputs.pt")
         _child.save_outputs(outputs, path)
-        args = ["guard", os.path.join(result.folder, "example_outputs.pt"), path, "--json"]
+        args = ["guard", reference, path, "--json"]
         if accuracy:
             args += ["--accuracy", accuracy]
         stdout, _ = _core.run(args, progress=None, allow_exit={3})
-    import json
-
-    verdict = json.loads(stdout)
+    verdict = guard_answer(stdout)
     if not verdict["passes"]:
         raise TorchperfError(f"apply: the winner's output on the example inputs fails the guard "
                              f"against your model's own ({verdict['why']}); the model is not "
-                             "replaced", exit_code=3)
+                             "replaced", exit_code=ErrorKind.INVALID_RESULT)
     return verdict
 
 
@@ -152,7 +198,7 @@ def apply(result, model):
 
     api.checked_model(model, "apply: model")
     if not result.summary.get("winner"):
-        raise TorchperfError("apply: this tune has no winner", exit_code=3)
+        raise result.no_winner("apply")
     if not result.beats_as_given:
         low, high = result.speedup_ci
         why = ("the winner is the model as given" if result.is_as_given else
@@ -181,6 +227,9 @@ def apply(result, model):
                 result._cache_artifacts = artifacts[0]
         except Exception:  # a torch without the mega-cache: save holds no compile cache
             result._cache_artifacts = None
+    cosine = verdict.get("cosine")
+    cosine = (f"cosine {cosine:.6f}" if isinstance(cosine, (int, float)) else
+              verdict.get("accuracy", ""))
     say(f"apply: {result.summary['winner']} ({result.speedup:.3f}x the model as given); its "
-        f"output passes the guard (cosine {verdict['cosine']:.6f})")
+        f"output passes the guard ({cosine})")
     return applied

@@ -12,7 +12,15 @@ import platform
 import shutil
 import warnings
 
+from torchperf.error_kinds import ErrorKind
+from torchperf.errors import TorchperfError
+
 ARTIFACTS = "artifacts"  # in a saved folder: the AOTInductor package, torch.compile's cache
+EXPECTED = "expected a folder written by result.save or by torchperf.tune (its out)"
+# Exit codes (docs/cli.md): 3 a run without a winner, 6 a results file or folder that is missing,
+# damaged or foreign.
+NO_WINNER = ErrorKind.INVALID_RESULT.exit_code  # a run that completed without a winner
+RESULTS_ERROR = ErrorKind.RESULTS.exit_code
 
 
 def parse_key(key):
@@ -55,6 +63,108 @@ def elsewhere(measured, here):
     return "; ".join(reasons)
 
 
+# --- the files' shape: checked once when loaded, so that reading them never meets a KeyError ------
+
+def json_kind(value):
+    """A JSON value's type as an error names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value),
+                                                                   type(value).__name__)
+
+
+def _number(value):
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _interval(value):
+    return value is None or (isinstance(value, list) and len(value) == 2 and
+                             all(_number(v) for v in value))
+
+
+POINT_NUMBERS = ("throughput_samples_per_s", "latency_p50_ms", "latency_p99_ms", "cosine", "batch",
+                 "peak_memory_bytes")
+
+
+def summary_problem(summary):
+    """Why `summary` is not tune's answer as TuneResult reads it ("FIELD: expected ..., got ..."),
+    or "" when it is. A missing or null winner is no problem: a tune may have none."""
+    def wrong(field, expected, value):
+        return f"{field}: expected {expected}, got {json_kind(value)}"
+
+    if not isinstance(summary, dict):
+        return wrong("the file", "an object (tune's answer)", summary)
+    if summary.get("kind") != "tune":
+        kind = summary.get("kind")
+        return ("kind: missing (tune's answer has \"kind\": \"tune\")" if "kind" not in summary
+                else f"kind: expected \"tune\", got \"{kind}\"" if isinstance(kind, str)
+                else wrong("kind", '"tune"', kind))
+    for field in ("winner", "winner_note", "as_given", "accuracy"):
+        value = summary.get(field)
+        if value is not None and not isinstance(value, str):
+            return wrong(field, "a string", value)
+    if "points" not in summary:
+        return "points: missing"
+    points = summary["points"]
+    if not isinstance(points, list):
+        return wrong("points", "an array", points)
+    for i, p in enumerate(points):
+        if not isinstance(p, dict):
+            return wrong(f"points[{i}]", "an object", p)
+        for field in ("key", "status"):
+            if not isinstance(p.get(field), str):
+                return (f"points[{i}].{field}: missing" if field not in p
+                        else wrong(f"points[{i}].{field}", "a string", p[field]))
+        m = p.get("metrics")
+        if m is None:
+            continue
+        if not isinstance(m, dict):
+            return wrong(f"points[{i}].metrics", "an object or null", m)
+        for field in POINT_NUMBERS:
+            if not _number(m.get(field)):
+                return wrong(f"points[{i}].metrics.{field}", "a number or null", m[field])
+        if not _interval(m.get("throughput_ci")):
+            return wrong(f"points[{i}].metrics.throughput_ci", "[low, high]", m["throughput_ci"])
+    h = summary.get("vs_as_given")
+    if h is None:
+        return ""
+    if not isinstance(h, dict):
+        return wrong("vs_as_given", "an object or null", h)
+    if not isinstance(h.get("failure", ""), str):
+        return wrong("vs_as_given.failure", "a string", h["failure"])
+    if h.get("failure"):
+        return ""
+    if not _number(h.get("ratio")):
+        return wrong("vs_as_given.ratio", "a number or null", h["ratio"])
+    if not isinstance(h.get("ci"), list) or not _interval(h["ci"]):
+        return ("vs_as_given.ci: missing" if "ci" not in h
+                else wrong("vs_as_given.ci", "[low, high]", h["ci"]))
+    if not isinstance(h.get("verdict"), str):
+        return ("vs_as_given.verdict: missing" if "verdict" not in h
+                else wrong("vs_as_given.verdict", "a string", h["verdict"]))
+    return ""
+
+
+def read_json(path):
+    """A result folder's JSON file; TorchperfError (exit 6) naming it when it cannot be read."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise TorchperfError(f"load: '{path}' is missing; {EXPECTED}",
+                             exit_code=RESULTS_ERROR) from None
+    except OSError as e:
+        raise TorchperfError(f"load: '{path}' cannot be read ({e.strerror or e}); {EXPECTED}",
+                             exit_code=RESULTS_ERROR) from None
+    except ValueError as e:  # not JSON, or not text
+        raise TorchperfError(f"load: '{path}' is damaged: not JSON ({e})",
+                             exit_code=RESULTS_ERROR) from None
+
+
 class TuneResult:
     """What tune found. `points` (records; `dataframe()` with pandas), `winner`, `speedup` and
     `speedup_ci` over the model as given, `journal`, `report`, `apply(model)`, `save(path)`."""
@@ -69,23 +179,41 @@ class TuneResult:
 
     @classmethod
     def from_folder(cls, folder):
+        """The result in `folder`, its files' shape checked: TorchperfError (exit 6) naming the
+        file and the field when it is not a torchperf result."""
         folder = os.path.abspath(folder)
-        try:
-            with open(os.path.join(folder, "tune.json")) as f:
-                summary = json.load(f)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"'{folder}': not a torchperf result (no tune.json; a folder "
-                                    "that tune or result.save wrote)") from None
-        except ValueError as e:
-            raise ValueError(f"'{folder}/tune.json': damaged ({e})") from None
+        if not os.path.exists(folder):
+            raise TorchperfError(f"load: '{folder}' does not exist; {EXPECTED}",
+                                 exit_code=RESULTS_ERROR)
+        if not os.path.isdir(folder):
+            raise TorchperfError(f"load: '{folder}' is a file, not a torchperf result; {EXPECTED}",
+                                 exit_code=RESULTS_ERROR)
+        summary_file = os.path.join(folder, "tune.json")
+        if not os.path.exists(summary_file):
+            journal = (": it holds a journal, which `torchperf report` reads (an interrupted tune "
+                       "goes on with resume=True)"
+                       if os.path.exists(os.path.join(folder, "results.jsonl")) else "")
+            raise TorchperfError(f"load: '{folder}' is not a torchperf result (no tune.json); "
+                                 f"{EXPECTED}{journal}", exit_code=RESULTS_ERROR)
+        summary = read_json(summary_file)
+        problem = summary_problem(summary)
+        if problem:
+            raise TorchperfError(f"load: '{summary_file}' is not tune's answer as result.save "
+                                 f"writes it ({problem})", exit_code=RESULTS_ERROR)
         environment_file = os.path.join(folder, "environment.json")
         if os.path.exists(environment_file):
-            with open(environment_file) as f:
-                environment = json.load(f)
+            environment = read_json(environment_file)
+            if not isinstance(environment, dict):
+                raise TorchperfError(f"load: '{environment_file}' is damaged: expected an object "
+                                     f"(where the winner was measured), got "
+                                     f"{json_kind(environment)}", exit_code=RESULTS_ERROR)
         else:
             environment = current_environment()
-            with open(environment_file, "w") as f:
-                json.dump(environment, f, indent=1)
+            try:
+                with open(environment_file, "w") as f:
+                    json.dump(environment, f, indent=1)
+            except OSError:  # a folder this process cannot write to: loaded all the same
+                pass
         return cls(folder, summary, environment)
 
     # --- what was measured ---------------------------------------------------------------
@@ -116,10 +244,19 @@ class TuneResult:
                               "TuneResult.points has the same records") from None
         return pandas.DataFrame(self.points)
 
+    def no_winner(self, what):
+        """The error of `what` (apply, ...) on a result without a winner: exit 3, with why."""
+        why = self.summary.get("winner_note") or "tune.json names none"
+        return TorchperfError(f"{what}: the result in '{self.folder}' has no winner ({why}); "
+                              f"see {self.journal}", exit_code=NO_WINNER)
+
     @property
     def winner(self):
-        """The winner: its configuration, figures and speedup over the model as given."""
-        key = self.summary["winner"]
+        """The winner: its configuration, figures and speedup over the model as given.
+        TorchperfError (exit 3) when the tune found none."""
+        key = self.summary.get("winner")
+        if not key:
+            raise self.no_winner("winner")
         point = next((p for p in self.points if p["key"] == key), {})
         return {"key": key, "configuration": parse_key(key),
                 "throughput": point.get("throughput"),
@@ -134,14 +271,16 @@ class TuneResult:
 
     @property
     def _vs_as_given(self):
-        return self.summary.get("vs_as_given") or None
+        # Without a winner, nothing was measured against the model as given that counts.
+        return (self.summary.get("vs_as_given") or None) if self.summary.get("winner") else None
 
     @property
     def speedup(self):
         """The winner over the model as given, head to head at the winner's batch (1.0 when the
         winner is the model as given)."""
         h = self._vs_as_given
-        return h["ratio"] if h and not h.get("failure") else (1.0 if self.is_as_given else None)
+        return h.get("ratio") if h and not h.get("failure") else \
+            (1.0 if self.is_as_given else None)
 
     @property
     def speedup_ci(self):
@@ -158,7 +297,8 @@ class TuneResult:
 
     @property
     def is_as_given(self):
-        return self._vs_as_given is None and self.as_given == self.summary.get("winner")
+        return bool(self.summary.get("winner")) and self._vs_as_given is None and \
+            self.as_given == self.summary.get("winner")
 
     @property
     def beats_as_given(self):
@@ -178,18 +318,26 @@ class TuneResult:
         saved = os.path.join(self.folder, ARTIFACTS, "package.pt2")
         if os.path.exists(saved):
             return saved
-        key = self.summary["winner"]
-        with open(self.journal) as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if record.get("key") != key:
-                    continue
-                package = ((record.get("measurement") or {}).get("compile") or {}).get("package")
-                if package:
-                    return package
+        key = self.summary.get("winner")
+        if not key:
+            raise self.no_winner("winner_package")
+        try:
+            with open(self.journal) as f:
+                lines = f.readlines()
+        except (OSError, ValueError):  # no journal, or not text: it names no package
+            return None
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict) or record.get("key") != key:
+                continue
+            measurement = record.get("measurement")
+            compiled = measurement.get("compile") if isinstance(measurement, dict) else None
+            package = compiled.get("package") if isinstance(compiled, dict) else None
+            if package and isinstance(package, str):
+                return package
         return None
 
     # --- the winner applied --------------------------------------------------------------
@@ -215,7 +363,8 @@ class TuneResult:
             source = os.path.join(self.folder, name)
             if os.path.exists(source):
                 shutil.copy2(source, os.path.join(path, name))
-        if self.summary["winner"] and parse_key(self.summary["winner"]).get("runtime", "cpp") == "cpp":
+        winner = self.summary.get("winner")
+        if winner and parse_key(winner).get("runtime", "cpp") == "cpp":
             package = self.winner_package()
             if package and os.path.exists(package):
                 shutil.copy2(package, os.path.join(path, ARTIFACTS, "package.pt2"))
@@ -227,14 +376,26 @@ class TuneResult:
     # --- display -------------------------------------------------------------------------
 
     def _rows(self):
+        if not self.summary.get("winner"):
+            # Printing never raises: a result without a winner says so, and why when tune said.
+            points = self.points
+            passed = sum(1 for p in points if p["status"] == "ok")
+            rows = [("winner", "none" + (f": {self.summary['winner_note']}"
+                                         if self.summary.get("winner_note") else "")),
+                    ("points", f"{passed} of {len(points)} passed"),
+                    ("journal", self.journal), ("report", self.report)]
+            if self.measured_elsewhere:
+                rows.append(("measured elsewhere", self.measured_elsewhere))
+            return rows
         w = self.winner
         low, high = w["throughput_ci"]
         s_low, s_high = w["speedup_ci"]
         speedup = ("the model as given" if self.is_as_given else
                    f"{w['speedup']:.3f}x ({s_low:.3f}-{s_high:.3f}), {w['verdict']}"
-                   if w["speedup"] is not None and s_low is not None else "not measured")
+                   if None not in (w["speedup"], s_low, s_high) else "not measured")
         throughput = ("?" if w["throughput"] is None else
-                      f"{w['throughput']:.4g} samples/s ({low:.4g}-{high:.4g})" if low is not None
+                      f"{w['throughput']:.4g} samples/s ({low:.4g}-{high:.4g})"
+                      if None not in (low, high)
                       else f"{w['throughput']:.4g} samples/s (measured briefly: no interval)")
         rows = [("winner", w["key"]), ("throughput", f"{throughput}, batch {w['batch']}"),
                 ("over the model as given", speedup), ("note", w["note"]),

@@ -29,6 +29,7 @@ import sys
 import time
 
 from torchperf import worker
+from torchperf.error_kinds import ErrorKind
 from torchperf.worker import JobError, concise
 
 PYTHON_TRAIN_SIDE_REQUEST = {
@@ -55,7 +56,7 @@ def build_model(reference):
         try:
             return builtin_models.build(reference.split(":", 1)[1], 0).train()
         except KeyError as e:
-            raise JobError("usage", str(e).strip("'\""))
+            raise JobError(ErrorKind.USAGE, str(e).strip("'\""))
     if reference.startswith("python:"):
         from torchperf import export_source
 
@@ -63,8 +64,8 @@ def build_model(reference):
         try:
             return export_source.build_model(source, export_source.load_callable(source)).train()
         except SystemExit as e:
-            raise JobError("model", f"--from-python '{source}' could not be loaded (exit {e.code})")
-    raise JobError("usage", f"model '{reference}': the Python training step trains builtin:NAME "
+            raise JobError(ErrorKind.MODEL, f"--from-python '{source}' could not be loaded (exit {e.code})")
+    raise JobError(ErrorKind.USAGE, f"model '{reference}': the Python training step trains builtin:NAME "
                             "or python:MODULE:CALLABLE")
 
 
@@ -82,12 +83,12 @@ class TrainSide:
         s = worker.fields(request, PYTHON_TRAIN_SIDE_REQUEST)
         self.s = s
         if s["step"] != "eager" and s["step"] not in COMPILE_MODES:
-            raise JobError("config", f"step '{s['step']}': expected eager or one of "
+            raise JobError(ErrorKind.CONFIG, f"step '{s['step']}': expected eager or one of "
                                      f"{', '.join(COMPILE_MODES)}")
         try:
             self.device = torch.device(s["device"])
         except RuntimeError as e:
-            raise JobError("config", f"device '{s['device']}': {concise(e)}")
+            raise JobError(ErrorKind.CONFIG, f"device '{s['device']}': {concise(e)}")
         torch.set_num_threads(max(1, s["threads"]))  # once, before anything runs
         if self.device.type == "cuda":
             torch.backends.cudnn.benchmark = s["cudnn_benchmark"]
@@ -98,7 +99,7 @@ class TrainSide:
             dataset = training_data.open_dataset(s["data_source"], s["image_size"],
                                                  s["transfer"] == "uint8")
         except (ValueError, OSError, RuntimeError) as e:
-            raise JobError("usage", concise(e) if not isinstance(e, ValueError) else str(e))
+            raise JobError(ErrorKind.USAGE, concise(e) if not isinstance(e, ValueError) else str(e))
         extra = ({"prefetch_factor": s["prefetch"], "persistent_workers": True}
                  if s["workers"] > 0 else {})
         loader = DataLoader(dataset, batch_size=s["batch"], shuffle=True,
@@ -111,7 +112,7 @@ class TrainSide:
             model = model.to(memory_format=torch.channels_last)
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
-            raise JobError("model", f"{s['model']}: no trainable parameters")
+            raise JobError(ErrorKind.MODEL, f"{s['model']}: no trainable parameters")
         lr = s["learning_rate"]
         self.optimizer = (torch.optim.Adam(params, lr=lr) if s["optimizer"] == "adam"
                           else torch.optim.SGD(params, lr=lr, momentum=0.9))
@@ -148,14 +149,14 @@ class TrainSide:
 
     def raise_step_error(self, error):
         if worker.is_out_of_memory(error):
-            raise JobError("out-of-memory", f"out of memory: {concise(error)}")
+            raise JobError(ErrorKind.RESOURCE_LIMIT, f"out of memory: {concise(error)}")
         if self.compiled:
             import torch._dynamo.exc as dynamo_exc
 
             if isinstance(error, (dynamo_exc.BackendCompilerFailed,
                                   dynamo_exc.InternalTorchDynamoError)):
-                raise JobError("compile", f"torch.compile failed: {worker.compile_error_line(error)}")
-        raise JobError("workload", f"the training step failed: {concise(error)}")
+                raise JobError(ErrorKind.COMPILE, f"torch.compile failed: {worker.compile_error_line(error)}")
+        raise JobError(ErrorKind.WORKLOAD, f"the training step failed: {concise(error)}")
 
     def sync(self):
         import torch
@@ -199,7 +200,7 @@ class TrainSide:
         lap(FORWARD)
         value = loss.item()  # read every step, as the C++ step does (a logging loop's sync)
         if not math.isfinite(value) and self.scaler is None:
-            raise JobError("diverged", f"the loss became {value} at step {self.steps_done + 1} "
+            raise JobError(ErrorKind.DIVERGED, f"the loss became {value} at step {self.steps_done + 1} "
                                        "(with amp=fp16, or --grad-scaler on, the scaler skips "
                                        "such steps)")
         lap(OTHER)
@@ -277,7 +278,7 @@ def serve(lines, out):
             return side.breakdown(worker.fields(request, BREAKDOWN_REQUEST)["steps"])
         if job == "finish":
             return {}
-        raise JobError("protocol", f"unknown training side job '{job}'")
+        raise JobError(ErrorKind.PROTOCOL, f"unknown training side job '{job}'")
 
     return worker.serve_side(lines, out, "python-train-side", TrainSide, handle)
 

@@ -25,6 +25,7 @@ import sys
 import time
 
 from torchperf import _child, python_settings
+from torchperf.error_kinds import ErrorKind
 
 def mapped_allocator():
     """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc.
@@ -44,7 +45,7 @@ PROTOCOL_VERSION = 1
 
 
 class JobError(Exception):
-    """An error answered to the C++ side with its kind (usage, model, workload, compile, ...)."""
+    """An error answered to the C++ side with its kind, an ErrorKind (error_kinds.py)."""
 
     def __init__(self, kind, message):
         super().__init__(message)
@@ -98,18 +99,18 @@ def load_model(kind, path):
         try:
             names = zipfile.ZipFile(path).namelist()
         except (OSError, zipfile.BadZipFile) as e:
-            raise JobError("model", f"model '{path}': not a torch.export archive ({concise(e)})")
+            raise JobError(ErrorKind.MODEL, f"model '{path}': not a torch.export archive ({concise(e)})")
         if any("/data/aotinductor/" in n for n in names):
-            raise JobError("model", f"model '{path}': an AOTInductor package, not an ExportedProgram")
+            raise JobError(ErrorKind.MODEL, f"model '{path}': an AOTInductor package, not an ExportedProgram")
         try:
-            return torch.export.load(path).module()
+            return _child.export_load(path).module()
         except Exception as e:
-            raise JobError("model", f"model '{path}': torch.export.load failed ({concise(e)})")
+            raise JobError(ErrorKind.MODEL, f"model '{path}': torch.export.load failed ({concise(e)})")
     if kind == "torchscript":
         try:
             return torch.jit.load(path, map_location="cpu").eval()
         except Exception as e:
-            raise JobError("model", f"model '{path}': torch.jit.load failed ({concise(e)})")
+            raise JobError(ErrorKind.MODEL, f"model '{path}': torch.jit.load failed ({concise(e)})")
     if kind == "python":
         from torchperf import export_source
 
@@ -117,8 +118,8 @@ def load_model(kind, path):
         try:
             return export_source.build_model(reference, export_source.load_callable(reference)).eval()
         except SystemExit as e:  # export_source fails with a message on stderr and an exit code
-            raise JobError("model", f"--from-python '{reference}' could not be loaded (exit {e.code})")
-    raise JobError("usage", f"unknown model kind '{kind}' (expected program, torchscript or python)")
+            raise JobError(ErrorKind.MODEL, f"--from-python '{reference}' could not be loaded (exit {e.code})")
+    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, torchscript or python)")
 
 
 class Side:
@@ -134,7 +135,7 @@ class Side:
         try:
             self.device = torch.device(settings["device"] or "cpu")
         except RuntimeError as e:
-            raise JobError("config", f"device '{settings['device']}': {concise(e)}")
+            raise JobError(ErrorKind.CONFIG, f"device '{settings['device']}': {concise(e)}")
         threads = settings["threads"]
         if threads > 0:
             torch.set_num_threads(threads)
@@ -147,7 +148,7 @@ class Side:
         try:
             inputs = tuple(torch.load(settings["inputs"]))
         except Exception as e:
-            raise JobError("workload", f"inputs file '{settings['inputs']}': {concise(e)}")
+            raise JobError(ErrorKind.WORKLOAD, f"inputs file '{settings['inputs']}': {concise(e)}")
 
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
         self.contexts = contextlib.ExitStack()
@@ -164,7 +165,7 @@ class Side:
                 torch._dynamo.reset()
             self.fn = python_settings.compiled(model, graph, grad)
         except python_settings.SettingsError as e:
-            raise JobError("config", str(e))
+            raise JobError(ErrorKind.CONFIG, str(e))
 
         self.sync()
         first = time.perf_counter()
@@ -187,14 +188,14 @@ class Side:
 
     def raise_call_error(self, error, compiling):
         if is_out_of_memory(error):
-            raise JobError("out-of-memory", f"out of memory: {concise(error)}")
+            raise JobError(ErrorKind.RESOURCE_LIMIT, f"out of memory: {concise(error)}")
         if compiling:
             import torch._dynamo.exc as dynamo_exc
 
             if isinstance(error, (dynamo_exc.BackendCompilerFailed, dynamo_exc.InternalTorchDynamoError)) \
                     or "compile" in type(error).__name__.lower():
-                raise JobError("compile", f"torch.compile failed: {compile_error_line(error)}")
-        raise JobError("workload", f"the model rejected its inputs ({_child.describe_tensors(self.inputs)}): "
+                raise JobError(ErrorKind.COMPILE, f"torch.compile failed: {compile_error_line(error)}")
+        raise JobError(ErrorKind.WORKLOAD, f"the model rejected its inputs ({_child.describe_tensors(self.inputs)}): "
                                    f"{concise(error)}")
 
     def sync(self):
@@ -216,7 +217,7 @@ class Side:
 
     def block(self, iterations):
         if iterations < 1:
-            raise JobError("protocol", f"block of {iterations} iterations: expected at least 1")
+            raise JobError(ErrorKind.PROTOCOL, f"block of {iterations} iterations: expected at least 1")
         fn, inputs = self.fn, self.inputs
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         self.sync()
@@ -241,7 +242,8 @@ class Side:
 
 
 def error(kind, message):
-    return {"ok": False, "error": {"kind": kind, "message": " ".join(str(message).split())}}
+    """The error reply: kind is an ErrorKind, said by its name in the table."""
+    return {"ok": False, "error": {"kind": kind.wire_name, "message": " ".join(str(message).split())}}
 
 
 def answer_of(handler):
@@ -252,9 +254,9 @@ def answer_of(handler):
     except JobError as e:
         return error(e.kind, str(e))
     except MemoryError as e:
-        return error("out-of-memory", f"out of memory ({concise(e)})")
+        return error(ErrorKind.RESOURCE_LIMIT, f"out of memory ({concise(e)})")
     except Exception as e:  # anything else is a failure of this side, answered, never a crash
-        return error("out-of-memory" if is_out_of_memory(e) else "runtime", concise(e))
+        return error(ErrorKind.RESOURCE_LIMIT if is_out_of_memory(e) else ErrorKind.RUNTIME, concise(e))
 
 
 # The fields of each message, as protocol.h lists them (`torchperf __protocol` prints that list;
@@ -276,10 +278,10 @@ def fields(request, spec):
     values = {}
     for name, kind in spec.items():
         if name not in request:
-            raise JobError("protocol", f"the '{job}' request has no field '{name}'")
+            raise JobError(ErrorKind.PROTOCOL, f"the '{job}' request has no field '{name}'")
         value = request[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise JobError("protocol", f"the '{job}' request: field '{name}' is not of type "
+            raise JobError(ErrorKind.PROTOCOL, f"the '{job}' request: field '{name}' is not of type "
                                        f"{WIRE_TYPES[kind]}")
         values[name] = value
     return values
@@ -287,10 +289,10 @@ def fields(request, spec):
 
 def checked(request):
     if not isinstance(request, dict):
-        raise JobError("protocol", "a request is a JSON object")
+        raise JobError(ErrorKind.PROTOCOL, "a request is a JSON object")
     version = request.get("protocol")
     if version != PROTOCOL_VERSION:
-        raise JobError("protocol", f"the request speaks worker protocol {version!r}, this worker "
+        raise JobError(ErrorKind.PROTOCOL, f"the request speaks worker protocol {version!r}, this worker "
                                    f"{PROTOCOL_VERSION}: the supervisor and the worker come from "
                                    f"different builds")
     return request
@@ -310,7 +312,7 @@ def serve_side(lines, out, first_job, open_side, handle):
         try:
             return checked(json.loads(line))
         except json.JSONDecodeError as e:
-            raise JobError("protocol", f"malformed worker request: {e}")
+            raise JobError(ErrorKind.PROTOCOL, f"malformed worker request: {e}")
 
     first = next(lines, "")
     side = None
@@ -319,7 +321,7 @@ def serve_side(lines, out, first_job, open_side, handle):
         nonlocal side
         request = parse(first)
         if request.get("job") != first_job:
-            raise JobError("protocol", f"this worker starts with a {first_job} job, not "
+            raise JobError(ErrorKind.PROTOCOL, f"this worker starts with a {first_job} job, not "
                                        f"'{request.get('job')}'")
         side = open_side(request)
         return side.ready()
@@ -349,7 +351,7 @@ def serve(lines, out):
         try:
             import torch  # noqa: F401  (the runtime itself: its absence is the user's set-up)
         except ImportError as e:
-            raise JobError("usage", f"the Python at {sys.executable} cannot import torch ({e}): the "
+            raise JobError(ErrorKind.USAGE, f"the Python at {sys.executable} cannot import torch ({e}): the "
                                     "python runtime needs the .venv (make venv) or TORCHPERF_PYTHON "
                                     "naming a Python with torch")
         return Side(request)
@@ -359,7 +361,7 @@ def serve(lines, out):
             return side.block(fields(request, BLOCK_REQUEST)["iterations"])
         if job == "finish":
             return side.finish(fields(request, FINISH_REQUEST)["outputs"])
-        raise JobError("protocol", f"unknown side job '{job}'")
+        raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
     return serve_side(lines, out, "python-side", open_side, handle)
 

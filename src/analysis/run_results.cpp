@@ -144,7 +144,8 @@ RunResults load_run(const std::string& path) {
     } catch (const json::exception& e) {
       throw ResultsError("results file '" + run.journal + "' line " + std::to_string(i + 1) +
                          ": a " + kind + " record not of schema version " +
-                         std::to_string(kJournalSchemaVersion) + " (" + e.what() + ")");
+                         std::to_string(kJournalSchemaVersion) + " (" +
+                         compact_json_error(e.what()) + ")");
     } catch (const std::invalid_argument& e) {
       throw ResultsError("results file '" + run.journal + "' line " + std::to_string(i + 1) +
                          ": a " + kind + " record not of schema version " +

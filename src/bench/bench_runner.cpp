@@ -666,6 +666,9 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
   const Runtime& runtime = runtime_of(c.config, traits);
   load_runtime_form(s, runtime, traits, c.workload);
   apply_configuration(c.config, runtime, c.workload);
+  const WorkloadTraits view = runtime.view(traits);
+  c.batch_min = view.dynamic_batch ? std::max<long long>(1, view.batch_min) : view.default_batch;
+  c.batch_max = view.dynamic_batch ? view.batch_max : view.default_batch;
   // The batch knob re-made the inputs from the spec; the spec's dtypes are what a client sends.
   const auto batch = batch_of(c.workload);
   const auto given = s.spec ? make_inputs(*s.spec, batch, s.seed) : s.file_inputs;

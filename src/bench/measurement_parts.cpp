@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -52,23 +55,51 @@ std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions&
 
 }  // namespace
 
-SavedOutputs load_saved_outputs(const std::string& path) {
+SavedOutputs load_saved_outputs(const std::string& path, const std::string& role) {
   std::ifstream in(path, std::ios::binary);
+  if (!in) throw RuntimeFailure(role + " '" + path + "' cannot be opened: " + std::strerror(errno));
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    throw RuntimeFailure("reference file '" + path + "' could not be read");
-  SavedOutputs saved;
+  if (!in.good() && !in.eof()) throw RuntimeFailure(role + " '" + path + "' could not be read");
+  const std::string expected =
+      "expected saved outputs: torch.save((list_of_tensors, flops)) or a list of tensors";
+  c10::IValue saved_value;
   try {
-    // C++ writes (List[Tensor], int); Python's torch.save of (list, float) reads as a generic
-    // list and a double.
-    const auto tuple = torch::jit::pickle_load(bytes).toTuple();
-    for (const auto& t : tuple->elements().at(0).toListRef()) saved.outputs.push_back(t.toTensor());
-    const c10::IValue& flops = tuple->elements().at(1);
-    saved.flops_per_sample = static_cast<std::uint64_t>(flops.isInt() ? flops.toInt() : flops.toDouble());
+    saved_value = torch::jit::pickle_load(bytes);
   } catch (const std::exception& e) {
-    throw RuntimeFailure("reference file '" + path + "' is not a torchperf reference (" +
-                         compat::concise_error_message(e.what()) + ")");
+    throw RuntimeFailure(role + " '" + path + "' is not a pickle torchperf reads (" +
+                         compat::concise_error_message(e.what()) + "); " + expected);
   }
+  // Each type looked at before it is taken: LibTorch's to*() assert (INTERNAL ASSERT FAILED, "report
+  // a bug to PyTorch") on a value of another type, which is the file's fault, not PyTorch's.
+  // C++ writes (List[Tensor], int); Python's torch.save of (list, float) reads as a generic list
+  // and a double.
+  c10::IValue tensors = saved_value, flops;
+  if (saved_value.isTuple()) {
+    const auto& elements = saved_value.toTupleRef().elements();
+    if (elements.empty())
+      throw RuntimeFailure(role + " '" + path + "' holds an empty tuple; " + expected);
+    tensors = elements[0];
+    if (elements.size() > 1) flops = elements[1];
+  }
+  SavedOutputs saved;
+  if (tensors.isTensor()) {
+    saved.outputs.push_back(tensors.toTensor());
+  } else if (tensors.isList()) {
+    const auto list = tensors.toListRef();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].isTensor())
+        throw RuntimeFailure(fmt::format("{} '{}': element {} is a {}, not a tensor; {}", role,
+                                         path, i, list[i].tagKind(), expected));
+      saved.outputs.push_back(list[i].toTensor());
+    }
+  } else {
+    throw RuntimeFailure(
+        fmt::format("{} '{}' holds a {}; {}", role, path, tensors.tagKind(), expected));
+  }
+  if (flops.isInt())
+    saved.flops_per_sample = static_cast<std::uint64_t>(std::max<std::int64_t>(0, flops.toInt()));
+  if (flops.isDouble())
+    saved.flops_per_sample = static_cast<std::uint64_t>(std::max(0.0, flops.toDouble()));
   return saved;
 }
 

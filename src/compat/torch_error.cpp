@@ -17,9 +17,16 @@ std::string concise_error_message(const std::string& what) {
       if (pos != std::string::npos) return it->substr(pos + std::string(tag).size());
     }
   }
-  for (const auto& line : lines) {
+  for (std::string line : lines) {
     // c10::Error's what() appends "Exception raised from …" and a backtrace after the message.
     if (line.rfind("Exception raised from", 0) == 0) break;
+    // Caffe2's CAFFE_ENFORCE opens with where it failed ("[enforce fail at
+    // inline_container.cc:747] . "): LibTorch's source line, not the user's cause.
+    if (line.rfind("[enforce fail at ", 0) == 0) {
+      const auto end = line.find("] ");
+      if (end != std::string::npos) line = line.substr(end + 2);
+      if (line.rfind(". ", 0) == 0) line = line.substr(2);
+    }
     if (!line.empty()) return line;
   }
   return what;

@@ -18,6 +18,8 @@ bool is_integer_at_least(const std::string& s, long long least) {
 
 void check_value(const Knob& knob, const std::string& value) {
   if (knob.integer_valued) {
+    if (!value.empty() && value.size() >= 10 && std::all_of(value.begin(), value.end(), ::isdigit))
+      throw ConfigError("knob '" + knob.name + "': " + value + " is too large (at most 999999999)");
     if (!is_integer_at_least(value, knob.min_integer))
       throw ConfigError("knob '" + knob.name + "' expects " + describe_integer(knob) + ", got '" +
                         value + "'");

@@ -13,6 +13,7 @@
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/python_side.h"
+#include "torchperf/process/scratch_dir.h"
 
 namespace torchperf {
 namespace {
@@ -21,11 +22,7 @@ namespace fs = std::filesystem;
 
 std::string temp_file(const std::string& stem) {
   static std::atomic<int> counter{0};
-  const fs::path dir = fs::temp_directory_path() / "torchperf-python";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return (dir / (stem + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".pt"))
-      .string();
+  return scratch_path(stem + "-" + std::to_string(counter++) + ".pt");
 }
 
 void write_tensors(const std::string& path, const std::vector<c10::IValue>& values) {

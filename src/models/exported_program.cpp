@@ -95,6 +95,19 @@ ProgramSignature read_program_signature(const std::string& path) {
     std::string batch_symbol;
     bool batch_consistent = true;
     for (const auto& spec : gm.at("signature").at("input_specs")) {
+      // A Python number among forward's arguments is exported as a constant the caller must
+      // still pass: fed tensors alone, the program refuses its input tree.
+      if (spec.contains("constant_input")) {
+        const auto& c = spec.at("constant_input");
+        // {"as_int": 3} -> 3: the value as the user wrote it.
+        nlohmann::json value = c.value("value", nlohmann::json());
+        if (value.is_object() && value.size() == 1) value = value.begin().value();
+        throw ModelError(fmt::format(
+            "model '{}': the program takes a non-tensor input '{}' (exported as the constant "
+            "{}); torchperf feeds tensors only: export a module whose forward takes the tensors "
+            "alone, with that value fixed inside it",
+            path, c.value("name", "?"), value.is_null() ? std::string("?") : value.dump()));
+      }
       if (!spec.contains("user_input")) continue;
       const auto& arg = spec.at("user_input").at("arg");
       if (!arg.contains("as_tensor"))

@@ -66,6 +66,8 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
     long long value = 0;
     try {
       value = std::stoll(dim, &used);
+    } catch (const std::out_of_range&) {
+      throw UsageError("input spec '" + whole + "': dimension " + dim + " is too large");
     } catch (const std::exception&) {
       used = 0;
     }

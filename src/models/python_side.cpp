@@ -1,5 +1,7 @@
 #include "torchperf/models/python_side.h"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "torchperf/error.h"
+#include "torchperf/process/scratch_dir.h"
 
 #ifndef TORCHPERF_DEFAULT_PYTHON
 #define TORCHPERF_DEFAULT_PYTHON "python3"
@@ -28,11 +31,14 @@ std::string from_environment(const char* name, const char* fallback) {
 }
 
 std::string log_path_for(const std::string& module) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "torchperf-python";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return (dir / (module + "." + std::to_string(::getpid()) + ".log")).string();
+  static std::atomic<int> count{0};
+  return scratch_path(module + "-" + std::to_string(count++) + ".log");
+}
+
+// The log is named to the user: it outlives the run.
+const std::string& cited(const std::string& log_path) {
+  keep_scratch_dir();
+  return log_path;
 }
 
 }  // namespace
@@ -74,17 +80,17 @@ nlohmann::json run_python_step(const PythonStep& step) {
                         "another process)" + said);
   if (r.signal != 0)
     throw RuntimeFailure(step.what + ": crashed with signal " + std::to_string(r.signal) + " (" +
-                         strsignal(r.signal) + "); its log: " + r.log_path);
-  switch (r.exit_code) {
-    case 0: break;
-    case 4: throw ModelError(r.last_error.empty() ? step.what + ": not a program" : r.last_error);
-    case 5: throw WorkloadError(r.last_error);
-    case 6:
-    case 10: throw CompileError(step.what + said);
-    case 9: throw ResourceLimit(step.what + said);
-    default:
+                         strsignal(r.signal) + "); its log: " + cited(r.log_path));
+  if (r.exit_code != 0) {
+    // The child exits with the error table's code for its kind (python/torchperf/_child.py).
+    const auto kind = error_kind_of_exit_code(r.exit_code);
+    if (!kind || *kind == ErrorKind::kRuntime || *kind == ErrorKind::kInvalidResult)
       throw RuntimeFailure(step.what + ": exited with " + std::to_string(r.exit_code) + said +
-                           " (its log: " + r.log_path + ")");
+                           " (its log: " + cited(r.log_path) + ")");
+    if (*kind == ErrorKind::kModel)
+      throw ModelError(r.last_error.empty() ? step.what + ": not a program" : r.last_error);
+    if (*kind == ErrorKind::kWorkload) throw WorkloadError(r.last_error);
+    throw_error(*kind, step.what + said);
   }
   std::istringstream lines(r.out);
   std::string line, last;
@@ -93,7 +99,7 @@ nlohmann::json run_python_step(const PythonStep& step) {
   try {
     return nlohmann::json::parse(last);
   } catch (const std::exception&) {
-    throw RuntimeFailure(step.what + ": gave no answer (its log: " + r.log_path + ")");
+    throw RuntimeFailure(step.what + ": gave no answer (its log: " + cited(r.log_path) + ")");
   }
 }
 

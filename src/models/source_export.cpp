@@ -9,6 +9,7 @@
 #include "torchperf/error.h"
 #include "torchperf/models/inputs.h"
 #include "torchperf/models/python_side.h"
+#include "torchperf/process/scratch_dir.h"
 
 namespace torchperf {
 
@@ -25,8 +26,7 @@ void check_callable(const std::string& callable) {
 
 // The example inputs at batch 2 (export specialises a size of 1), as a torch.save tuple.
 fs::path write_example(const InputSpec& inputs) {
-  const fs::path example =
-      fs::temp_directory_path() / ("torchperf-example-" + std::to_string(::getpid()) + ".pt");
+  const fs::path example = scratch_path("example-inputs.pt");
   std::vector<c10::IValue> tensors;
   for (const auto& v : make_inputs(inputs, 2, 0)) tensors.push_back(v);
   const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(tensors));

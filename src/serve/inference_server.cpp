@@ -37,6 +37,19 @@ struct Pending {
 
 using Job = std::unique_ptr<Pending>;
 
+bool is_form_encoded(const httplib::Request& req) {
+  return req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0;
+}
+
+// The body's declared length; 0 when absent or unreadable (other checks say so).
+std::size_t request_length(const httplib::Request& req) {
+  try {
+    return static_cast<std::size_t>(std::stoull(req.get_header_value("Content-Length")));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 bool same_signature(const ModelSignature& a, const ModelSignature& b) {
   const auto same = [](const std::vector<WireTensorSpec>& x, const std::vector<WireTensorSpec>& y) {
     if (x.size() != y.size()) return false;
@@ -144,6 +157,17 @@ void InferenceServer::Impl::route() {
   // A POST without Content-Length (curl -X POST with no data) would have its body read until
   // the connection closes, answered only at the read timeout: refused before any body is read.
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // httplib reads a form-encoded body (curl -d's default type) only up to 8 KB and refuses a
+    // longer one as too large: the cause is its type, said before the body is read.
+    if (req.method == "POST" && is_form_encoded(req) &&
+        request_length(req) > CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH) {
+      send_error(res, 415,
+                 "the body was sent as " + req.get_header_value("Content-Type") +
+                     ", which this server reads up to 8 KB: send an inference request as "
+                     "Content-Type: application/json (curl -H 'Content-Type: application/json')");
+      metrics.count_response(415);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method != "POST" || req.has_header("Content-Length") ||
         req.has_header("Transfer-Encoding"))
       return httplib::Server::HandlerResponse::Unhandled;

@@ -53,7 +53,11 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
     if (t.type != s.type)
       throw RequestError(fmt::format("input '{}' ({}): expected datatype {}, got {}", t.name,
                                      s.name, to_string(s.type), to_string(t.type)));
-    bool fits = t.shape.size() == s.shape.size() && !t.shape.empty() && t.shape[0] >= 1;
+    if (t.shape.size() == s.shape.size() && !t.shape.empty() && t.shape[0] < 1)
+      throw RequestError(fmt::format("input '{}' ({}): shape {} holds no sample; expected {} with "
+                                     "N >= 1",
+                                     t.name, s.name, shape_text(t.shape), shape_text(s.shape)));
+    bool fits = t.shape.size() == s.shape.size() && !t.shape.empty();
     for (std::size_t d = 1; fits && d < s.shape.size(); ++d)
       fits = s.shape[d] < 0 || s.shape[d] == t.shape[d];
     if (!fits)
@@ -67,6 +71,20 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
                                      t.name, t.shape[0], batch));
     batch = t.shape[0];
   }
+  if (batch < signature.batch_min || (signature.batch_max > 0 && batch > signature.batch_max))
+    throw RequestError(
+        signature.batch_min == signature.batch_max
+            ? fmt::format("batch {}: the model takes a batch of exactly {} (a torch.export "
+                          "program exported with a static batch); send {} sample{} per request",
+                          batch, signature.batch_min, signature.batch_min,
+                          signature.batch_min == 1 ? "" : "s")
+            : signature.batch_max > 0
+                  ? fmt::format("batch {}: the model takes batches from {} to {} (the range its "
+                                "torch.export program was exported with)",
+                                batch, signature.batch_min, signature.batch_max)
+                  : fmt::format("batch {}: the model takes batches of at least {} (the range "
+                                "its torch.export program was exported with)",
+                                batch, signature.batch_min));
   for (const auto& name : request.outputs)
     if (std::none_of(signature.outputs.begin(), signature.outputs.end(),
                      [&](const WireTensorSpec& s) { return s.name == name; })) {
@@ -80,6 +98,22 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
 std::int64_t request_batch(const InferenceRequest& request) {
   if (request.inputs.empty() || request.inputs[0].shape.empty()) return 1;
   return request.inputs[0].shape[0];
+}
+
+std::vector<std::vector<const InferenceRequest*>> split_by_batch_range(
+    const ModelSignature& signature, const std::vector<const InferenceRequest*>& batch) {
+  std::vector<std::vector<const InferenceRequest*>> runs;
+  std::int64_t in_run = 0;
+  for (const InferenceRequest* r : batch) {
+    const std::int64_t n = request_batch(*r);
+    if (runs.empty() || (signature.batch_max > 0 && in_run + n > signature.batch_max)) {
+      runs.emplace_back();
+      in_run = 0;
+    }
+    runs.back().push_back(r);
+    in_run += n;
+  }
+  return runs;
 }
 
 std::vector<WireTensor> select_outputs(const InferenceRequest& request,

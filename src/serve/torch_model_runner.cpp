@@ -57,6 +57,8 @@ std::vector<std::int64_t> batched_shape(const at::Tensor& t) {
 class TorchModelRunner final : public ModelRunner {
  public:
   explicit TorchModelRunner(ConfiguredWorkload w) : w_(std::move(w)) {
+    signature_.batch_min = w_.batch_min;
+    signature_.batch_max = w_.batch_max;
     const auto names = w_.workload.model->input_names();
     for (std::size_t i = 0; i < w_.given_inputs.size(); ++i) {
       const at::Tensor& given = w_.given_inputs[i];
@@ -106,8 +108,18 @@ class TorchModelRunner final : public ModelRunner {
     process_undo_ = nullptr;
   }
 
+  // Requests merge into one call only within the model's batch range: a program exported for
+  // batch 2 given 3 rows would answer garbage past the second (LibTorch resizes its output).
   std::vector<std::vector<WireTensor>> run(
       const std::vector<const InferenceRequest*>& batch) override {
+    std::vector<std::vector<WireTensor>> answers;
+    for (const auto& call : split_by_batch_range(signature_, batch))
+      for (auto& a : run_call(call)) answers.push_back(std::move(a));
+    return answers;
+  }
+
+ private:
+  std::vector<std::vector<WireTensor>> run_call(const std::vector<const InferenceRequest*>& batch) {
     std::vector<std::int64_t> sizes;
     std::int64_t total = 0;
     for (const InferenceRequest* r : batch) {
@@ -160,7 +172,6 @@ class TorchModelRunner final : public ModelRunner {
     return answers;
   }
 
- private:
   struct Fed {
     at::ScalarType dtype;
     bool channels_last;

@@ -60,6 +60,27 @@ std::string to_string(FieldType type) {
   return "string";
 }
 
+bool holds_type(const json& value, FieldType type) {
+  const auto number_or_null = [](const json& v) { return v.is_number() || v.is_null(); };
+  switch (type) {
+    case FieldType::kString:
+      return value.is_string();
+    case FieldType::kInteger:
+      return value.is_number_integer();
+    case FieldType::kNumber:
+    case FieldType::kNumberOrNull:
+      return number_or_null(value);
+    case FieldType::kInterval:
+      return value.is_array() && value.size() == 2 && number_or_null(value.at(0)) &&
+             number_or_null(value.at(1));
+    case FieldType::kBoolean:
+      return value.is_boolean();
+    case FieldType::kObjectOrNull:
+      return value.is_object() || value.is_null();
+  }
+  return false;
+}
+
 const std::vector<RecordField<PointMetrics>>& point_metrics_fields() {
   using M = PointMetrics;
   static const std::vector<RecordField<M>> fields = {

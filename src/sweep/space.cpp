@@ -128,19 +128,40 @@ Space build_space(const WorkloadTraits& traits,
     }
     return own;
   };
-  // A requested value is checked once, alone, so its error names it rather than a combination.
+  // The runtimes the points run in: those of the families swept (views also holds the default
+  // runtime's, which the other axes' values are read against).
+  std::vector<WorkloadTraits> swept;
+  for (const auto& view : views)
+    for (const auto& family : families)
+      for (const Runtime* r : family_runtimes(family, traits))
+        if (r->name() == view.runtime &&
+            std::none_of(swept.begin(), swept.end(),
+                         [&](const WorkloadTraits& s) { return s.runtime == view.runtime; }))
+          swept.push_back(view);
+  if (swept.empty()) swept = views;
+  std::string swept_names;
+  for (const auto& family : families) swept_names += (swept_names.empty() ? "" : ",") + family;
+  // A requested value is checked once, alone, so its error names it rather than a combination;
+  // one that no runtime swept takes would only be dropped from every point.
   for (const auto& axis : space.axes)
-    if (requested.count(axis.knob))
+    if (requested.count(axis.knob) && axis.knob != "runtime")
       for (const auto& v : axis.values) {
         Configuration one;
         one.set(axis.knob, v);  // unknown values: ConfigError
         const Knob& knob = find_knob(axis.knob);
-        const Applicability a = knob.applies(traits, v);
         bool in_some_runtime = false;
-        for (const auto& view : views) in_some_runtime |= applies_in(knob, view, v);
-        if (!a.applies && !in_some_runtime)
+        for (const auto& view : swept) in_some_runtime |= applies_in(knob, view, v);
+        if (in_some_runtime) continue;
+        const Applicability a = knob.applies(swept.empty() ? traits : swept.front(), v);
+        std::string elsewhere;
+        for (const auto& view : views)
+          if (applies_in(knob, view, v)) elsewhere = view.runtime;
+        if (elsewhere.empty())
           throw ConfigError("--space " + axis.knob + "=" + v +
                             " does not apply to this workload: " + a.reason);
+        throw ConfigError("--space " + axis.knob + "=" + v + " does not apply to runtime=" +
+                          swept_names + ", the runtime swept: " + a.reason + " (it applies to " +
+                          elsewhere + ": add its family to the runtime axis)");
       }
 
   std::map<std::string, std::size_t> dropped;  // reason -> count

@@ -209,8 +209,8 @@ void Supervisor::prepare_references() {
     // The user's own mistakes stop the run; a batch too big for the machine only costs its points.
     if (out.exit == WorkerExit::kAnswered) {
       const json& e = out.response.at("error");
-      const std::string kind = e.value("kind", "runtime");
-      if (kind != "runtime" && kind != "out-of-memory")
+      const auto kind = error_kind_named(e.value("kind", "runtime"));
+      if (kind && *kind != ErrorKind::kRuntime && *kind != ErrorKind::kResourceLimit)
         rethrow_worker_error(e, "the fp32 reference at batch " + batch);
       reference_failures_[batch] =
           "the fp32 reference at batch " + batch + " failed: " + e.value("message", "");
@@ -257,7 +257,7 @@ void Supervisor::prepare_packages() {
   phase_ = "compiling";
   double longest = 0;
   CommandLimits limits = within(o_.workload.compile_timeout_s, limits_.memory_cap_bytes);
-  limits.stop_requested = [this] { return interrupt_ && interrupt_(); };
+  limits.keep_going = [this](double) { return !(interrupt_ && interrupt_()); };
   for (const auto& options : wanted) {
     CompiledPackageRecord record;
     record.options = options.to_string();
@@ -372,12 +372,24 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     r.reason = out.response.at("error").value("message", "");
     return r;
   }
-  const json& m = out.response.at("result").at("measurement");
-  r.measurement = m;
-  r.metrics = metrics_from(m);
+  std::optional<Measurement> measured;
+  try {
+    measured = from_reply<MeasureReply>(out.response, "measure").result.measurement;
+  } catch (const std::exception& e) {
+    measured.reset();
+    r.reason = e.what();
+  }
+  if (!measured) {
+    r.status = PointStatus::kFailed;
+    r.failure_kind = name_of(ErrorKind::kProtocol);
+    r.reason = "the worker's measure reply does not read" + (r.reason.empty() ? "" : ": " + r.reason);
+    return r;
+  }
+  const Measurement& m = *measured;
+  r.measurement = out.response.at("result").at("measurement");  // the journal keeps it whole
+  r.metrics = metrics_of(m);
   r.score = objective_score(o_.objective, r.metrics);
-  const double timed_s =
-      number_or(m, "measured_s", 0) + number_or(m.at("warmup"), "total_ms", 0) / 1e3;
+  const double timed_s = to_seconds(m.samples.measured) + to_seconds(m.samples.warmup.total);
   r.overhead_s = std::max(0.0, out.wall_s - timed_s);
   if (auto why = o_.guard.check(r.metrics)) {
     r.status = PointStatus::kGuarded;
@@ -597,6 +609,7 @@ TuneResult Supervisor::run_locked() {
                        "): refusing to mix results; use another --out");
     }));
     result_.truncated_lines = journal_->truncated_lines();
+    check_journal_records(journal_->records(), path);  // a damaged point is said, not dropped
     for (const auto& r : journal_->records())
       if (r.value("record", "") == "session")
         session_ = std::max(session_, r.value("session", 0) + 1);

@@ -27,9 +27,8 @@ namespace torchperf {
 std::string journal_file(const std::string& out_dir);
 std::string fnv1a(const std::string& text);
 std::string now_iso8601();
-double number_or(const nlohmann::json& j, const char* key, double fallback);
-// The numbers a point is ranked and guarded on, from a worker's measurement JSON.
-PointMetrics metrics_from(const nlohmann::json& measurement);
+// What a point is ranked and guarded on, from the worker's typed measure reply.
+PointMetrics metrics_of(const Measurement& measurement);
 
 class Supervisor {
  public:

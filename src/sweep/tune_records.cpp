@@ -1,5 +1,6 @@
 #include "torchperf/sweep/tune_runner.h"
 
+#include <cmath>
 #include <ctime>
 #include <stdexcept>
 
@@ -30,31 +31,27 @@ std::string now_iso8601() {
   return buf;
 }
 
-double number_or(const json& j, const char* key, double fallback) {
-  return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : fallback;
-}
-
-PointMetrics metrics_from(const json& m) {
+PointMetrics metrics_of(const Measurement& m) {
+  // The journal writes a non-finite figure as null and reads it back as 0 (the rates) or NaN
+  // (the intervals and the accuracy), as before the reply was typed.
+  const auto finite_or_zero = [](double v) { return std::isfinite(v) ? v : 0.0; };
   PointMetrics p;
-  p.throughput = number_or(m, "throughput_samples_per_s", 0);
-  const json& tci = m.at("throughput_ci");
-  p.throughput_low = number_or_nan(tci.at(0));
-  p.throughput_high = number_or_nan(tci.at(1));
-  p.latency_p50_ms = number_or(m.at("latency_ms"), "p50", 0);
-  p.latency_p99_ms = number_or(m.at("latency_ms"), "p99", 0);
-  const json& mci = m.at("iteration_ns").at("median_ci");
-  p.latency_p50_low_ms = number_or_nan(mci.at(0)) * 1e-6;
-  p.latency_p50_high_ms = number_or_nan(mci.at(1)) * 1e-6;
-  p.batch = m.at("batch").get<std::int64_t>();
-  p.peak_memory_bytes = m.at("memory").at("peak_bytes").get<std::int64_t>();
-  const json& q = m.at("quality");
-  p.comparable = q.at("comparable").get<bool>();
-  p.cosine = number_or(q, "cosine", NAN);
-  p.max_abs_error = number_or(q, "max_abs_error", NAN);
-  p.max_rel_error = number_or(q, "max_rel_error", NAN);
-  if (q.at("top1_agreement").is_number()) p.top1 = q.at("top1_agreement").get<double>();
-  p.valid = m.at("valid").get<bool>();
-  p.invalid_reason = m.value("invalid_reason", "");
+  p.throughput = finite_or_zero(m.throughput_samples_per_s);
+  p.throughput_low = m.throughput_ci.low;
+  p.throughput_high = m.throughput_ci.high;
+  p.latency_p50_ms = finite_or_zero(m.latency_p50_ms);
+  p.latency_p99_ms = finite_or_zero(m.latency_p99_ms);
+  p.latency_p50_low_ms = m.samples.summary.median_ci.low * 1e-6;
+  p.latency_p50_high_ms = m.samples.summary.median_ci.high * 1e-6;
+  p.batch = m.batch;
+  p.peak_memory_bytes = m.peak_memory_bytes;
+  p.comparable = m.quality.comparable;
+  p.cosine = m.quality.cosine;
+  p.max_abs_error = m.quality.max_abs_error;
+  p.max_rel_error = m.quality.max_rel_error;
+  p.top1 = m.quality.top1_agreement;
+  p.valid = m.valid;
+  p.invalid_reason = m.invalid_reason;
   return p;
 }
 
@@ -97,6 +94,34 @@ PointResult point_from_journal(const json& r) {
   if (r.contains("measurement")) p.measurement = compile_part(r.at("measurement"));
   p.resumed = true;
   return p;
+}
+
+void check_journal_records(const std::vector<json>& records, const std::string& path) {
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const json& r = records[i];
+    std::string kind;
+    try {
+      if (!r.is_object() || !r.contains("record") || !r.at("record").is_string())
+        throw std::invalid_argument("expected a JSON object with a \"record\" string");
+      kind = r.at("record").get<std::string>();
+      if (kind == "session" && !r.at("session").is_number_integer())
+        throw std::invalid_argument("field 'session': expected integer, got " +
+                                    r.at("session").dump());
+      if (kind == "point") {
+        if (!r.contains("key")) throw std::invalid_argument("field 'key' is missing");
+        point_from_journal(r);
+      }
+      if (kind == "head_to_head") head_to_head_from_journal(r);
+    } catch (const json::exception& e) {
+      throw ResultsError("journal '" + path + "' line " + std::to_string(i + 1) + ": a damaged " +
+                         (kind.empty() ? std::string("record") : kind + " record") + " (" +
+                         compact_json_error(e.what()) + "): repair or remove that line");
+    } catch (const std::invalid_argument& e) {
+      throw ResultsError("journal '" + path + "' line " + std::to_string(i + 1) + ": a damaged " +
+                         (kind.empty() ? std::string("record") : kind + " record") + " (" +
+                         e.what() + "): repair or remove that line");
+    }
+  }
 }
 
 json to_json(const HeadToHead& h) {

@@ -1,6 +1,7 @@
 #include "torchperf/worker/protocol.h"
 
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/error.h"
 
 namespace torchperf {
 
@@ -178,6 +179,9 @@ json worker_protocol_schema() {
   PythonFinishRequest{}.fields(finish);
   WireSchema finished(python["finish_reply"] = json::object());
   PythonFinishReply{}.fields(finished);
+  // The error table, which the Python side mirrors (python/torchperf/error_kinds.py).
+  json& kinds = schema["error_kinds"] = json::object();
+  for (const auto& row : kErrorKinds) kinds[std::string(row.name)] = row.exit_code;
   return schema;
 }
 

@@ -196,7 +196,7 @@ Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& 
   const std::string outputs = dir_ + "/python-outputs-" + tag_ + ".pt";
   const auto finished = from_reply<PythonFinishReply>(
       ask(to_request(PythonFinishRequest{outputs}), "finishing"), "finish");
-  const SavedOutputs produced = load_saved_outputs(outputs);
+  const SavedOutputs produced = load_saved_outputs(outputs, "outputs file");
   std::error_code ignored;
   fs::remove(outputs, ignored);
 

@@ -189,42 +189,29 @@ json reply_for_current_exception() {
   try {
     throw;
   } catch (const json::exception& e) {
-    return error_response("protocol", std::string("malformed worker request: ") + e.what());
+    return error_response(name_of(ErrorKind::kProtocol), std::string("malformed worker request: ") + e.what());
   } catch (const WorkerProtocolError& e) {
-    return error_response("protocol", e.what());
-  } catch (const UsageError& e) {
-    return error_response("usage", e.what());
-  } catch (const ConfigError& e) {
-    return error_response("config", e.what());
-  } catch (const ModelError& e) {
-    return error_response("model", e.what());
-  } catch (const WorkloadError& e) {
-    return error_response("workload", e.what());
-  } catch (const CompileError& e) {
-    return error_response("compile", e.what());
-  } catch (const TrainingDiverged& e) {
-    return error_response("diverged", e.what());
-  } catch (const ResourceLimit& e) {
-    return error_response("out-of-memory", e.what());
+    return error_response(name_of(ErrorKind::kProtocol), e.what());
+  } catch (const Error& e) {
+    return error_response(name_of(e.kind()), e.what());
   } catch (const std::bad_alloc&) {
-    return error_response("out-of-memory", "out of memory (std::bad_alloc)");
+    return error_response(name_of(ErrorKind::kResourceLimit), "out of memory (std::bad_alloc)");
   } catch (const std::exception& e) {
     const std::string message = e.what();
-    return error_response(compat::is_out_of_memory_message(message) ? "out-of-memory" : "runtime",
+    return error_response(name_of(compat::is_out_of_memory_message(message) ? ErrorKind::kResourceLimit
+                                                                             : ErrorKind::kRuntime),
                           message);
   }
 }
 
 void rethrow_worker_error(const json& error, const std::string& what) {
-  const std::string kind = error.value("kind", "runtime");
   const std::string message = error.value("message", what + " failed");
-  if (kind == "usage") throw UsageError(message);
-  if (kind == "config") throw ConfigError(message);
-  if (kind == "model") throw ModelError(message);
-  if (kind == "workload") throw WorkloadError(message);
-  if (kind == "compile") throw CompileError(message);
-  if (kind == "diverged") throw TrainingDiverged(message);
-  throw RuntimeFailure(what + ": " + message);
+  const auto kind = error_kind_named(error.value("kind", "runtime"));
+  // A failure of the run itself says which run; the user's own mistakes speak for themselves.
+  if (!kind || *kind == ErrorKind::kRuntime || *kind == ErrorKind::kProtocol ||
+      *kind == ErrorKind::kResourceLimit)
+    throw RuntimeFailure(what + ": " + message);
+  throw_error(*kind, message);
 }
 
 json serve_job(const json& request, const FaultHook& fault) {
@@ -240,14 +227,14 @@ int run_worker(int in_fd, int out_fd, const FaultHook& fault,
     request = json::parse(line);
   } catch (const json::exception& e) {
     write_line(out_fd,
-               error_response("protocol", std::string("malformed worker request: ") + e.what()));
+               error_response(name_of(ErrorKind::kProtocol), std::string("malformed worker request: ") + e.what()));
     return 1;
   }
   std::string job;
   try {
     job = request_job(request);
   } catch (const WorkerProtocolError& e) {
-    write_line(out_fd, error_response("protocol", e.what()));
+    write_line(out_fd, error_response(name_of(ErrorKind::kProtocol), e.what()));
     return 1;
   }
   if (job == SideRequest::kJob)

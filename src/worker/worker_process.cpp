@@ -13,16 +13,10 @@
 #include "torchperf/error.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/process/child_process.h"
+#include "torchperf/process/watched_child.h"
 
 namespace torchperf {
 namespace {
-
-std::int64_t resident_bytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
-  long long size = 0, resident = 0;
-  if (!(in >> size >> resident)) return 0;
-  return static_cast<std::int64_t>(resident) * sysconf(_SC_PAGE_SIZE);
-}
 
 std::string last_line_of(const std::string& path) {
   std::ifstream in(path);
@@ -31,11 +25,6 @@ std::string last_line_of(const std::string& path) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   if (last.size() > 300) last = last.substr(0, 300) + "…";
   return last;
-}
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
 }
 
 }  // namespace
@@ -56,11 +45,12 @@ std::string to_string(WorkerExit exit) {
 
 namespace {
 
-// Starts `executable ARGS` (`torchperf __worker`, or the Python worker) with stdin and fd 3 on
-// pipes and stdout/stderr in the log.
-Child spawn_worker(const std::string& executable, const std::string& log_path,
-                   const WorkerEnvironment& environment,
-                   const std::vector<std::string>& args = {"__worker"}) {
+// `executable ARGS` (`torchperf __worker`, or the Python worker) with stdin and fd 3 on pipes and
+// stdout/stderr in the log, in its own group: a kill reaches what it started too (torch.compile's
+// compiler and compile workers would otherwise outlive a worker stopped at its time limit).
+ChildSpec worker_spec(const std::string& executable, const std::string& log_path,
+                      const WorkerEnvironment& environment,
+                      const std::vector<std::string>& args = {"__worker"}) {
   ChildSpec spec;
   spec.executable = executable;
   spec.args = args;
@@ -68,16 +58,32 @@ Child spawn_worker(const std::string& executable, const std::string& log_path,
   spec.log_path = log_path;
   spec.pipe_stdin = true;
   spec.response_fd = kWorkerResponseFd;
-  // Its own group, so that a kill reaches what it started too: torch.compile's compiler and its
-  // compile workers would otherwise outlive a worker stopped at its time limit.
-  spec.new_process_group = true;
-  return launch_child(spec);
+  return spec;
 }
 
-// The worker and everything it started.
-void kill_worker(pid_t pid) {
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);
+WatchLimits watch_limits(double timeout_s, std::int64_t memory_cap_bytes,
+                         const std::function<bool(double)>& tick) {
+  WatchLimits w;
+  w.time_limit_s = timeout_s;
+  w.memory_cap_bytes = memory_cap_bytes;
+  w.keep_going = tick;
+  return w;
+}
+
+std::string over_memory_message(std::int64_t cap, std::int64_t rss) {
+  return "exceeded the memory cap of " + std::to_string(cap >> 20) + " MiB (resident " +
+         std::to_string(rss >> 20) + " MiB) and was killed";
+}
+
+// "still running after the 600 s point timeout and was killed" (a one-shot worker) or "after
+// its 60 s limit" (a request of a session).
+std::string timed_out_message(bool one_shot, double timeout_s) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                one_shot ? "still running after the %.0f s point timeout and was killed"
+                         : "still running after its %.0f s limit and was killed",
+                timeout_s);
+  return buf;
 }
 
 // Why a worker ended without an answer, from its exit status and the last line of its log.
@@ -97,93 +103,40 @@ std::string describe_end(int status, const std::string& executable, const std::s
   return "worker " + how + (last.empty() ? "" : "; its last words: " + last);
 }
 
-bool write_all(int fd, const std::string& data) {
-  std::size_t written = 0;
-  while (written < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n <= 0) return false;  // the worker died: its exit status tells
-    written += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
                                  const WorkerLimits& limits, const std::string& log_path,
                                  const std::function<bool(double)>& tick,
                                  const WorkerEnvironment& environment) {
-  const auto start = Clock::now();
-  const Child child = spawn_worker(executable, log_path, environment);
-  const pid_t pid = child.pid;
-  int in_fd = child.in_fd, out_fd = child.response_fd;
-
-  write_all(in_fd, request.dump() + "\n");
-  close_fd(in_fd);
-  WorkerOutcome outcome;
+  WatchedChild child(worker_spec(executable, log_path, environment));
+  child.write(request.dump() + "\n");  // a worker that died before reading: its status tells
+  child.close_input();
   std::string response;
-  int status = 0;
-  bool exited = false, killed = false;
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
-  while (!exited || out_fd >= 0) {
-    if (out_fd >= 0) {
-      pollfd p{out_fd, POLLIN, 0};
-      if (::poll(&p, 1, exited ? 0 : 50) > 0) {
-        char buf[65536];
-        const ssize_t n = ::read(out_fd, buf, sizeof(buf));
-        if (n > 0)
-          response.append(buf, static_cast<std::size_t>(n));
-        else if (n == 0 || errno != EINTR)
-          close_fd(out_fd);
-      } else if (exited) {
-        close_fd(out_fd);  // exited and nothing more to read (a grandchild may hold the pipe)
-      }
-    } else if (!exited) {
-      ::usleep(50000);
-    }
-    if (!exited) {
-      const pid_t done = ::waitpid(pid, &status, WNOHANG);
-      if (done == pid) {
-        exited = true;
-        continue;
-      }
-      const std::int64_t rss = resident_bytes(pid);
-      outcome.peak_rss_bytes = std::max(outcome.peak_rss_bytes, rss);
-      if (killed) continue;
-      const double t = elapsed();
-      if (limits.memory_cap_bytes > 0 && rss > limits.memory_cap_bytes) {
-        kill_worker(pid);
-        killed = true;
-        outcome.exit = WorkerExit::kOutOfMemory;
-        outcome.message = "exceeded the memory cap of " +
-                          std::to_string(limits.memory_cap_bytes >> 20) + " MiB (resident " +
-                          std::to_string(rss >> 20) + " MiB) and was killed";
-      } else if (limits.timeout_s > 0 && t > limits.timeout_s) {
-        kill_worker(pid);
-        killed = true;
-        outcome.exit = WorkerExit::kTimedOut;
-        char buf[160];
-        std::snprintf(buf, sizeof(buf),
-                      "still running after the %.0f s point timeout and was killed",
-                      limits.timeout_s);
-        outcome.message = buf;
-      } else if (tick && !tick(t)) {
-        kill_worker(pid);
-        killed = true;
-        outcome.exit = WorkerExit::kCrashed;
-        outcome.message = "interrupted";
-      }
-    }
+  const Watch w = child.watch(response, watch_limits(limits.timeout_s, limits.memory_cap_bytes, tick));
+  WorkerOutcome outcome;
+  outcome.wall_s = w.elapsed_s;
+  outcome.peak_rss_bytes = child.peak_resident_bytes();
+  switch (w.end) {
+    case WatchEnd::kOverMemory:
+      outcome.exit = WorkerExit::kOutOfMemory;
+      outcome.message = over_memory_message(limits.memory_cap_bytes, w.resident_bytes);
+      return outcome;
+    case WatchEnd::kTimedOut:
+      outcome.exit = WorkerExit::kTimedOut;
+      outcome.message = timed_out_message(true, limits.timeout_s);
+      return outcome;
+    case WatchEnd::kStopped:
+      outcome.exit = WorkerExit::kCrashed;
+      outcome.message = "interrupted";
+      return outcome;
+    case WatchEnd::kAnswered:
+    case WatchEnd::kExited:
+      break;
   }
-  outcome.wall_s = elapsed();
-  if (killed) return outcome;
-
-  const auto nl = response.find('\n');
   if (!response.empty()) {
     try {
-      outcome.response = nlohmann::json::parse(response.substr(0, nl));
+      outcome.response = nlohmann::json::parse(response.substr(0, response.find('\n')));
       outcome.exit = WorkerExit::kAnswered;
       return outcome;
     } catch (const nlohmann::json::exception&) {
@@ -191,7 +144,7 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
     }
   }
   outcome.exit = WorkerExit::kCrashed;
-  outcome.message = describe_end(status, executable, log_path);
+  outcome.message = describe_end(child.status(), executable, log_path);
   return outcome;
 }
 
@@ -199,99 +152,51 @@ WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironm
                              const WorkerLimits& limits, const std::string& log_path,
                              std::function<bool(double)> tick,
                              const std::vector<std::string>& args)
-    : executable_(executable), log_path_(log_path), limits_(limits), tick_(std::move(tick)) {
-  const Child child = spawn_worker(executable, log_path, environment, args);
-  pid_ = child.pid;
-  in_fd_ = child.in_fd;
-  out_fd_ = child.response_fd;
-}
+    : executable_(executable),
+      log_path_(log_path),
+      limits_(limits),
+      tick_(std::move(tick)),
+      child_(std::make_unique<WatchedChild>(worker_spec(executable, log_path, environment, args))) {}
 
-WorkerSession::~WorkerSession() {
-  resume();
-  close_fd(in_fd_);  // a worker waiting for its next request sees the end of its input and exits
-  close_fd(out_fd_);
-  if (pid_ <= 0) return;
-  for (int i = 0; i < 40; ++i) {  // up to 2 s to exit by itself
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-    ::usleep(50000);
-  }
-  kill_worker(pid_);
-  ::waitpid(pid_, nullptr, 0);
-}
+WorkerSession::~WorkerSession() { child_->end(2.0); }
 
-void WorkerSession::pause() {
-  if (pid_ > 0 && !paused_ && ::kill(pid_, SIGSTOP) == 0) paused_ = true;
-}
-
-void WorkerSession::resume() {
-  if (paused_ && pid_ > 0) ::kill(pid_, SIGCONT);
-  paused_ = false;
-}
-
-bool WorkerSession::running() {
-  if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == pid_) pid_ = -1;
-  return pid_ > 0;
-}
+void WorkerSession::pause() { child_->pause(); }
+void WorkerSession::resume() { child_->resume(); }
+bool WorkerSession::running() { return child_->running(); }
+std::int64_t WorkerSession::peak_rss_bytes() const { return child_->peak_resident_bytes(); }
+pid_t WorkerSession::pid() const { return child_->running_pid(); }
 
 nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_s) {
-  if (pid_ <= 0) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
-  const auto start = Clock::now();
-  const auto fail = [&](WorkerExit exit, const std::string& message) -> WorkerFailure {
-    if (pid_ > 0) {
-      kill_worker(pid_);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-    return WorkerFailure(exit, message);
+  if (!child_->running()) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
+  const auto ended = [&] {
+    child_->kill();  // reaps it when it has not ended by itself
+    return WorkerFailure(WorkerExit::kCrashed, describe_end(child_->status(), executable_, log_path_));
   };
-  if (!write_all(in_fd_, request.dump() + "\n")) {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    throw WorkerFailure(WorkerExit::kCrashed, describe_end(status, executable_, log_path_));
+  if (!child_->write(request.dump() + "\n")) throw ended();
+  const Watch w = child_->watch(pending_, watch_limits(timeout_s, limits_.memory_cap_bytes, tick_),
+                                [](const std::string& b) { return b.find('\n') != std::string::npos; });
+  switch (w.end) {
+    case WatchEnd::kOverMemory:
+      throw WorkerFailure(WorkerExit::kOutOfMemory,
+                          over_memory_message(limits_.memory_cap_bytes, w.resident_bytes));
+    case WatchEnd::kTimedOut:
+      throw WorkerFailure(WorkerExit::kTimedOut, timed_out_message(false, timeout_s));
+    case WatchEnd::kStopped:
+      throw WorkerFailure(WorkerExit::kCrashed, "interrupted");
+    case WatchEnd::kExited:
+      throw ended();
+    case WatchEnd::kAnswered:
+      break;
   }
-  while (true) {
-    const auto nl = pending_.find('\n');
-    if (nl != std::string::npos) {
-      const std::string line = pending_.substr(0, nl);
-      pending_.erase(0, nl + 1);
-      try {
-        return nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception&) {
-        throw fail(WorkerExit::kCrashed, "worker answered something that is not JSON: " +
-                                             line.substr(0, 200));
-      }
-    }
-    pollfd p{out_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 50) > 0) {
-      char buf[65536];
-      const ssize_t n = ::read(out_fd_, buf, sizeof(buf));
-      if (n > 0) {
-        pending_.append(buf, static_cast<std::size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      // The worker closed its answer pipe: it has ended or is ending.
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-      throw WorkerFailure(WorkerExit::kCrashed, describe_end(status, executable_, log_path_));
-    }
-    const std::int64_t rss = resident_bytes(pid_);
-    peak_rss_ = std::max(peak_rss_, rss);
-    const double t =
-        std::chrono::duration<double>(Clock::now() - start).count();
-    if (limits_.memory_cap_bytes > 0 && rss > limits_.memory_cap_bytes)
-      throw fail(WorkerExit::kOutOfMemory,
-                 "exceeded the memory cap of " + std::to_string(limits_.memory_cap_bytes >> 20) +
-                     " MiB (resident " + std::to_string(rss >> 20) + " MiB) and was killed");
-    if (timeout_s > 0 && t > timeout_s) {
-      char buf[160];
-      std::snprintf(buf, sizeof(buf), "still running after its %.0f s limit and was killed",
-                    timeout_s);
-      throw fail(WorkerExit::kTimedOut, buf);
-    }
-    if (tick_ && !tick_(t)) throw fail(WorkerExit::kCrashed, "interrupted");
+  const auto nl = pending_.find('\n');
+  const std::string line = pending_.substr(0, nl);
+  pending_.erase(0, nl + 1);
+  try {
+    return nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception&) {
+    child_->kill();
+    throw WorkerFailure(WorkerExit::kCrashed,
+                        "worker answered something that is not JSON: " + line.substr(0, 200));
   }
 }
 

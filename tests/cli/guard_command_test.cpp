@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +76,54 @@ TEST_F(GuardCommandTest, AFileThatIsNotSavedOutputsIsNamedInOneLine) {
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("garbage.pt"), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST_F(GuardCommandTest, TheFileAtFaultIsNamedByItsRoleAndItsContentsWithoutLibTorchsInternals) {
+  const std::string ref = save("ref.pt", {torch::ones({2})});
+  const std::string garbage = (dir_ / "garbage.pt").string();
+  std::ofstream(garbage) << "not a pickle";
+  const CliRun bad_outputs = run_cli({"guard", ref, garbage});
+  EXPECT_EQ(bad_outputs.exit_code, 4) << bad_outputs.err;
+  EXPECT_NE(bad_outputs.err.find("outputs file '" + garbage + "'"), std::string::npos)
+      << bad_outputs.err;
+  EXPECT_EQ(bad_outputs.err.find("reference file"), std::string::npos) << bad_outputs.err;
+  // A pickle of something else: a dict (not a tuple or a list), a list holding a number.
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  dict.insert("logits", torch::ones({2}));
+  for (const c10::IValue& value :
+       {c10::IValue(dict), c10::IValue(c10::List<int64_t>({1, 2})), c10::IValue(int64_t{3})}) {
+    const auto bytes = torch::pickle_save(value);
+    const std::string other = (dir_ / "other.pt").string();
+    std::ofstream(other, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    const CliRun run = run_cli({"guard", other, ref});
+    EXPECT_EQ(run.exit_code, 4) << run.err;
+    EXPECT_NE(run.err.find("reference file '" + other + "'"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("expected saved outputs"), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find("INTERNAL ASSERT"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+TEST_F(GuardCommandTest, OutputsThatCannotBeComparedFailSayingWhatDiffersWithNoFigures) {
+  const std::string ref = save("ref.pt", {torch::ones({2, 10})});
+  const CliRun shape = run_cli({"guard", ref, save("out.pt", {torch::ones({3, 10})})});
+  EXPECT_EQ(shape.exit_code, 3) << shape.err;
+  EXPECT_NE(shape.out.find("FAILS: the outputs cannot be compared with the reference: output 0 "
+                           "has shape [3, 10], reference has [2, 10]"),
+            std::string::npos)
+      << shape.out;
+  EXPECT_EQ(shape.out.find("cosine"), std::string::npos) << shape.out;
+  const CliRun count = run_cli(
+      {"guard", ref, save("two.pt", {torch::ones({2, 10}), torch::ones({2})}), "--json"});
+  EXPECT_EQ(count.exit_code, 3) << count.err;
+  const auto j = nlohmann::json::parse(count.out);
+  EXPECT_FALSE(j.at("passes").get<bool>());
+  EXPECT_FALSE(j.at("comparable").get<bool>());
+  EXPECT_TRUE(j.at("cosine").is_null());
+  EXPECT_TRUE(j.at("max_abs_error").is_null());
+  EXPECT_NE(j.at("why").get<std::string>().find("output has 2 tensors, reference has 1"),
+            std::string::npos)
+      << count.out;
 }
 
 }  // namespace

@@ -82,6 +82,23 @@ TEST(InfoCommandsTest, ExportWritesABuiltinAsAProgramOrAsTorchScriptByTheFilesNa
   std::filesystem::remove_all(dir);
 }
 
+TEST(InfoCommandsTest, ExportOntoAFolderOrIntoAMissingOneSaysSoWithoutLibTorchsSourceLine) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-export-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto folder = testing::run_cli({"export", "builtin:mlp", dir.string(), "--force"});
+  EXPECT_EQ(folder.exit_code, 2) << folder.err;
+  EXPECT_NE(folder.err.find("'" + dir.string() + "' is a folder; expected a file name"),
+            std::string::npos)
+      << folder.err;
+  EXPECT_EQ(folder.err.find("enforce fail"), std::string::npos) << folder.err;
+  const auto missing =
+      testing::run_cli({"export", "builtin:mlp", (dir / "no" / "m.pt").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(InfoCommandsTest, NoSubcommandIsAUsageError) {
   const auto run = testing::run_cli({});
   EXPECT_EQ(run.exit_code, 2);

@@ -1,14 +1,17 @@
 // torch.export programs through the CLI: bench, tune (with --resume) and --from-python, on the
 // Linear stack that fixtures.aoti compiled into the shared test cache.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "support/serve_process.h"
 #include "support/test_support.h"
 #include "torchperf/models/aoti_package.h"
 
@@ -20,6 +23,7 @@ using testing::CliRun;
 using testing::fixture;
 using testing::run_cli;
 using testing::run_shell;
+using testing::ServeProcess;
 
 fs::path temp_dir(const std::string& name) {
   const fs::path dir =
@@ -95,6 +99,50 @@ TEST(ProgramCommandTest, ServeBatchesRequestsIntoCallsOfTheAotiPackage) {
             std::stol(run.err.substr(run.err.find("} ", inf) + 2)))
       << run.err;
   fs::remove_all(dir);
+}
+
+// A program exported with a static batch of 2 (the Linear stack of mlp_dynamic.pt2, its weights
+// too): LibTorch would resize its output for any other batch and answer garbage past row 2.
+TEST(ProgramCommandTest, ServeOfAStaticBatchProgramRefusesOtherBatchesAndNeverMergesPastIt) {
+  ServeProcess serve({fixture("exported.pt2"), "--max-batch", "8", "--max-queue-delay", "50ms",
+                      "--name", "mlp"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  httplib::Client c("127.0.0.1", serve.port());
+  c.set_read_timeout(60);
+  const auto request = [](int batch, float seed) {
+    std::vector<float> data(static_cast<std::size_t>(batch) * 32);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = seed + 0.01f * static_cast<float>(i % 97);
+    return nlohmann::json{{"inputs",
+                           {{{"name", "input"}, {"datatype", "FP32"}, {"shape", {batch, 32}},
+                             {"data", data}}}}}
+        .dump();
+  };
+  for (const int batch : {1, 3, 5, 8}) {
+    const auto r = c.Post("/v2/models/mlp/infer", request(batch, 0.5f), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << batch << ": " << r->body;
+    EXPECT_NE(r->body.find("the model takes a batch of exactly 2"), std::string::npos) << r->body;
+  }
+  // Alone, each batch-2 request's answer; then the same eight at once, which the queue gathers
+  // into one batch of requests: each answer must be the one it had alone.
+  std::vector<std::string> alone;
+  for (int i = 0; i < 8; ++i) {
+    const auto r = c.Post("/v2/models/mlp/infer", request(2, 0.1f * i), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    alone.push_back(nlohmann::json::parse(r->body).at("outputs").dump());
+  }
+  std::vector<std::future<std::string>> together;
+  for (int i = 0; i < 8; ++i)
+    together.push_back(std::async(std::launch::async, [&, i] {
+      httplib::Client client("127.0.0.1", serve.port());
+      client.set_read_timeout(60);
+      const auto r = client.Post("/v2/models/mlp/infer", request(2, 0.1f * i), "application/json");
+      return r && r->status == 200 ? nlohmann::json::parse(r->body).at("outputs").dump()
+                                   : std::string("failed");
+    }));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(together[i].get(), alone[i]) << "request " << i;
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
 TEST(ProgramCommandTest, TuneSweepsAotiPointsAndItsResumeFindsThePackageInTheCache) {

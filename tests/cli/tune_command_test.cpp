@@ -40,6 +40,13 @@ class TuneCommandTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string out() const { return (dir_ / "run").string(); }
+  // One point of builtin:mlp, exhaustively, briefly: a journal to resume or damage.
+  CliRun tune_one_point() {
+    return run_cli({"tune", "builtin:mlp", "--space",
+                    "runtime=cpp;batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
+                    "--time", "0.1", "--leaders", "1", "--search", "exhaustive", "--out", out(),
+                    "--quiet"});
+  }
   std::map<std::string, int> point_counts() const {
     std::map<std::string, int> counts;
     std::ifstream in(out() + "/results.jsonl");
@@ -225,12 +232,7 @@ TEST_F(TuneCommandTest, BadInputsGetOneLineAndTheirOwnExitCode) {
 }
 
 TEST_F(TuneCommandTest, AForeignJournalIsRefusedWhenResuming) {
-  ASSERT_EQ(run_cli({"tune", "builtin:mlp", "--space",
-                     "runtime=cpp;batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;precision=fp32",
-                     "--time", "0.1", "--leaders", "1", "--search", "exhaustive", "--out",
-                     out(), "--quiet"})
-                .exit_code,
-            0);
+  ASSERT_EQ(tune_one_point().exit_code, 0);
   expect_one_line_error(run_cli({"tune", "builtin:convbn", "--resume", out(), "--quiet"}), 2,
                         "another experiment");
   // An exhaustive sweep goes on as it began, or not at all.
@@ -238,6 +240,36 @@ TEST_F(TuneCommandTest, AForeignJournalIsRefusedWhenResuming) {
                         "search \"exhaustive\" there, \"smart\" here");
   expect_one_line_error(run_cli({"tune", "builtin:mlp", "--out", out(), "--quiet"}), 2,
                         "already holds a journal");
+}
+
+TEST_F(TuneCommandTest, APointWithAFieldOfTheWrongTypeIsNamedByLineByResumeAndReport) {
+  ASSERT_EQ(tune_one_point().exit_code, 0);
+  // The first point's score becomes a string, and its session number too on another line.
+  const std::string journal = out() + "/results.jsonl";
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(journal);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::size_t damaged = 0;
+  for (std::size_t i = 0; i < lines.size() && !damaged; ++i) {
+    auto record = nlohmann::json::parse(lines[i]);
+    if (record.value("record", "") != "point") continue;
+    record["score"] = "fast";
+    lines[i] = record.dump();
+    damaged = i + 1;
+  }
+  ASSERT_GT(damaged, 0u);
+  {
+    std::ofstream o(journal, std::ios::trunc);
+    for (const auto& line : lines) o << line << "\n";
+  }
+  const std::string where = "line " + std::to_string(damaged);
+  const CliRun resumed = run_cli({"tune", "--resume", out(), "--quiet"});
+  expect_one_line_error(resumed, 6, where + ": a damaged point record (field 'score': expected "
+                                            "number, got \"fast\")");
+  EXPECT_EQ(resumed.err.find("json.exception"), std::string::npos) << resumed.err;
+  expect_one_line_error(run_cli({"report", out()}), 6, where);
 }
 
 }  // namespace torchperf

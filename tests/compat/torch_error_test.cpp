@@ -21,6 +21,12 @@ TEST(TorchErrorTest, DropsTheBacktraceOfAPlainC10Error) {
   EXPECT_EQ(concise_error_message(what), "shape mismatch: [2] vs [3]");
 }
 
+TEST(TorchErrorTest, DropsWhereAnEnforceFailedInLibTorchsSource) {
+  EXPECT_EQ(concise_error_message("[enforce fail at inline_container.cc:747] . open file failed "
+                                  "because of errno 21 on fopen: Is a directory, file path: x"),
+            "open file failed because of errno 21 on fopen: Is a directory, file path: x");
+}
+
 TEST(TorchErrorTest, ReturnsASingleLineUnchanged) {
   EXPECT_EQ(concise_error_message("plain"), "plain");
 }

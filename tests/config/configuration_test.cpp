@@ -45,6 +45,9 @@ TEST(ConfigurationTest, RejectsUnknownKnobsAndValuesNamingWhatIsAccepted) {
       std::string::npos);
   EXPECT_NE(config_error([] { Configuration::parse("threads=0"); }).find("positive integer"),
             std::string::npos);
+  EXPECT_NE(config_error([] { Configuration::parse("batch=99999999999"); })
+                .find("knob 'batch': 99999999999 is too large"),
+            std::string::npos);
   EXPECT_NE(config_error([] { Configuration::parse("threads"); }).find("knob=value"),
             std::string::npos);
   EXPECT_NE(config_error([] { Configuration::parse("grad=on,grad=no_grad"); }).find("twice"),

@@ -63,4 +63,16 @@ TEST(ExportedProgramTest, ADamagedProgramIsAModelErrorNamingTheFile) {
   }
 }
 
+TEST(ExportedProgramTest, AProgramTakingAPythonNumberIsAModelErrorNamingTheArgument) {
+  try {
+    read_program_signature(fixture("int_argument.pt2"));
+    FAIL() << "a program with a constant input was read as one taking tensors alone";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("takes a non-tensor input 'times' (exported as the "
+                                         "constant 3)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace torchperf

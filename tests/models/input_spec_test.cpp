@@ -45,6 +45,9 @@ TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
   };
   EXPECT_NE(message("3xax224").find("3xax224"), std::string::npos);
   EXPECT_NE(message("0x3").find("positive"), std::string::npos);
+  EXPECT_NE(message("3x99999999999999999999").find("dimension 99999999999999999999 is too large"),
+            std::string::npos)
+      << message("3x99999999999999999999");
   EXPECT_NE(message("int9:3").find("unknown dtype 'int9'"), std::string::npos);
   EXPECT_NE(message("int64:3@5..2").find("empty"), std::string::npos);
   EXPECT_NE(message("int64:3@5").find("LOW..HIGH"), std::string::npos);

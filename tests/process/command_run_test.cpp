@@ -55,7 +55,7 @@ TEST(CommandRunTest, StopsAChildOverItsMemoryCap) {
 TEST(CommandRunTest, StopsWhenAskedTo) {
   CommandLimits limits;
   int polls = 0;
-  limits.stop_requested = [&] { return ++polls > 3; };
+  limits.keep_going = [&](double) { return ++polls <= 3; };
   const CommandResult r = run_command(shell("sleep 30"), limits);
   EXPECT_TRUE(r.stopped);
   EXPECT_FALSE(r.succeeded());

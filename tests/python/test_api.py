@@ -278,8 +278,240 @@ def test_a_failed_point_is_a_record_with_its_reason_and_no_figures(tuned, tmp_pa
 
 
 def test_loading_a_folder_that_is_no_result_names_it(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"not a torchperf result \(no tune.json"):
+    with pytest.raises(TorchperfError, match=r"not a torchperf result \(no tune.json\); expected a "
+                                             r"folder written by result.save") as e:
         torchperf.load(str(tmp_path))
+    assert e.value.exit_code == 6 and str(tmp_path) in str(e.value)
+
+
+# --- a result folder that is not what load expects: one line naming the file, exit code 6 -------
+# A saved result as result.save writes it, without a tune: tune.json with the core's fields that
+# TuneResult reads (as a real tune of the MLP wrote them), environment.json of this machine.
+
+def write_result(folder, threads=1, **changes):
+    """A result folder whose winner (the python runtime, eager, grad=inference, at `threads`)
+    beats the model as given; `changes` replace fields of tune.json (None drops one)."""
+    from torchperf import result as result_module
+
+    def key(grad, threads=threads):
+        return f"runtime=python,threads={threads},batch=8,grad={grad},precision=fp32,graph=eager"
+
+    def point(grad, throughput):
+        return {"key": key(grad), "status": "ok", "stage": "sweep", "brief": False, "reason": "",
+                "metrics": {"batch": 8, "cosine": 1.0, "throughput_samples_per_s": throughput,
+                            "throughput_ci": [throughput * 0.99, throughput * 1.01],
+                            "latency_p50_ms": 0.16, "latency_p99_ms": 0.2,
+                            "peak_memory_bytes": 335708160}}
+
+    summary = {"schema_version": 1, "kind": "tune", "accuracy": "cosine>=0.999,top1>=0.99",
+               "objective": "throughput",
+               "points": [point("on", 51406.4), point("inference", 55460.2)],
+               "winner": key("inference"), "as_given": key("on", threads=2),
+               "winner_note": "its lead over the runners-up is significant head to head",
+               "vs_as_given": {"a": key("inference"), "b": key("on", threads=2), "ratio": 1.072,
+                               "ci": [1.055, 1.089], "rounds": 490, "verdict": "faster",
+                               "failure": ""}}
+    for field, value in changes.items():
+        if value is None:
+            summary.pop(field, None)
+        else:
+            summary[field] = value
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tune.json").write_text(json.dumps(summary, indent=1))
+    (folder / "environment.json").write_text(json.dumps(result_module.current_environment()))
+    (folder / "results.jsonl").write_text('{"record": "header", "schema_version": 1}\n')
+    return folder
+
+
+def one_line_error(e, *names):
+    message = str(e.value)
+    assert "\n" not in message, message
+    for name in names:
+        assert str(name) in message, message
+    return message
+
+
+def test_a_result_written_as_result_save_writes_it_loads_and_prints_its_winner(tmp_path):
+    loaded = torchperf.load(str(write_result(tmp_path / "saved")))
+    assert loaded.winner["configuration"]["grad"] == "inference"
+    assert loaded.beats_as_given and loaded.speedup == 1.072
+    assert "winner: runtime=python,threads=1" in repr(loaded)
+
+
+def test_loading_a_file_instead_of_a_result_folder_is_a_torchperf_error_naming_it(tmp_path):
+    model_file = tmp_path / "model.pt2"
+    model_file.write_bytes(b"PK\x03\x04 not a folder")
+    with pytest.raises(TorchperfError) as e:
+        torchperf.load(str(model_file))
+    assert e.value.exit_code == 6
+    assert "is a file, not a torchperf result; expected a folder written by result.save or by " \
+           "torchperf.tune" in one_line_error(e, model_file)
+
+
+def test_loading_a_path_that_does_not_exist_is_a_torchperf_error_naming_it(tmp_path):
+    with pytest.raises(TorchperfError, match=r"does not exist; expected a folder written by "
+                                             r"result.save") as e:
+        torchperf.load(str(tmp_path / "nowhere"))
+    assert e.value.exit_code == 6
+    one_line_error(e, tmp_path / "nowhere")
+
+
+def test_loading_a_result_whose_tune_json_is_not_json_names_the_file(tmp_path):
+    folder = write_result(tmp_path / "saved")
+    (folder / "tune.json").write_text('{"kind": "tune", "points": [')  # cut short
+    with pytest.raises(TorchperfError, match=r"is damaged: not JSON \(Expecting value") as e:
+        torchperf.load(str(folder))
+    assert e.value.exit_code == 6
+    one_line_error(e, folder / "tune.json")
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"kind": "measurement"}, 'kind: expected "tune", got "measurement"'),
+    ({"kind": None}, "kind: missing"),
+    ({"points": None}, "points: missing"),
+    ({"points": {"key": "threads=1"}}, "points: expected an array, got an object"),
+    ({"points": [{"status": "ok"}]}, "points[0].key: missing"),
+    ({"points": ["threads=1"]}, "points[0]: expected an object, got a string"),
+    ({"points": [{"key": "threads=1", "status": "ok", "metrics": {"throughput_ci": 5}}]},
+     "points[0].metrics.throughput_ci: expected [low, high], got a number"),
+    ({"points": [{"key": "threads=1", "status": "ok",
+                  "metrics": {"throughput_samples_per_s": "fast"}}]},
+     "points[0].metrics.throughput_samples_per_s: expected a number or null, got a string"),
+    ({"winner": ["threads=1"]}, "winner: expected a string, got an array"),
+    ({"vs_as_given": {"ratio": 1.2, "verdict": "faster"}}, "vs_as_given.ci: missing"),
+    ({"vs_as_given": {"ratio": 1.2, "ci": [1.1, 1.3]}}, "vs_as_given.verdict: missing"),
+])
+def test_loading_a_tune_json_of_the_wrong_shape_names_the_file_and_the_field(tmp_path, changes,
+                                                                             field):
+    folder = write_result(tmp_path / "saved", **changes)
+    with pytest.raises(TorchperfError) as e:
+        torchperf.load(str(folder))
+    assert e.value.exit_code == 6
+    message = one_line_error(e, folder / "tune.json")
+    assert f"is not tune's answer as result.save writes it ({field}" in message
+
+
+def test_loading_a_tune_json_that_is_not_an_object_names_the_file(tmp_path):
+    folder = write_result(tmp_path / "saved")
+    (folder / "tune.json").write_text('["runtime=python,threads=1"]')
+    with pytest.raises(TorchperfError, match=r"\(the file: expected an object \(tune's answer\), "
+                                             r"got an array\)") as e:
+        torchperf.load(str(folder))
+    assert e.value.exit_code == 6
+    one_line_error(e, folder / "tune.json")
+
+
+def test_loading_a_result_whose_environment_json_is_damaged_names_the_file(tmp_path):
+    folder = write_result(tmp_path / "saved")
+    for text, said in (("x86_64 AVX512", "is damaged: not JSON"),
+                       ('["x86_64"]', "is damaged: expected an object")):
+        (folder / "environment.json").write_text(text)
+        with pytest.raises(TorchperfError, match=said) as e:
+            torchperf.load(str(folder))
+        assert e.value.exit_code == 6
+        one_line_error(e, folder / "environment.json")
+
+
+# --- a result without a winner: printed, never raising; what needs the winner says so -----------
+
+def test_a_saved_result_whose_winner_was_dropped_prints_that_it_has_none(tmp_path):
+    loaded = torchperf.load(str(write_result(tmp_path / "saved", winner=None, winner_note=None)))
+    shown = repr(loaded)
+    assert str(loaded) == shown
+    assert "winner: none\n" in shown and "points: 2 of 2 passed" in shown
+    assert "<th style='text-align:left'>winner</th><td style='text-align:left'>none</td>" in \
+        loaded._repr_html_()
+    assert loaded.speedup is None and loaded.verdict == "undetermined"
+    assert not loaded.beats_as_given and not loaded.is_as_given
+
+
+def test_a_result_of_a_tune_without_a_winner_prints_why(tmp_path):
+    points = [{"key": "runtime=python,threads=1,batch=8", "status": "failed", "metrics": None,
+               "reason": "the worker was killed at the memory cap"}]
+    loaded = torchperf.load(str(write_result(
+        tmp_path / "saved", points=points, winner=None, vs_as_given=None,
+        winner_note="every point failed or was guarded out")))
+    assert "winner: none: every point failed or was guarded out" in repr(loaded)
+    assert "points: 0 of 1 passed" in repr(loaded)
+
+
+def test_applying_a_result_without_a_winner_is_a_torchperf_error_with_exit_code_3(tmp_path):
+    folder = write_result(tmp_path / "saved", winner=None,
+                          winner_note="every point failed or was guarded out")
+    loaded = torchperf.load(str(folder))
+    with pytest.raises(TorchperfError) as e:
+        loaded.apply(mlp())
+    assert e.value.exit_code == 3
+    assert "apply: the result in '" + str(folder) + "' has no winner (every point failed or was " \
+           "guarded out)" in one_line_error(e)
+    with pytest.raises(TorchperfError, match=r"winner: the result in .* has no winner") as e:
+        loaded.winner
+    assert e.value.exit_code == 3
+    with pytest.raises(TorchperfError, match=r"has no winner") as e:
+        loaded.winner_package()
+    assert e.value.exit_code == 3
+
+
+def test_applying_a_result_whose_example_inputs_are_missing_or_damaged_names_the_file(tmp_path,
+                                                                                      capfd):
+    # The winner's threads are this process's: apply changes nothing process-wide here.
+    folder = write_result(tmp_path / "saved", threads=torch.get_num_threads())
+    loaded = torchperf.load(str(folder))
+    with pytest.raises(TorchperfError, match=r"is missing: the result folder lacks the example "
+                                             r"inputs") as e:
+        loaded.apply(mlp())
+    assert e.value.exit_code == 6
+    one_line_error(e, folder / "example_inputs.pt")
+    (folder / "example_inputs.pt").write_bytes(b"not a torch.save file")
+    with pytest.raises(TorchperfError, match=r"is damaged \(") as e:
+        loaded.apply(mlp())
+    assert e.value.exit_code == 6
+    one_line_error(e, folder / "example_inputs.pt")
+    torch.save({"x": torch.randn(8, 64)}, folder / "example_inputs.pt")
+    with pytest.raises(TorchperfError, match=r"holds dict, not the tuple of tensors") as e:
+        loaded.apply(mlp())
+    assert e.value.exit_code == 6
+
+
+def a_core_that_answers(tmp_path, monkeypatch, answer):
+    """$TORCHPERF_CLI: a stand-in for the core that prints `answer` and succeeds."""
+    core = tmp_path / "torchperf"
+    core.write_text(f"#!/bin/sh\ncat <<'EOF'\n{answer}\nEOF\n")
+    core.chmod(0o755)
+    monkeypatch.setenv("TORCHPERF_CLI", str(core))
+
+
+def test_a_guard_answer_that_is_not_its_verdict_is_a_torchperf_error(tmp_path, monkeypatch):
+    folder = write_result(tmp_path / "saved", threads=torch.get_num_threads())
+    model = mlp()
+    inputs = (torch.randn(8, 64),)
+    torch.save(inputs, folder / "example_inputs.pt")
+    from torchperf import _child
+    with torch.no_grad():
+        _child.save_outputs(model(*inputs), str(folder / "example_outputs.pt"))
+    a_core_that_answers(tmp_path, monkeypatch, '{"cosine": 1.0}')
+    with pytest.raises(TorchperfError, match=r"apply: `torchperf guard --json` answered no "
+                                             r"verdict \(expected an object with 'passes'"):
+        torchperf.load(str(folder)).apply(model)
+
+
+def test_a_bench_answer_without_its_measurement_is_a_torchperf_error(tmp_path, monkeypatch):
+    a_core_that_answers(tmp_path, monkeypatch, '{"kind": "comparison", "valid": true}')
+    with pytest.raises(TorchperfError, match=r"bench: the core's answer \(torchperf bench --json\) "
+                                             r"is not what the API reads \(measurement: missing\)"):
+        torchperf.bench(mlp(), torch.randn(8, 64), runtime="python")
+
+
+@pytest.mark.parametrize("source", ['["zoo.ResNet"]', '{"fingerprint": "0123456789abcdef"}'])
+def test_an_out_folder_whose_source_json_is_damaged_is_refused_as_another_models(tmp_path,
+                                                                                 source):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"record": "header"}\n')
+    (out / "source.json").write_text(source)
+    with pytest.raises(ValueError, match=r"holds the journal of another model \(a model tuned "
+                                         r"from the CLI, inputs \?; this is .*MLP"):
+        torchperf.tune(mlp(), torch.randn(8, 64), out=str(out))
 
 
 def test_an_out_folder_with_this_models_journal_asks_for_resume(tuned):

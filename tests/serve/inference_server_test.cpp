@@ -312,13 +312,16 @@ TEST(InferenceServerTest, ABodyOverTheLimitGets413) {
   EXPECT_NE(error_of(r).find("limit of 1000 bytes"), std::string::npos);
 }
 
-TEST(InferenceServerTest, ALargeFormEncodedBodySaysToSendJson) {
+TEST(InferenceServerTest, ALargeFormEncodedBodyIsRefusedForItsTypeNotItsSize) {
   Serving s(echo());
   auto c = s.client();
-  const auto r = c.Post("/v2/models/m/infer", std::string(20000, ' '),
+  const auto r = c.Post("/v2/models/m/infer", std::string(16 * 1024, ' '),
                         "application/x-www-form-urlencoded");
-  ASSERT_EQ(r->status, 413);
-  EXPECT_NE(error_of(r).find("application/json"), std::string::npos) << error_of(r);
+  ASSERT_EQ(r->status, 415);
+  EXPECT_NE(error_of(r).find("sent as application/x-www-form-urlencoded"), std::string::npos)
+      << error_of(r);
+  EXPECT_NE(error_of(r).find("Content-Type: application/json"), std::string::npos) << error_of(r);
+  EXPECT_EQ(error_of(r).find("limit"), std::string::npos) << error_of(r);
 }
 
 TEST(InferenceServerTest, AFullQueueGets503AtOnce) {

@@ -81,13 +81,66 @@ TEST(ModelRunnerTest, ACountDatatypeShapeOrBatchMismatchNamesTheInput) {
   InferenceRequest empty;
   empty.inputs = {tensor("image", WireType::kFp32, {0, 2, 2}),
                   tensor("ids", WireType::kInt64, {0, 3})};
-  EXPECT_EQ(refused(empty), "input 'image' (image): expected shape [N,2,2], got [0,2,2]");
+  EXPECT_EQ(refused(empty),
+            "input 'image' (image): shape [0,2,2] holds no sample; expected [N,2,2] with N >= 1");
   InferenceRequest output;
   output.inputs = {tensor("image", WireType::kFp32, {1, 2, 2}),
                    tensor("ids", WireType::kInt64, {1, 3})};
   output.outputs = {"logits"};
   EXPECT_EQ(refused(output),
             "output 'logits' is not one of the model's outputs (output0, output1)");
+}
+
+TEST(ModelRunnerTest, ABatchOutsideTheModelsRangeIsRefusedSayingTheRange) {
+  const auto refused = [](ModelSignature s, std::int64_t batch) -> std::string {
+    InferenceRequest r;
+    r.inputs = {tensor("image", WireType::kFp32, {batch, 2, 2}),
+                tensor("ids", WireType::kInt64, {batch, 3})};
+    try {
+      conform_request(s, r);
+      return "";
+    } catch (const RequestError& e) {
+      return e.what();
+    }
+  };
+  ModelSignature fixed = two_inputs();
+  fixed.batch_min = fixed.batch_max = 2;
+  EXPECT_EQ(refused(fixed, 2), "");
+  EXPECT_EQ(refused(fixed, 3),
+            "batch 3: the model takes a batch of exactly 2 (a torch.export program exported with "
+            "a static batch); send 2 samples per request");
+  EXPECT_NE(refused(fixed, 1), "");
+  ModelSignature ranged = two_inputs();
+  ranged.batch_min = 2;
+  ranged.batch_max = 4;
+  EXPECT_EQ(refused(ranged, 4), "");
+  EXPECT_EQ(refused(ranged, 5),
+            "batch 5: the model takes batches from 2 to 4 (the range its torch.export program was "
+            "exported with)");
+  ModelSignature open = two_inputs();
+  open.batch_min = 2;
+  EXPECT_EQ(refused(open, 1000), "");
+  EXPECT_NE(refused(open, 1).find("at least 2"), std::string::npos);
+}
+
+TEST(ModelRunnerTest, RequestsAreMergedIntoCallsThatStayWithinTheBatchRange) {
+  ModelSignature s = two_inputs();
+  s.batch_max = 4;
+  std::vector<InferenceRequest> requests(5);
+  const std::int64_t batches[] = {2, 2, 1, 4, 3};
+  std::vector<const InferenceRequest*> batch;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].inputs = {tensor("image", WireType::kFp32, {batches[i], 2, 2})};
+    batch.push_back(&requests[i]);
+  }
+  const auto calls = split_by_batch_range(s, batch);
+  ASSERT_EQ(calls.size(), 4u);  // 2+2 | 1 | 4 | 3
+  EXPECT_EQ(calls[0].size(), 2u);
+  EXPECT_EQ(calls[1].size(), 1u);
+  EXPECT_EQ(calls[2][0], &requests[3]);
+  EXPECT_EQ(calls[3][0], &requests[4]);
+  s.batch_max = 0;  // no bound: one call
+  EXPECT_EQ(split_by_batch_range(s, batch).size(), 1u);
 }
 
 TEST(ModelRunnerTest, OutputsAskedForAreSelectedInTheRequestsOrder) {

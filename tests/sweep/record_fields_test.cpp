@@ -61,6 +61,25 @@ TEST(RecordFieldsTest, FieldsAJournalFromBeforeThemLacksReadAsTheirDefaults) {
                std::invalid_argument);
 }
 
+TEST(RecordFieldsTest, APresentFieldOfTheWrongTypeIsRefusedNamingItNotReadAsItsDefault) {
+  const auto refusal = [](const std::string& field, const nlohmann::json& value) -> std::string {
+    nlohmann::json j = write_fields(point_fields(), sample_point());
+    j[field] = value;
+    PointResult p;
+    try {
+      read_fields(point_fields(), j, p);
+      return "";
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(refusal("score", "fast"), "field 'score': expected number, got \"fast\"");
+  EXPECT_EQ(refusal("reason", 7), "field 'reason': expected string, got 7");
+  EXPECT_EQ(refusal("brief", "yes"), "field 'brief': expected boolean, got \"yes\"");
+  EXPECT_EQ(refusal("metrics", "none"), "field 'metrics': expected object or null, got \"none\"");
+  EXPECT_EQ(refusal("score", nullptr), "");  // NaN is written as null
+}
+
 TEST(RecordFieldsTest, CsvColumnsSplitAnIntervalAndCellsKeepIntegersExact) {
   EXPECT_EQ(csv_columns("throughput_ci", FieldType::kInterval),
             (std::vector<std::string>{"throughput_ci_low", "throughput_ci_high"}));

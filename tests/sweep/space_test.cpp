@@ -177,6 +177,23 @@ TEST(SpaceTest, UnknownKnobsAndValuesAndInapplicableOnesAreRefused) {
   }
 }
 
+TEST(SpaceTest, AValueThatNoRuntimeSweptTakesIsRefusedNamingTheRuntimeThatWould) {
+  WorkloadTraits program = testing::image_program_traits();
+  try {
+    build_space(program, {{"runtime", {"python"}}, {"graph", {"eager", "aoti"}}});
+    ADD_FAILURE() << "graph=aoti was swept with runtime=python alone";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "--space graph=aoti does not apply to runtime=python, the runtime swept: "),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("add its family to the runtime axis"), std::string::npos)
+        << e.what();
+  }
+  // Both runtimes swept: each value has a runtime that takes it, and no point is refused.
+  EXPECT_NO_THROW(build_space(program, {{"runtime", {"cpp", "python"}}, {"graph", {"eager", "aoti"}}}));
+}
+
 TEST(SpaceTest, InformativeOrderPutsTheOriginThenSingleChangesFirstAndIsSeeded) {
   const Space s = build_space(image_model(), {{"batch", {"1"}}, {"threads", {"1", "2"}}});
   const auto order = informative_order(s, 1);

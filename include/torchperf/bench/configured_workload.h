@@ -19,6 +19,9 @@ struct ConfiguredWorkload {
   // The inputs as the user gives them (the spec's dtypes, before precision or format change
   // them), at the configuration's batch: what a client sends.
   std::vector<at::Tensor> given_inputs;
+  // The batches the model takes as it runs here: a torch.export program's range (its one batch
+  // when it was exported static); any for TorchScript. batch_max 0: no bound.
+  std::int64_t batch_min = 1, batch_max = 0;
 };
 
 // Throws as bench does: UsageError for bad options, ModelError for a model that cannot be

@@ -20,7 +20,9 @@ struct SavedOutputs {
   std::vector<at::Tensor> outputs;
   std::uint64_t flops_per_sample = 0;
 };
-SavedOutputs load_saved_outputs(const std::string& path);  // RuntimeFailure naming the file
+// RuntimeFailure naming the file by its role ("reference file", "outputs file") and what it holds.
+SavedOutputs load_saved_outputs(const std::string& path,
+                                const std::string& role = "reference file");
 
 // Throughput (and its interval), latency percentiles and achieved GFLOP/s from the samples, with
 // why the timing is inconclusive when it is; m.batch and m.flops_per_sample set before. paired:

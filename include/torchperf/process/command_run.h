@@ -8,16 +8,12 @@
 #include <vector>
 
 #include "torchperf/process/child_process.h"
+#include "torchperf/process/watched_child.h"
 
 namespace torchperf {
 
-struct CommandLimits {
-  double time_limit_s = 0;             // 0: none
-  std::int64_t memory_cap_bytes = 0;   // the child's resident memory; 0: none
-  double poll_interval_s = 0.05;       // how often the cap and the clock are checked
-  // Asked at each poll: true stops the child (Ctrl-C in the CLI).
-  std::function<bool()> stop_requested;
-};
+// A command's bounds are a watch's (keep_going false: stopped, as at Ctrl-C).
+using CommandLimits = WatchLimits;
 
 // Limits with a time limit and, optionally, a memory cap (the rest at their defaults).
 inline CommandLimits within(double time_limit_s, std::int64_t memory_cap_bytes = 0) {
@@ -32,7 +28,7 @@ struct CommandResult {
   int signal = 0;       // the signal that ended it, 0 when it exited
   bool timed_out = false;
   bool over_memory = false;
-  bool stopped = false;  // stop_requested said so
+  bool stopped = false;  // keep_going said to stop
   std::int64_t peak_rss_bytes = 0;  // as sampled, the child process alone (not its children)
   double wall_s = 0;
   std::string out;         // what it wrote on stdout

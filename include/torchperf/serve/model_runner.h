@@ -16,6 +16,9 @@ namespace torchperf {
 struct ModelSignature {
   std::vector<WireTensorSpec> inputs;
   std::vector<WireTensorSpec> outputs;
+  // The batches one model call takes (a torch.export program's range; one batch when it was
+  // exported static). A request outside it is refused; requests are merged only within it.
+  std::int64_t batch_min = 1, batch_max = 0;  // batch_max 0: no bound
 };
 
 // One instance of the model: the server gives each instance a thread of its own, and an instance
@@ -42,6 +45,12 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
 
 // The samples a checked request carries (the first dimension of its first input).
 std::int64_t request_batch(const InferenceRequest& request);
+
+// Checked requests cut, in order, into runs whose batches add up to at most the signature's
+// batch_max: each run is one model call. Each request is within the range by itself, so each run
+// is too.
+std::vector<std::vector<const InferenceRequest*>> split_by_batch_range(
+    const ModelSignature& signature, const std::vector<const InferenceRequest*>& batch);
 
 // A request's outputs as asked: all of them, or the names it listed, in its order.
 std::vector<WireTensor> select_outputs(const InferenceRequest& request,

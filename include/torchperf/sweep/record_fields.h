@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,23 @@ nlohmann::json write_fields(const std::vector<RecordField<Record>>& fields, cons
   for (const auto& f : fields) j[f.name] = f.write(r);
   return j;
 }
+// Whether a field's JSON value is of its type (a number may be null: NaN is written as null).
+bool holds_type(const nlohmann::json& value, FieldType type);
+
+// A present field of the wrong type throws std::invalid_argument naming it, what was expected and
+// what was found: a damaged record is said to be one, never read as a fallback value.
 template <typename Record>
 void read_fields(const std::vector<RecordField<Record>>& fields, const nlohmann::json& j,
                  Record& r) {
-  for (const auto& f : fields) f.read(r, j.contains(f.name) ? j.at(f.name) : nlohmann::json());
+  if (!j.is_object()) throw std::invalid_argument("expected a JSON object, got " +
+                                                  std::string(j.type_name()));
+  for (const auto& f : fields) {
+    const bool present = j.contains(f.name);
+    if (present && !holds_type(j.at(f.name), f.type))
+      throw std::invalid_argument("field '" + std::string(f.name) + "': expected " +
+                                  to_string(f.type) + ", got " + j.at(f.name).dump());
+    f.read(r, present ? j.at(f.name) : nlohmann::json());
+  }
 }
 
 // The CSV columns of a field: its name, or NAME_low and NAME_high for an interval.

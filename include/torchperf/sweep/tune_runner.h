@@ -170,4 +170,9 @@ nlohmann::json compile_part(const nlohmann::json& measurement);
 nlohmann::json to_json(const HeadToHead& comparison);
 HeadToHead head_to_head_from_journal(const nlohmann::json& record);
 
+// Reads every record a resumed tune reads (sessions, points, comparisons) as it will read them:
+// ResultsError naming the journal, the line and the field of the first that does not read
+// (records[0] is the header, line 1).
+void check_journal_records(const std::vector<nlohmann::json>& records, const std::string& path);
+
 }  // namespace torchperf

@@ -183,7 +183,7 @@ struct PythonSideReady {
   std::int64_t graph_break_count = 0;
   std::vector<std::string> graph_break_reasons;  // the first three
   std::int64_t rss_before_bytes = 0;
-  std::map<std::string, std::string> process;  // runtime, python, torch, threads
+  std::map<std::string, std::string> process;  // runtime, python, torch, threads, interop_threads, allocator
   template <typename V>
   void fields(V& v) {
     v("setup_ms", setup_ms);

@@ -43,12 +43,13 @@ using SideFactory = std::function<std::unique_ptr<SideServer>(const nlohmann::js
 int run_worker(int in_fd, int out_fd, const FaultHook& fault = nullptr,
                const std::map<std::string, SideFactory>& more_sides = {});
 
-// The error reply for the exception being handled (call it inside a catch block): its kind from
-// its type (usage, config, model, workload, compile, out-of-memory, protocol, runtime).
+// The error reply for the exception being handled (call it inside a catch block): its kind is
+// the error table's name for its type (include/torchperf/error.h).
 nlohmann::json reply_for_current_exception();
 
-// A worker's answered error ({"kind", "message"}) as the exception it stood for: usage, config,
-// model and workload errors are the user's; the rest a RuntimeFailure prefixed with what.
+// A worker's answered error ({"kind", "message"}) as the exception of its kind: the user's own
+// (usage, config, model, workload, compile, diverged …) as themselves; runtime, out-of-memory,
+// protocol and unknown kinds as a RuntimeFailure prefixed with what.
 [[noreturn]] void rethrow_worker_error(const nlohmann::json& error, const std::string& what);
 
 }  // namespace torchperf

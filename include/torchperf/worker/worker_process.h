@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "torchperf/process/child_process.h"
+#include "torchperf/process/watched_child.h"
 
 namespace torchperf {
 
@@ -78,18 +80,15 @@ class WorkerSession {
   // worker must not run at all (OpenMP threads told to wait actively spin on every core).
   void pause();
   void resume();
-  std::int64_t peak_rss_bytes() const { return peak_rss_; }
-  pid_t pid() const { return pid_; }
+  std::int64_t peak_rss_bytes() const;
+  pid_t pid() const;  // -1 once it has ended
 
  private:
   std::string executable_, log_path_;
   WorkerLimits limits_;
   std::function<bool(double)> tick_;
-  pid_t pid_ = -1;
-  int in_fd_ = -1, out_fd_ = -1;
+  std::unique_ptr<WatchedChild> child_;
   std::string pending_;  // bytes read past the last answer
-  std::int64_t peak_rss_ = 0;
-  bool paused_ = false;
 };
 
 // The file descriptor a worker writes its response to.
