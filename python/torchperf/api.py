@@ -16,6 +16,8 @@ import time
 from torchperf import _child, _core
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
+from torchperf.records import (BenchFigures, PointStatus, RecordError, TuneSummary,
+                               configuration_key)
 
 # The model as the caller's code runs it: eager PyTorch, autograd on, fp32, contiguous. The winner
 # is measured head to head against it (tune --as-given), at the winner's batch.
@@ -160,37 +162,6 @@ def core_answer(stdout, command):
     return answer
 
 
-def bench_problem(answer):
-    """Why bench's answer lacks what BenchResult reads ("FIELD: ..."), or "" when it has it
-    (docs/json-schema.md)."""
-    from torchperf.result import json_kind
-
-    def number(value):  # null: a non-finite figure
-        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-
-    m = answer.get("measurement")
-    if not isinstance(m, dict):
-        return ("measurement: missing" if "measurement" not in answer else
-                f"measurement: expected an object, got {json_kind(m)}")
-    for field in ("throughput_samples_per_s", "batch"):
-        if field not in m:
-            return f"measurement.{field}: missing"
-    if not number(m["throughput_samples_per_s"]):
-        return ("measurement.throughput_samples_per_s: expected a number, got "
-                f"{json_kind(m['throughput_samples_per_s'])}")
-    ci = m.get("throughput_ci")
-    if not isinstance(ci, list) or len(ci) != 2 or not all(number(v) for v in ci):
-        return f"measurement.throughput_ci: expected [low, high], got {json_kind(ci)}"
-    latency = m.get("latency_ms")
-    if not isinstance(latency, dict) or "p50" not in latency or not number(latency["p50"]):
-        return "measurement.latency_ms: expected an object with p50 (ms)"
-    if not isinstance(answer.get("valid"), bool):
-        return f"valid: expected a boolean, got {json_kind(answer.get('valid'))}"
-    if not isinstance(answer.get("invalid_reason", ""), str):
-        return f"invalid_reason: expected a string, got {json_kind(answer['invalid_reason'])}"
-    return ""
-
-
 def _figure(value, spec):
     """A number as `spec` formats it; "?" for a null (a non-finite figure in the core's JSON)."""
     return "?" if value is None else format(value, spec)
@@ -198,33 +169,38 @@ def _figure(value, spec):
 
 class BenchResult(dict):
     """bench's JSON (docs/json-schema.md) with the figures a caller reads most at the top:
-    throughput (samples/s) and its 95% interval, latency percentiles (ms), the batch."""
+    throughput (samples/s) and its 95% interval, latency percentiles (ms), the batch.
+    RecordError naming the field when the JSON lacks them."""
+
+    def __init__(self, answer):
+        super().__init__(answer)
+        self.figures = BenchFigures.from_json(answer)
 
     @property
     def throughput(self):
-        return self["measurement"]["throughput_samples_per_s"]
+        return self.figures.throughput
 
     @property
     def throughput_ci(self):
-        return tuple(self["measurement"]["throughput_ci"])
+        return self.figures.throughput_ci
 
     @property
     def latency_ms(self):
-        return self["measurement"]["latency_ms"]
+        return self.figures.latency_ms
 
     @property
     def batch(self):
-        return self["measurement"]["batch"]
+        return self.figures.batch
 
     @property
     def valid(self):
         """False when the figures are not to be trusted as they are: the stopping rule not met
         within the time (the interval is wider than the target), NaN/Inf outputs, ..."""
-        return self["valid"]
+        return self.figures.valid
 
     @property
     def invalid_reason(self):
-        return self.get("invalid_reason", "")
+        return self.figures.invalid_reason
 
     def __repr__(self):
         low, high = self.throughput_ci
@@ -252,11 +228,11 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
         # Exit 3: measured, but not conclusive (valid false, with its reason): the caller's call.
         out, _ = _core.run(args + knob_flags(knobs), progress=None, allow_exit={3})
         answer = core_answer(out, "bench")
-        problem = bench_problem(answer)
-        if problem:
+        try:
+            return BenchResult(answer)
+        except RecordError as e:
             raise TorchperfError(f"bench: the core's answer (torchperf bench --json) is not what "
-                                 f"the API reads ({problem})")
-        return BenchResult(answer)
+                                 f"the API reads ({e})") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -266,7 +242,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
     TuneResult: every point, the winner with its interval and its speedup over the model as given
     (measured head to head), the journal and report, and apply(model)."""
-    from torchperf.result import TuneResult, summary_problem
+    from torchperf.result import TuneResult
 
     checked_model(model)
     inputs = checked_inputs(example_inputs)
@@ -312,7 +288,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         args = ["tune", "--resume", out]
     else:
         args = ["tune", program, "--out", out,
-                "--as-given", ",".join(f"{k}={v}" for k, v in as_given.items()),
+                "--as-given", configuration_key(as_given),
                 "--objective", objective]
         if space is not None:
             args += ["--space", space_text(space)]
@@ -326,20 +302,21 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     args += ["--budget", str(budget), "--json", "--progress-lines"]
     stdout, lines = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
     summary = core_answer(stdout, "tune")
-    problem = summary_problem(summary)
-    if problem:
+    try:
+        record = TuneSummary.from_json(summary)
+    except RecordError as e:
         raise TorchperfError(f"tune: the core's answer (torchperf tune --json) is not what the API "
-                             f"reads ({problem}); its journal is {journal}")
-    if not summary.get("winner"):
-        measured = sum(1 for p in summary["points"] if p["status"] == "ok")
-        if summary.get("budget_exhausted") and not summary.get("points"):
+                             f"reads ({e}); its journal is {journal}") from None
+    if not record.winner:
+        measured = sum(1 for p in record.points if p.status is PointStatus.OK)
+        if record.budget_exhausted and not record.points:
             # The plan says what the budget had to hold (points, their start-up, the confirmation).
             plan = next((l.removeprefix("tune: ") for l in lines
                          if l.startswith(("tune: smart search", "tune: exhaustive"))), "")
             raise ValueError(f"budget '{budget}' is too small for one point and the confirmation "
                              f"of a winner; raise it (or lower time_s)"
                              + (f". The plan was: {plan}" if plan else ""))
-        raise TorchperfError(f"tune found no winner: {summary.get('winner_note', '')} ({measured} "
+        raise TorchperfError(f"tune found no winner: {record.winner_note} ({measured} "
                              f"points passed; see {journal})", exit_code=ErrorKind.INVALID_RESULT)
     with open(os.path.join(out, "tune.json"), "w") as f:
         json.dump(summary, f, indent=1)

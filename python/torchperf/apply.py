@@ -13,6 +13,7 @@ import tempfile
 from torchperf import _child, _core, python_settings
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
+from torchperf.records import GuardVerdict, configuration_key
 from torchperf.result import RESULTS_ERROR
 
 
@@ -40,7 +41,7 @@ class Applied:
             return self._finish(self.fn(*inputs))
 
     def __repr__(self):
-        return f"torchperf.Applied({','.join(f'{k}={v}' for k, v in self.configuration.items())})"
+        return f"torchperf.Applied({configuration_key(self.configuration)})"
 
 
 def _threads(configuration):
@@ -99,7 +100,7 @@ def _cpp_winner(result, configuration, device):
     import torch._inductor
 
     if not configuration.get("graph", "").startswith("aoti"):
-        raise TorchperfError(f"apply: the winner {result.summary['winner']} runs a TorchScript "
+        raise TorchperfError(f"apply: the winner {result.record.winner} runs a TorchScript "
                              "graph in C++, which apply does not load; run it with the CLI "
                              "(torchperf report shows the C++ code)", exit_code=ErrorKind.USAGE)
     package = result.winner_package()
@@ -151,20 +152,16 @@ def example_inputs(result):
 
 
 def guard_answer(stdout):
-    """`torchperf guard --json`'s verdict: TorchperfError when the core answered something else
-    (another torchperf than this package's, say)."""
+    """`torchperf guard --json`'s verdict as a GuardVerdict: TorchperfError when the core answered
+    something else (another torchperf than this package's, say)."""
     import json
 
     try:
-        verdict = json.loads(stdout)
-    except ValueError:
-        verdict = None
-    if not isinstance(verdict, dict) or not isinstance(verdict.get("passes"), bool) or \
-            not isinstance(verdict.get("why", ""), str):
+        return GuardVerdict.from_json(json.loads(stdout))
+    except ValueError:  # not JSON, or not the verdict (a RecordError)
         first = (stdout.strip().splitlines() or [""])[0][:120]
         raise TorchperfError("apply: `torchperf guard --json` answered no verdict (expected an "
-                             f"object with 'passes' and 'why', got {first!r})")
-    return verdict
+                             f"object with 'passes' and 'why', got {first!r})") from None
 
 
 def guard(result, applied):
@@ -177,7 +174,7 @@ def guard(result, applied):
                              "model's outputs the winner is checked against; tune again, or load "
                              "a folder written by result.save", exit_code=RESULTS_ERROR)
     outputs = applied(*inputs)
-    accuracy = result.summary.get("accuracy", "")
+    accuracy = result.record.accuracy
     with tempfile.TemporaryDirectory(prefix="torchperf-apply-") as folder:
         path = os.path.join(folder, "outputs.pt")
         _child.save_outputs(outputs, path)
@@ -186,9 +183,9 @@ def guard(result, applied):
             args += ["--accuracy", accuracy]
         stdout, _ = _core.run(args, progress=None, allow_exit={3})
     verdict = guard_answer(stdout)
-    if not verdict["passes"]:
+    if not verdict.passes:
         raise TorchperfError(f"apply: the winner's output on the example inputs fails the guard "
-                             f"against your model's own ({verdict['why']}); the model is not "
+                             f"against your model's own ({verdict.why}); the model is not "
                              "replaced", exit_code=ErrorKind.INVALID_RESULT)
     return verdict
 
@@ -197,7 +194,7 @@ def apply(result, model):
     from torchperf import api
 
     api.checked_model(model, "apply: model")
-    if not result.summary.get("winner"):
+    if not result.record.winner:
         raise result.no_winner("apply")
     if not result.beats_as_given:
         low, high = result.speedup_ci
@@ -210,7 +207,7 @@ def apply(result, model):
         return model
     import torch
 
-    configuration = result.winner["configuration"]
+    configuration = result.record.winner_configuration
     device = torch.device("cuda" if result.environment.get("cuda") and torch.cuda.is_available()
                           else "cpu")
     _threads(configuration)
@@ -227,9 +224,7 @@ def apply(result, model):
                 result._cache_artifacts = artifacts[0]
         except Exception:  # a torch without the mega-cache: save holds no compile cache
             result._cache_artifacts = None
-    cosine = verdict.get("cosine")
-    cosine = (f"cosine {cosine:.6f}" if isinstance(cosine, (int, float)) else
-              verdict.get("accuracy", ""))
-    say(f"apply: {result.summary['winner']} ({result.speedup:.3f}x the model as given); its "
+    cosine = f"cosine {verdict.cosine:.6f}" if verdict.cosine is not None else verdict.accuracy
+    say(f"apply: {result.record.winner} ({result.speedup:.3f}x the model as given); its "
         f"output passes the guard ({cosine})")
     return applied

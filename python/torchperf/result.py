@@ -14,6 +14,7 @@ import warnings
 
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
+from torchperf.records import PointStatus, RecordError, TuneSummary, Verdict, json_kind
 
 ARTIFACTS = "artifacts"  # in a saved folder: the AOTInductor package, torch.compile's cache
 EXPECTED = "expected a folder written by result.save or by torchperf.tune (its out)"
@@ -21,11 +22,6 @@ EXPECTED = "expected a folder written by result.save or by torchperf.tune (its o
 # damaged or foreign.
 NO_WINNER = ErrorKind.INVALID_RESULT.exit_code  # a run that completed without a winner
 RESULTS_ERROR = ErrorKind.RESULTS.exit_code
-
-
-def parse_key(key):
-    """"runtime=python,threads=2" -> {"runtime": "python", "threads": "2"}."""
-    return dict(part.split("=", 1) for part in key.split(",") if "=" in part)
 
 
 def current_environment():
@@ -63,92 +59,6 @@ def elsewhere(measured, here):
     return "; ".join(reasons)
 
 
-# --- the files' shape: checked once when loaded, so that reading them never meets a KeyError ------
-
-def json_kind(value):
-    """A JSON value's type as an error names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value),
-                                                                   type(value).__name__)
-
-
-def _number(value):
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-
-
-def _interval(value):
-    return value is None or (isinstance(value, list) and len(value) == 2 and
-                             all(_number(v) for v in value))
-
-
-POINT_NUMBERS = ("throughput_samples_per_s", "latency_p50_ms", "latency_p99_ms", "cosine", "batch",
-                 "peak_memory_bytes")
-
-
-def summary_problem(summary):
-    """Why `summary` is not tune's answer as TuneResult reads it ("FIELD: expected ..., got ..."),
-    or "" when it is. A missing or null winner is no problem: a tune may have none."""
-    def wrong(field, expected, value):
-        return f"{field}: expected {expected}, got {json_kind(value)}"
-
-    if not isinstance(summary, dict):
-        return wrong("the file", "an object (tune's answer)", summary)
-    if summary.get("kind") != "tune":
-        kind = summary.get("kind")
-        return ("kind: missing (tune's answer has \"kind\": \"tune\")" if "kind" not in summary
-                else f"kind: expected \"tune\", got \"{kind}\"" if isinstance(kind, str)
-                else wrong("kind", '"tune"', kind))
-    for field in ("winner", "winner_note", "as_given", "accuracy"):
-        value = summary.get(field)
-        if value is not None and not isinstance(value, str):
-            return wrong(field, "a string", value)
-    if "points" not in summary:
-        return "points: missing"
-    points = summary["points"]
-    if not isinstance(points, list):
-        return wrong("points", "an array", points)
-    for i, p in enumerate(points):
-        if not isinstance(p, dict):
-            return wrong(f"points[{i}]", "an object", p)
-        for field in ("key", "status"):
-            if not isinstance(p.get(field), str):
-                return (f"points[{i}].{field}: missing" if field not in p
-                        else wrong(f"points[{i}].{field}", "a string", p[field]))
-        m = p.get("metrics")
-        if m is None:
-            continue
-        if not isinstance(m, dict):
-            return wrong(f"points[{i}].metrics", "an object or null", m)
-        for field in POINT_NUMBERS:
-            if not _number(m.get(field)):
-                return wrong(f"points[{i}].metrics.{field}", "a number or null", m[field])
-        if not _interval(m.get("throughput_ci")):
-            return wrong(f"points[{i}].metrics.throughput_ci", "[low, high]", m["throughput_ci"])
-    h = summary.get("vs_as_given")
-    if h is None:
-        return ""
-    if not isinstance(h, dict):
-        return wrong("vs_as_given", "an object or null", h)
-    if not isinstance(h.get("failure", ""), str):
-        return wrong("vs_as_given.failure", "a string", h["failure"])
-    if h.get("failure"):
-        return ""
-    if not _number(h.get("ratio")):
-        return wrong("vs_as_given.ratio", "a number or null", h["ratio"])
-    if not isinstance(h.get("ci"), list) or not _interval(h["ci"]):
-        return ("vs_as_given.ci: missing" if "ci" not in h
-                else wrong("vs_as_given.ci", "[low, high]", h["ci"]))
-    if not isinstance(h.get("verdict"), str):
-        return ("vs_as_given.verdict: missing" if "verdict" not in h
-                else wrong("vs_as_given.verdict", "a string", h["verdict"]))
-    return ""
-
-
 def read_json(path):
     """A result folder's JSON file; TorchperfError (exit 6) naming it when it cannot be read."""
     try:
@@ -169,9 +79,11 @@ class TuneResult:
     """What tune found. `points` (records; `dataframe()` with pandas), `winner`, `speedup` and
     `speedup_ci` over the model as given, `journal`, `report`, `apply(model)`, `save(path)`."""
 
-    def __init__(self, folder, summary, environment):
+    def __init__(self, folder, summary, environment, record=None):
         self.folder = folder
-        self.summary = summary
+        self.summary = summary  # the JSON as the core wrote it (tune.json, copied as is by save)
+        # The same answer as typed records, read everywhere below.
+        self.record = record if record is not None else TuneSummary.from_json(summary)
         self.environment = environment
         here = current_environment()
         self.measured_elsewhere = elsewhere(environment, here) if environment else ""
@@ -196,10 +108,11 @@ class TuneResult:
             raise TorchperfError(f"load: '{folder}' is not a torchperf result (no tune.json); "
                                  f"{EXPECTED}{journal}", exit_code=RESULTS_ERROR)
         summary = read_json(summary_file)
-        problem = summary_problem(summary)
-        if problem:
+        try:
+            record = TuneSummary.from_json(summary)
+        except RecordError as e:
             raise TorchperfError(f"load: '{summary_file}' is not tune's answer as result.save "
-                                 f"writes it ({problem})", exit_code=RESULTS_ERROR)
+                                 f"writes it ({e})", exit_code=RESULTS_ERROR) from None
         environment_file = os.path.join(folder, "environment.json")
         if os.path.exists(environment_file):
             environment = read_json(environment_file)
@@ -214,27 +127,15 @@ class TuneResult:
                     json.dump(environment, f, indent=1)
             except OSError:  # a folder this process cannot write to: loaded all the same
                 pass
-        return cls(folder, summary, environment)
+        return cls(folder, summary, environment, record)
 
     # --- what was measured ---------------------------------------------------------------
 
     @property
     def points(self):
         """Every finished point as a record: its configuration, status and figures."""
-        records = []
-        for p in self.summary.get("points", []):
-            m = p.get("metrics") or {}  # a failed point has none
-            ci = m.get("throughput_ci") or [None, None]
-            records.append({"key": p["key"], **parse_key(p["key"]), "status": p["status"],
-                            "stage": p.get("stage"), "brief": p.get("brief"),
-                            "throughput": m.get("throughput_samples_per_s"),
-                            "throughput_low": ci[0], "throughput_high": ci[1],
-                            "latency_p50_ms": m.get("latency_p50_ms"),
-                            "latency_p99_ms": m.get("latency_p99_ms"),
-                            "cosine": m.get("cosine"), "batch": m.get("batch"),
-                            "peak_memory_bytes": m.get("peak_memory_bytes"),
-                            "reason": p.get("reason", "")})
-        return records
+        # Dicts (a DataFrame's rows); the typed Points are self.record.points.
+        return [p.to_dict() for p in self.record.points]
 
     def dataframe(self):
         try:
@@ -246,7 +147,7 @@ class TuneResult:
 
     def no_winner(self, what):
         """The error of `what` (apply, ...) on a result without a winner: exit 3, with why."""
-        why = self.summary.get("winner_note") or "tune.json names none"
+        why = self.record.winner_note or "tune.json names none"
         return TorchperfError(f"{what}: the result in '{self.folder}' has no winner ({why}); "
                               f"see {self.journal}", exit_code=NO_WINNER)
 
@@ -254,38 +155,36 @@ class TuneResult:
     def winner(self):
         """The winner: its configuration, figures and speedup over the model as given.
         TorchperfError (exit 3) when the tune found none."""
-        key = self.summary.get("winner")
+        key = self.record.winner
         if not key:
             raise self.no_winner("winner")
-        point = next((p for p in self.points if p["key"] == key), {})
-        return {"key": key, "configuration": parse_key(key),
-                "throughput": point.get("throughput"),
-                "throughput_ci": (point.get("throughput_low"), point.get("throughput_high")),
-                "latency_p50_ms": point.get("latency_p50_ms"), "batch": point.get("batch"),
+        m = self.record.winner_metrics
+        return {"key": key, "configuration": self.record.winner_configuration,
+                "throughput": m.throughput_samples_per_s, "throughput_ci": m.throughput_ci,
+                "latency_p50_ms": m.latency_p50_ms, "batch": m.batch,
                 "speedup": self.speedup, "speedup_ci": self.speedup_ci,
-                "verdict": self.verdict, "note": self.summary.get("winner_note", "")}
+                "verdict": self.verdict, "note": self.record.winner_note}
 
     @property
     def as_given(self):
-        return self.summary.get("as_given", "")
+        return self.record.as_given
 
     @property
     def _vs_as_given(self):
         # Without a winner, nothing was measured against the model as given that counts.
-        return (self.summary.get("vs_as_given") or None) if self.summary.get("winner") else None
+        return self.record.vs_as_given if self.record.winner else None
 
     @property
     def speedup(self):
         """The winner over the model as given, head to head at the winner's batch (1.0 when the
         winner is the model as given)."""
         h = self._vs_as_given
-        return h.get("ratio") if h and not h.get("failure") else \
-            (1.0 if self.is_as_given else None)
+        return h.ratio if h and not h.failure else (1.0 if self.is_as_given else None)
 
     @property
     def speedup_ci(self):
         h = self._vs_as_given
-        return tuple(h["ci"]) if h and not h.get("failure") else (None, None)
+        return h.ci if h and not h.failure else (None, None)
 
     @property
     def verdict(self):
@@ -293,17 +192,17 @@ class TuneResult:
         if self.is_as_given:
             return "as given"
         h = self._vs_as_given
-        return h["verdict"] if h and not h.get("failure") else "undetermined"
+        return h.verdict.value if h and not h.failure else Verdict.UNDETERMINED.value
 
     @property
     def is_as_given(self):
-        return bool(self.summary.get("winner")) and self._vs_as_given is None and \
-            self.as_given == self.summary.get("winner")
+        return bool(self.record.winner) and self._vs_as_given is None and \
+            self.as_given == self.record.winner
 
     @property
     def beats_as_given(self):
         """Faster than the model as given by more than the noise (the interval is above 1)."""
-        return self.verdict == "faster"
+        return self.verdict == Verdict.FASTER.value
 
     @property
     def journal(self):
@@ -318,7 +217,7 @@ class TuneResult:
         saved = os.path.join(self.folder, ARTIFACTS, "package.pt2")
         if os.path.exists(saved):
             return saved
-        key = self.summary.get("winner")
+        key = self.record.winner
         if not key:
             raise self.no_winner("winner_package")
         try:
@@ -326,14 +225,15 @@ class TuneResult:
                 lines = f.readlines()
         except (OSError, ValueError):  # no journal, or not text: it names no package
             return None
+        # Read leniently, by key: a damaged or foreign line is skipped, not an error.
         for line in lines:
             try:
-                record = json.loads(line)
+                entry = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(record, dict) or record.get("key") != key:
+            if not isinstance(entry, dict) or entry.get("key") != key:
                 continue
-            measurement = record.get("measurement")
+            measurement = entry.get("measurement")
             compiled = measurement.get("compile") if isinstance(measurement, dict) else None
             package = compiled.get("package") if isinstance(compiled, dict) else None
             if package and isinstance(package, str):
@@ -363,8 +263,8 @@ class TuneResult:
             source = os.path.join(self.folder, name)
             if os.path.exists(source):
                 shutil.copy2(source, os.path.join(path, name))
-        winner = self.summary.get("winner")
-        if winner and parse_key(winner).get("runtime", "cpp") == "cpp":
+        if self.record.winner and \
+                self.record.winner_configuration.get("runtime", "cpp") == "cpp":
             package = self.winner_package()
             if package and os.path.exists(package):
                 shutil.copy2(package, os.path.join(path, ARTIFACTS, "package.pt2"))
@@ -376,29 +276,30 @@ class TuneResult:
     # --- display -------------------------------------------------------------------------
 
     def _rows(self):
-        if not self.summary.get("winner"):
+        if not self.record.winner:
             # Printing never raises: a result without a winner says so, and why when tune said.
-            points = self.points
-            passed = sum(1 for p in points if p["status"] == "ok")
-            rows = [("winner", "none" + (f": {self.summary['winner_note']}"
-                                         if self.summary.get("winner_note") else "")),
+            points = self.record.points
+            passed = sum(1 for p in points if p.status is PointStatus.OK)
+            note = self.record.winner_note
+            rows = [("winner", "none" + (f": {note}" if note else "")),
                     ("points", f"{passed} of {len(points)} passed"),
                     ("journal", self.journal), ("report", self.report)]
             if self.measured_elsewhere:
                 rows.append(("measured elsewhere", self.measured_elsewhere))
             return rows
-        w = self.winner
-        low, high = w["throughput_ci"]
-        s_low, s_high = w["speedup_ci"]
+        m = self.record.winner_metrics
+        low, high = m.throughput_ci
+        s_low, s_high = self.speedup_ci
         speedup = ("the model as given" if self.is_as_given else
-                   f"{w['speedup']:.3f}x ({s_low:.3f}-{s_high:.3f}), {w['verdict']}"
-                   if None not in (w["speedup"], s_low, s_high) else "not measured")
-        throughput = ("?" if w["throughput"] is None else
-                      f"{w['throughput']:.4g} samples/s ({low:.4g}-{high:.4g})"
+                   f"{self.speedup:.3f}x ({s_low:.3f}-{s_high:.3f}), {self.verdict}"
+                   if None not in (self.speedup, s_low, s_high) else "not measured")
+        throughput = m.throughput_samples_per_s
+        throughput = ("?" if throughput is None else
+                      f"{throughput:.4g} samples/s ({low:.4g}-{high:.4g})"
                       if None not in (low, high)
-                      else f"{w['throughput']:.4g} samples/s (measured briefly: no interval)")
-        rows = [("winner", w["key"]), ("throughput", f"{throughput}, batch {w['batch']}"),
-                ("over the model as given", speedup), ("note", w["note"]),
+                      else f"{throughput:.4g} samples/s (measured briefly: no interval)")
+        rows = [("winner", self.record.winner), ("throughput", f"{throughput}, batch {m.batch}"),
+                ("over the model as given", speedup), ("note", self.record.winner_note),
                 ("report", self.report)]
         if self.measured_elsewhere:
             rows.append(("measured elsewhere", self.measured_elsewhere))

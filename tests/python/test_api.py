@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 import torch
 
 import torchperf
-from torchperf import _core, _supported, api
+from torchperf import _core, _supported, api, records
 from torchperf.errors import TorchperfError
 
 # Two points of the python runtime at one batch: a tune of a small module well inside two minutes.
@@ -288,11 +289,9 @@ def test_loading_a_folder_that_is_no_result_names_it(tmp_path):
 # A saved result as result.save writes it, without a tune: tune.json with the core's fields that
 # TuneResult reads (as a real tune of the MLP wrote them), environment.json of this machine.
 
-def write_result(folder, threads=1, **changes):
-    """A result folder whose winner (the python runtime, eager, grad=inference, at `threads`)
-    beats the model as given; `changes` replace fields of tune.json (None drops one)."""
-    from torchperf import result as result_module
-
+def tune_json(threads=1, **changes):
+    """tune.json whose winner (the python runtime, eager, grad=inference, at `threads`) beats the
+    model as given; `changes` replace its fields (None drops one)."""
     def key(grad, threads=threads):
         return f"runtime=python,threads={threads},batch=8,grad={grad},precision=fp32,graph=eager"
 
@@ -316,8 +315,15 @@ def write_result(folder, threads=1, **changes):
             summary.pop(field, None)
         else:
             summary[field] = value
+    return summary
+
+
+def write_result(folder, threads=1, **changes):
+    """A result folder with tune_json(threads, **changes) as its tune.json."""
+    from torchperf import result as result_module
+
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tune.json").write_text(json.dumps(summary, indent=1))
+    (folder / "tune.json").write_text(json.dumps(tune_json(threads, **changes), indent=1))
     (folder / "environment.json").write_text(json.dumps(result_module.current_environment()))
     (folder / "results.jsonl").write_text('{"record": "header", "schema_version": 1}\n')
     return folder
@@ -410,6 +416,137 @@ def test_loading_a_result_whose_environment_json_is_damaged_names_the_file(tmp_p
             torchperf.load(str(folder))
         assert e.value.exit_code == 6
         one_line_error(e, folder / "environment.json")
+
+
+# --- the typed records (records.py): tune's, bench's and guard's answers, checked once ----------
+
+def test_a_tune_json_reads_as_typed_records_and_back_as_the_points_tune_result_lists(tmp_path):
+    summary = tune_json()
+    record = records.TuneSummary.from_json(summary)
+    assert [p.status for p in record.points] == [records.PointStatus.OK] * 2
+    point = record.points[1]
+    assert point.key == summary["points"][1]["key"] and point.configuration["grad"] == "inference"
+    assert point.metrics.throughput_samples_per_s == 55460.2
+    assert point.metrics.throughput_ci == tuple(summary["points"][1]["metrics"]["throughput_ci"])
+    assert record.winner == point.key and record.winner_point is point
+    assert record.vs_as_given.verdict is records.Verdict.FASTER
+    assert record.vs_as_given.ci == (1.055, 1.089) and record.vs_as_given.rounds == 490
+    # TuneResult reads the records; its points are the records as dicts, the file stays as written.
+    folder = write_result(tmp_path / "saved")
+    written = (folder / "tune.json").read_bytes()
+    loaded = torchperf.load(str(folder))
+    assert loaded.record == records.TuneSummary.from_json(json.loads(written))
+    assert loaded.points == [p.to_dict() for p in loaded.record.points]
+    assert loaded.points[1]["grad"] == "inference" and loaded.points[1]["throughput_low"] == \
+        summary["points"][1]["metrics"]["throughput_ci"][0]
+    assert loaded.verdict == "faster" and loaded.speedup_ci == (1.055, 1.089)
+    saved = loaded.save(str(tmp_path / "again"))
+    assert (tmp_path / "again" / "tune.json").read_bytes() == written, saved
+
+
+def with_point(**fields):
+    """tune.json with one point: a measured one, `fields` replacing its own or its metrics'."""
+    point = tune_json()["points"][0]
+    for name, value in fields.items():
+        if name in point["metrics"]:
+            point["metrics"][name] = value
+        else:
+            point[name] = value
+    return tune_json(points=[point])
+
+
+@pytest.mark.parametrize("summary, said", [
+    (with_point(cosine="1.0"), "points[0].metrics.cosine: expected a number or null, got a string"),
+    (with_point(batch=True), "points[0].metrics.batch: expected a number or null, got a boolean"),
+    (with_point(throughput_ci=[1.0]), "points[0].metrics.throughput_ci: expected [low, high], got "
+                                      "an array"),
+    (with_point(metrics=[1.0]), "points[0].metrics: expected an object or null, got an array"),
+    (with_point(status="skipped"), 'points[0].status: expected "ok", "guarded" or "failed", got '
+                                   '"skipped"'),
+    (with_point(status=1), "points[0].status: expected a string, got a number"),
+    (with_point(key=None), "points[0].key: expected a string, got null"),
+    (with_point(reason=None), "points[0].reason: expected a string, got null"),
+    (with_point(brief="no"), "points[0].brief: expected a boolean or null, got a string"),
+    (with_point(stage=3), "points[0].stage: expected a string or null, got a number"),
+    (tune_json(kind=7), 'kind: expected "tune", got a number'),
+    (tune_json(winner_note=False), "winner_note: expected a string, got a boolean"),
+    (tune_json(as_given=["threads=1"]), "as_given: expected a string, got an array"),
+    (tune_json(accuracy={}), "accuracy: expected a string, got an object"),
+    (tune_json(budget_exhausted="yes"), "budget_exhausted: expected a boolean, got a string"),
+    (tune_json(vs_as_given=1.07), "vs_as_given: expected an object or null, got a number"),
+    (tune_json(vs_as_given={"ratio": "1.07", "ci": [1, 2], "verdict": "faster"}),
+     "vs_as_given.ratio: expected a number or null, got a string"),
+    (tune_json(vs_as_given={"ratio": 1.07, "ci": None, "verdict": "faster"}),
+     "vs_as_given.ci: expected [low, high], got null"),
+    (tune_json(vs_as_given={"ratio": 1.07, "ci": [1, 2], "verdict": "quicker"}),
+     'vs_as_given.verdict: expected "faster", "indistinguishable", "slower" or "undetermined", '
+     'got "quicker"'),
+    (tune_json(vs_as_given={"failure": 0}), "vs_as_given.failure: expected a string, got a number"),
+])
+def test_each_wrong_type_in_a_tune_json_names_its_field_path(summary, said):
+    with pytest.raises(records.RecordError) as e:
+        records.TuneSummary.from_json(summary)
+    assert str(e.value) == said
+    assert e.value.field_path == said.split(":")[0]
+
+
+def test_a_failed_comparison_is_read_without_its_figures_and_counts_as_undetermined(tmp_path):
+    loaded = torchperf.load(str(write_result(tmp_path / "saved", vs_as_given={
+        "failure": "the worker of B crashed", "ratio": "?", "ci": None, "verdict": ""})))
+    assert loaded.record.vs_as_given.failure == "the worker of B crashed"
+    assert loaded.speedup is None and loaded.verdict == "undetermined"
+
+
+def test_a_failed_point_without_metrics_reads_as_a_point_without_figures():
+    point = records.Point.from_json({"key": "runtime=python,threads=9", "status": "failed",
+                                     "metrics": None, "reason": "killed"}, "points[0]")
+    assert point.metrics is None and point.status is records.PointStatus.FAILED
+    assert point.to_dict()["throughput"] is None and point.to_dict()["reason"] == "killed"
+    assert point.to_dict()["threads"] == "9"
+
+
+@pytest.mark.parametrize("answer, said", [
+    ({"valid": True}, "measurement: missing"),
+    ({"measurement": {"batch": 8}}, "measurement.throughput_samples_per_s: missing"),
+    ({"measurement": {"throughput_samples_per_s": "9", "batch": 8}},
+     "measurement.throughput_samples_per_s: expected a number, got a string"),
+    ({"measurement": {"throughput_samples_per_s": 9.0, "batch": 8, "throughput_ci": [8.0, 10.0],
+                      "latency_ms": {"p99": 1.0}}, "valid": True},
+     "measurement.latency_ms: expected an object with p50 (ms), got an object without it"),
+    ({"measurement": {"throughput_samples_per_s": 9.0, "batch": 8, "throughput_ci": [8.0, 10.0],
+                      "latency_ms": {"p50": 1.0}}, "valid": "yes"},
+     "valid: expected a boolean, got a string"),
+])
+def test_each_wrong_field_of_a_bench_answer_names_its_path(answer, said):
+    with pytest.raises(records.RecordError, match=r"^" + re.escape(said) + r"$"):
+        records.BenchFigures.from_json(answer)
+
+
+def test_a_guard_verdict_reads_as_a_record_and_its_wrong_types_are_named():
+    verdict = records.GuardVerdict.from_json({"passes": False, "why": "cosine 0.9 < 0.999",
+                                              "accuracy": "cosine>=0.999", "cosine": None})
+    assert not verdict.passes and verdict.cosine is None and verdict.why == "cosine 0.9 < 0.999"
+    with pytest.raises(records.RecordError, match=r"^passes: missing$"):
+        records.GuardVerdict.from_json({"why": ""})
+    with pytest.raises(records.RecordError, match=r"^cosine: expected a number or null, got a "
+                                                  r"string$"):
+        records.GuardVerdict.from_json({"passes": True, "cosine": "1"})
+
+
+def test_the_configuration_parser_reads_an_empty_key_as_no_knobs():
+    assert records.parse_configuration("") == {}
+
+
+def test_the_configuration_parser_keeps_an_equals_sign_inside_a_value():
+    assert records.parse_configuration("runtime=python,env=OMP_NUM_THREADS=2,threads=2") == \
+        {"runtime": "python", "env": "OMP_NUM_THREADS=2", "threads": "2"}
+
+
+def test_the_configuration_parser_skips_parts_that_are_no_knob_and_its_inverse_gives_the_key():
+    assert records.parse_configuration("runtime=python,,stray,threads=2") == \
+        {"runtime": "python", "threads": "2"}
+    key = "runtime=python,threads=1,batch=8,grad=on"
+    assert records.configuration_key(records.parse_configuration(key)) == key
 
 
 # --- a result without a winner: printed, never raising; what needs the winner says so -----------
