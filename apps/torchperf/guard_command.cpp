@@ -55,8 +55,9 @@ Runner add_guard_command(CLI::App& app) {
     metrics.invalid_reason = m.invalid_reason;
     std::optional<std::string> why = guard.check(metrics);
     // Outputs of another count or shape have no cosine or error: say what differs instead.
-    if (!metrics.comparable)
-      why = "the outputs cannot be compared with the reference: " + m.quality.note;
+    // (A guard of `none` accepts them; an INVALID output keeps its own reason.)
+    const std::string differs = "the outputs cannot be compared with the reference: " + m.quality.note;
+    if (why && metrics.valid && !metrics.comparable) why = differs;
     const auto number = [&](double v) {
       return metrics.comparable ? nullable(v) : nlohmann::json(nullptr);
     };
@@ -74,7 +75,8 @@ Runner add_guard_command(CLI::App& app) {
                        .dump(2)
                 << "\n";
     } else if (!metrics.comparable) {
-      std::cout << "FAILS: " << *why << "\n";
+      std::cout << (why ? "FAILS: " + *why : "passes (" + guard.to_string() + "): " + differs)
+                << "\n";
     } else {
       std::cout << fmt::format("{}: cosine {:.6f}, max abs err {:.3g}{} ({})\n",
                                why ? "FAILS" : "passes", metrics.cosine, metrics.max_abs_error,

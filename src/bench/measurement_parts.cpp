@@ -74,14 +74,27 @@ SavedOutputs load_saved_outputs(const std::string& path, const std::string& role
   // C++ writes (List[Tensor], int); Python's torch.save of (list, float) reads as a generic list
   // and a double.
   c10::IValue tensors = saved_value, flops;
+  SavedOutputs saved;
   if (saved_value.isTuple()) {
     const auto& elements = saved_value.toTupleRef().elements();
     if (elements.empty())
       throw RuntimeFailure(role + " '" + path + "' holds an empty tuple; " + expected);
-    tensors = elements[0];
-    if (elements.size() > 1) flops = elements[1];
+    // (tensors, flops) only when it is exactly that; any other tuple is its outputs, each a
+    // tensor (a second output is never taken for a FLOP count).
+    if (elements.size() == 2 && (elements[0].isList() || elements[0].isTensor()) &&
+        (elements[1].isInt() || elements[1].isDouble())) {
+      tensors = elements[0];
+      flops = elements[1];
+    } else {
+      for (std::size_t i = 0; i < elements.size(); ++i) {
+        if (!elements[i].isTensor())
+          throw RuntimeFailure(fmt::format("{} '{}': element {} is a {}, not a tensor; {}", role,
+                                           path, i, elements[i].tagKind(), expected));
+        saved.outputs.push_back(elements[i].toTensor());
+      }
+      return saved;
+    }
   }
-  SavedOutputs saved;
   if (tensors.isTensor()) {
     saved.outputs.push_back(tensors.toTensor());
   } else if (tensors.isList()) {

@@ -83,8 +83,13 @@ nlohmann::json run_python_step(const PythonStep& step) {
                          strsignal(r.signal) + "); its log: " + cited(r.log_path));
   if (r.exit_code != 0) {
     // The child exits with the error table's code for its kind (python/torchperf/_child.py).
-    const auto kind = error_kind_of_exit_code(r.exit_code);
-    if (!kind || *kind == ErrorKind::kRuntime || *kind == ErrorKind::kInvalidResult)
+    // Only the codes the children exit with on purpose: any other (argparse's 2, a crash's) is
+    // a failure of the step, named with its log.
+    auto kind = error_kind_of_exit_code(r.exit_code);
+    if (kind && *kind != ErrorKind::kModel && *kind != ErrorKind::kWorkload &&
+        *kind != ErrorKind::kResourceLimit && *kind != ErrorKind::kCompile)
+      kind.reset();
+    if (!kind)
       throw RuntimeFailure(step.what + ": exited with " + std::to_string(r.exit_code) + said +
                            " (its log: " + cited(r.log_path) + ")");
     if (*kind == ErrorKind::kModel)

@@ -59,7 +59,10 @@ void WatchedChild::close_input() { close_fd(input_fd_); }
 bool WatchedChild::reap(bool wait) {
   if (reaped_) return true;
   if (pid_ <= 0) return reaped_ = true;
-  const pid_t done = ::waitpid(pid_, &status_, wait ? 0 : WNOHANG);
+  pid_t done;
+  do {
+    done = ::waitpid(pid_, &status_, wait ? 0 : WNOHANG);
+  } while (done < 0 && errno == EINTR);  // Ctrl-C's handler does not restart the call
   if (done == pid_ || (done < 0 && errno == ECHILD)) reaped_ = true;
   return reaped_;
 }
@@ -125,11 +128,12 @@ Watch WatchedChild::watch(std::string& buffer, const WatchLimits& limits,
       if (::poll(&p, 1, poll_ms) > 0) {
         char chunk[65536];
         const ssize_t n = ::read(output_fd_, chunk, sizeof chunk);
-        if (n > 0) {
+        // No `continue` after a read: a child that never stops writing is still held to its
+        // bounds below.
+        if (n > 0)
           buffer.append(chunk, static_cast<std::size_t>(n));
-          continue;
-        }
-        if (n == 0 || errno != EINTR) close_fd(output_fd_);  // it closed its end: ending
+        else if (n == 0 || errno != EINTR)
+          close_fd(output_fd_);  // it closed its end: ending
       }
     } else if (!reaped_) {
       ::usleep(static_cast<useconds_t>(poll_ms) * 1000);

@@ -144,11 +144,20 @@ Space build_space(const WorkloadTraits& traits,
   // A requested value is checked once, alone, so its error names it rather than a combination;
   // one that no runtime swept takes would only be dropped from every point.
   for (const auto& axis : space.axes)
-    if (requested.count(axis.knob) && axis.knob != "runtime")
+    if (requested.count(axis.knob))
       for (const auto& v : axis.values) {
         Configuration one;
         one.set(axis.knob, v);  // unknown values: ConfigError
         const Knob& knob = find_knob(axis.knob);
+        if (axis.knob == "runtime") {  // a family: it takes the workload, or it is refused
+          const Applicability a = knob.applies(traits, v);
+          bool in_some_runtime = false;
+          for (const auto& view : views) in_some_runtime |= applies_in(knob, view, v);
+          if (!a.applies && !in_some_runtime)
+            throw ConfigError("--space runtime=" + v + " does not apply to this workload: " +
+                              a.reason);
+          continue;
+        }
         bool in_some_runtime = false;
         for (const auto& view : swept) in_some_runtime |= applies_in(knob, view, v);
         if (in_some_runtime) continue;

@@ -193,7 +193,10 @@ json reply_for_current_exception() {
   } catch (const WorkerProtocolError& e) {
     return error_response(name_of(ErrorKind::kProtocol), e.what());
   } catch (const Error& e) {
-    return error_response(name_of(e.kind()), e.what());
+    // A failure whose cause is memory (a Python side's, rethrown; a CUDA graph's capture) is
+    // answered as one: the point ran out of memory, it did not fail otherwise.
+    const bool memory = e.kind() == ErrorKind::kRuntime && compat::is_out_of_memory_message(e.what());
+    return error_response(name_of(memory ? ErrorKind::kResourceLimit : e.kind()), e.what());
   } catch (const std::bad_alloc&) {
     return error_response(name_of(ErrorKind::kResourceLimit), "out of memory (std::bad_alloc)");
   } catch (const std::exception& e) {

@@ -126,5 +126,30 @@ TEST_F(GuardCommandTest, OutputsThatCannotBeComparedFailSayingWhatDiffersWithNoF
       << count.out;
 }
 
+TEST_F(GuardCommandTest, ATupleOfTensorsIsEachAnOutputNeverAFlopCount) {
+  const auto a = torch::randn({4, 10}), b = torch::randn({4, 3});
+  const std::string ref = save("ref.pt", {a, b});
+  const auto tuple_of = [&](const std::string& name, const at::Tensor& x, const at::Tensor& y) {
+    const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create({x, y}));
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return path;
+  };
+  EXPECT_EQ(run_cli({"guard", ref, tuple_of("same.pt", a, b)}).exit_code, 0);
+  // The second output wrong: judged, not dropped as a FLOP count.
+  const CliRun wrong = run_cli({"guard", ref, tuple_of("wrong.pt", a, -b), "--accuracy",
+                                "max_abs<=1e-3"});
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out << wrong.err;
+}
+
+TEST_F(GuardCommandTest, AGuardOfNoneAcceptsOutputsThatCannotBeCompared) {
+  const CliRun run = run_cli({"guard", save("ref.pt", {torch::ones({2, 10})}),
+                              save("out.pt", {torch::ones({3, 10})}), "--accuracy", "none"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("passes (none): the outputs cannot be compared"), std::string::npos)
+      << run.out;
+}
+
 }  // namespace
 }  // namespace torchperf

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "support/test_support.h"
+#include "torchperf/error.h"
 
 namespace torchperf {
 namespace {
@@ -56,6 +57,23 @@ TEST(WorkerTest, ErrorsAreAnsweredWithTheirKind) {
   BenchOptions bad_ref = mlp();
   bad_ref.reference_files = {{"1", "/nonexistent/ref.pt"}};
   EXPECT_EQ(serve_job(to_request(MeasureRequest{bad_ref, ""}))["error"]["kind"], "runtime");
+}
+
+TEST(WorkerTest, AFailureWhoseCauseIsMemoryIsAnsweredAsOutOfMemory) {
+  const auto kind_of = [](const std::exception_ptr& e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (...) {
+      return reply_for_current_exception()["error"]["kind"].get<std::string>();
+    }
+  };
+  // A Python side's out-of-memory, rethrown as a failure naming the worker.
+  EXPECT_EQ(kind_of(std::make_exception_ptr(RuntimeFailure(
+                "the python side failed: out of memory (CUDA out of memory. Tried to allocate)"))),
+            "out-of-memory");
+  EXPECT_EQ(kind_of(std::make_exception_ptr(RuntimeFailure("the model failed"))), "runtime");
+  EXPECT_EQ(kind_of(std::make_exception_ptr(ResourceLimit("over the cap"))), "out-of-memory");
+  EXPECT_EQ(kind_of(std::make_exception_ptr(ResultsError("damaged"))), "results");
 }
 
 TEST(WorkerTest, ARequestOfAnotherProtocolVersionOrShapeIsAProtocolErrorThatSaysWhy) {

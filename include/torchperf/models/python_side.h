@@ -30,7 +30,7 @@ struct PythonStep {
 };
 
 // Runs the step and returns its one line of JSON. Throws, with the child's own last line:
-// ModelError (exit 4), WorkloadError (5), CompileError (6, 10, or the time limit passed),
+// ModelError (exit 4), WorkloadError (5), CompileError (10, or the time limit passed),
 // ResourceLimit (9, the memory cap, or killed by SIGKILL: the kernel's out-of-memory killer),
 // Interrupted (keep_going said to stop), RuntimeFailure (anything else: no interpreter, a crash).
 nlohmann::json run_python_step(const PythonStep& step);
