@@ -83,19 +83,21 @@ nlohmann::json run_python_step(const PythonStep& step) {
                          strsignal(r.signal) + "); its log: " + cited(r.log_path));
   if (r.exit_code != 0) {
     // The child exits with the error table's code for its kind (python/torchperf/_child.py).
-    // Only the codes the children exit with on purpose: any other (argparse's 2, a crash's) is
-    // a failure of the step, named with its log.
-    auto kind = error_kind_of_exit_code(r.exit_code);
-    if (kind && *kind != ErrorKind::kModel && *kind != ErrorKind::kWorkload &&
-        *kind != ErrorKind::kResourceLimit && *kind != ErrorKind::kCompile)
-      kind.reset();
-    if (!kind)
-      throw RuntimeFailure(step.what + ": exited with " + std::to_string(r.exit_code) + said +
-                           " (its log: " + cited(r.log_path) + ")");
-    if (*kind == ErrorKind::kModel)
-      throw ModelError(r.last_error.empty() ? step.what + ": not a program" : r.last_error);
-    if (*kind == ErrorKind::kWorkload) throw WorkloadError(r.last_error);
-    throw_error(*kind, step.what + said);
+    // Only the codes it exits with on purpose map to a kind: any other (argparse's 2, a crash's)
+    // is a failure of the step, named with its log.
+    switch (error_kind_of_exit_code(r.exit_code).value_or(ErrorKind::kRuntime)) {
+      case ErrorKind::kModel:
+        throw ModelError(r.last_error.empty() ? step.what + ": not a program" : r.last_error);
+      case ErrorKind::kWorkload:
+        throw WorkloadError(r.last_error);
+      case ErrorKind::kResourceLimit:
+        throw ResourceLimit(step.what + said);
+      case ErrorKind::kCompile:
+        throw CompileError(step.what + said);
+      default:
+        throw RuntimeFailure(step.what + ": exited with " + std::to_string(r.exit_code) + said +
+                             " (its log: " + cited(r.log_path) + ")");
+    }
   }
   std::istringstream lines(r.out);
   std::string line, last;

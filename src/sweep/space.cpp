@@ -149,22 +149,15 @@ Space build_space(const WorkloadTraits& traits,
         Configuration one;
         one.set(axis.knob, v);  // unknown values: ConfigError
         const Knob& knob = find_knob(axis.knob);
-        if (axis.knob == "runtime") {  // a family: it takes the workload, or it is refused
-          const Applicability a = knob.applies(traits, v);
-          bool in_some_runtime = false;
-          for (const auto& view : views) in_some_runtime |= applies_in(knob, view, v);
-          if (!a.applies && !in_some_runtime)
-            throw ConfigError("--space runtime=" + v + " does not apply to this workload: " +
-                              a.reason);
-          continue;
-        }
-        bool in_some_runtime = false;
-        for (const auto& view : swept) in_some_runtime |= applies_in(knob, view, v);
-        if (in_some_runtime) continue;
-        const Applicability a = knob.applies(swept.empty() ? traits : swept.front(), v);
+        // A family (runtime=) must take the workload; any other value, some runtime swept.
+        const bool family = axis.knob == "runtime";
+        bool taken = family && knob.applies(traits, v).applies;
+        for (const auto& view : family ? views : swept) taken |= applies_in(knob, view, v);
+        if (taken) continue;
+        const Applicability a = knob.applies(family ? traits : swept.front(), v);
         std::string elsewhere;
         for (const auto& view : views)
-          if (applies_in(knob, view, v)) elsewhere = view.runtime;
+          if (!family && applies_in(knob, view, v)) elsewhere = view.runtime;
         if (elsewhere.empty())
           throw ConfigError("--space " + axis.knob + "=" + v +
                             " does not apply to this workload: " + a.reason);
