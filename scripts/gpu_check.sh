@@ -25,6 +25,8 @@ step "environment"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 timeout 60 "$TP" env 2>&1 | tee "$OUT/env.txt" | sed -n '1,12p'
 
+# GPU_CHECK_TUNE_ONLY=1: the peers, the tune and the table only (a short re-check of the search).
+if [ -z "${GPU_CHECK_TUNE_ONLY:-}" ]; then
 step "the C++ runtime library first: std::filesystem binds to libstdc++, not to libtorch's copy"
 readelf -d "$TP" | awk '/NEEDED/ {print "first NEEDED: " $5; exit}'
 LD_BIND_NOW=1 LD_DEBUG=bindings "$TP" --version 2>&1 | grep -m1 'remove_all' |
@@ -45,6 +47,8 @@ timeout 150 "$TP" bench builtin:resnet18 --device cuda --batch 64 --runtime pyth
   --precision fp16 --format channels_last --grad inference --time 3 --quiet \
   > "$OUT/bench-python.txt" 2> "$OUT/bench-python.err"
 echo "exit $?"; grep -m1 'samples/s' "$OUT/bench-python.txt"; tail -2 "$OUT/bench-python.err"
+
+fi
 
 step "the hand-tuned PyTorch peers (torch.utils.benchmark, each in its own process)"
 timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \

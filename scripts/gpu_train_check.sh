@@ -10,7 +10,8 @@
 # climbed by hand in Python (bench/train_python.py: loader workers, pin_memory with non_blocking,
 # cudnn.benchmark, uint8 transfer, set_to_none, channels_last, AMP, torch.compile), alternated, in
 # fresh processes. Each step has its own time limit and writes its log under OUT. About 8 minutes
-# with the default budget of 240 s. DEVICE=cpu runs the same on a machine without a GPU.
+# with the default budget of 240 s. DEVICE=cpu runs the same on a machine without a GPU;
+# GPU_TRAIN_ROUNDS (default 6) sets the rounds.
 set -u
 BUNDLE=$(cd "$1" && pwd)
 OUT=$2
@@ -48,7 +49,8 @@ PY
 )
 echo "top rung: ${top:-the loop as given}"
 
-step "the top rung against the loop climbed by hand in Python, 6 alternated rounds"
+ROUNDS=${GPU_TRAIN_ROUNDS:-6}
+step "the top rung against the loop climbed by hand in Python, $ROUNDS alternated rounds"
 cores=$(nproc)
 hand=(--device "$DEVICE" --threads "$cores" --workers "$(( cores > 8 ? 8 : (cores > 2 ? cores - 1 : 1) ))"
       --transfer uint8 --zero-grad set_to_none --format channels_last --compile default)
@@ -59,7 +61,7 @@ if [ "$DEVICE" != cpu ]; then
 fi
 echo "by hand: ${hand[*]}"
 : > "$OUT/rounds.txt"
-for r in 1 2 3 4 5 6; do
+for r in $(seq "$ROUNDS"); do
   tp_run() {
     timeout 150 "$TP" train builtin:resnet18 --device "$DEVICE" --data synthetic-cifar \
       --image-size "$SIZE" --config "$top" --steps 30 --warmup 5 --quiet --json 2>> "$OUT/rounds.log" |
@@ -83,7 +85,9 @@ for line in open(sys.argv[1]):
 logs = [math.log(a / b) for a, b in zip(tp, py)]
 if len(logs) < 2:
     sys.exit("too few rounds finished: see rounds.log")
-half = 2.571 * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) == 6 else float("nan")
+# Two-sided 95% Student t quantiles by degrees of freedom (no SciPy on the GPU machine).
+t95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+half = t95.get(len(logs) - 1, 1.96) * statistics.stdev(logs) / math.sqrt(len(logs))
 mean = statistics.mean(logs)
 print("torchperf", " ".join(f"{v:.0f}" for v in tp), "| python", " ".join(f"{v:.0f}" for v in py))
 print(f"top rung / Python by hand = {math.exp(mean):.3f} (95% CI {math.exp(mean - half):.3f}-"

@@ -23,6 +23,10 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   // Keyed by the resolved pair: "the runner-up" and "the baseline" may be the same configuration.
   const std::string id = h.a + " | " + h.b;
   if (auto it = compared_.find(id); it != compared_.end()) return it->second;
+  // A side the sweep never measured (the baseline, in a tune that spent its budget elsewhere)
+  // may need its package: compiled here, not inside the comparison's worker and time limit.
+  ensure_packages_of(ca);
+  ensure_packages_of(cb);
   std::map<std::string, std::string> refs;
   for (const auto* c : {&ca, &cb}) {
     const std::string batch = reference_batch(o_.workload, *c);
@@ -145,6 +149,10 @@ void Supervisor::confirm() {
   const auto against = [&](const Configuration& other,
                            const std::string& name) -> std::optional<HeadToHead> {
     if (resolve(other, desc_.traits).to_string() == winner) return std::nullopt;
+    if (std::string why; !side_ready(other, why)) {
+      result_.notes.push_back("the winner was not measured against the " + name + ": " + why);
+      return std::nullopt;
+    }
     return compare(config_of(winner), other.to_string(), "winner vs " + name);
   };
   result_.vs_baseline = against(baseline_at(b), "baseline");

@@ -1,11 +1,15 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "searches.h"
 #include "torchperf/sweep/score_model.h"
 
-// The smart search. Why these stages: the one-knob changes from the origin give every main effect
+// The smart search. Why these stages: the guides' starts (torch.compile with channels_last, the
+// AOTInductor package, the best TorchScript graph) come first because a careful person tries them
+// first, and a budget of minutes may pay for little else when each compiles for a minute; the
+// screen then goes around the best of them. The one-knob changes from the origin give every main effect
 // for a dozen points; knobs on a CPU interact strongly (bf16 pays only with a frozen graph and
 // channels_last together), so a second screen starts from what the guides advise (each knob's
 // expert value) and measures the one-knob changes from there. Then the untried points are ranked
@@ -26,7 +30,8 @@ class SmartSearch final : public Search {
         brief_(space.points.size()),
         full_(space.points.size()),
         measured_brief_(space.points.size(), false),
-        measured_full_(space.points.size(), false) {
+        measured_full_(space.points.size(), false),
+        proposed_(space.points.size(), false) {
     for (const auto& axis : space.axes) levels_.push_back(axis.values.size());
     model_.emplace(levels_);
     if (options_.patience == 0) options_.patience = std::max<std::size_t>(4, levels_.size());
@@ -46,49 +51,52 @@ class SmartSearch final : public Search {
                             ? std::nullopt
                             : std::optional<std::size_t>(it - axis.values.begin()));
     }
+    origin_ = origin;
     rng_.seed(options_.seed);
-    add_screen_around(origin);
+    for (const std::size_t i : options_.first)
+      if (i < assignments_.size() && std::find(screen_.begin(), screen_.end(), i) == screen_.end())
+        screen_.push_back(i);
+    starts_ = screen_.size();
+    if (screen_.empty()) add_screen_around(origin);
     if (screen_.empty()) screen_.push_back(0);
   }
 
   std::optional<Proposal> next(const BudgetView& budget) override {
     if (stage_ == SearchStage::kScreen) {
-      while (screen_next_ < screen_.size() && measured(screen_[screen_next_])) ++screen_next_;
-      if (screen_next_ == screen_.size() && !second_screen_) {
-        second_screen_ = true;
-        const std::size_t before = screen_.size();
-        add_screen_around(expert_start());
-        std::size_t unmeasured = 0;
-        for (std::size_t i = before; i < screen_.size(); ++i) unmeasured += !measured(screen_[i]);
-        // A budget that cannot pay for the second screen and one guess after it explores from the
-        // first screen's model instead: its best guess combines the best one-knob changes.
-        if (!affords_exploring(budget, unmeasured + 1)) screen_.resize(before);
-        while (screen_next_ < screen_.size() && measured(screen_[screen_next_])) ++screen_next_;
+      for (;;) {
+        if (const auto point = next_screened(budget))
+          return propose(*point, SearchStage::kScreen);
+        if (!add_next_screen(budget)) break;
       }
-      if (screen_next_ < screen_.size()) {
-        if (affords_exploring(budget))
-          return propose(screen_[screen_next_++], SearchStage::kScreen);
-        cut(SearchStage::kScreen);  // what was screened goes straight to the finals
+      // What was screened goes straight to the finals; after the finals, what the budget has left
+      // goes to exploring (the skipped points stay skipped: they still cost too much).
+      if (skipped_ && !resumed_) {
+        cut(SearchStage::kScreen);
       } else {
+        cut_ = cut_ || skipped_;  // the skipped points are still left out
         stage_ = SearchStage::kExplore;
         since_better_ = 0;
       }
     }
     if (stage_ == SearchStage::kExplore) {
       if (since_better_ < options_.patience) {
-        std::optional<std::size_t> guess = best_guess();
-        if (!guess) guess = next_climb();
-        if (guess) {
-          if (affords_exploring(budget)) return propose(*guess, SearchStage::kExplore);
+        priced_out_ = false;
+        std::optional<std::size_t> guess = best_guess(budget);
+        if (!guess) guess = next_climb(budget);
+        if (guess) return propose(*guess, SearchStage::kExplore);
+        // Points were left for their cost, not for the model's doubt: the budget ended it.
+        if (priced_out_ && !resumed_) {
           cut(SearchStage::kExplore);
+          return next(budget);
         }
+        cut_ = cut_ || priced_out_;
       }
       stage_ = SearchStage::kFinal;
     }
     if (all_full_) return std::nullopt;
     for (std::size_t i : finalists()) {
       if (measured_full_[i]) continue;
-      if (budget.remaining_s < budget.full_point_s) {
+      if (budget.remaining_s < budget.cost(i, false)) {
         cut_ = true;
         return std::nullopt;
       }
@@ -97,11 +105,12 @@ class SmartSearch final : public Search {
     }
     // The finalists are measured. A stage the budget cut goes on when the estimates, now from
     // measured full points, leave room again: a budget is not left unspent while points remain.
-    if (cut_ && resume_ && affords_exploring(budget)) {
+    if (cut_ && resume_ && affords_exploring(budget, cheapest_unmeasured(budget))) {
       stage_ = *resume_;
       resume_.reset();
       cut_ = false;
-      return next(budget);  // proposes, or ends with the stage done (no second cut: it affords)
+      resumed_ = true;
+      return next(budget);  // proposes, or ends with the stage done
     }
     return std::nullopt;
   }
@@ -145,6 +154,67 @@ class SmartSearch final : public Search {
 
   bool measured(std::size_t i) const { return measured_brief_[i] || measured_full_[i]; }
 
+  // The cheapest unmeasured point of the current screen that the budget pays for, in screen order
+  // among equals: a change that compiles for a minute waits behind those that do not. One the
+  // budget cannot pay for is skipped (the search was cut, and says so).
+  std::optional<std::size_t> next_screened(const BudgetView& budget) {
+    std::optional<std::size_t> best;
+    double best_cost = 0;
+    for (std::size_t k = screen_next_; k < screen_.size(); ++k) {
+      const std::size_t i = screen_[k];
+      if (measured(i) || proposed_[i]) continue;
+      const double c = budget.cost(i, !all_full_);
+      if (!affords_exploring(budget, c)) {
+        skipped_ = true;
+        continue;
+      }
+      // The guides' starts keep their order: the first is the one a careful person tries first.
+      if (k < starts_) return i;
+      if (!best || c < best_cost) {
+        best = i;
+        best_cost = c;
+      }
+    }
+    return best;
+  }
+
+  // Appends the next screen: with the guides' starts, around the best of them and then around the
+  // origin; without, around the expert start after the origin. False when none is left.
+  bool add_next_screen(const BudgetView& budget) {
+    screen_next_ = screen_.size();
+    const std::size_t before = screen_.size();
+    if (starts_ > 0 && screens_ == 0) {
+      std::optional<std::size_t> best;
+      for (std::size_t k = 0; k < starts_; ++k)
+        if (brief_[screen_[k]] && (!best || *brief_[screen_[k]] > *brief_[*best])) best = screen_[k];
+      add_screen_around(assignments_[best ? *best : screen_.front()]);
+    } else if (screens_ == (starts_ > 0 ? 1 : 0)) {
+      add_screen_around(starts_ > 0 ? origin_ : expert_start());
+      std::size_t unmeasured = 0;
+      double cost = 0;
+      for (std::size_t i = before; i < screen_.size(); ++i)
+        if (!measured(screen_[i])) {
+          ++unmeasured;
+          cost += budget.cost(screen_[i], !all_full_);
+        }
+      // A budget that cannot pay for this screen and one guess after it explores from the model
+      // it has instead: its best guess combines the best one-knob changes.
+      if (unmeasured > 0 && !affords_exploring(budget, cost + budget.brief_point_s))
+        screen_.resize(before);
+    } else {
+      return false;
+    }
+    ++screens_;
+    return true;
+  }
+
+  double cheapest_unmeasured(const BudgetView& budget) const {
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < assignments_.size(); ++i)
+      if (!measured(i)) cheapest = std::min(cheapest, budget.cost(i, !all_full_));
+    return cheapest;
+  }
+
   // The point nearest `target`, then its one-knob changes in random order, to screen.
   void add_screen_around(const std::vector<std::size_t>& target) {
     std::size_t centre = 0;
@@ -178,6 +248,7 @@ class SmartSearch final : public Search {
 
   Proposal propose(std::size_t point, SearchStage stage) {
     (stage == SearchStage::kScreen ? spent_screen_ : spent_explore_) += 1;
+    proposed_[point] = true;
     return Proposal{point, stage, !all_full_};
   }
 
@@ -187,15 +258,22 @@ class SmartSearch final : public Search {
     return n;
   }
 
-  // Exploring goes on only while `points` more brief points still leave room to measure the
+  // Exploring goes on only while `seconds` more of brief points still leave room to measure the
   // finalists in full: those measured in full already are paid for, but a new point that beats
-  // them needs one more (confirm() ranks full measurements first).
-  bool affords_exploring(const BudgetView& budget, std::size_t points = 1) const {
-    std::size_t unpaid = std::min(options_.finalists, ok_points() + 1);
-    for (std::size_t i : finalists()) unpaid -= unpaid > 1 && measured_full_[i];
-    const double finals = all_full_ ? 0 : static_cast<double>(unpaid) * budget.full_point_s;
-    const double point = all_full_ ? budget.full_point_s : budget.brief_point_s;
-    return budget.remaining_s >= static_cast<double>(points) * point + finals;
+  // them needs one more (confirm() ranks full measurements first), at about the cost of the
+  // dearest finalist not yet measured in full.
+  bool affords_exploring(const BudgetView& budget, double seconds) const {
+    double finals = 0;
+    if (!all_full_) {
+      std::size_t unpaid = std::min(options_.finalists, ok_points() + 1);
+      double dearest = budget.full_point_s;
+      for (std::size_t i : finalists()) {
+        if (measured_full_[i]) unpaid -= unpaid > 1;
+        else dearest = std::max(dearest, budget.cost(i, false));
+      }
+      finals = static_cast<double>(unpaid) * dearest;
+    }
+    return budget.remaining_s >= seconds + finals;
   }
 
   void cut(SearchStage stage) {
@@ -204,8 +282,10 @@ class SmartSearch final : public Search {
     stage_ = SearchStage::kFinal;
   }
 
-  // The untried point the model ranks best, when it is within the tolerance of the leader.
-  std::optional<std::size_t> best_guess() {
+  // The untried point the model ranks best per second of cost (a point that compiles for a
+  // minute must promise more than one that does not), when it is within the tolerance of the
+  // leader; without costs, simply the best.
+  std::optional<std::size_t> best_guess(const BudgetView& budget) {
     std::vector<std::vector<std::size_t>> xs;
     std::vector<double> ys;
     for (std::size_t i = 0; i < assignments_.size(); ++i)
@@ -217,18 +297,32 @@ class SmartSearch final : public Search {
     model_->fit(xs, ys);
     const auto failing = failing_values();
     const auto fails = [&](std::size_t point) { return has_failing_value(point, failing); };
-    std::optional<std::size_t> best;
-    double best_score = 0;
+    std::optional<std::size_t> best, by_rate;
+    double best_score = 0, best_rate = 0;
     for (std::size_t i = 0; i < assignments_.size(); ++i) {
       if (measured(i) || fails(i)) continue;
+      if (!affords_exploring(budget, budget.cost(i, !all_full_))) {
+        priced_out_ = true;
+        continue;
+      }
       const double p = model_->predict(assignments_[i]);
       if (!best || p > best_score) {
         best = i;
         best_score = p;
       }
+      // The expected gain over the leader, counted from a little below it (a guess 5% short may
+      // still win: the model is a guess), per second of cost.
+      if (leader_ && *leader_ > 0) {
+        const double rate = (p / *leader_ - 1 + kGuessSlack) /
+                            std::max(1e-3, budget.cost(i, !all_full_));
+        if (rate > 0 && (!by_rate || rate > best_rate)) {
+          by_rate = i;
+          best_rate = rate;
+        }
+      }
     }
     if (!best || !leader_ || best_score < *leader_ * (1 - options_.tolerance)) return std::nullopt;
-    return best;
+    return by_rate ? by_rate : best;
   }
 
   // When the model guesses nothing near the leader, the leader's own one-knob changes, the
@@ -236,7 +330,7 @@ class SmartSearch final : public Search {
   // never seen are shrunk towards the average, so a leader found in the second screen (bf16
   // autocast at batch 32, eager) can have a better neighbour (batch 8) that no guess reaches.
   // Bounded by the patience, like the guesses.
-  std::optional<std::size_t> next_climb() {
+  std::optional<std::size_t> next_climb(const BudgetView& budget) {
     std::optional<std::size_t> leader;
     for (std::size_t i = 0; i < brief_.size(); ++i)
       if (brief_[i] && (!leader || *brief_[i] > *brief_[*leader])) leader = i;
@@ -247,10 +341,15 @@ class SmartSearch final : public Search {
       const auto failing = failing_values();
       for (std::size_t i = 0; i < assignments_.size(); ++i) {
         if (measured(i) || distance(assignments_[i], assignments_[*leader]) != 1) continue;
+        if (!affords_exploring(budget, budget.cost(i, !all_full_))) {
+          priced_out_ = true;
+          continue;
+        }
         if (!has_failing_value(i, failing)) climb_.push_back(i);
       }
       std::stable_sort(climb_.begin(), climb_.end(), [&](std::size_t a, std::size_t b) {
-        return model_->predict(assignments_[a]) > model_->predict(assignments_[b]);
+        return model_->predict(assignments_[a]) / std::max(1e-3, budget.cost(a, !all_full_)) >
+               model_->predict(assignments_[b]) / std::max(1e-3, budget.cost(b, !all_full_));
       });
     }
     while (!climb_.empty() && measured(climb_.front())) climb_.erase(climb_.begin());
@@ -307,9 +406,17 @@ class SmartSearch final : public Search {
   std::vector<bool> measured_brief_, measured_full_;
   std::vector<std::optional<std::size_t>> expert_;  // per axis
   std::mt19937_64 rng_;
-  std::vector<std::size_t> screen_;  // around the origin, then around the expert start
-  std::size_t screen_next_ = 0;
-  bool second_screen_ = false;
+  static constexpr double kGuessSlack = 0.05;
+  std::vector<std::size_t> origin_;  // the origin's assignment
+  // The guides' starts (the first starts_ entries), then the screens around a centre each.
+  std::vector<std::size_t> screen_;
+  std::size_t starts_ = 0;
+  std::size_t screen_next_ = 0;  // where the current screen begins
+  std::size_t screens_ = 0;      // screens added after the first
+  std::vector<bool> proposed_;
+  bool skipped_ = false;  // a screened point the budget could not pay for
+  bool resumed_ = false;  // a cut stage went on after the finals
+  bool priced_out_ = false;  // the last guess left points out for their cost
   SearchStage stage_ = SearchStage::kScreen;
   std::optional<double> leader_;
   std::optional<std::size_t> climbed_from_;  // the leader whose neighbours are in climb_

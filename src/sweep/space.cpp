@@ -102,6 +102,78 @@ std::string first_clause(const std::string& message) {
   return cut == std::string::npos ? message : message.substr(0, cut);
 }
 
+// The guides' start of each swept runtime, as a point of the space (resolved to a key it holds).
+// The runtime the guides favour (the runtime axis's expert: Python's torch.compile on CUDA) goes
+// first; on a CPU the C++ runtimes keep the registry's order.
+std::vector<ExpertStart> expert_starts(const Space& space, const WorkloadTraits& traits,
+                                       std::vector<WorkloadTraits> swept,
+                                       const std::set<std::string>& keys) {
+  std::string favoured;
+  for (const auto& axis : space.axes)
+    if (axis.knob == "runtime" && !axis.expert.empty())
+      favoured = runtime_for(axis.expert, "", traits).name();
+  std::stable_partition(swept.begin(), swept.end(),
+                        [&](const WorkloadTraits& v) { return v.runtime == favoured; });
+  std::vector<ExpertStart> starts;
+  for (const auto& view : swept) {
+    const Runtime& runtime = runtime_named(view.runtime);
+    Configuration start, reduced;
+    bool differs = false;
+    for (const auto& axis : space.axes) {
+      const Knob& knob = find_knob(axis.knob);
+      const auto has = [&](const std::string& v) {
+        return std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end();
+      };
+      std::string value = has(axis.baseline) ? axis.baseline : axis.values.front();
+      if (axis.knob == "runtime") {
+        value = runtime.family();
+      } else if (axis.knob == "graph") {
+        // The runtime's own favourite, else its first graph: the point must run in it. A
+        // max-autotune compile (about three times as long) is a later step, not a start.
+        std::vector<std::string> graphs = runtime.expert_graphs(view);
+        for (const auto& g : runtime.graphs(view)) graphs.push_back(g);
+        std::stable_partition(graphs.begin(), graphs.end(), [](const std::string& g) {
+          return g.find("max-autotune") == std::string::npos;
+        });
+        value.clear();
+        for (const auto& g : graphs)
+          if (value.empty() && has(g)) value = g;
+        if (value.empty()) continue;
+      } else {
+        for (const auto& v : knob.expert(view))
+          if (has(v) && applies_in(knob, view, v)) {
+            value = v;
+            break;
+          }
+      }
+      // A knob this runtime does not take stays unset, as in the space's own points.
+      if (axis.knob != "runtime" && axis.knob != "graph" && !applies_in(knob, view, value))
+        continue;
+      if (axis.knob == "precision") {
+        const std::string base = has(axis.baseline) ? axis.baseline : axis.values.front();
+        differs = value != base;
+        reduced.set(axis.knob, value);
+        start.set(axis.knob, base);
+        continue;
+      }
+      start.set(axis.knob, value);
+      reduced.set(axis.knob, value);
+    }
+    for (const auto& [config, is_reduced] :
+         {std::make_pair(start, false), std::make_pair(reduced, true)}) {
+      if (is_reduced && !differs) continue;
+      try {
+        const ResolvedConfiguration r = resolve(config, traits);
+        if (runtime_of(r, traits).name() != runtime.name() || !keys.count(r.to_string())) continue;
+        starts.push_back({runtime.name(), config, is_reduced});
+      } catch (const ConfigError&) {
+        // A start the space cannot hold (its values contradict): the other starts remain.
+      }
+    }
+  }
+  return starts;
+}
+
 }  // namespace
 
 Space build_space(const WorkloadTraits& traits,
@@ -211,6 +283,7 @@ Space build_space(const WorkloadTraits& traits,
   for (const auto& [reason, count] : dropped)
     space.dropped.push_back(std::to_string(count) + " dropped: " + reason);
   if (space.points.empty()) throw UsageError("the space to sweep is empty");
+  space.expert_starts = expert_starts(space, traits, swept, seen);
   return space;
 }
 

@@ -222,22 +222,28 @@ void Supervisor::prepare_references() {
     throw RuntimeFailure(reference_failures_.begin()->second);
 }
 
-// A torch.export program's packages are compiled here, once each, before any point runs: the
-// workers then find them in the cache (a compile in a worker would count against its point's
-// time limit, and each point would pay it). Cheap packages first (fp32, then bf16), then
-// max-autotune's; after the first, each compile is estimated from the longest so far (3x for
-// max-autotune's kernel benchmarks) and left out, with its points, when it would take over half
-// of the budget that is left: the points that are compiled then get the time.
+// A torch.export program's packages are compiled here, in this process, not in a worker (a compile
+// in a worker would count against its point's time limit, and each point would pay it): each the
+// first time a point needs it, so that a budget of minutes is not spent compiling packages ahead
+// whose points the search never reaches. Those already in the cache are recorded at once. The
+// search knows what each compile will cost (point_cost_s) before it proposes the point.
 void Supervisor::prepare_packages() {
-  if (!desc_.traits.program_form) return;
-  std::vector<AotiOptions> wanted;
-  std::string program;
+  const auto model_file = [&]() -> std::string {
+    if (desc_.traits.program_form) {
+      if (program_.empty()) program_ = open_model(o_.workload.model)->program_path();
+      return program_;
+    }
+    std::error_code ec;
+    return fs::is_regular_file(o_.workload.model, ec) ? o_.workload.model : std::string();
+  };
+  bool compiles = false;
   for (const auto& p : space_.points) {
     const ResolvedConfiguration c = resolve(p.config, desc_.traits);
-    // A C++ runtime's compile (AOTInductor's package) is paid here, ahead; torch.compile's point
-    // pays its own in its worker; a TorchScript point compiles nothing.
     const Runtime& runtime = runtime_of(c, desc_.traits);
-    if (runtime.worker() != RuntimeWorker::kCpp || !runtime.compiles(c.value("graph"))) continue;
+    if (!runtime.compiles(c.value("graph"))) continue;
+    compiles = true;
+    // A C++ runtime's compile is AOTInductor's package; torch.compile's point pays its own.
+    if (runtime.worker() != RuntimeWorker::kCpp) continue;
     AotiOptions a;
     a.precision = c.value("precision");
     a.max_autotune = c.value("graph") == "aoti-max-autotune";
@@ -246,65 +252,242 @@ void Supervisor::prepare_packages() {
     if (const auto cap = environment.find("ATEN_CPU_CAPABILITY"); cap != environment.end())
       a.aten_capability = cap->second;
     package_of_point_[p.key] = a.to_string();
-    if (std::none_of(wanted.begin(), wanted.end(),
-                     [&](const AotiOptions& w) { return w.to_string() == a.to_string(); }))
-      wanted.push_back(a);
+    packages_.emplace(a.to_string(), a);
   }
-  std::stable_sort(wanted.begin(), wanted.end(), [](const AotiOptions& a, const AotiOptions& b) {
-    return std::make_pair(a.max_autotune, a.precision != "fp32") <
-           std::make_pair(b.max_autotune, b.precision != "fp32");
-  });
+  if (!compiles) return;
+  try {
+    if (const std::string file = model_file(); !file.empty())
+      costs_ = CompileCosts(compile_costs_path(file));
+  } catch (const ModelError&) {
+    if (!packages_.empty()) throw;  // the program itself is unreadable: no point can run
+  }
+  for (const auto& [name, options] : packages_) {
+    const std::string path = cached_aoti_package(model_file(), options);
+    if (path.empty()) continue;
+    packages_ready_.insert(name);
+    CompiledPackageRecord record;
+    record.options = name;
+    record.path = path;
+    record.cache_hit = true;
+    keep_package(record);
+  }
+}
+
+void Supervisor::keep_package(const CompiledPackageRecord& record) {
+  journal_->append({{"record", "package"},
+                    {"session", session_},
+                    {"options", record.options},
+                    {"path", record.path},
+                    {"compile_s", record.compile_s},
+                    {"cache_hit", record.cache_hit},
+                    {"failure", record.failure}});
+  result_.packages.push_back(record);
+}
+
+bool Supervisor::ensure_package(const std::string& name) {
+  if (packages_ready_.count(name)) return true;
+  if (package_failures_.count(name)) return false;
+  const auto wanted = packages_.find(name);
+  if (wanted == packages_.end()) return true;  // not a package of this space: nothing to do
+  const std::string phase = phase_;
   phase_ = "compiling";
-  double longest = 0;
+  current_ = "compiling " + name;
+  report(phase_);
   CommandLimits limits = within(o_.workload.compile_timeout_s, limits_.memory_cap_bytes);
   limits.keep_going = [this](double) { return !(interrupt_ && interrupt_()); };
-  for (const auto& options : wanted) {
-    CompiledPackageRecord record;
-    record.options = options.to_string();
-    if (program.empty()) program = open_model(o_.workload.model)->program_path();
-    const bool cached = !cached_aoti_package(program, options).empty();
-    if (!cached && o_.budget_s > 0 && longest > 0) {
-      const double estimate = longest * (options.max_autotune ? 3 : 1);
-      const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
-      if (estimate > room / 2) {
-        record.failure = fmt::format(
-            "not compiled: its compile (about {:.0f} s, estimated from the longest so far) would "
-            "take over half of the {:.0f} s left of the budget (raise --budget to include it)",
-            estimate, std::max(0.0, room));
-        result_.notes.push_back("AOTInductor package " + record.options + " " + record.failure);
-      }
-    }
-    if (record.failure.empty()) {
-      current_ = "compiling " + record.options;
-      report(phase_);
-      try {
-        const CompiledPackage package = ensure_aoti_package(program, options, limits);
-        record.path = package.path;
-        record.compile_s = package.compile_s;
-        record.cache_hit = package.cache_hit;
-        longest = std::max(longest, package.compile_s);
-      } catch (const Interrupted&) {
-        interrupted_ = true;
-        throw Interrupted("interrupted while compiling AOTInductor packages");
-      } catch (const ModelError&) {
-        throw;  // the program itself is unreadable: no point can run
-      } catch (const Error& e) {
-        record.failure = e.what();
-      }
-    }
-    if (!record.failure.empty()) package_failures_[record.options] = record.failure;
-    journal_->append({{"record", "package"},
-                      {"session", session_},
-                      {"options", record.options},
-                      {"path", record.path},
-                      {"compile_s", record.compile_s},
-                      {"cache_hit", record.cache_hit},
-                      {"failure", record.failure}});
-    result_.packages.push_back(record);
+  CompiledPackageRecord record;
+  record.options = name;
+  try {
+    const CompiledPackage package = ensure_aoti_package(program_, wanted->second, limits);
+    record.path = package.path;
+    record.compile_s = package.compile_s;
+    record.cache_hit = package.cache_hit;
+    if (!package.cache_hit) costs_.record("aoti:" + name, package.compile_s);
+    packages_ready_.insert(name);
+  } catch (const Interrupted&) {
+    interrupted_ = true;
+    throw Interrupted("interrupted while compiling the AOTInductor package " + name);
+  } catch (const ModelError&) {
+    throw;  // the program itself is unreadable: no point can run
+  } catch (const Error& e) {
+    record.failure = e.what();
+    package_failures_[name] = record.failure;
   }
-  if (!wanted.empty() && package_failures_.size() == wanted.size())
-    throw CompileError(package_failures_.begin()->second);
-  phase_ = "preparing";
+  keep_package(record);
+  phase_ = phase;
+  // Every package failed and every point needs one: nothing of this space can run.
+  if (!record.failure.empty() && package_failures_.size() == packages_.size() &&
+      package_of_point_.size() == space_.points.size())
+    throw CompileError(record.failure);
+  return record.failure.empty();
+}
+
+void Supervisor::ensure_packages_of(const Configuration& config) {
+  try {
+    const ResolvedConfiguration r = resolve(config, desc_.traits);
+    if (const auto it = package_of_point_.find(r.to_string()); it != package_of_point_.end())
+      ensure_package(it->second);
+  } catch (const ConfigError&) {
+    // Not a configuration of this space: the comparison says what is wrong with it.
+  }
+}
+
+bool Supervisor::side_ready(const Configuration& config, std::string& why) {
+  std::string key;
+  try {
+    key = resolve(config, desc_.traits).to_string();
+  } catch (const ConfigError&) {
+    return true;  // the comparison says what is wrong with it
+  }
+  const auto it = package_of_point_.find(key);
+  if (it == package_of_point_.end() || packages_ready_.count(it->second)) return true;
+  if (const auto failed = package_failures_.find(it->second); failed != package_failures_.end()) {
+    why = failed->second;
+    return false;
+  }
+  SpacePoint probe;
+  probe.key = key;
+  const double estimate = compile_estimate_s(probe);
+  const double left = o_.budget_s - elapsed();
+  if (o_.budget_s > 0 && estimate > left) {
+    why = fmt::format("its AOTInductor package ({}) is not compiled: about {:.0f} s, and {:.0f} s "
+                      "of the budget is left",
+                      it->second, estimate, std::max(0.0, left));
+    return false;
+  }
+  if (ensure_package(it->second)) return true;
+  why = package_failures_.at(it->second);
+  return false;
+}
+
+bool Supervisor::in_python(const SpacePoint& point) const {
+  return worker_of(point.config) == RuntimeWorker::kPython;
+}
+
+namespace {
+
+// What a compile costs before any has been seen for this model, on a CPU of a few cores: an
+// AOTInductor package of a ResNet-18 took 20-136 s here, torch.compile's first call 15-60 s.
+// max-autotune benchmarks kernel choices: about three times as long.
+constexpr double kPackageGuessS = 60;
+constexpr double kCompileGuessS = 30;
+constexpr double kAutotuneFactor = 3;
+// The Python worker's start-up (the interpreter, torch and the program) before anything is timed.
+constexpr double kPythonStartupGuessS = 5;
+
+bool autotunes(const std::string& graph_or_options) {
+  return graph_or_options.find("max-autotune") != std::string::npos ||
+         graph_or_options.find("max_autotune=1") != std::string::npos;
+}
+
+}  // namespace
+
+double Supervisor::compile_estimate_s(const SpacePoint& point) const {
+  if (const auto it = package_of_point_.find(point.key); it != package_of_point_.end()) {
+    const std::string& name = it->second;
+    if (packages_ready_.count(name) || package_failures_.count(name)) return 0;
+    if (const auto seen = costs_.seen("aoti:" + name)) return *seen;
+    // From the longest package compiled so far, scaled the way max-autotune scales it.
+    std::optional<double> plain, tuned;
+    for (const auto& [other, options] : packages_)
+      if (const auto s = costs_.seen("aoti:" + other))
+        (options.max_autotune ? tuned : plain) = std::max(*s, (options.max_autotune ? tuned : plain).value_or(0));
+    const bool autotune = autotunes(name);
+    if (autotune && tuned) return *tuned;
+    if (!autotune && plain) return *plain;
+    if (plain) return *plain * kAutotuneFactor;
+    if (tuned) return *tuned / kAutotuneFactor;
+    return kPackageGuessS * (autotune ? kAutotuneFactor : 1);
+  }
+  if (!in_python(point)) return 0;
+  const ResolvedConfiguration c = resolve(point.config, desc_.traits);
+  const std::string graph = c.value("graph");
+  if (!runtime_of(c, desc_.traits).compiles(graph)) return 0;
+  if (const auto seen = costs_.seen("compile:" + graph + ":" + point.key)) return *seen;
+  if (const auto same = costs_.longest("compile:" + graph + ":")) return *same;
+  if (const auto plain = costs_.longest("compile:compile:"))
+    return *plain * (autotunes(graph) ? kAutotuneFactor : 1);
+  return kCompileGuessS * (autotunes(graph) ? kAutotuneFactor : 1);
+}
+
+// A point's start-up, warm-up and measurement from the points of its worker's kind (a Python
+// point starts an interpreter of its own; a brief C++ point shares a warm worker), plus its
+// compile.
+double Supervisor::point_cost_s(std::size_t index, bool brief) const {
+  const SpacePoint& point = space_.points.at(index);
+  double base = point_estimate_s(brief);
+  if (in_python(point)) {
+    const auto& walls = brief ? python_brief_walls_ : python_full_walls_;
+    if (!walls.empty()) base = median(walls);
+    else if (!python_brief_walls_.empty()) base = median(python_brief_walls_) + 2 * (o_.workload.time_s - brief_time_s_);
+    else base += kPythonStartupGuessS;
+  }
+  return base + compile_estimate_s(point);
+}
+
+std::vector<std::size_t> Supervisor::expert_start_points() const {
+  // Reduced precision is a start where the device computes in it: half on CUDA; bf16 on a CPU
+  // with bf16 instructions (elsewhere it is emulated, slower than fp32, and only the sweep tries
+  // it). On CUDA it is the guides' start itself, so it goes first.
+  bool reduced = desc_.traits.cuda;
+  if (!reduced)
+    for (const auto& isa : capture_environment().cpu_isa)
+      reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
+  std::vector<std::size_t> plain, lowered;
+  for (const auto& start : space_.expert_starts) {
+    if (start.reduced_precision && !reduced) continue;
+    std::string key;
+    try {
+      key = resolve(start.config, desc_.traits).to_string();
+    } catch (const ConfigError&) {
+      continue;
+    }
+    const auto it = index_of_.find(key);
+    if (it == index_of_.end()) continue;
+    (start.reduced_precision ? lowered : plain).push_back(it->second);
+  }
+  std::vector<std::size_t> order = desc_.traits.cuda ? lowered : plain;
+  const auto& rest = desc_.traits.cuda ? plain : lowered;
+  order.insert(order.end(), rest.begin(), rest.end());
+  return order;
+}
+
+// What the plan says of compiles: what the cache already holds and what is still to pay.
+std::string Supervisor::compile_plan() const {
+  std::size_t cached = packages_ready_.size(), to_compile = 0;
+  double to_compile_s = 0;
+  for (const auto& [name, options] : packages_) {
+    if (packages_ready_.count(name)) continue;
+    ++to_compile;
+    SpacePoint probe;
+    for (const auto& [key, package] : package_of_point_)
+      if (package == name) probe.key = key;
+    to_compile_s += compile_estimate_s(probe);
+  }
+  std::string text;
+  if (!packages_.empty()) {
+    text = fmt::format("AOTInductor packages: {} of {} in the cache (no compile)", cached,
+                       packages_.size());
+    if (to_compile > 0)
+      text += fmt::format(", {} to compile when a point needs one (about {:.0f} s in all, {})",
+                          to_compile, to_compile_s,
+                          costs_.remembered("aoti:") > 0 || costs_.count("aoti:") > 0
+                              ? "from earlier compiles of this model"
+                              : "guessed: none compiled before");
+  }
+  std::size_t python = 0;
+  for (const auto& p : space_.points)
+    if (in_python(p) && compile_estimate_s(p) > 0) ++python;
+  if (python > 0) {
+    const std::size_t remembered = costs_.remembered("compile:");
+    text += (text.empty() ? "" : "; ") +
+            fmt::format("torch.compile: {} point(s) compile in their worker", python);
+    text += remembered > 0 ? fmt::format(", {} compiled by earlier tunes (Inductor's cache holds "
+                                         "their kernels; their cost is known)",
+                                         remembered)
+                           : std::string(", none compiled before (cost guessed)");
+  }
+  return text;
 }
 
 PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool brief) {
@@ -321,12 +504,12 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     r.reason = ref_failure->second;
     return r;
   }
+  last_compile_s_ = 0;
   if (const auto package = package_of_point_.find(point.key); package != package_of_point_.end())
-    if (const auto failed = package_failures_.find(package->second);
-        failed != package_failures_.end()) {
+    if (!ensure_package(package->second)) {
       r.status = PointStatus::kFailed;
       r.failure_kind = "compile";
-      r.reason = failed->second;
+      r.reason = package_failures_.at(package->second);
       return r;
     }
   BenchOptions workload = o_.workload;
@@ -387,6 +570,12 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   }
   const Measurement& m = *measured;
   r.measurement = out.response.at("result").at("measurement");  // the journal keeps it whole
+  // torch.compile's compile is paid inside the point's worker: remembered for the next tune,
+  // and left out of the walls that price the points that do not compile.
+  if (in_python(point) && m.compile_s > 0 && !m.compile_cache_hit) {
+    last_compile_s_ = m.compile_s;
+    costs_.record("compile:" + m.configuration.value("graph") + ":" + point.key, m.compile_s);
+  }
   r.metrics = metrics_of(m);
   r.score = objective_score(o_.objective, r.metrics);
   const double timed_s = to_seconds(m.samples.measured) + to_seconds(m.samples.warmup.total);
@@ -443,6 +632,22 @@ std::string Supervisor::plan_message() {
   const bool tiny = total <= finalists;
   planned_ = tiny ? left : std::min(left, screen + explore + finalists);
   const double brief = point_estimate_s(true), full = point_estimate_s(false);
+  // The guides' starts, each with what it is expected to cost (its compile included).
+  std::string starts;
+  for (const std::size_t i : expert_start_points()) {
+    const ResolvedConfiguration c = resolve(space_.points[i].config, desc_.traits);
+    starts += fmt::format("{}{} {} ~{:.0f} s", starts.empty() ? "" : ", ",
+                          runtime_of(c, desc_.traits).label(), c.value("precision"),
+                          point_cost_s(i, true));
+  }
+  const std::string screens =
+      starts.empty()
+          ? fmt::format("the origin and its {} one-knob changes, then the guides' expert start "
+                        "and its one-knob changes",
+                        around_origin - std::min<std::size_t>(around_origin, 1))
+          : fmt::format("first the guides' starts ({}), then the one-knob changes around the "
+                        "best of them, then the origin and its {} one-knob changes",
+                        starts, around_origin - std::min<std::size_t>(around_origin, 1));
   const double screen_s = static_cast<double>(screen) * brief;
   const double finals_s = static_cast<double>(finalists) * full;
   result_.estimated_full_s =
@@ -453,13 +658,11 @@ std::string Supervisor::plan_message() {
                          "(~{:.1f} s a point), then the leaders head to head",
                          total, full)
            : fmt::format(
-                 "smart search over {} points: the origin and its {} one-knob changes, then the "
-                 "guides' expert start and its one-knob changes, measured briefly ({:.2g} s, "
-                 "~{:.1f} s a point), then the untried points a fitted model ranks best ({}), "
-                 "then the best {} again in full ({:.2g} s, ~{:.1f} s a point) and the leaders "
-                 "head to head: {}",
-                 total, around_origin - std::min<std::size_t>(around_origin, 1), brief_time_s_,
-                 brief,
+                 "smart search over {} points: {}, measured briefly ({:.2g} s, ~{:.1f} s a point "
+                 "and its compile), then the untried points a fitted model ranks best per second "
+                 "of cost ({}), then the best {} again in full ({:.2g} s, ~{:.1f} s a point) and "
+                 "the leaders head to head: {}",
+                 total, screens, brief_time_s_, brief,
                  o_.budget_s > 0 ? std::string("while the budget lasts")
                                  : fmt::format("until they stop beating the best, at least {}",
                                                explore),
@@ -467,6 +670,7 @@ std::string Supervisor::plan_message() {
                  o_.budget_s > 0
                      ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
                      : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
+  if (const std::string compiles = compile_plan(); !compiles.empty()) plan += "; " + compiles;
   if (!tiny && o_.budget_s > 0) {
     const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
     if (room < screen_s + finals_s) {
@@ -505,6 +709,7 @@ void Supervisor::sweep() {
     if (o_.budget_s > 0) view.remaining_s = o_.budget_s - elapsed() - confirmation_reserve_s();
     view.brief_point_s = point_estimate_s(true);
     view.full_point_s = point_estimate_s(false);
+    view.point_s = [this](std::size_t i, bool brief) { return point_cost_s(i, brief); };
     const auto proposal = search_->next(view);
     if (!proposal) break;
     const SpacePoint& point = space_.points[proposal->point];
@@ -514,7 +719,11 @@ void Supervisor::sweep() {
     if (interrupted_) break;
     p.stage = proposal->stage;
     // A point refused before it ran (its reference or package failed) says nothing of the time.
-    if (p.wall_s > 0) (p.brief ? brief_walls_ : full_walls_).push_back(p.wall_s);
+    if (p.wall_s > 0) {
+      const double wall = std::max(0.0, p.wall_s - last_compile_s_);
+      (p.brief ? brief_walls_ : full_walls_).push_back(wall);
+      if (in_python(point)) (p.brief ? python_brief_walls_ : python_full_walls_).push_back(wall);
+    }
     (p.brief ? result_.brief_points : result_.full_points) += 1;
     json record = to_json(p);
     record["record"] = "point";
@@ -675,6 +884,8 @@ TuneResult Supervisor::run_locked() {
   SearchOptions search;
   search.seed = o_.order_seed;
   search.finalists = finalist_count();
+  for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
+  search.first = expert_start_points();
   if (o_.budget_s > 0) {
     // A budget is there to be used: exploration goes on, in the model's order, until the time
     // for the finals and the confirmation is all that is left (or every point is measured).

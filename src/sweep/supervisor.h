@@ -9,12 +9,15 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "torchperf/measure/clock.h"
+#include "torchperf/models/aoti_package.h"
+#include "torchperf/sweep/compile_costs.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
 #include "torchperf/worker/shared_worker.h"
@@ -54,6 +57,20 @@ class Supervisor {
                      const std::string& what);
   void prepare_references();
   void prepare_packages();
+  // Compiles a package the first time a point (or a comparison) needs it; false when it failed.
+  bool ensure_package(const std::string& options);
+  void keep_package(const CompiledPackageRecord& record);  // in the journal and the result
+  void ensure_packages_of(const Configuration& config);
+  // Whether a comparison side's package is there, or compiled now when the budget pays for it;
+  // `why` says otherwise.
+  bool side_ready(const Configuration& config, std::string& why);
+  // What measuring a point costs, its compile included (nothing when it is cached or paid).
+  double point_cost_s(std::size_t index, bool brief) const;
+  double compile_estimate_s(const SpacePoint& point) const;
+  bool in_python(const SpacePoint& point) const;
+  // The guides' starts as indices into space_.points, in the order they are measured.
+  std::vector<std::size_t> expert_start_points() const;
+  std::string compile_plan() const;
   PointResult run_point(const SpacePoint& point, double time_s, bool brief);
   bool tick(double within_point);  // a worker's progress; false: interrupted
   void sweep();
@@ -84,12 +101,18 @@ class Supervisor {
   std::map<std::string, std::string> reference_failures_;  // batch -> why
   std::map<std::string, std::string> package_of_point_;    // key -> its package's options
   std::map<std::string, std::string> package_failures_;    // package options -> why
+  std::map<std::string, AotiOptions> packages_;            // options -> what the space needs
+  std::set<std::string> packages_ready_;                   // compiled, or found in the cache
+  std::string program_;                                    // the program packages compile
+  CompileCosts costs_;
+  double last_compile_s_ = 0;  // what the last point's own compile took (torch.compile)
   std::map<std::string, PointResult> finished_;
   std::map<std::string, HeadToHead> compared_;
   std::map<std::string, const SpacePoint*> by_key_;
   TuneResult result_;
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
-  std::vector<double> brief_walls_, full_walls_;  // this session's points
+  std::vector<double> brief_walls_, full_walls_;  // this session's points, compiles left out
+  std::vector<double> python_brief_walls_, python_full_walls_;  // those of the Python worker
   std::vector<double> fresh_brief_walls_;         // brief points that started their worker
   std::vector<double> startup_walls_;             // describe and reference jobs
   std::unique_ptr<Search> search_;

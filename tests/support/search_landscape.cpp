@@ -58,7 +58,8 @@ Trail drive(Search& search, const Space& s, double noise, BudgetView budget, dou
     r.proposals.push_back(*p);
     const double score = landscape_score(s, p->point) * std::exp(p->brief ? n(rng) : n(rng) / 3);
     search.record(p->point, p->brief, score);
-    budget.remaining_s -= p->brief ? brief_s : full_s;
+    budget.remaining_s -= budget.point_s ? budget.point_s(p->point, p->brief)
+                                         : p->brief ? brief_s : full_s;
     if (!p->brief && score > best) {
       best = score;
       r.best = p->point;

@@ -231,4 +231,77 @@ TEST(SmartSearchTest, FailedPointsAreNeverFinalistsAndRecordedPointsNeverRerun) 
   EXPECT_NE(search->spent().find("final 4"), std::string::npos) << search->spent();
 }
 
+namespace {
+
+bool holds(const Space& s, std::size_t point, const std::string& text) {
+  return s.points[point].key.find(text) != std::string::npos;
+}
+
+// A budget whose frozen-opt points "compile" for `compile_s` on top of the brief and full times.
+BudgetView frozen_opt_compiles(const Space& s, double remaining, double compile_s) {
+  BudgetView budget(remaining, 1, 3);
+  budget.point_s = [&s, compile_s](std::size_t point, bool brief) {
+    return (brief ? 1.0 : 3.0) + (holds(s, point, "graph=frozen-opt") ? compile_s : 0.0);
+  };
+  return budget;
+}
+
+}  // namespace
+
+TEST(SmartSearchTest, TheGuidesStartsAreMeasuredFirstBrieflyAndTheScreenGoesAroundTheBestOfThem) {
+  const Space s = landscape_space();
+  SearchOptions options;
+  // A start far from the origin, and the landscape's best: the screen goes around the better.
+  const std::size_t best = landscape_best(s);
+  std::size_t other = 0;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].changes >= 3 && landscape_score(s, i) < 0.9 * landscape_score(s, best)) other = i;
+  options.first = {other, best};
+  auto search = make_search(SearchKind::kSmart, s, options);
+  const Trail r = drive(*search, s, 0, {}, 1, 3);
+  ASSERT_GT(r.proposals.size(), 3u);
+  EXPECT_EQ(r.proposals[0].point, other);
+  EXPECT_EQ(r.proposals[1].point, best);
+  EXPECT_TRUE(r.proposals[0].brief && r.proposals[1].brief);
+  EXPECT_EQ(r.proposals[0].stage, SearchStage::kScreen);
+  const auto assignments = point_assignments(s);
+  const auto distance = [&](std::size_t a, std::size_t b) {
+    std::size_t d = 0;
+    for (std::size_t k = 0; k < assignments[a].size(); ++k) d += assignments[a][k] != assignments[b][k];
+    return d;
+  };
+  EXPECT_EQ(distance(r.proposals[2].point, best), 1u) << s.points[r.proposals[2].point].key;
+  EXPECT_EQ(r.best, best);
+}
+
+TEST(SmartSearchTest, APointWhoseCompileTheBudgetCannotPayIsNeverProposedAndTheSearchSaysSo) {
+  const Space s = landscape_space();
+  // frozen-opt "compiles" for 1000 s here: the budget pays for the rest, not for it.
+  const BudgetView budget = frozen_opt_compiles(s, 150, 1000);
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, budget, 1, 3);
+  ASSERT_FALSE(r.proposals.empty());
+  for (const auto& p : r.proposals)
+    EXPECT_FALSE(holds(s, p.point, "graph=frozen-opt")) << s.points[p.point].key;
+  EXPECT_TRUE(search->cut_by_budget());
+}
+
+TEST(SmartSearchTest, AmongOneKnobChangesThoseThatCompileWaitBehindThoseThatDoNot) {
+  const Space s = landscape_space();
+  // No limit: every change is measured, the dear ones last in each screen.
+  const BudgetView budget =
+      frozen_opt_compiles(s, std::numeric_limits<double>::infinity(), 30);
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, budget, 1, 3);
+  std::size_t singles = 0;
+  for (const auto& p : s.points) singles += p.changes == 1;
+  bool dear_seen = false;
+  for (std::size_t i = 1; i <= singles; ++i) {
+    const bool dear = holds(s, r.proposals[i].point, "graph=frozen-opt");
+    EXPECT_FALSE(dear_seen && !dear) << "a cheap change after a dear one at " << i;
+    dear_seen = dear_seen || dear;
+  }
+  EXPECT_TRUE(dear_seen) << "the dear change is still measured when the budget pays for it";
+}
+
 }  // namespace torchperf

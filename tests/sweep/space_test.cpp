@@ -113,6 +113,36 @@ TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobs
       << "a program has no autograd to turn off";
 }
 
+TEST(SpaceTest, TheGuidesStartsOfAProgramOnACpuAreCompileWithChannelsLastAndTheAotiPackage) {
+  const WorkloadTraits program = testing::image_program_traits();
+  const Space s = build_space(program, {});
+  std::set<std::string> keys;
+  for (const auto& p : s.points) keys.insert(p.key);
+  std::map<std::string, std::vector<const ExpertStart*>> by_runtime;
+  for (const auto& start : s.expert_starts) {
+    const ResolvedConfiguration r = resolve(start.config, program);
+    EXPECT_TRUE(keys.count(r.to_string())) << "a start is a point of the space: " << r.to_string();
+    EXPECT_EQ(runtime_of(r, program).name(), start.runtime);
+    EXPECT_EQ(r.value("precision") != "fp32", start.reduced_precision) << r.to_string();
+    by_runtime[start.runtime].push_back(&start);
+  }
+  ASSERT_EQ(by_runtime["python-compile"].size(), 2u);
+  const ResolvedConfiguration compiled =
+      resolve(by_runtime["python-compile"][0]->config, program);
+  EXPECT_EQ(compiled.value("graph"), "compile");
+  EXPECT_EQ(compiled.value("format"), "channels_last");
+  EXPECT_EQ(compiled.value("grad"), "inference");
+  EXPECT_EQ(compiled.value("precision"), "fp32");
+  EXPECT_EQ(compiled.value("threads"), std::to_string(program.usable_cores));
+  ASSERT_EQ(by_runtime["aoti"].size(), 2u);
+  EXPECT_EQ(resolve(by_runtime["aoti"][0]->config, program).value("graph"), "aoti");
+  EXPECT_EQ(resolve(by_runtime["aoti"][1]->config, program).value("precision"), "bf16");
+  // A space pinned to one graph has that runtime's start only.
+  const Space pinned = build_space(program, {{"runtime", {"python"}}, {"graph", {"compile"}}});
+  for (const auto& start : pinned.expert_starts) EXPECT_EQ(start.runtime, "python-compile");
+  EXPECT_FALSE(pinned.expert_starts.empty());
+}
+
 TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
   WorkloadTraits program = testing::image_program_traits();
   const Space s = build_space(program, {{"runtime", {"cpp", "python"}}, {"threads", {"1"}}});

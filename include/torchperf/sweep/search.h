@@ -1,11 +1,12 @@
 // How tune chooses which points of the space to measure, and for how long. Exhaustive: every
-// point at the full time, the origin and one-knob changes first. Smart: the one-knob changes
-// screened briefly, then the untried points a fitted model ranks best, then the best few measured
-// at the full time. The supervisor runs what a search proposes and tells it what came of it; a
+// point at the full time, the origin and one-knob changes first. Smart: the guides' starts, then
+// the one-knob changes screened briefly, then the untried points a fitted model ranks best per
+// second of cost, then the best few measured at the full time. The supervisor runs what a search proposes and tells it what came of it; a
 // search knows nothing of workers or clocks, so it is tested on synthetic scores.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -36,9 +37,18 @@ struct Proposal {
 // What the supervisor can still spend on points, in seconds, after the confirmation's reserve,
 // and what a point costs (wall time, start-up included), from the points run so far.
 struct BudgetView {
+  BudgetView() = default;
+  BudgetView(double remaining, double brief, double full)
+      : remaining_s(remaining), brief_point_s(brief), full_point_s(full) {}
   double remaining_s = std::numeric_limits<double>::infinity();
   double brief_point_s = 0;
   double full_point_s = 0;
+  // What measuring one given point costs, its compile included (nothing when the compile is in the
+  // cache or already paid); empty: every point costs brief_point_s or full_point_s.
+  std::function<double(std::size_t point, bool brief)> point_s;
+  double cost(std::size_t point, bool brief) const {
+    return point_s ? point_s(point, brief) : brief ? brief_point_s : full_point_s;
+  }
 };
 
 class Search {
@@ -57,12 +67,17 @@ class Search {
 };
 
 struct SearchOptions {
+  SearchOptions() = default;
+  SearchOptions(std::uint64_t order_seed) : seed(order_seed) {}  // NOLINT: {seed} reads well
   std::uint64_t seed = 0;
   std::size_t finalists = 4;  // smart: the best briefly measured points measured again in full
   // smart: exploration stops once this many proposals in a row found no better point, or the
   // model predicts no untried point within `tolerance` of the leader.
   std::size_t patience = 0;  // 0: the number of axes, at least 4
   double tolerance = 0.03;
+  // smart: points measured first, briefly, before any screen (the guides' starts); the screen
+  // then goes around the best of them, and around the origin after.
+  std::vector<std::size_t> first;
 };
 
 std::unique_ptr<Search> make_search(SearchKind kind, const Space& space,

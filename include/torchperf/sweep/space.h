@@ -26,6 +26,15 @@ struct SpacePoint {
   int changes = 0;  // knobs that differ from the space's origin (0 = the origin itself)
 };
 
+// The guides' start in one runtime: each knob at the first expert value that runtime takes (else
+// its baseline). The reduced-precision variant is a second start: it pays only where the device
+// computes in that precision, which the supervisor knows and the space does not.
+struct ExpertStart {
+  std::string runtime;  // Runtime::name()
+  Configuration config;
+  bool reduced_precision = false;
+};
+
 struct Space {
   std::vector<SpaceAxis> axes;  // registry order; a knob with one value is still an axis
   std::vector<SpacePoint> points;
@@ -37,6 +46,9 @@ struct Space {
   // Values a default sweep left out, and why (Knob::left_out_of_sweep): "threads=1,2,4,8: on a
   // CUDA device the GPU does the work: … (--space threads=… sweeps them)".
   std::vector<std::string> left_out;
+  // Per runtime swept, the guides' favourite runtime first: its start at the baseline precision,
+  // then at the expert precision where that differs.
+  std::vector<ExpertStart> expert_starts;
 };
 
 // Throws ConfigError for an unknown knob, a value it does not take, or one forced where it does
