@@ -45,6 +45,11 @@
 #      person tries by hand in Python (bench/hand_tuned_program.py: TorchScript frozen-opt and
 #      torch.compile, each with and without channels_last), the winners re-measured alternately;
 #      then ResNet-18's tune again on the same cache: what its plan says, and its time.
+#  18. the search engine judged against a library: tune's ridge search and Optuna (TPE, GP)
+#      replayed on exhaustive sweeps' journals (tune's default space of a TorchScript ResNet-18,
+#      and a program's: the encoder at batch 16), same protocol and same budget (10% of the
+#      sweep's time), 20 seeds each (5 for the slower GP): each winner's share of the exhaustive
+#      winner.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -74,7 +79,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -752,7 +757,7 @@ for entry in "resnet18|$fixtures/resnet18_dynamic.pt2|$fixtures/resnet18_scripte
   rm -rf "$TORCHPERF_CACHE_DIR" "$build/bench-tune-$name" "$build/bench-tune-$name-again"
   started=$(date +%s.%N)
   "$tp" tune "$program" "${inputs[@]}" --batch 16 --budget "$tune_budget" --out "$build/bench-tune-$name" \
-      --quiet --json > "$build/bench-tune-$name.json" 2> "$build/bench-tune-$name.err"
+      --json > "$build/bench-tune-$name.json" 2> "$build/bench-tune-$name.err"
   tune_s=$("$python" -c "import time; print(f'{time.time() - $started:.0f}')")
   winner=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["winner"] or "")' "$build/bench-tune-$name.json")
   [ -n "$winner" ] || { echo "  tune named no winner: see $build/bench-tune-$name.err"; continue; }
@@ -787,10 +792,10 @@ PY
   if [ "$name" = resnet18 ]; then
     started=$(date +%s.%N)
     "$tp" tune "$program" "${inputs[@]}" --batch 16 --budget "$tune_budget" --out "$build/bench-tune-$name-again" \
-        --quiet --json > "$build/bench-tune-$name-again.json" 2> "$build/bench-tune-$name-again.err"
+        --json > "$build/bench-tune-$name-again.json" 2> "$build/bench-tune-$name-again.err"
     again_s=$("$python" -c "import time; print(f'{time.time() - $started:.0f}')")
     echo "  the same tune again on the same cache: $again_s s (first: $tune_s s); its plan says:"
-    grep -o 'AOTInductor packages:[^;]*\|torch.compile: [^;]*' "$build/bench-tune-$name-again.err" | sed 's/^/    /'
+    grep -o 'AOTInductor packages:[^;]*\|torch.compile: [^;]*' "$build/bench-tune-$name-again.err" | sed 's/^/    /' || true
     "$python" - "$build/bench-tune-$name" "$build/bench-tune-$name-again" <<'PY'
 import json, sys
 # What each run paid for compiles (packages compiled, torch.compile's first calls) and what the
@@ -811,4 +816,46 @@ PY
   fi
 done
 unset TORCHPERF_CACHE_DIR
+fi
+
+if section 18; then
+# Issue 43. The exhaustive journals are kept (BENCH_REPLAY_FRESH=1 sweeps again): a replay reads
+# each point's score and wall time from them, so the engines meet the same space, the same
+# measurements and the same budget, over many seeds, in seconds.
+"$python" -c 'import optuna' 2> /dev/null || "$python" -m pip install -q -r "$here/requirements.txt"
+replay_summary=$(cat <<'PY'
+import json, statistics, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    ratios = sorted(x["ratio"] for x in r["runs"])
+    spent = statistics.mean(x["spent_fraction"] for x in r["runs"])
+    good = sum(x >= 0.98 for x in ratios)
+    print(f"  {r['engine']:12s} {r['points']} points, sweep {r['sweep_s']:.0f} s: winner/exhaustive "
+          f"median {statistics.median(ratios):.3f}, worst {ratios[0]:.3f}, >= 0.98 in {good}/{len(ratios)} "
+          f"seeds; time spent {100 * spent:.1f}% of the sweep")
+PY
+)
+replay_fraction=${BENCH_REPLAY_FRACTION:-0.10}
+replay_seeds=${BENCH_REPLAY_SEEDS:-20}
+encoder_dir="$build/bench-encoder"
+[ -f "$encoder_dir/model.pt2" ] || PYTHONPATH="$root/python" "$python" -m torchperf.builtin_models \
+    encoder "$encoder_dir" --inputs 'int64:32@0..1000;int64:32@1..2' > /dev/null
+for entry in "resnet18-torchscript|$fixtures/resnet18_scripted.pt|--input 3x224x224" \
+             "encoder-program|$encoder_dir/model.pt2|--input int64:32@0..1000 --input int64:32@1..2 --batch 16"; do
+  IFS='|' read -r name model args <<< "$entry"
+  out="$build/bench-replay-$name"
+  if [ -n "${BENCH_REPLAY_FRESH:-}" ] || [ ! -f "$out/results.jsonl" ] || ! grep -q '"record":"summary"' "$out/results.jsonl"; then
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    "$tp" tune "$model" $args --search exhaustive --time "${BENCH_REPLAY_TIME:-1}" --budget 0 --out "$out" --quiet --json \
+        > "$out.json" 2> "$out.log" || true
+  fi
+  echo "== 18. $name: ridge (tune's smart search) vs Optuna, replayed on the exhaustive sweep, $replay_seeds seeds, budget ${replay_fraction} of its time"
+  "$build/bench/torchperf_search_replay" "$out/results.jsonl" --table "$out.table.json"
+  { "$build/bench/torchperf_search_replay" "$out/results.jsonl" "$replay_fraction" "$replay_seeds"
+    "$python" "$here/optuna_replay.py" "$out.table.json" "$replay_fraction" "$replay_seeds" tpe
+    # The GP sampler refits a Gaussian process per trial: minutes a seed on 2 cores, so fewer.
+    "$python" "$here/optuna_replay.py" "$out.table.json" "$replay_fraction" "${BENCH_REPLAY_GP_SEEDS:-5}" gp
+  } | "$python" -c "$replay_summary"
+done
 fi

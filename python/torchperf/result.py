@@ -268,9 +268,12 @@ class TuneResult:
             package = self.winner_package()
             if package and os.path.exists(package):
                 shutil.copy2(package, os.path.join(path, ARTIFACTS, "package.pt2"))
+        kept = os.path.join(self.folder, ARTIFACTS, "compile_cache.bin")
         if self._cache_artifacts:
             with open(os.path.join(path, ARTIFACTS, "compile_cache.bin"), "wb") as f:
                 f.write(self._cache_artifacts)
+        elif os.path.exists(kept):  # what tune's worker compiled for the winner
+            shutil.copy2(kept, os.path.join(path, ARTIFACTS, "compile_cache.bin"))
         return path
 
     # --- display -------------------------------------------------------------------------

@@ -122,6 +122,28 @@ def load_model(kind, path):
     raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, torchscript or python)")
 
 
+
+def save_compile_artifacts(path):
+    """torch.compile's cache artifacts of what this process just compiled (Inductor's kernels and
+    FX graphs, torch.compiler.save_cache_artifacts), written to `path` before anything is timed:
+    tune keeps its winner's, and `apply` loads them instead of compiling again. A torch without
+    the mega-cache, or nothing to save, writes nothing: Inductor's FX graph cache skips frozen
+    graphs (grad=inference on a CPU), so those compile again in apply."""
+    if not path:
+        return
+    try:
+        import torch
+
+        saved = torch.compiler.save_cache_artifacts()
+        if not saved:
+            return
+        partial = f"{path}.partial-{os.getpid()}"
+        with open(partial, "wb") as f:
+            f.write(saved[0])
+        os.replace(partial, path)
+    except Exception:  # only a cache: the point itself is unaffected
+        return
+
 class Side:
     """A model prepared under one configuration's settings, timed block by block."""
 
@@ -183,6 +205,7 @@ class Side:
             reasons = counters.get("graph_break", {})
             self.graph_break_count = int(sum(reasons.values()))
             self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
+            save_compile_artifacts(os.environ.get("TORCHPERF_COMPILE_ARTIFACTS", ""))
         self.setup_ms = (time.perf_counter() - started) * 1e3
         self.peak_reset = reset_high_water()
 

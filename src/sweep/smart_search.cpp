@@ -69,7 +69,7 @@ class SmartSearch final : public Search {
         if (!add_next_screen(budget)) break;
       }
       // What was screened goes straight to the finals; after the finals, what the budget has left
-      // goes to exploring (the skipped points stay skipped: they still cost too much).
+      // goes to the skipped points it now pays for, then to exploring.
       if (skipped_ && !resumed_) {
         cut(SearchStage::kScreen);
       } else {
@@ -154,13 +154,16 @@ class SmartSearch final : public Search {
 
   bool measured(std::size_t i) const { return measured_brief_[i] || measured_full_[i]; }
 
-  // The cheapest unmeasured point of the current screen that the budget pays for, in screen order
-  // among equals: a change that compiles for a minute waits behind those that do not. One the
-  // budget cannot pay for is skipped (the search was cut, and says so).
+  // The cheapest unmeasured point of the screens so far that the budget pays for, in screen
+  // order among equals: a change that compiles for a minute waits behind those that do not. One
+  // the budget cannot pay for is skipped (the search was cut, and says so); when the finals leave
+  // room again, the skipped ones come first, the guides' starts before the rest.
   std::optional<std::size_t> next_screened(const BudgetView& budget) {
     std::optional<std::size_t> best;
     double best_cost = 0;
-    for (std::size_t k = screen_next_; k < screen_.size(); ++k) {
+    for (std::size_t k = 0; k < screen_.size(); ++k) {
+      // Earlier screens hold only points measured, proposed or skipped.
+      if (k >= starts_ && k < screen_next_ && !resumed_) continue;
       const std::size_t i = screen_[k];
       if (measured(i) || proposed_[i]) continue;
       const double c = budget.cost(i, !all_full_);

@@ -360,6 +360,28 @@ bool Supervisor::side_ready(const Configuration& config, std::string& why) {
   return false;
 }
 
+// torch.compile's cache artifacts of the winner (its Python point wrote them beside its log) are
+// kept as OUT/artifacts/compile_cache.bin, where apply loads them instead of compiling again; the
+// other points' are removed (each can be megabytes).
+void Supervisor::keep_winner_artifacts() {
+  const std::string workers = o_.out_dir + "/workers";
+  std::error_code ec;
+  if (result_.winner) {
+    const std::string saved =
+        compile_artifacts_path(workers, fmt::format("point-{}", fnv1a(*result_.winner).substr(0, 10)));
+    if (fs::exists(saved, ec)) {
+      fs::create_directories(o_.out_dir + "/artifacts", ec);
+      fs::copy_file(saved, o_.out_dir + "/artifacts/compile_cache.bin",
+                    fs::copy_options::overwrite_existing, ec);
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(workers, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 18 && name.compare(name.size() - 18, 18, ".compile_cache.bin") == 0)
+      fs::remove(entry.path(), ec);
+  }
+}
+
 bool Supervisor::in_python(const SpacePoint& point) const {
   return worker_of(point.config) == RuntimeWorker::kPython;
 }
@@ -932,6 +954,7 @@ TuneResult Supervisor::run_locked() {
   phase_ = "confirming";
   report(phase_);
   confirm();
+  keep_winner_artifacts();
 
   // One-knob changes from the baseline, as the sweep measured them (not paired).
   const PointResult* base = nullptr;

@@ -71,6 +71,7 @@ class Supervisor {
   // The guides' starts as indices into space_.points, in the order they are measured.
   std::vector<std::size_t> expert_start_points() const;
   std::string compile_plan() const;
+  void keep_winner_artifacts();
   PointResult run_point(const SpacePoint& point, double time_s, bool brief);
   bool tick(double within_point);  // a worker's progress; false: interrupted
   void sweep();

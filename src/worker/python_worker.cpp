@@ -81,6 +81,10 @@ void confirm_allocator(const ResolvedKnob& allocator,
 
 }  // namespace
 
+std::string compile_artifacts_path(const std::string& log_dir, const std::string& log_prefix) {
+  return (fs::absolute(log_dir) / (log_prefix + ".compile_cache.bin")).string();
+}
+
 std::string inputs_beside(const std::string& reference_path) {
   return reference_path + ".inputs.pt";
 }
@@ -143,6 +147,9 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
 
   ChildEnvironment environment = with_python_path(worker_environment(requested));
   if (model_kind == "program") share_inductor_cache(environment, model);
+  // What torch.compile compiled, saved beside the log: tune keeps its winner's for apply.
+  environment["TORCHPERF_COMPILE_ARTIFACTS"] =
+      compile_artifacts_path(run.log_dir, run.log_prefix);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.timeout_s;

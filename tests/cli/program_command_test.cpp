@@ -195,6 +195,27 @@ TEST(ProgramCommandTest, APackageWhoseKnownCompileTheBudgetCannotPayIsNeverCompi
   fs::remove_all(dir);
 }
 
+TEST(ProgramCommandTest, ATorchCompileWinnersCompiledKernelsAreKeptWithTheResultAndNoOthers) {
+  const fs::path out = temp_dir("artifacts") / "run";
+  const CliRun run = run_cli({"tune", fixture("mlp_dynamic.pt2"), "--space",
+                              "runtime=python;graph=eager,compile;threads=1;batch=8;grad=on",
+                              "--time", "0.2", "--budget", "3m", "--out", out.string(), "--quiet",
+                              "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string winner = nlohmann::json::parse(run.out).at("winner");
+  const fs::path kept = out / "artifacts" / "compile_cache.bin";
+  if (winner.find("graph=compile") != std::string::npos) {
+    ASSERT_TRUE(fs::exists(kept)) << winner;
+    EXPECT_GT(fs::file_size(kept), 0u);
+  } else {
+    EXPECT_FALSE(fs::exists(kept)) << "an eager winner compiled nothing: " << winner;
+  }
+  for (const auto& entry : fs::directory_iterator(out / "workers"))
+    EXPECT_EQ(entry.path().string().find(".compile_cache.bin"), std::string::npos)
+        << entry.path() << " is left behind";
+  fs::remove_all(out.parent_path());
+}
+
 TEST(ProgramCommandTest, TuneOfAProgramMeasuresBothRuntimesAndItsReportNamesTheBestOfEach) {
   // runtime is not named: a program's default sweeps both. graph=aoti is C++'s; its Python points
   // run at Python's own baseline (eager) beside graph=compile.

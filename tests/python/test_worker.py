@@ -142,6 +142,31 @@ def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(file
     worker.close()
 
 
+def test_what_torch_compile_compiled_is_saved_where_tune_asks_and_loads_again(files, tmp_path):
+    saved = tmp_path / "point.compile_cache.bin"
+    worker = Worker(env={"TORCHPERF_COMPILE_ARTIFACTS": str(saved),
+                         "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
+    # grad=on: Inductor's FX graph cache, which the artifacts are made of, skips frozen graphs
+    # (grad=inference freezes the weights), so a frozen compile has nothing to save.
+    ready = worker.ask(side("program", files["program"], files["inputs"],
+                            graph="compile", grad="on"))
+    assert ready["ok"], ready
+    worker.close()
+    assert saved.stat().st_size > 0
+    assert not list(tmp_path.glob("*.partial-*"))
+    # What apply does with it: the artifacts load into a fresh process's caches.
+    check = subprocess.run([sys.executable, "-c",
+                            "import sys, torch; torch.compiler.load_cache_artifacts("
+                            "open(sys.argv[1], 'rb').read()); print('loaded')", str(saved)],
+                           capture_output=True, text=True)
+    assert check.stdout.strip() == "loaded", check.stderr
+    eager = tmp_path / "eager.compile_cache.bin"
+    worker = Worker(env={"TORCHPERF_COMPILE_ARTIFACTS": str(eager)})
+    assert worker.ask(side("program", files["program"], files["inputs"]))["ok"]
+    worker.close()
+    assert not eager.exists(), "an eager side compiles nothing and saves nothing"
+
+
 def test_graph_breaks_are_counted_with_their_first_reason(files):
     (files["dir"] / "breaking.py").write_text(textwrap.dedent("""
         import torch

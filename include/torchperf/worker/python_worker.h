@@ -66,5 +66,8 @@ BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRu
 
 // The inputs file beside a reference file (save_reference's inputs_path in tune).
 std::string inputs_beside(const std::string& reference_path);
+// Where a Python side writes torch.compile's cache artifacts (torch.compiler.save_cache_artifacts)
+// of what it compiled: LOG_DIR/LOG_PREFIX.compile_cache.bin.
+std::string compile_artifacts_path(const std::string& log_dir, const std::string& log_prefix);
 
 }  // namespace torchperf
