@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "crash_report.h"
 #include "exit_codes.h"
+#include "node_commands.h"
 #include "stop_signals.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "__worker")
     return run_worker(STDIN_FILENO, kWorkerResponseFd, nullptr,
                       {{TrainSideRequest::kJob, training_side_factory()}});
+  // A tune's job on a cluster's node, and the probe of a node (src/cluster).
+  if (argc == 2 && std::string(argv[1]) == "__node-job") return cli::run_node_job_command();
+  if (argc >= 2 && std::string(argv[1]) == "__node-probe") return cli::run_node_probe_command(argc, argv);
   // The worker protocol's jobs and fields, which the Python worker's tests check it follows.
   if (argc == 2 && std::string(argv[1]) == "__protocol") {
     nlohmann::json schema = worker_protocol_schema();

@@ -33,7 +33,7 @@ struct TuneFlags {
   std::string space, objective = "throughput", accuracy, as_given, budget = "30m", point_timeout, memory_cap,
                      resume, search = "smart";
   std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
-  std::string worker_exe;
+  std::string worker_exe, cluster;
   bool json = false, quiet = false, progress_lines = false;
   std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
   CLI::Option* model_opt = nullptr;
@@ -127,6 +127,7 @@ int run(TuneFlags& f) {
   }
   o.workload.compile_timeout_s = f.source.compile_timeout_s;
   o.out_dir = std::filesystem::absolute(o.out_dir).lexically_normal().string();
+  o.cluster = f.cluster;
   o.worker_executable = f.worker_exe.empty()
                             ? std::filesystem::read_symlink("/proc/self/exe").string()
                             : f.worker_exe;
@@ -258,6 +259,10 @@ Runner add_tune_command(CLI::App& app) {
   cmd->add_option(
       "--resume", f->resume,
       "Continue the experiment journaled in DIR: finished points are kept, the rest run");
+  cmd->add_option("--cluster", f->cluster,
+                  "Measure the points on a Ray cluster's nodes, one point per node at a time: ray "
+                  "(the cluster at $RAY_ADDRESS), ray://HOST:PORT or ray:HOST:PORT "
+                  "(docs/cluster.md)");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress bar");
   cmd->add_flag("--progress-lines", f->progress_lines,

@@ -6,6 +6,8 @@
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
 #include "torchperf/worker/paired_workers.h"
+#include "torchperf/worker/protocol.h"
+#include "torchperf/worker/worker.h"
 
 // The end of a tune run: the leaders re-measured head to head (each side in its own worker), the
 // winner named only when its lead is significant, and its speedups over baseline and careful.
@@ -14,6 +16,22 @@ namespace torchperf {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// Both sides on one node of the cluster, alternated there as they are here.
+BenchResult Supervisor::compare_on_node(const BenchOptions& w, const Configuration& a,
+                                        const Configuration& b, const WorkerRun& run) {
+  NodeJob job = node_job(NodeJobKind::kCompare, run.log_prefix);
+  job.workload = w;
+  job.configuration = a.to_string();
+  job.versus = b.to_string();
+  const WorkerOutcome out = run_job(job, run.tick);
+  if (interrupted_) throw Interrupted("interrupted");
+  if (out.exit != WorkerExit::kAnswered)
+    throw RuntimeFailure("the comparison on " + last_node_ + ": " + out.message);
+  if (!out.response.value("ok", false))
+    rethrow_worker_error(out.response.at("error"), "the comparison on " + last_node_);
+  return from_reply<MeasureReply>(out.response, "compare").result;
+}
 
 HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const std::string& why) {
   Configuration ca = Configuration::parse(a), cb = Configuration::parse(b);
@@ -56,7 +74,7 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   try {
     // Each side in its own worker: they may differ in threads, the allocator or the BLAS, and
     // neither may pay for the other's process state.
-    const BenchResult r = compare_in_workers(w, run, time_);
+    const BenchResult r = pool_ ? compare_on_node(w, ca, cb, run) : compare_in_workers(w, run, time_);
     const Comparison& c = *r.comparison;
     RatioEstimate speedup = c.speedup;
     // bench's ratio is in samples/s; for latency, compare per-call time at each side's batch.
@@ -78,6 +96,8 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   record["id"] = id;
   record["why"] = why;
   record["session"] = session_;
+  record["machine_class"] = machine_class_;
+  if (pool_) record["node"] = last_node_;  // both sides ran there
   journal_->append(record);
   compared_[id] = h;
   return h;

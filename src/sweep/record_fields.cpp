@@ -195,6 +195,26 @@ const std::vector<RecordField<PointResult>>& point_fields() {
        "first of them started it; brief points only); `false` when absent",
        [](const P& p) { return json(p.shared_worker); },
        [](P& p, const json& v) { p.shared_worker = v.is_boolean() && v.get<bool>(); }},
+      {"machine_class", FieldType::kString,
+       "the class of machine it was measured on (CPU model, cores, ISA, GPU and driver, torch); "
+       "points are ranked only against points of the same class; `\"\"` in journals from before",
+       [](const P& p) { return json(p.machine_class); },
+       [](P& p, const json& v) { p.machine_class = text_or(v, ""); }},
+      {"node", FieldType::kString,
+       "the cluster node that measured it (hostname, address, Ray node id); `\"\"` when measured "
+       "where tune runs",
+       [](const P& p) { return json(p.node); },
+       [](P& p, const json& v) { p.node = text_or(v, ""); }},
+      {"dispatch_s", FieldType::kNumber,
+       "on a cluster, the wall time the cluster added to the point (the driver's wall less the "
+       "node's), s; `0` when measured where tune runs",
+       [](const P& p) { return json(p.dispatch_s); },
+       [](P& p, const json& v) { p.dispatch_s = number_or(v, 0.0); }},
+      {"node_lost", FieldType::kString,
+       "on a cluster, why the node first given the point was lost (it was then measured on "
+       "another); `\"\"` when none was",
+       [](const P& p) { return json(p.node_lost); },
+       [](P& p, const json& v) { p.node_lost = text_or(v, ""); }},
       {"metrics", FieldType::kObjectOrNull,
        "the numbers the point is ranked and guarded on, below; `null` when failed",
        [](const P& p) {

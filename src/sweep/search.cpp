@@ -78,6 +78,7 @@ class ExhaustiveSearch final : public Search {
 
   std::string spent() const override { return "sweep " + std::to_string(proposed_); }
   bool cut_by_budget() const override { return cut_; }
+  bool proposes_ahead() const override { return true; }  // its order is fixed
 
  private:
   std::vector<std::size_t> order_;

@@ -31,7 +31,8 @@ class SmartSearch final : public Search {
         full_(space.points.size()),
         measured_brief_(space.points.size(), false),
         measured_full_(space.points.size(), false),
-        proposed_(space.points.size(), false) {
+        proposed_(space.points.size(), false),
+        out_(space.points.size(), false) {
     for (const auto& axis : space.axes) levels_.push_back(axis.values.size());
     model_.emplace(levels_);
     if (options_.patience == 0) options_.patience = std::max<std::size_t>(4, levels_.size());
@@ -95,12 +96,13 @@ class SmartSearch final : public Search {
     }
     if (all_full_) return std::nullopt;
     for (std::size_t i : finalists()) {
-      if (measured_full_[i]) continue;
+      if (measured_full_[i] || out_[i]) continue;
       if (budget.remaining_s < budget.cost(i, false)) {
         cut_ = true;
         return std::nullopt;
       }
       ++spent_final_;
+      out_[i] = true;
       return Proposal{i, SearchStage::kFinal, false};
     }
     // The finalists are measured. A stage the budget cut goes on when the estimates, now from
@@ -116,6 +118,7 @@ class SmartSearch final : public Search {
   }
 
   void record(std::size_t point, bool brief, std::optional<double> score) override {
+    out_.at(point) = false;
     if (brief || all_full_) {
       measured_brief_.at(point) = true;
       brief_[point] = score;
@@ -136,6 +139,25 @@ class SmartSearch final : public Search {
   }
 
   bool cut_by_budget() const override { return cut_; }
+
+  // A screen's points are known before its results; so are the model's guesses (it is fitted on
+  // what came back; the points still out are not guessed again) and the finalists once chosen.
+  // The next screen, centred on the best start, waits for the starts' results.
+  bool proposes_ahead() const override {
+    switch (stage_) {
+      case SearchStage::kScreen:
+        for (std::size_t k = screen_next_; k < screen_.size(); ++k)
+          if (!measured(screen_[k]) && !proposed_[screen_[k]]) return true;
+        for (std::size_t k = 0; k < starts_; ++k)
+          if (!measured(screen_[k]) && !proposed_[screen_[k]]) return true;
+        return false;
+      case SearchStage::kExplore: return true;
+      default:
+        for (std::size_t i : finalists())
+          if (!measured_full_[i] && !out_[i]) return true;
+        return false;
+    }
+  }
 
   std::string spent() const override {
     std::string s =
@@ -252,6 +274,7 @@ class SmartSearch final : public Search {
   Proposal propose(std::size_t point, SearchStage stage) {
     (stage == SearchStage::kScreen ? spent_screen_ : spent_explore_) += 1;
     proposed_[point] = true;
+    out_[point] = true;
     return Proposal{point, stage, !all_full_};
   }
 
@@ -303,7 +326,7 @@ class SmartSearch final : public Search {
     std::optional<std::size_t> best, by_rate;
     double best_score = 0, best_rate = 0;
     for (std::size_t i = 0; i < assignments_.size(); ++i) {
-      if (measured(i) || fails(i)) continue;
+      if (measured(i) || out_[i] || fails(i)) continue;
       if (!affords_exploring(budget, budget.cost(i, !all_full_))) {
         priced_out_ = true;
         continue;
@@ -343,7 +366,7 @@ class SmartSearch final : public Search {
       climb_.clear();
       const auto failing = failing_values();
       for (std::size_t i = 0; i < assignments_.size(); ++i) {
-        if (measured(i) || distance(assignments_[i], assignments_[*leader]) != 1) continue;
+        if (measured(i) || out_[i] || distance(assignments_[i], assignments_[*leader]) != 1) continue;
         if (!affords_exploring(budget, budget.cost(i, !all_full_))) {
           priced_out_ = true;
           continue;
@@ -355,7 +378,8 @@ class SmartSearch final : public Search {
                model_->predict(assignments_[b]) / std::max(1e-3, budget.cost(b, !all_full_));
       });
     }
-    while (!climb_.empty() && measured(climb_.front())) climb_.erase(climb_.begin());
+    while (!climb_.empty() && (measured(climb_.front()) || out_[climb_.front()]))
+      climb_.erase(climb_.begin());
     if (climb_.empty()) return std::nullopt;
     const std::size_t next = climb_.front();
     climb_.erase(climb_.begin());
@@ -417,6 +441,7 @@ class SmartSearch final : public Search {
   std::size_t screen_next_ = 0;  // where the current screen begins
   std::size_t screens_ = 0;      // screens added after the first
   std::vector<bool> proposed_;
+  std::vector<bool> out_;  // proposed and not yet recorded (a cluster measures several at once)
   bool skipped_ = false;  // a screened point the budget could not pay for
   bool resumed_ = false;  // a cut stage went on after the finals
   bool priced_out_ = false;  // the last guess left points out for their cost

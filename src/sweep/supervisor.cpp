@@ -10,6 +10,7 @@
 #include <set>
 
 #include "torchperf/bench/measurement_json.h"
+#include "torchperf/cluster/machine_class.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
@@ -25,37 +26,64 @@ namespace torchperf {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+std::string Supervisor::absolute(const std::string& path) const {
+  return fs::absolute(path).lexically_normal().string();
+}
+
+// A job's log goes to OUT/workers on whichever machine runs it: the nodes see the driver's paths
+// (docs/cluster.md), so every path a job names is absolute.
+NodeJob Supervisor::node_job(NodeJobKind kind, const std::string& log_name) const {
+  NodeJob job;
+  job.kind = kind;
+  job.executable = o_.worker_executable;
+  job.log_dir = absolute(o_.out_dir + "/workers");
+  job.log_name = log_name;
+  job.limits = limits_;
+  return job;
+}
+
+// A point's job: the Python runtime timed block by block where it runs; a C++ point in a fresh
+// worker started with its worker knobs' environment.
+NodeJob Supervisor::point_job(const SpacePoint& point, const json& request) const {
+  const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
+  if (worker_of(point.config) == RuntimeWorker::kPython) {
+    const auto measure = from_request<MeasureRequest>(request);
+    NodeJob job = node_job(NodeJobKind::kPython, log_name);
+    job.workload = measure.workload;
+    job.configuration = point.config.to_string();
+    return job;
+  }
+  NodeJob job = node_job(NodeJobKind::kWorker, log_name);
+  job.request = request;
+  job.environment = worker_environment(point.config);
+  return job;
+}
+
+WorkerOutcome Supervisor::run_job(const NodeJob& job, const std::function<bool(double)>& tick) {
+  fs::create_directories(o_.out_dir + "/workers");
+  if (!pool_) {
+    SteadyTimeSource clock;
+    return run_node_job(job, clock, tick);
+  }
+  NodeJobResult r = pool_->run(job, tick);
+  last_node_ = r.node_label;
+  return r.outcome;
+}
+
 WorkerOutcome Supervisor::launch(const json& request, const std::string& log_name,
                                  double timeout_s, const WorkerEnvironment& environment) {
-  fs::create_directories(o_.out_dir + "/workers");
-  WorkerLimits limits = limits_;
-  limits.timeout_s = timeout_s;
-  return run_worker_process(o_.worker_executable, request, limits,
-                            o_.out_dir + "/workers/" + log_name + ".log",
-                            [this](double t) { return tick(t); }, environment);
+  NodeJob job = node_job(NodeJobKind::kWorker, log_name);
+  job.limits.timeout_s = timeout_s;
+  job.request = request;
+  job.environment = environment;
+  return run_job(job, [this](double t) { return tick(t); });
 }
 
 WorkerOutcome Supervisor::measure_python(const BenchOptions& workload, const std::string& log_name) {
-  fs::create_directories(o_.out_dir + "/workers");
-  WorkerRun run;
-  run.executable = o_.worker_executable;
-  run.log_dir = o_.out_dir + "/workers";
-  run.log_prefix = log_name;
-  run.limits = limits_;
-  run.tick = [this](double t) { return tick(t); };
-  SteadyTimeSource clock;
-  const auto started = clock.now();
-  WorkerOutcome out;
-  try {
-    out.response = to_reply(MeasureReply{measure_python_in_worker(workload, run, clock)});
-  } catch (const Interrupted&) {
-    out.exit = WorkerExit::kCrashed;
-    out.message = "interrupted";
-  } catch (...) {
-    out.response = reply_for_current_exception();  // a failed point, with its kind
-  }
-  out.wall_s = to_seconds(clock.now() - started);
-  return out;
+  NodeJob job = node_job(NodeJobKind::kPython, log_name);
+  job.workload = workload;
+  job.configuration = workload.config.to_string();
+  return run_job(job, [this](double t) { return tick(t); });
 }
 
 bool Supervisor::tick(double within_point) {
@@ -453,7 +481,7 @@ std::vector<std::size_t> Supervisor::expert_start_points() const {
   // it). On CUDA it is the guides' start itself, so it goes first.
   bool reduced = desc_.traits.cuda;
   if (!reduced)
-    for (const auto& isa : capture_environment().cpu_isa)
+    for (const auto& isa : class_environment_.cpu_isa)
       reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
   std::vector<std::size_t> plain, lowered;
   for (const auto& start : space_.expert_starts) {
@@ -512,12 +540,14 @@ std::string Supervisor::compile_plan() const {
   return text;
 }
 
-PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool brief) {
+PointResult Supervisor::prepare_point(const SpacePoint& point, double time_s, bool brief,
+                                      json& request) {
   PointResult r;
   r.key = point.key;
   r.changes = point.changes;
   r.time_s = time_s;
   r.brief = brief;
+  r.machine_class = machine_class_;
   const std::string batch = reference_batch(o_.workload, point.config);
   const auto ref_failure = reference_failures_.find(batch);
   if (ref_failure != reference_failures_.end()) {
@@ -537,7 +567,14 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   BenchOptions workload = o_.workload;
   workload.time_s = time_s;
   workload.reference_files = {{batch, references_.at(batch)}};
-  const json request = to_request(MeasureRequest{workload, point.config.to_string()});
+  request = to_request(MeasureRequest{workload, point.config.to_string()});
+  return r;
+}
+
+PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool brief) {
+  json request;
+  PointResult r = prepare_point(point, time_s, brief, request);
+  if (request.is_null()) return r;
   // A brief point ranks candidates: it shares a worker with the brief points before it while
   // their process state is the same. A full point, which decides, has a fresh worker of its own,
   // started with its worker knobs' environment.
@@ -545,8 +582,7 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   if (worker_of(point.config) == RuntimeWorker::kPython) {
     // The Python runtime: this process times the Python worker's blocks (measure_python_in_worker).
     if (shared_) shared_->close();
-    workload.config = point.config;
-    out = measure_python(workload, fmt::format("point-{}", fnv1a(point.key).substr(0, 10)));
+    out = run_job(point_job(point, request), [this](double t) { return tick(t); });
   } else if (brief) {
     if (!shared_) {
       fs::create_directories(o_.out_dir + "/workers");
@@ -560,22 +596,27 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     // An idle shared worker holds memory and, told to (omp_wait=active), spins: gone before a
     // point that decides is measured.
     if (shared_) shared_->close();
-    const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
-    out = launch(request, log_name, limits_.timeout_s, worker_environment(point.config));
+    out = run_job(point_job(point, request), [this](double t) { return tick(t); });
   }
+  read_outcome(point, out, r);
+  return r;
+}
+
+void Supervisor::read_outcome(const SpacePoint& point, const WorkerOutcome& out, PointResult& r) {
   r.wall_s = out.wall_s;
-  if (interrupted_) return r;
+  last_compile_s_ = 0;
+  if (interrupted_) return;
   if (out.exit != WorkerExit::kAnswered) {
     r.status = PointStatus::kFailed;
     r.failure_kind = to_string(out.exit);
     r.reason = out.message;
-    return r;
+    return;
   }
   if (!out.response.value("ok", false)) {
     r.status = PointStatus::kFailed;
     r.failure_kind = out.response.at("error").value("kind", "runtime");
     r.reason = out.response.at("error").value("message", "");
-    return r;
+    return;
   }
   std::optional<Measurement> measured;
   try {
@@ -588,7 +629,7 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
     r.status = PointStatus::kFailed;
     r.failure_kind = name_of(ErrorKind::kProtocol);
     r.reason = "the worker's measure reply does not read" + (r.reason.empty() ? "" : ": " + r.reason);
-    return r;
+    return;
   }
   const Measurement& m = *measured;
   r.measurement = out.response.at("result").at("measurement");  // the journal keeps it whole
@@ -608,7 +649,6 @@ PointResult Supervisor::run_point(const SpacePoint& point, double time_s, bool b
   } else {
     r.status = PointStatus::kOk;
   }
-  return r;
 }
 
 void Supervisor::keep(PointResult point) {
@@ -646,6 +686,7 @@ std::string Supervisor::plan_message() {
           o_.budget_s / 60, planned_));
       plan = result_.notes.back();
     }
+    if (!cluster_plan_.empty()) plan += "; " + cluster_plan_;
     return plan;
   }
   const std::size_t around_origin = origin_screen_points();
@@ -693,6 +734,7 @@ std::string Supervisor::plan_message() {
                      ? fmt::format("within the budget of {:.0f} min", o_.budget_s / 60)
                      : fmt::format("about {:.1f} min", result_.estimated_full_s / 60));
   if (const std::string compiles = compile_plan(); !compiles.empty()) plan += "; " + compiles;
+  if (!cluster_plan_.empty()) plan += "; " + cluster_plan_;
   if (!tiny && o_.budget_s > 0) {
     const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
     if (room < screen_s + finals_s) {
@@ -710,6 +752,120 @@ std::string Supervisor::plan_message() {
   return plan;
 }
 
+BudgetView Supervisor::budget_view(double out_s) const {
+  BudgetView view;
+  // A cluster measures a point per node at once: its budget pays for that many seconds of points
+  // per second of wall time, less what the points still out will take.
+  const double nodes = pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
+  if (o_.budget_s > 0)
+    view.remaining_s = (o_.budget_s - elapsed() - confirmation_reserve_s()) * nodes - out_s;
+  view.brief_point_s = point_estimate_s(true);
+  view.full_point_s = point_estimate_s(false);
+  view.point_s = [this](std::size_t i, bool brief) { return point_cost_s(i, brief); };
+  return view;
+}
+
+void Supervisor::record_point(const Proposal& proposal, PointResult p) {
+  const SpacePoint& point = space_.points[proposal.point];
+  p.stage = proposal.stage;
+  // A point refused before it ran (its reference or package failed) says nothing of the time.
+  if (p.wall_s > 0) {
+    const double wall = std::max(0.0, p.wall_s - last_compile_s_);
+    (p.brief ? brief_walls_ : full_walls_).push_back(wall);
+    if (in_python(point)) (p.brief ? python_brief_walls_ : python_full_walls_).push_back(wall);
+  }
+  (p.brief ? result_.brief_points : result_.full_points) += 1;
+  json record = to_json(p);
+  record["record"] = "point";
+  record["session"] = session_;
+  record["configuration"] = point.config.to_string();
+  record["measurement"] = p.measurement;
+  p.measurement = compile_part(p.measurement);  // the rest is in the journal, not in memory
+  journal_->append(record);
+  search_->record(proposal.point, p.brief,
+                  p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
+  ++done_;
+  if (p.status != PointStatus::kOk) ++failed_;
+  planned_ = std::max(planned_, done_);
+  keep(std::move(p));
+  report(phase_);
+}
+
+bool Supervisor::compile_pending(const SpacePoint& point) const {
+  const auto it = package_of_point_.find(point.key);
+  return it != package_of_point_.end() && !packages_ready_.count(it->second) &&
+         !package_failures_.count(it->second);
+}
+
+void Supervisor::sweep_on_cluster() {
+  struct Out {
+    Proposal proposal;
+    PointResult point;
+    double cost_s = 0;
+  };
+  std::map<std::string, Out> out;  // ticket -> the point it measures
+  std::optional<Proposal> held;    // its package compiles here once no point is out
+  for (;;) {
+    if (interrupt_ && interrupt_()) interrupted_ = true;
+    if (interrupted_) {
+      pool_->cancel_all();  // what is out is lost; what finished is in the journal
+      return;
+    }
+    if (pool_->size() == 0)
+      throw RuntimeFailure("every node of the cluster's machine class was lost: " +
+                           std::to_string(finished_.size()) + " point(s) are in the journal");
+    bool exhausted = false;
+    while (pool_->idle() > 0 && (held || out.empty() || search_->proposes_ahead())) {
+      std::optional<Proposal> proposal = held;
+      if (!proposal) {
+        double out_s = 0;
+        for (const auto& [ticket, o] : out) out_s += o.cost_s;
+        proposal = search_->next(budget_view(out_s));
+      }
+      held.reset();
+      if (!proposal) {
+        exhausted = true;
+        break;
+      }
+      const SpacePoint& point = space_.points[proposal->point];
+      // A compile on the driver beside a timed point on the same machine would disturb it.
+      if (!out.empty() && compile_pending(point)) {
+        held = proposal;
+        break;
+      }
+      current_ = point.key;
+      json request;
+      PointResult p = prepare_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s,
+                                    proposal->brief, request);
+      if (request.is_null()) {
+        record_point(*proposal, std::move(p));
+        continue;
+      }
+      const double cost = point_cost_s(proposal->point, proposal->brief);
+      const std::string ticket = pool_->start(point_job(point, request));
+      out[ticket] = Out{*proposal, std::move(p), cost};
+    }
+    if (out.empty() && !held) {
+      if (exhausted) return;
+      continue;
+    }
+    for (NodeJobResult& done : pool_->wait(0.1)) {
+      const auto it = out.find(done.ticket);
+      if (it == out.end()) continue;
+      Out o = std::move(it->second);
+      out.erase(it);
+      const SpacePoint& point = space_.points[o.proposal.point];
+      o.point.node = done.node_label;
+      o.point.dispatch_s = done.dispatch_s;
+      o.point.node_lost = done.lost;
+      read_outcome(point, done.outcome, o.point);
+      if (o.point.brief && o.point.wall_s > 0) fresh_brief_walls_.push_back(o.point.wall_s);
+      record_point(o.proposal, std::move(o.point));
+    }
+    report(phase_);
+  }
+}
+
 void Supervisor::sweep() {
   phase_ = "sweeping";
   const double sweep_start = elapsed();
@@ -724,43 +880,21 @@ void Supervisor::sweep() {
     s.planned = planned_;
     progress_(s);
   }
-  for (;;) {
-    if (interrupt_ && interrupt_()) interrupted_ = true;
-    if (interrupted_) break;
-    BudgetView view;
-    if (o_.budget_s > 0) view.remaining_s = o_.budget_s - elapsed() - confirmation_reserve_s();
-    view.brief_point_s = point_estimate_s(true);
-    view.full_point_s = point_estimate_s(false);
-    view.point_s = [this](std::size_t i, bool brief) { return point_cost_s(i, brief); };
-    const auto proposal = search_->next(view);
-    if (!proposal) break;
-    const SpacePoint& point = space_.points[proposal->point];
-    current_ = point.key;
-    PointResult p =
-        run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s, proposal->brief);
-    if (interrupted_) break;
-    p.stage = proposal->stage;
-    // A point refused before it ran (its reference or package failed) says nothing of the time.
-    if (p.wall_s > 0) {
-      const double wall = std::max(0.0, p.wall_s - last_compile_s_);
-      (p.brief ? brief_walls_ : full_walls_).push_back(wall);
-      if (in_python(point)) (p.brief ? python_brief_walls_ : python_full_walls_).push_back(wall);
+  if (pool_) {
+    sweep_on_cluster();
+  } else {
+    for (;;) {
+      if (interrupt_ && interrupt_()) interrupted_ = true;
+      if (interrupted_) break;
+      const auto proposal = search_->next(budget_view());
+      if (!proposal) break;
+      const SpacePoint& point = space_.points[proposal->point];
+      current_ = point.key;
+      PointResult p =
+          run_point(point, proposal->brief ? brief_time_s_ : o_.workload.time_s, proposal->brief);
+      if (interrupted_) break;
+      record_point(*proposal, std::move(p));
     }
-    (p.brief ? result_.brief_points : result_.full_points) += 1;
-    json record = to_json(p);
-    record["record"] = "point";
-    record["session"] = session_;
-    record["configuration"] = point.config.to_string();
-    record["measurement"] = p.measurement;
-    p.measurement = compile_part(p.measurement);  // the rest is in the journal, not in memory
-    journal_->append(record);
-    search_->record(proposal->point, p.brief,
-                    p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
-    ++done_;
-    if (p.status != PointStatus::kOk) ++failed_;
-    planned_ = std::max(planned_, done_);
-    keep(std::move(p));
-    report(phase_);
   }
   if (shared_) shared_->close();  // not idle beside the confirmation's workers
   result_.search_spent = search_->spent();
@@ -810,6 +944,76 @@ TuneResult Supervisor::run() {
   }
 }
 
+void Supervisor::connect_cluster() {
+  if (o_.cluster.empty()) {
+    class_environment_ = capture_environment();
+    machine_class_ = machine_class_of(class_environment_);
+    return;
+  }
+  const char* variable = std::getenv("RAY_ADDRESS");
+  const std::string address = ray_address_of(o_.cluster, variable ? variable : "");
+  // Each job names the driver's paths, which every node sees (docs/cluster.md): absolute ones.
+  std::error_code ec;
+  const bool model_file = fs::is_regular_file(o_.workload.model, ec);
+  if (model_file) o_.workload.model = absolute(o_.workload.model);
+  if (!o_.workload.inputs_file.empty()) o_.workload.inputs_file = absolute(o_.workload.inputs_file);
+  fs::create_directories(o_.out_dir + "/workers");
+  current_ = "connecting to the Ray cluster at " + address;
+  report("preparing");
+  cluster_ = std::make_unique<RayCluster>(address, absolute(o_.out_dir + "/workers/ray-driver.log"));
+  std::vector<std::string> probe = {o_.worker_executable, "__node-probe", absolute(o_.out_dir)};
+  if (model_file) probe.push_back(o_.workload.model);
+  if (!o_.workload.inputs_file.empty()) probe.push_back(o_.workload.inputs_file);
+  const std::vector<ClusterNode> nodes = cluster_->nodes(probe);
+  std::map<std::string, std::vector<ClusterNode>> by_class;
+  std::vector<std::string> classes;  // in the order the cluster lists them
+  json left_out = json::array();
+  for (const auto& n : nodes) {
+    if (!n.unusable.empty()) {
+      left_out.push_back(n.label() + ": " + n.unusable);
+      continue;
+    }
+    if (!by_class.count(n.machine_class)) classes.push_back(n.machine_class);
+    by_class[n.machine_class].push_back(n);
+  }
+  if (classes.empty()) {
+    std::string why;
+    for (const auto& l : left_out) why += (why.empty() ? "" : "; ") + l.get<std::string>();
+    throw RuntimeFailure("no node of the Ray cluster at " + address + " can measure a point: " +
+                         (why.empty() ? std::string("it has no node") : why));
+  }
+  // Timings compare only within a machine class: the class with the most nodes is tuned, the
+  // others are left out (a tune of their own ranks them).
+  std::string chosen = classes.front();
+  for (const auto& c : classes)
+    if (by_class[c].size() > by_class[chosen].size()) chosen = c;
+  for (const auto& c : classes)
+    if (c != chosen)
+      for (const auto& n : by_class[c])
+        left_out.push_back(n.label() + ": another machine class (" +
+                           machine_class_difference(chosen, c) +
+                           "): points are ranked only within one class; tune it on its own");
+  machine_class_ = chosen;
+  class_environment_ = environment_from_json(by_class[chosen].front().environment);
+  json labels = json::array();
+  for (const auto& n : by_class[chosen]) labels.push_back(n.label());
+  pool_ = std::make_unique<NodePool>(*cluster_, by_class[chosen], o_.worker_executable);
+  cluster_record_ = {{"address", address},
+                     {"machine_class", chosen},
+                     {"nodes", labels},
+                     {"left_out", left_out}};
+  std::string names;
+  for (const auto& l : labels) names += (names.empty() ? "" : ", ") + l.get<std::string>();
+  cluster_plan_ = fmt::format(
+      "on the Ray cluster at {}: {} node(s) of one machine class, one point per node at a time "
+      "({}; {})",
+      address, labels.size(), names, chosen);
+  for (const auto& l : left_out) {
+    result_.notes.push_back("cluster node left out: " + l.get<std::string>());
+    cluster_plan_ += "; left out: " + l.get<std::string>();
+  }
+}
+
 TuneResult Supervisor::run_locked() {
   validate(o_);
   if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
@@ -848,6 +1052,7 @@ TuneResult Supervisor::run_locked() {
     Journal::refuse_existing(path);  // before the model is loaded
   }
 
+  connect_cluster();
   report("preparing");
   const json described = ask(to_request(DescribeRequest{o_.workload}), "describe",
                              "loading model '" + o_.workload.model + "'");
@@ -888,7 +1093,9 @@ TuneResult Supervisor::run_locked() {
   journal_->append({{"record", "session"},
                     {"session", session_},
                     {"started", now_iso8601()},
-                    {"environment", to_json(capture_environment())},
+                    {"environment", to_json(class_environment_)},
+                    {"machine_class", machine_class_},
+                    {"cluster", cluster_record_},
                     {"workload", described.at("description")},
                     {"space",
                      {{"axes", result_.axes},
@@ -916,11 +1123,21 @@ TuneResult Supervisor::run_locked() {
   }
   search_ = make_search(o_.search, space_, search);
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
+  std::set<std::string> other_class;
+  std::string other_difference;
   for (const auto& r : journal_->records()) {
     const std::string kind = r.value("record", "");
     // A point left out because its package was not compiled runs when the package is there.
     if (kind == "point" && r.value("failure_kind", "") == "compile") continue;
     if (kind == "point" && by_key_.count(r.value("key", ""))) {
+      // Measured on another class of machine: not comparable with this session's points.
+      const std::string measured_on = r.value("machine_class", "");
+      if (!measured_on.empty() && measured_on != machine_class_) {
+        other_class.insert(r.value("key", ""));
+        if (other_difference.empty())
+          other_difference = machine_class_difference(machine_class_, measured_on);
+        continue;
+      }
       PointResult p = point_from_journal(r);
       const auto had = finished_.find(p.key);
       if (had != finished_.end() && !(had->second.brief && !p.brief)) continue;
@@ -932,6 +1149,11 @@ TuneResult Supervisor::run_locked() {
     }
   }
   result_.resumed_points = result_.points.size();
+  if (!other_class.empty())
+    result_.notes.push_back(fmt::format(
+        "{} point(s) of the journal were measured on another machine class ({}): measured again "
+        "here, not ranked against this session's",
+        other_class.size(), other_difference));
 
   prepare_references();
   prepare_packages();

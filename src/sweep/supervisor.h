@@ -15,11 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torchperf/cluster/ray_cluster.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/environment.h"
 #include "torchperf/models/aoti_package.h"
 #include "torchperf/sweep/compile_costs.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
+#include "torchperf/worker/paired_workers.h"
 #include "torchperf/worker/shared_worker.h"
 #include "torchperf/sweep/space.h"
 #include "torchperf/sweep/tune_runner.h"
@@ -73,11 +76,32 @@ class Supervisor {
   std::string compile_plan() const;
   void keep_winner_artifacts();
   PointResult run_point(const SpacePoint& point, double time_s, bool brief);
+  // A point's first half: refused before it runs (its reference or package failed: r.status is
+  // set) or its measure request, its package compiled here first.
+  PointResult prepare_point(const SpacePoint& point, double time_s, bool brief,
+                            nlohmann::json& request);
+  // Its second half: what the worker answered, read into the point.
+  void read_outcome(const SpacePoint& point, const WorkerOutcome& out, PointResult& r);
+  // The point into the journal, the search and the results.
+  void record_point(const Proposal& proposal, PointResult p);
+  BudgetView budget_view(double out_s = 0) const;
   bool tick(double within_point);  // a worker's progress; false: interrupted
   void sweep();
+  // The sweep on a cluster: one point per node of the class at a time, the search asked ahead
+  // while its proposals do not wait on results out; compiles only while no point is out.
+  void sweep_on_cluster();
+  // Connects to the cluster, probes its nodes and keeps those of one machine class.
+  void connect_cluster();
+  NodeJob node_job(NodeJobKind kind, const std::string& log_name) const;
+  NodeJob point_job(const SpacePoint& point, const nlohmann::json& request) const;
+  bool compile_pending(const SpacePoint& point) const;
+  WorkerOutcome run_job(const NodeJob& job, const std::function<bool(double)>& tick);
+  std::string absolute(const std::string& path) const;
   std::string plan_message();
   void keep(PointResult point);
   HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
+  BenchResult compare_on_node(const BenchOptions& w, const Configuration& a,
+                              const Configuration& b, const WorkerRun& run);
   void confirm();
   void report(const std::string& phase, double within_point = 0);
   double point_estimate_s(bool brief = false) const;
@@ -87,7 +111,7 @@ class Supervisor {
   std::size_t origin_screen_points() const;
   double confirmation_reserve_s() const;
 
-  const TuneOptions& o_;
+  TuneOptions o_;  // a copy: on a cluster its model's path is made absolute for the nodes
   TimeSource& time_;
   TuneProgress progress_;
   TuneInterrupt interrupt_;
@@ -123,6 +147,15 @@ class Supervisor {
   std::string current_;
   std::string phase_ = "preparing";
   bool interrupted_ = false;
+  // The machine class every point of this session is measured on (this machine's, or the
+  // cluster's chosen nodes'), and its environment.
+  std::string machine_class_;
+  Environment class_environment_;
+  std::unique_ptr<RayCluster> cluster_;
+  std::unique_ptr<NodePool> pool_;
+  nlohmann::json cluster_record_;  // the session record's "cluster"
+  std::string cluster_plan_;       // what the plan says of the cluster
+  std::string last_node_;          // the node of the last job run on the cluster
 };
 
 }  // namespace torchperf

@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include "torchperf/worker/protocol.h"
 
 #include "torchperf/bench/measurement_json.h"
@@ -151,7 +153,25 @@ json wire_value(const BenchResult& r) { return to_json(r); }
 void read_wire(const json& j, BenchResult& r) {
   r = BenchResult{};
   r.environment = environment_from_json(j.at("context"));
-  r.measurement = measurement_from_json(j.at("measurement"));
+  if (!j.contains("comparison")) {
+    r.measurement = measurement_from_json(j.at("measurement"));
+    return;
+  }
+  // A head to head run elsewhere (a cluster's node): what the comparison's readers use.
+  const json& c = j.at("comparison");
+  const auto number = [](const json& v) { return v.is_number() ? v.get<double>() : NAN; };
+  Comparison out;
+  out.a = measurement_from_json(c.at("a"));
+  out.b = measurement_from_json(c.at("b"));
+  const json& s = c.at("speedup");
+  out.speedup.ratio = number(s.at("ratio"));
+  out.speedup.interval.low = number(s.at("ci").at(0));
+  out.speedup.interval.high = number(s.at("ci").at(1));
+  out.speedup.median = number(s.at("median"));
+  out.speedup.rounds = s.at("rounds").get<std::size_t>();
+  out.separate_processes = c.at("separate_processes").get<bool>();
+  out.verdict = verdict_from_string(c.at("verdict").get<std::string>());
+  r.comparison = std::move(out);
 }
 
 json wire_value(const Measurement& m) { return to_json(m); }

@@ -64,6 +64,10 @@ class Search {
   virtual std::string spent() const = 0;
   // Whether the budget, not the search, ended it (points it would have measured were left out).
   virtual bool cut_by_budget() const = 0;
+  // Whether next() may be asked again before the points it proposed are recorded (a cluster
+  // measures several at once): what it would propose next does not depend on their results. It
+  // never proposes a point that is still out.
+  virtual bool proposes_ahead() const = 0;
 };
 
 struct SearchOptions {

@@ -36,6 +36,10 @@ struct TuneOptions {
   std::string out_dir;
   bool resume = false;
   std::string worker_executable;  // the torchperf binary that serves `__worker`
+  // Where the points are measured: "" here; "ray", "ray://HOST:PORT" or "ray:HOST:PORT" on a Ray
+  // cluster's nodes (cluster/ray_cluster.h). Not part of the experiment: --resume may continue
+  // on another cluster, or here.
+  std::string cluster;
 };
 
 // Throws UsageError for out-of-range values; knob names and values are checked by the space.

@@ -46,6 +46,12 @@ struct PointResult {
   bool brief = false;
   double time_s = 0;           // its measurement budget
   bool shared_worker = false;  // measured in a worker shared by brief points of one process state
+  // Where it was measured: the machine class (always), and on a cluster the node, the wall time
+  // the cluster added, and why its first node was lost when it was measured again on another.
+  std::string machine_class;
+  std::string node;
+  double dispatch_s = 0;
+  std::string node_lost;
   // The worker's full measurement (bench's JSON) when it answered; once journalled, and read
   // back, only its "compile" part (compile_part) stays in memory.
   nlohmann::json measurement;

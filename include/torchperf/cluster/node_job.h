@@ -1,0 +1,50 @@
+// One job of a tune run on the machine that runs it: a point's worker, a Python point, or a head
+// to head. Run here for a local tune, and on a cluster's node by `torchperf __node-job`, which reads
+// the job as JSON on stdin and prints the outcome: the same worker, protocol and limits either way.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "torchperf/bench/bench_options.h"
+#include "torchperf/measure/clock.h"
+#include "torchperf/worker/worker_process.h"
+
+namespace torchperf {
+
+enum class NodeJobKind {
+  kWorker,   // one request to a fresh worker (describe, reference, a C++ point)
+  kPython,   // a point of the Python runtime, timed block by block here
+  kCompare,  // configuration against versus, each side in its own worker, alternated here
+};
+
+struct NodeJob {
+  NodeJobKind kind = NodeJobKind::kWorker;
+  std::string executable;  // the torchperf binary that serves `__worker`
+  std::string log_dir, log_name;
+  WorkerLimits limits;
+  WorkerEnvironment environment;  // kWorker: the worker knobs' variables
+  nlohmann::json request;         // kWorker: the worker's request
+  BenchOptions workload;          // kPython, kCompare (its references included)
+  std::string configuration, versus;
+};
+
+nlohmann::json to_json(const NodeJob& job);
+NodeJob node_job_from_json(const nlohmann::json& j);  // nlohmann::json's exceptions
+nlohmann::json to_json(const WorkerOutcome& outcome);
+WorkerOutcome worker_outcome_from_json(const nlohmann::json& j);
+
+// Runs the job on this machine. A kPython or kCompare job answers like a worker: a measure reply
+// {"ok": true, "result": BenchResult} or an error reply with its kind; an interruption (tick said
+// to stop) is kCrashed with the message "interrupted".
+WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
+                           const std::function<bool(double)>& tick = nullptr);
+
+// What `torchperf __node-probe PATH...` prints on a node before it is given a point: its
+// environment (capture_environment) and which of the paths the driver's jobs name it cannot read.
+nlohmann::json probe_node(const std::vector<std::string>& paths);
+
+}  // namespace torchperf

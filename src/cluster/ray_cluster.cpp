@@ -1,0 +1,343 @@
+#include "torchperf/cluster/ray_cluster.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "torchperf/bench/measurement_json.h"
+#include "torchperf/cluster/machine_class.h"
+#include "torchperf/error.h"
+#include "torchperf/models/python_side.h"
+
+namespace torchperf {
+
+using nlohmann::json;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Steady::time_point t) {
+  return std::chrono::duration<double>(Steady::now() - t).count();
+}
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\r\n ");
+  if (end == std::string::npos) return "";
+  const std::size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+}  // namespace
+
+std::string ray_address_of(const std::string& cluster, const std::string& ray_address_variable) {
+  if (cluster.rfind("ray://", 0) == 0 && cluster.size() > 6) return cluster;
+  if (cluster.rfind("ray:", 0) == 0 && cluster.size() > 4 && cluster.find("//") == std::string::npos)
+    return cluster.substr(4);
+  if (cluster == "ray") {
+    if (!ray_address_variable.empty()) return ray_address_variable;
+    throw UsageError(
+        "--cluster ray: no cluster named: set RAY_ADDRESS (e.g. RAY_ADDRESS=HEAD:6379, as `ray "
+        "start --head` prints it) or give --cluster ray://HEAD:10001; start one with `ray start "
+        "--head --resources='{\"torchperf_slot\": 1}'` on one machine and `ray start "
+        "--address=HEAD:6379 --resources='{\"torchperf_slot\": 1}'` on each other (docs/cluster.md)");
+  }
+  throw UsageError("--cluster '" + cluster +
+                   "': expected ray (the cluster at $RAY_ADDRESS), ray://HOST:PORT or ray:HOST:PORT");
+}
+
+std::string ClusterNode::label() const {
+  return fmt::format("{} ({}, node {})", hostname.empty() ? "?" : hostname, address,
+                     id.substr(0, 8));
+}
+
+RayCluster::RayCluster(const std::string& address, const std::string& log_path)
+    : address_(address), log_path_(log_path) {
+  ChildSpec spec;
+  spec.executable = python_interpreter();
+  spec.args = {"-m", "torchperf.ray_bridge", address};
+  spec.environment = with_python_path({});
+  spec.log_path = log_path;
+  spec.pipe_stdin = true;
+  spec.pipe_stdout = true;
+  bridge_ = std::make_unique<WatchedChild>(spec);
+  // Connecting retries for a while when nothing answers at the address: a minute is plenty.
+  const json ready = read_op("ready", 90);
+  (void)ready;
+}
+
+RayCluster::~RayCluster() {
+  if (!bridge_) return;
+  try {
+    bridge_->close_input();  // the driver cancels its tasks and disconnects
+    bridge_->end(10);
+  } catch (...) {
+    bridge_->kill();
+  }
+}
+
+void RayCluster::send(const json& message) {
+  if (!bridge_->write(message.dump() + "\n"))
+    throw RuntimeFailure("the Ray driver of the cluster at " + address_ +
+                         " has ended (log: " + log_path_ + ")");
+}
+
+std::optional<json> RayCluster::read_line(double timeout_s) {
+  const auto started = Steady::now();
+  for (;;) {
+    if (const std::size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+      const std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      if (line.empty()) continue;
+      try {
+        return json::parse(line);
+      } catch (const json::exception&) {
+        continue;  // not ours: Ray's stray prints go to the log, but be safe
+      }
+    }
+    const double left = timeout_s - seconds_since(started);
+    if (left <= 0) return std::nullopt;
+    pollfd p{bridge_->output_fd(), POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 0.2) * 1000) + 1);
+    if (ready < 0 && errno != EINTR) throw RuntimeFailure("polling the Ray driver failed");
+    if (ready <= 0) continue;
+    char chunk[65536];
+    const ssize_t n = ::read(bridge_->output_fd(), chunk, sizeof chunk);
+    if (n > 0) {
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      throw RuntimeFailure("the Ray driver of the cluster at " + address_ +
+                           " ended unexpectedly (log: " + log_path_ + ")");
+    }
+  }
+}
+
+json RayCluster::read_op(const std::string& op, double timeout_s) {
+  const auto started = Steady::now();
+  for (;;) {
+    const double left = timeout_s - seconds_since(started);
+    std::optional<json> message = left > 0 ? read_line(left) : std::nullopt;
+    if (!message)
+      throw RuntimeFailure(fmt::format("the Ray driver did not answer '{}' within {:.0f} s (log: {})",
+                                       op, timeout_s, log_path_));
+    const std::string got = message->value("op", "");
+    if (got == op) return *message;
+    if (got == "error")
+      throw RuntimeFailure(message->value("message", "the Ray driver failed") + " (log: " +
+                           log_path_ + ")");
+    if (got == "done") early_.push_back(std::move(*message));
+  }
+}
+
+std::vector<ClusterNode> RayCluster::nodes(const std::vector<std::string>& probe) {
+  send({{"op", "nodes"}, {"probe", probe}});
+  const json answer = read_op("nodes", 300);
+  std::vector<ClusterNode> out;
+  for (const auto& n : answer.at("nodes")) {
+    ClusterNode node;
+    node.id = n.value("id", "");
+    node.address = n.value("address", "");
+    node.hostname = n.value("hostname", "");
+    node.slots = n.value("slots", 0.0);
+    if (node.slots < 1) {
+      node.unusable = "it has no torchperf_slot resource (start it with --resources='{\"torchperf_slot\": 1}')";
+    } else if (n.contains("probe_error")) {
+      node.unusable = "its probe failed: " + n.at("probe_error").get<std::string>();
+    } else if (n.contains("probe")) {
+      const json& p = n.at("probe");
+      try {
+        const json printed = json::parse(last_line(p.value("stdout", "")));
+        node.environment = printed.at("environment");
+        node.machine_class = machine_class_of(environment_from_json(node.environment));
+        for (const auto& path : printed.at("missing"))
+          node.unusable += (node.unusable.empty() ? "it cannot read " : ", ") + path.get<std::string>();
+        if (!node.unusable.empty()) node.unusable += " (every node sees the driver's paths: docs/cluster.md)";
+      } catch (const std::exception&) {
+        node.unusable = fmt::format("torchperf did not run there (exit {}): {}", p.value("rc", -1),
+                                    last_line(p.value("stderr", "")));
+      }
+    }
+    out.push_back(std::move(node));
+  }
+  return out;
+}
+
+void RayCluster::submit(const std::string& id, const std::string& node,
+                        const std::vector<std::string>& argv, const std::string& stdin_text) {
+  send({{"op", "submit"}, {"id", id}, {"node", node}, {"argv", argv}, {"stdin", stdin_text}});
+}
+
+std::vector<json> RayCluster::wait(double timeout_s) {
+  std::vector<json> out = std::move(early_);
+  early_.clear();
+  const auto started = Steady::now();
+  double left = out.empty() ? timeout_s : 0;
+  for (;;) {
+    std::optional<json> message = read_line(std::max(0.0, left));
+    if (!message) return out;
+    if (message->value("op", "") == "done") out.push_back(std::move(*message));
+    left = out.empty() ? timeout_s - seconds_since(started) : 0;
+  }
+}
+
+void RayCluster::cancel_all() {
+  send({{"op", "cancel"}});
+  read_op("cancelled", 60);
+}
+
+// ---- NodePool
+
+NodePool::NodePool(RayCluster& cluster, std::vector<ClusterNode> nodes, std::string executable)
+    : cluster_(cluster), nodes_(std::move(nodes)), executable_(std::move(executable)) {}
+
+std::size_t NodePool::idle() const {
+  const std::size_t free = nodes_.size() - std::min(nodes_.size(), busy_.size());
+  return free - std::min(free, retries_.size());
+}
+
+std::optional<std::string> NodePool::idle_node(const std::string& avoid) const {
+  for (const auto& n : nodes_)
+    if (!busy_.count(n.id) && n.id != avoid) return n.id;
+  return std::nullopt;
+}
+
+std::string NodePool::label_of(const std::string& node) const {
+  for (const auto& n : nodes_)
+    if (n.id == node) return n.label();
+  return "node " + node.substr(0, 8);
+}
+
+std::string NodePool::start(const NodeJob& job) {
+  const auto node = idle_node("");
+  if (!node || idle() == 0) throw std::logic_error("NodePool::start: no idle node");
+  const std::string ticket = "job-" + std::to_string(next_ticket_++);
+  Running r;
+  r.job = job;
+  r.node = *node;
+  launch(ticket, std::move(r));
+  return ticket;
+}
+
+void NodePool::launch(const std::string& ticket, Running running) {
+  running.started = Steady::now();
+  cluster_.submit(ticket, running.node, {executable_, "__node-job"}, to_json(running.job).dump());
+  busy_[running.node] = ticket;
+  jobs_[ticket] = std::move(running);
+}
+
+std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
+  std::vector<NodeJobResult> out;
+  const auto fail_lost = [&](const std::string& ticket, const Running& r, const std::string& why) {
+    NodeJobResult result;
+    result.ticket = ticket;
+    result.node = r.node;
+    result.node_label = label_of(r.node);
+    result.attempts = r.attempts;
+    result.lost = r.lost;
+    result.outcome.exit = WorkerExit::kCrashed;
+    result.outcome.message = why;
+    out.push_back(std::move(result));
+  };
+  // Retries first, on a node of the pool other than the one lost (it has left the pool).
+  while (!retries_.empty()) {
+    if (nodes_.empty()) {
+      for (const auto& [ticket, r] : retries_)
+        fail_lost(ticket, r, "its node was lost (" + r.lost + ") and no node of its class is left");
+      retries_.clear();
+      break;
+    }
+    const auto node = idle_node("");
+    if (!node) break;
+    auto [ticket, r] = std::move(retries_.front());
+    retries_.erase(retries_.begin());
+    r.node = *node;
+    launch(ticket, std::move(r));
+  }
+  for (const json& done : cluster_.wait(timeout_s)) {
+    const std::string ticket = done.value("id", "");
+    const auto it = jobs_.find(ticket);
+    if (it == jobs_.end()) continue;
+    Running r = std::move(it->second);
+    jobs_.erase(it);
+    busy_.erase(r.node);
+    const double driver_s = seconds_since(r.started);
+    if (done.value("lost", false) && !cancelling_) {
+      const std::string why = label_of(r.node) + ": " + done.value("error", "lost");
+      nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
+                                  [&](const ClusterNode& n) { return n.id == r.node; }),
+                   nodes_.end());
+      if (r.attempts == 1 && !nodes_.empty()) {
+        r.attempts = 2;
+        r.lost = why;
+        if (const auto node = idle_node("")) {
+          r.node = *node;
+          launch(ticket, std::move(r));
+        } else {
+          retries_.emplace_back(ticket, std::move(r));
+        }
+        continue;
+      }
+      fail_lost(ticket, r,
+                r.attempts == 1 ? "its node was lost (" + why + ") and no node of its class is left"
+                                : "its node was lost twice (" + r.lost + "; then " + why + ")");
+      continue;
+    }
+    NodeJobResult result;
+    result.ticket = ticket;
+    result.node = r.node;
+    result.node_label = label_of(r.node);
+    result.attempts = r.attempts;
+    result.lost = r.lost;
+    if (done.value("cancelled", false) || done.value("lost", false)) {
+      result.outcome.exit = WorkerExit::kCrashed;
+      result.outcome.message = "interrupted";
+    } else {
+      try {
+        result.outcome = worker_outcome_from_json(json::parse(last_line(done.value("stdout", ""))));
+        result.dispatch_s = std::max(0.0, driver_s - result.outcome.wall_s);
+        result.outcome.wall_s = driver_s;  // what the point cost the tune
+      } catch (const std::exception&) {
+        result.outcome.exit = WorkerExit::kCrashed;
+        result.outcome.message =
+            fmt::format("torchperf __node-job on {} exited {} without an answer: {}",
+                        result.node_label, done.value("rc", -1), last_line(done.value("stderr", "")));
+      }
+    }
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+NodeJobResult NodePool::run(const NodeJob& job, const std::function<bool(double)>& tick) {
+  const auto started = Steady::now();
+  const std::string ticket = start(job);
+  for (;;) {
+    for (auto& r : wait(0.05))
+      if (r.ticket == ticket) return std::move(r);
+    if (tick && !tick(seconds_since(started))) {
+      cancel_all();
+      NodeJobResult r;
+      r.ticket = ticket;
+      r.outcome.exit = WorkerExit::kCrashed;
+      r.outcome.message = "interrupted";
+      return r;
+    }
+  }
+}
+
+void NodePool::cancel_all() {
+  if (jobs_.empty() && retries_.empty()) return;
+  retries_.clear();
+  cancelling_ = true;
+  cluster_.cancel_all();
+  const auto started = Steady::now();
+  while (!jobs_.empty() && seconds_since(started) < 30) wait(0.2);
+  for (const auto& [ticket, r] : jobs_) busy_.erase(r.node);
+  jobs_.clear();
+  cancelling_ = false;
+}
+
+}  // namespace torchperf
