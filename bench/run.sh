@@ -79,7 +79,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -858,4 +858,12 @@ for entry in "resnet18-torchscript|$fixtures/resnet18_scripted.pt|--input 3x224x
     "$python" "$here/optuna_replay.py" "$out.table.json" "$replay_fraction" "${BENCH_REPLAY_GP_SEEDS:-5}" gp
   } | "$python" -c "$replay_summary"
 done
+fi
+
+if section 19; then
+# Issue 44. A one-node Ray cluster on loopback (one node: no point shares the machine with
+# another), the same exhaustive tune here and on it, alternated: each point's wall through Ray
+# less the same point's here.
+echo "== 19. a point through Ray against the same point here (built-in MLP, 4 points, ${BENCH_CLUSTER_ROUNDS:-3} rounds)"
+"$python" "$here/cluster_overhead.py" "$tp_binary" "${BENCH_CLUSTER_ROUNDS:-3}"
 fi

@@ -26,6 +26,7 @@ enum class ErrorKind {
   kTrace,
   kResourceLimit,
   kCompile,
+  kCluster,
   kInterrupted,
   kTerminated,
 };
@@ -55,6 +56,8 @@ inline constexpr ErrorKindRow kErrorKinds[] = {
     {ErrorKind::kResourceLimit, "out-of-memory", 9,
      "stopped at a bound: the memory cap, an allocation refused, a time no call fits in"},
     {ErrorKind::kCompile, "compile", 10, "a compile or export failed or ran over its time limit"},
+    {ErrorKind::kCluster, "cluster", 11,
+     "tune --cluster: no cluster answers at the address, or none of its nodes can measure a point"},
     {ErrorKind::kInterrupted, "interrupted", 130, "stopped with Ctrl-C; what finished is kept"},
     {ErrorKind::kTerminated, "terminated", 143, "stopped with SIGTERM; what finished is kept"},
 };
@@ -105,6 +108,14 @@ class ConfigError : public Error {
  public:
   using Error::Error;
   ErrorKind kind() const noexcept override { return ErrorKind::kConfig; }
+};
+
+// tune --cluster: no Ray cluster answers at the address, or none of its nodes can measure a
+// point (no torchperf_slot, torchperf or the model's path missing there, every node lost).
+class ClusterError : public Error {
+ public:
+  using Error::Error;
+  ErrorKind kind() const noexcept override { return ErrorKind::kCluster; }
 };
 
 // The model file (or inputs file) is missing, unreadable or not what it claims to be.
@@ -189,6 +200,8 @@ class Interrupted : public Error {
       throw ResourceLimit(message);
     case ErrorKind::kCompile:
       throw CompileError(message);
+    case ErrorKind::kCluster:
+      throw ClusterError(message);
     case ErrorKind::kInterrupted:
     case ErrorKind::kTerminated:
       throw Interrupted(message);

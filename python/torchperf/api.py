@@ -238,12 +238,19 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
 
 
 def tune(model, example_inputs, *, budget="30m", objective="throughput", space=None, out=None,
-         resume=False, accuracy=None, time_s=None, search=None, progress=True, **knobs):
+         resume=False, accuracy=None, time_s=None, search=None, progress=True, cluster=None,
+         **knobs):
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
     TuneResult: every point, the winner with its interval and its speedup over the model as given
-    (measured head to head), the journal and report, and apply(model)."""
+    (measured head to head), the journal and report, and apply(model).
+
+    cluster="ray" measures the points on the Ray cluster at $RAY_ADDRESS (or "ray://HOST:PORT"),
+    one point per node at a time, as `tune --cluster` does (docs/cluster.md)."""
     from torchperf.result import TuneResult
 
+    if cluster is not None and (not isinstance(cluster, str) or not cluster.startswith("ray")):
+        raise ValueError(f"cluster={cluster!r}: expected 'ray' (the cluster at $RAY_ADDRESS), "
+                         "'ray://HOST:PORT' or 'ray:HOST:PORT'")
     checked_model(model)
     inputs = checked_inputs(example_inputs)
     if isinstance(budget, (int, float)):
@@ -299,6 +306,8 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         if search is not None:
             args += ["--search", search]
         args += knob_flags(knobs)
+    if cluster is not None:
+        args += ["--cluster", cluster]
     args += ["--budget", str(budget), "--json", "--progress-lines"]
     stdout, lines = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
     summary = core_answer(stdout, "tune")

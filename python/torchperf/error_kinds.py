@@ -20,6 +20,7 @@ class ErrorKind(enum.Enum):
     TRACE = ("trace", 8)
     RESOURCE_LIMIT = ("out-of-memory", 9)
     COMPILE = ("compile", 10)
+    CLUSTER = ("cluster", 11)
     INTERRUPTED = ("interrupted", 130)
     TERMINATED = ("terminated", 143)
 

@@ -24,6 +24,7 @@ The end of stdin cancels what still runs and disconnects. A failure to connect i
 import json
 import os
 import queue
+import socket
 import sys
 import threading
 import time
@@ -176,12 +177,33 @@ def main(argv):
         _say({"op": "error", "message": f"Ray is not installed beside this Python ({e}): "
                                         "`make venv` installs the pinned ray"})
         return 2
-    try:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR,
-                 namespace="torchperf")
-    except Exception as e:  # noqa: BLE001 - whatever ray.init raises, the address is at fault
+    # ray.init waits minutes for a head that is not there: a closed port is said at once.
+    where = address[len("ray://"):] if address.startswith("ray://") else address
+    host, _, port = where.rpartition(":")
+    if host and port.isdigit():
+        try:
+            socket.create_connection((host, int(port)), timeout=10).close()
+        except OSError as e:
+            _say({"op": "error", "message": f"cannot connect to the Ray cluster at '{address}': "
+                                            f"nothing answers there ({e.strerror or e}); start "
+                                            "its head with `ray start --head` (docs/cluster.md)"})
+            return 2
+    # Ray Client's server starts a process per client; on a busy head that start can miss its
+    # deadline ("Initialization failure from server"): a second try finds it warm.
+    attempts = 3 if address.startswith("ray://") else 1
+    for attempt in range(attempts):
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR,
+                     namespace="torchperf")
+            break
+        except ConnectionAbortedError as e:
+            if attempt + 1 < attempts:
+                continue
+            failure = e
+        except Exception as e:  # noqa: BLE001 - whatever ray.init raises, the address is at fault
+            failure = e
         _say({"op": "error", "message": f"cannot connect to the Ray cluster at '{address}': "
-                                        f"{_one_line(e)}"})
+                                        f"{_one_line(failure)}"})
         return 2
     bridge = Bridge(ray)
     _say({"op": "ready", "ray": ray.__version__})

@@ -102,12 +102,12 @@ WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
   run.log_prefix = job.log_name;
   run.limits = job.limits;
   run.tick = tick;
-  BenchOptions workload = job.workload;
-  workload.config = Configuration::parse(job.configuration);
-  if (job.kind == NodeJobKind::kCompare) workload.vs = Configuration::parse(job.versus);
   const auto started = time.now();
   WorkerOutcome out;
   try {
+    BenchOptions workload = job.workload;
+    workload.config = Configuration::parse(job.configuration);
+    if (job.kind == NodeJobKind::kCompare) workload.vs = Configuration::parse(job.versus);
     const BenchResult result = job.kind == NodeJobKind::kPython
                                    ? measure_python_in_worker(workload, run, time)
                                    : compare_in_workers(workload, run, time);

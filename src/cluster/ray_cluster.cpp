@@ -64,8 +64,9 @@ RayCluster::RayCluster(const std::string& address, const std::string& log_path)
   spec.pipe_stdin = true;
   spec.pipe_stdout = true;
   bridge_ = std::make_unique<WatchedChild>(spec);
-  // Connecting retries for a while when nothing answers at the address: a minute is plenty.
-  const json ready = read_op("ready", 90);
+  // The driver says at once when nothing answers at the address; Ray Client's connection is
+  // tried up to three times, each up to about half a minute.
+  const json ready = read_op("ready", 150);
   (void)ready;
 }
 
@@ -81,7 +82,7 @@ RayCluster::~RayCluster() {
 
 void RayCluster::send(const json& message) {
   if (!bridge_->write(message.dump() + "\n"))
-    throw RuntimeFailure("the Ray driver of the cluster at " + address_ +
+    throw ClusterError("the Ray driver of the cluster at " + address_ +
                          " has ended (log: " + log_path_ + ")");
 }
 
@@ -102,14 +103,14 @@ std::optional<json> RayCluster::read_line(double timeout_s) {
     if (left <= 0) return std::nullopt;
     pollfd p{bridge_->output_fd(), POLLIN, 0};
     const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 0.2) * 1000) + 1);
-    if (ready < 0 && errno != EINTR) throw RuntimeFailure("polling the Ray driver failed");
+    if (ready < 0 && errno != EINTR) throw ClusterError("polling the Ray driver failed");
     if (ready <= 0) continue;
     char chunk[65536];
     const ssize_t n = ::read(bridge_->output_fd(), chunk, sizeof chunk);
     if (n > 0) {
       buffer_.append(chunk, static_cast<std::size_t>(n));
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-      throw RuntimeFailure("the Ray driver of the cluster at " + address_ +
+      throw ClusterError("the Ray driver of the cluster at " + address_ +
                            " ended unexpectedly (log: " + log_path_ + ")");
     }
   }
@@ -121,13 +122,12 @@ json RayCluster::read_op(const std::string& op, double timeout_s) {
     const double left = timeout_s - seconds_since(started);
     std::optional<json> message = left > 0 ? read_line(left) : std::nullopt;
     if (!message)
-      throw RuntimeFailure(fmt::format("the Ray driver did not answer '{}' within {:.0f} s (log: {})",
+      throw ClusterError(fmt::format("the Ray driver did not answer '{}' within {:.0f} s (log: {})",
                                        op, timeout_s, log_path_));
     const std::string got = message->value("op", "");
     if (got == op) return *message;
     if (got == "error")
-      throw RuntimeFailure(message->value("message", "the Ray driver failed") + " (log: " +
-                           log_path_ + ")");
+      throw ClusterError(message->value("message", "the Ray driver failed"));
     if (got == "done") early_.push_back(std::move(*message));
   }
 }
@@ -198,9 +198,9 @@ std::size_t NodePool::idle() const {
   return free - std::min(free, retries_.size());
 }
 
-std::optional<std::string> NodePool::idle_node(const std::string& avoid) const {
+std::optional<std::string> NodePool::idle_node() const {
   for (const auto& n : nodes_)
-    if (!busy_.count(n.id) && n.id != avoid) return n.id;
+    if (!busy_.count(n.id)) return n.id;
   return std::nullopt;
 }
 
@@ -211,7 +211,7 @@ std::string NodePool::label_of(const std::string& node) const {
 }
 
 std::string NodePool::start(const NodeJob& job) {
-  const auto node = idle_node("");
+  const auto node = idle_node();
   if (!node || idle() == 0) throw std::logic_error("NodePool::start: no idle node");
   const std::string ticket = "job-" + std::to_string(next_ticket_++);
   Running r;
@@ -221,8 +221,19 @@ std::string NodePool::start(const NodeJob& job) {
   return ticket;
 }
 
+NodeJobResult NodePool::result_of(const std::string& ticket, const Running& r) const {
+  NodeJobResult result;
+  result.ticket = ticket;
+  result.node = r.node;
+  result.node_label = r.node_label;
+  result.attempts = r.attempts;
+  result.lost = r.lost;
+  return result;
+}
+
 void NodePool::launch(const std::string& ticket, Running running) {
   running.started = Steady::now();
+  running.node_label = label_of(running.node);  // kept: a lost node leaves the pool
   cluster_.submit(ticket, running.node, {executable_, "__node-job"}, to_json(running.job).dump());
   busy_[running.node] = ticket;
   jobs_[ticket] = std::move(running);
@@ -231,12 +242,7 @@ void NodePool::launch(const std::string& ticket, Running running) {
 std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
   std::vector<NodeJobResult> out;
   const auto fail_lost = [&](const std::string& ticket, const Running& r, const std::string& why) {
-    NodeJobResult result;
-    result.ticket = ticket;
-    result.node = r.node;
-    result.node_label = label_of(r.node);
-    result.attempts = r.attempts;
-    result.lost = r.lost;
+    NodeJobResult result = result_of(ticket, r);
     result.outcome.exit = WorkerExit::kCrashed;
     result.outcome.message = why;
     out.push_back(std::move(result));
@@ -249,7 +255,7 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
       retries_.clear();
       break;
     }
-    const auto node = idle_node("");
+    const auto node = idle_node();
     if (!node) break;
     auto [ticket, r] = std::move(retries_.front());
     retries_.erase(retries_.begin());
@@ -265,14 +271,14 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
     busy_.erase(r.node);
     const double driver_s = seconds_since(r.started);
     if (done.value("lost", false) && !cancelling_) {
-      const std::string why = label_of(r.node) + ": " + done.value("error", "lost");
+      const std::string why = r.node_label + ": " + done.value("error", "lost");
       nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                                   [&](const ClusterNode& n) { return n.id == r.node; }),
                    nodes_.end());
       if (r.attempts == 1 && !nodes_.empty()) {
         r.attempts = 2;
         r.lost = why;
-        if (const auto node = idle_node("")) {
+        if (const auto node = idle_node()) {
           r.node = *node;
           launch(ticket, std::move(r));
         } else {
@@ -285,12 +291,7 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
                                 : "its node was lost twice (" + r.lost + "; then " + why + ")");
       continue;
     }
-    NodeJobResult result;
-    result.ticket = ticket;
-    result.node = r.node;
-    result.node_label = label_of(r.node);
-    result.attempts = r.attempts;
-    result.lost = r.lost;
+    NodeJobResult result = result_of(ticket, r);
     if (done.value("cancelled", false) || done.value("lost", false)) {
       result.outcome.exit = WorkerExit::kCrashed;
       result.outcome.message = "interrupted";

@@ -168,8 +168,8 @@ const std::vector<RecordField<PointResult>>& point_fields() {
        [](P& p, const json& v) { p.score = number_or(v, 0.0); }},
       {"wall_s", FieldType::kNumber,
        "the worker's wall time, from fork to exit, s (for a point in a shared worker, from its "
-       "request to its answer, plus the worker's start-up when it started one); `0` when none was "
-       "started",
+       "request to its answer, plus the worker's start-up when it started one; on a cluster, the "
+       "driver's, from its job's start to its answer); `0` when none was started",
        [](const P& p) { return json(p.wall_s); },
        [](P& p, const json& v) { p.wall_s = number_or(v, 0.0); }},
       {"overhead_s", FieldType::kNumber,

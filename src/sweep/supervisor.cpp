@@ -79,13 +79,6 @@ WorkerOutcome Supervisor::launch(const json& request, const std::string& log_nam
   return run_job(job, [this](double t) { return tick(t); });
 }
 
-WorkerOutcome Supervisor::measure_python(const BenchOptions& workload, const std::string& log_name) {
-  NodeJob job = node_job(NodeJobKind::kPython, log_name);
-  job.workload = workload;
-  job.configuration = workload.config.to_string();
-  return run_job(job, [this](double t) { return tick(t); });
-}
-
 bool Supervisor::tick(double within_point) {
   report(phase_, within_point);
   if (interrupt_ && interrupt_()) {
@@ -198,7 +191,9 @@ void Supervisor::report(const std::string& phase, double within_point) {
   const double est = point_estimate_s(o_.search == SearchKind::kSmart);
   const double progress_points = static_cast<double>(done_) + std::min(0.95, within_point / est);
   s.fraction = planned_ ? progress_points / static_cast<double>(planned_) : 0;
-  s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est +
+  // A cluster measures a point per node at once.
+  const double nodes = pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
+  s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est / nodes +
             confirmation_reserve_s();
   if (o_.budget_s > 0) s.eta_s = std::min(s.eta_s, std::max(0.0, o_.budget_s - elapsed()));
   const PointResult* best = nullptr;
@@ -812,7 +807,7 @@ void Supervisor::sweep_on_cluster() {
       return;
     }
     if (pool_->size() == 0)
-      throw RuntimeFailure("every node of the cluster's machine class was lost: " +
+      throw ClusterError("every node of the cluster's machine class was lost: " +
                            std::to_string(finished_.size()) + " point(s) are in the journal");
     bool exhausted = false;
     while (pool_->idle() > 0 && (held || out.empty() || search_->proposes_ahead())) {
@@ -979,7 +974,7 @@ void Supervisor::connect_cluster() {
   if (classes.empty()) {
     std::string why;
     for (const auto& l : left_out) why += (why.empty() ? "" : "; ") + l.get<std::string>();
-    throw RuntimeFailure("no node of the Ray cluster at " + address + " can measure a point: " +
+    throw ClusterError("no node of the Ray cluster at " + address + " can measure a point: " +
                          (why.empty() ? std::string("it has no node") : why));
   }
   // Timings compare only within a machine class: the class with the most nodes is tuned, the

@@ -53,9 +53,6 @@ class Supervisor {
   double elapsed() const { return to_seconds(time_.now() - start_); }
   WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
                        const WorkerEnvironment& environment = {});
-  // A point of the python runtime, timed here block by block in the Python worker; its errors
-  // are answered as a worker's (a failed point with its kind).
-  WorkerOutcome measure_python(const BenchOptions& workload, const std::string& log_name);
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
   void prepare_references();
@@ -93,8 +90,11 @@ class Supervisor {
   // Connects to the cluster, probes its nodes and keeps those of one machine class.
   void connect_cluster();
   NodeJob node_job(NodeJobKind kind, const std::string& log_name) const;
+  // A point's job: a point of the python runtime is timed block by block where it runs (its
+  // errors answered as a worker's); a C++ point runs in a fresh worker with its knobs' variables.
   NodeJob point_job(const SpacePoint& point, const nlohmann::json& request) const;
   bool compile_pending(const SpacePoint& point) const;
+  // Here, or on a node of the cluster when the tune has one.
   WorkerOutcome run_job(const NodeJob& job, const std::function<bool(double)>& tick);
   std::string absolute(const std::string& path) const;
   std::string plan_message();

@@ -26,6 +26,9 @@ class LocalRayCluster:
     def __init__(self, nodes=2, cpus_per_node=1, slots=1):
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # Ray Client's server on the head (ray[client]): `tune --cluster ray://...` connects there.
+        self.client_port = _free_port()
+        self.client_address = f"ray://127.0.0.1:{self.client_port}"
         # Short: Ray's socket paths live under it (108 bytes at most).
         self.temp_dir = tempfile.mkdtemp(prefix="tpray-", dir="/tmp")
         self.nodes = []  # Popen of each `ray start --block`, the head first
@@ -40,19 +43,26 @@ class LocalRayCluster:
             self.stop()
             raise
 
-    def _start(self, head):
+    def add_node(self, prefix=(), slots=None):
+        """One more node: its `ray start` run under `prefix` (e.g. taskset), with `slots`
+        torchperf_slot resources (0: none)."""
+        self._start(head=False, prefix=prefix, slots=slots)
+        self._wait_for(len(self.nodes))
+
+    def _start(self, head, prefix=(), slots=None):
+        slots = self.slots if slots is None else slots
+        resources = {"torchperf_slot": slots} if slots else {}
         common = ["--node-ip-address=127.0.0.1", f"--num-cpus={self.cpus}",
-                  f"--resources={json.dumps({'torchperf_slot': self.slots})}", "--block",
-                  "--disable-usage-stats"]
+                  f"--resources={json.dumps(resources)}", "--block", "--disable-usage-stats"]
         if head:
             args = ["--head", f"--port={self.port}", "--include-dashboard=false",
-                    f"--temp-dir={self.temp_dir}"]
+                    f"--temp-dir={self.temp_dir}", f"--ray-client-server-port={self.client_port}"]
         else:
             args = [f"--address={self.address}"]
         log = open(os.path.join(self.temp_dir, f"node-{len(self.nodes)}.log"), "w")
         self.logs.append(log)
         env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-        self.nodes.append(subprocess.Popen([RAY, "start", *args, *common], stdout=log,
+        self.nodes.append(subprocess.Popen([*prefix, RAY, "start", *args, *common], stdout=log,
                                            stderr=subprocess.STDOUT, start_new_session=True,
                                            env=env))
         if head:

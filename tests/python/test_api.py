@@ -117,6 +117,18 @@ def test_a_budget_too_small_for_one_point_is_refused(tmp_path):
                        space=SMALL_SPACE, progress=False)
 
 
+def test_a_cluster_that_is_not_ray_is_refused_before_anything_runs():
+    with pytest.raises(ValueError, match=r"cluster='slurm': expected 'ray'"):
+        torchperf.tune(mlp(), torch.randn(8, 64), cluster="slurm")
+
+
+def test_a_tune_on_a_cluster_nobody_named_says_how_to_start_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ValueError, match=r"--cluster ray: no cluster named: set RAY_ADDRESS"):
+        torchperf.tune(mlp(), torch.randn(8, 64), cluster="ray", out=str(tmp_path / "run"),
+                       space=SMALL_SPACE, progress=False)
+
+
 def test_an_out_folder_holding_another_models_journal_is_refused(tmp_path):
     out = tmp_path / "run"
     out.mkdir()

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "support/search_landscape.h"
 #include "torchperf/error.h"
 
@@ -36,6 +38,22 @@ TEST(SearchTest, ExhaustiveStopsWhenTheBudgetCannotPayForAPoint) {
   auto search = make_search(SearchKind::kExhaustive, s);
   const Trail r = drive(*search, s, 0, {10.5, 1, 2}, 1, 2);
   EXPECT_EQ(r.proposals.size(), 5u);
+}
+
+TEST(SearchTest, TheExhaustiveSearchProposesAheadInItsOrderAndNeverAPointTwice) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kExhaustive, s);
+  std::set<std::size_t> out;
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(search->proposes_ahead());
+    const auto p = search->next({});
+    ASSERT_TRUE(p.has_value());
+    EXPECT_TRUE(out.insert(p->point).second);
+  }
+  for (const std::size_t point : out) search->record(point, false, 1.0);
+  const auto next = search->next({});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_FALSE(out.count(next->point));
 }
 
 }  // namespace torchperf

@@ -304,4 +304,63 @@ TEST(SmartSearchTest, AmongOneKnobChangesThoseThatCompileWaitBehindThoseThatDoNo
   EXPECT_TRUE(dear_seen) << "the dear change is still measured when the budget pays for it";
 }
 
+// A cluster of N nodes asks ahead while the search says its next points do not wait on results,
+// and records them in whatever order they end: the search still finds the winner, proposes no
+// point twice while it is out, and measures each point once (the finalists twice).
+TEST(SmartSearchTest, ProposesAheadForSeveralNodesWithoutProposingAPointThatIsStillOut) {
+  const Space s = landscape_space();
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    auto search = make_search(SearchKind::kSmart, s, {seed});
+    std::vector<Proposal> out, all;
+    std::size_t ahead = 0;
+    for (;;) {
+      while (out.size() < 3 && (out.empty() || search->proposes_ahead())) {
+        const auto p = search->next({});
+        if (!p) break;
+        for (const auto& o : out) ASSERT_NE(o.point, p->point) << "a point still out, again";
+        ahead += !out.empty();
+        out.push_back(*p);
+        all.push_back(*p);
+      }
+      if (out.empty()) break;
+      // The last proposed ends first: results come back out of order.
+      const Proposal done = out.back();
+      out.pop_back();
+      search->record(done.point, done.brief, landscape_score(s, done.point));
+    }
+    EXPECT_GT(ahead, 10u) << "the nodes were kept busy";
+    std::optional<std::size_t> best;
+    std::set<std::pair<std::size_t, bool>> distinct;
+    std::size_t finals = 0;
+    for (const auto& p : all) {
+      distinct.insert({p.point, p.brief});
+      finals += !p.brief;
+      if (!p.brief && (!best || landscape_score(s, p.point) > landscape_score(s, *best))) best = p.point;
+    }
+    EXPECT_EQ(distinct.size(), all.size()) << "each point once briefly, a finalist once in full";
+    // A point still out when the finals began may join them when it returns: a final more.
+    EXPECT_GE(finals, 4u);
+    EXPECT_LE(finals, 4u + 2u);
+    ASSERT_TRUE(best.has_value());
+    EXPECT_GE(landscape_score(s, *best), 0.999 * landscape_score(s, landscape_best(s)));
+  }
+}
+
+TEST(SmartSearchTest, TheScreenAroundTheBestStartWaitsForTheStartsResults) {
+  const Space s = landscape_space();
+  SearchOptions options;
+  options.first = {1, 2};
+  auto search = make_search(SearchKind::kSmart, s, options);
+  const auto a = search->next({});
+  ASSERT_TRUE(a.has_value());
+  EXPECT_TRUE(search->proposes_ahead()) << "the second start is known";
+  const auto b = search->next({});
+  ASSERT_TRUE(b.has_value());
+  EXPECT_NE(a->point, b->point);
+  EXPECT_FALSE(search->proposes_ahead()) << "the next screen is centred on the better start";
+  search->record(a->point, true, 1.0);
+  search->record(b->point, true, 2.0);
+  EXPECT_TRUE(search->next({}).has_value());
+}
+
 }  // namespace torchperf

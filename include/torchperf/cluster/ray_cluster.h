@@ -100,13 +100,14 @@ class NodePool {
  private:
   struct Running {
     NodeJob job;
-    std::string node;
+    std::string node, node_label;
     std::chrono::steady_clock::time_point started;
     int attempts = 1;
     std::string lost;
   };
   void launch(const std::string& ticket, Running running);
-  std::optional<std::string> idle_node(const std::string& avoid) const;
+  NodeJobResult result_of(const std::string& ticket, const Running& r) const;
+  std::optional<std::string> idle_node() const;
 
   RayCluster& cluster_;
   std::vector<ClusterNode> nodes_;
