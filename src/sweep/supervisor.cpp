@@ -150,7 +150,7 @@ double Supervisor::choose_brief_time_s() const {
   if (o_.budget_s <= 0) return wanted;
   const std::size_t screen = std::min(space_.points.size(), 2 * origin_screen_points());
   const double finals = static_cast<double>(finalist_count()) * (2 * full_time + startup_s());
-  const double room = o_.budget_s - elapsed() - confirmation_reserve_s() - finals;
+  const double room = (o_.budget_s - elapsed() - confirmation_reserve_s()) * nodes() - finals;
   const double per_point = room / static_cast<double>(std::max<std::size_t>(1, screen));
   // Where start-up alone does not fit, no brief time makes the screen fit: a shorter one would
   // only rank on noise (the plan says what the budget fits instead).
@@ -191,9 +191,7 @@ void Supervisor::report(const std::string& phase, double within_point) {
   const double est = point_estimate_s(o_.search == SearchKind::kSmart);
   const double progress_points = static_cast<double>(done_) + std::min(0.95, within_point / est);
   s.fraction = planned_ ? progress_points / static_cast<double>(planned_) : 0;
-  // A cluster measures a point per node at once.
-  const double nodes = pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
-  s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est / nodes +
+  s.eta_s = std::max(0.0, static_cast<double>(planned_) - progress_points) * est / nodes() +
             confirmation_reserve_s();
   if (o_.budget_s > 0) s.eta_s = std::min(s.eta_s, std::max(0.0, o_.budget_s - elapsed()));
   const PointResult* best = nullptr;
@@ -663,7 +661,7 @@ std::string Supervisor::plan_message() {
   const std::size_t left = total - std::min(total, finished_.size());
   const std::size_t finalists = finalist_count();
   if (o_.search == SearchKind::kExhaustive) {
-    const double estimate = static_cast<double>(left) * point_estimate_s();
+    const double estimate = static_cast<double>(left) * point_estimate_s() / nodes();
     result_.estimated_full_s = estimate + confirmation_reserve_s();
     planned_ = left;
     std::string plan = fmt::format(
@@ -671,7 +669,8 @@ std::string Supervisor::plan_message() {
         "min at ~{:.1f} s a point, then the leaders head to head",
         left, finished_.size(), total, result_.estimated_full_s / 60, point_estimate_s());
     if (o_.budget_s > 0 && result_.estimated_full_s > o_.budget_s) {
-      const double room = std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed());
+      const double room =
+          std::max(0.0, o_.budget_s - confirmation_reserve_s() - elapsed()) * nodes();
       planned_ = std::min(left, static_cast<std::size_t>(std::floor(room / point_estimate_s())));
       result_.notes.push_back(fmt::format(
           "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
@@ -731,7 +730,7 @@ std::string Supervisor::plan_message() {
   if (const std::string compiles = compile_plan(); !compiles.empty()) plan += "; " + compiles;
   if (!cluster_plan_.empty()) plan += "; " + cluster_plan_;
   if (!tiny && o_.budget_s > 0) {
-    const double room = o_.budget_s - elapsed() - confirmation_reserve_s();
+    const double room = (o_.budget_s - elapsed() - confirmation_reserve_s()) * nodes();
     if (room < screen_s + finals_s) {
       const std::size_t fits = static_cast<std::size_t>(
           std::max(0.0, std::floor((room - finals_s) / std::max(brief, 1e-9))));
@@ -751,9 +750,8 @@ BudgetView Supervisor::budget_view(double out_s) const {
   BudgetView view;
   // A cluster measures a point per node at once: its budget pays for that many seconds of points
   // per second of wall time, less what the points still out will take.
-  const double nodes = pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
   if (o_.budget_s > 0)
-    view.remaining_s = (o_.budget_s - elapsed() - confirmation_reserve_s()) * nodes - out_s;
+    view.remaining_s = (o_.budget_s - elapsed() - confirmation_reserve_s()) * nodes() - out_s;
   view.brief_point_s = point_estimate_s(true);
   view.full_point_s = point_estimate_s(false);
   view.point_s = [this](std::size_t i, bool brief) { return point_cost_s(i, brief); };

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -51,6 +52,10 @@ class Supervisor {
  private:
   TuneResult run_locked();  // run(), the folder's lock taken inside
   double elapsed() const { return to_seconds(time_.now() - start_); }
+  // The points measured at once: a cluster's nodes, or one here. Budgets buy node-seconds.
+  double nodes() const {
+    return pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
+  }
   WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
                        const WorkerEnvironment& environment = {});
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,

@@ -124,7 +124,10 @@ def test_a_node_killed_mid_point_is_measured_again_on_the_other(tmp_path):
             def second_node_measures():
                 return any(os.getsid(p) == victim for p in node_jobs() if _alive(p))
 
-            wait_until(lambda: (out / "results.jsonl").exists(), 120, "the journal")
+            # Points, not the describe and reference jobs before them (NodePool retries those
+            # too, but they are not journalled).
+            wait_until(lambda: (out / "results.jsonl").exists() and len(points(journal(out))) >= 1,
+                       180, "the sweep's first point")
             wait_until(second_node_measures, 120, "the second node runs a point")
             c.kill_node(1)
             stdout, stderr = tune.communicate(timeout=300)
