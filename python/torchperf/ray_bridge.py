@@ -104,8 +104,8 @@ class Bridge:
         return listed
 
     def submit(self, message):
-        ref = self.task(message["node"], message["argv"], message.get("stdin", ""),
-                        message.get("env", {}))
+        env = {**_forwarded_env(), **message.get("env", {})}
+        ref = self.task(message["node"], message["argv"], message.get("stdin", ""), env)
         with self.lock:
             self.running[ref] = message["id"]
         self.wake.set()
