@@ -218,13 +218,15 @@ TEST(BenchCommandTest, AnAllocatorRunsBenchInAFreshWorkerThatConfirmsIt) {
 
 TEST(BenchCommandTest, SidesThatDifferInThreadsRunInTwoWorkers) {
   const CliRun run = run_cli({"bench", "builtin:mlp", "--threads", "1", "--vs", "threads=2",
-                              "--time", "0.4", "--target-ci", "0.5", "--json", "--quiet"});
+                              "--time", "1", "--target-ci", "0.5", "--json", "--quiet"});
   ASSERT_TRUE(testing::measured(run));
   const auto c = nlohmann::json::parse(run.out)["comparison"];
   EXPECT_TRUE(c["separate_processes"].get<bool>());
   EXPECT_EQ(c["a"]["configuration"]["knobs"]["threads"]["value"], "1");
   EXPECT_EQ(c["b"]["configuration"]["knobs"]["threads"]["value"], "2");
-  EXPECT_GE(c["speedup"]["rounds"].get<int>(), 10);
+  // Enough rounds for an interval: how many more fit in the time depends on the machine's load
+  // (an ASan build beside other tests got 7 where an idle release build gets dozens).
+  EXPECT_GE(c["speedup"]["rounds"].get<int>(), 4);
   EXPECT_FALSE(c["speedup"]["ci"][0].is_null());
 }
 
