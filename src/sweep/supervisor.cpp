@@ -60,8 +60,7 @@ NodeJob Supervisor::point_job(const SpacePoint& point, const json& request) cons
 }
 
 WorkerOutcome Supervisor::run_job(const NodeJob& job, const std::function<bool(double)>& tick) {
-  fs::create_directories(o_.out_dir + "/workers");
-  if (!pool_) {
+  if (!pool_) {  // run_node_job makes the log folder, here or on the node
     SteadyTimeSource clock;
     return run_node_job(job, clock, tick);
   }
