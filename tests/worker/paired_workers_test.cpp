@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -55,7 +56,9 @@ TEST_F(PairedWorkersTest, SidesThatDifferInThreadsEachKeepTheirOwnProcessState) 
   EXPECT_EQ(c.b.configuration.value("threads"), "2");
   EXPECT_EQ(c.b.batch, 4) << "the workload's batch is shared";
   EXPECT_EQ(c.a.samples.iteration_ns.size(), c.b.samples.iteration_ns.size());
-  EXPECT_GE(c.speedup.rounds, 10u);
+  // Enough rounds for an interval; how many more fit in the time depends on the machine's load.
+  EXPECT_GE(c.speedup.rounds, kMinRatioRounds);
+  EXPECT_FALSE(std::isnan(c.speedup.interval.low));
   EXPECT_GT(c.speedup.ratio, 0);
   EXPECT_NE(c.verdict, Verdict::kUndetermined);
   EXPECT_EQ(c.a.process.at("allocator"), "glibc");
