@@ -60,9 +60,9 @@ timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batc
 # weights, channels_last, inference mode, cuDNN's benchmark.
 SPACE="runtime=cpp,python;graph=eager,frozen-opt,compile,compile-reduce-overhead;precision=fp32,fp16"
 SPACE="$SPACE;format=contiguous,channels_last;grad=inference;cuda_graphs=off,on;cudnn_benchmark=on;tf32=default"
-step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET --space '$SPACE'"
+step "tune builtin:resnet18 --device cuda --batch 64 --budget $BUDGET ${GPU_TUNE_ARGS:+$GPU_TUNE_ARGS }--space '$SPACE'"
 timeout 420 "$TP" tune builtin:resnet18 --device cuda --batch 64 --budget "$BUDGET" \
-  --space "$SPACE" --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
+  ${GPU_TUNE_ARGS:-} --space "$SPACE" --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
 echo "exit $?"; grep -v '^\s*$' "$OUT/tune.err" | tail -15
 
 step "tune's winner over each peer"
