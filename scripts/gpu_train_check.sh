@@ -25,6 +25,10 @@ step() { echo "=== [$(( $(date +%s) - started )) s] $*"; }
 . scripts/gpu_env.sh
 SIZE=${GPU_TRAIN_SIZE:-224}
 
+# GPU_TRAIN_TOP=CONFIG: the ladder's top rung from an earlier run; only the rounds run.
+if [ -n "${GPU_TRAIN_TOP:-}" ]; then
+top=$GPU_TRAIN_TOP
+else
 step "train --ladder --allow-semantic-changes on $DEVICE (budget ${BUDGET} s)"
 timeout $(( BUDGET + 180 )) "$TP" train builtin:resnet18 --device "$DEVICE" --data synthetic-cifar \
   --image-size "$SIZE" --batch 64 --ladder --allow-semantic-changes --steps 10 --budget "$BUDGET" \
@@ -47,6 +51,7 @@ print(f"climbed {ladder['rungs'][-1]['cumulative']:.3f}x; stopped: {ladder['stop
 print(ladder["rungs"][-1]["configuration"])
 PY
 )
+fi
 echo "top rung: ${top:-the loop as given}"
 
 ROUNDS=${GPU_TRAIN_ROUNDS:-6}

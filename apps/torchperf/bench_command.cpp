@@ -102,7 +102,7 @@ int run(BenchFlags& flags) {
     std::string dir = (std::filesystem::temp_directory_path() / "torchperf-bench-XXXXXX").string();
     if (!::mkdtemp(dir.data())) throw RuntimeFailure("cannot create a folder for worker logs");
     run.log_dir = dir;
-    run.limits.timeout_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
+    run.limits.time_limit_s = 120 + 20 * options.time_s;  // a request: preparing, a block, finishing
     run.limits.memory_cap_bytes = options.memory_cap_bytes;
     // A side whose runtime is Python's runs in the Python worker; the rest in the C++ one.
     const bool python = worker_of(options.config) == RuntimeWorker::kPython;

@@ -179,7 +179,7 @@ class ProcessBackend final : public ServingBackend {
       run.executable = self();
       run.log_dir = log_dir_;
       run.log_prefix = fmt::format("curve-t{}-b{}", threads, b);
-      run.limits.timeout_s = 120 + 20 * o.time_s;
+      run.limits.time_limit_s = 120 + 20 * o.time_s;
       run.tick = [](double) { return !StopSignals::requested(); };
       const BenchResult r = measure_in_worker(o, run);
       if (!r.measurement || !(r.measurement->throughput_samples_per_s > 0))

@@ -107,7 +107,7 @@ int run(TrainFlags& f) {
   workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   workers.log_dir = scratch_path("train-workers");
   std::filesystem::create_directories(workers.log_dir);
-  workers.limits.timeout_s = 600;
+  workers.limits.time_limit_s = 600;
   workers.tick = [](double) { return !StopSignals::requested(); };
   if (f.ladder) {
     const StopSignals stop_signals;

@@ -40,13 +40,18 @@ RuntimeReferences runtime_references(const RunResults& run, const std::vector<Fa
                                      const std::vector<std::size_t>& measured_points) {
   RuntimeReferences refs;
   std::set<std::string> runtimes;
-  for (std::size_t i : measured_points) runtimes.insert(in_python(run.points[i].key) ? "python" : "cpp");
+  for (std::size_t i : measured_points) runtimes.insert(runtime_of_key(run.points[i].key).family());
   refs.both = runtimes.size() == 2;
   if (!refs.both) return refs;
   WorkloadTraits program;
   program.torchscript_form = false;
   program.program_form = true;
-  const WorkloadTraits python = runtime_for("python", "", program).view(program);
+  WorkloadTraits python = program;
+  for (const Runtime* r : torchperf::runtimes())  // the first Python runtime that takes a program
+    if (r->worker() == RuntimeWorker::kPython && r->accepts(program).applies) {
+      python = r->view(program);
+      break;
+    }
   for (const auto& f : factors) {
     if (f.name == "runtime") continue;
     bool python_takes_reference = false;
@@ -541,7 +546,7 @@ json to_json(const RunAnalysis& a) {
     json out = json::array();
     for (std::size_t i : indices) {
       const auto& p = a.run.points[i];
-      out.push_back({{"key", p.key}, {"reason", p.reason}, {"failure_kind", p.failure_kind}});
+      out.push_back({{"key", p.key}, {"reason", p.reason}, {"failure_kind", p.failure.name()}});
     }
     return out;
   };

@@ -33,13 +33,6 @@ NodeJobKind node_job_kind(const std::string& name) {
   throw std::invalid_argument("not a node job: '" + name + "'");
 }
 
-WorkerExit worker_exit_named(const std::string& name) {
-  for (auto e : {WorkerExit::kAnswered, WorkerExit::kCrashed, WorkerExit::kTimedOut,
-                 WorkerExit::kOutOfMemory})
-    if (name == to_string(e)) return e;
-  throw std::invalid_argument("not a worker exit: '" + name + "'");
-}
-
 }  // namespace
 
 json to_json(const NodeJob& job) {
@@ -47,7 +40,7 @@ json to_json(const NodeJob& job) {
           {"executable", job.executable},
           {"log_dir", job.log_dir},
           {"log_name", job.log_name},
-          {"timeout_s", job.limits.timeout_s},
+          {"timeout_s", job.limits.time_limit_s},
           {"memory_cap_bytes", job.limits.memory_cap_bytes},
           {"environment", job.environment},
           {"request", job.request},
@@ -62,7 +55,7 @@ NodeJob node_job_from_json(const json& j) {
   job.executable = j.at("executable").get<std::string>();
   job.log_dir = j.at("log_dir").get<std::string>();
   job.log_name = j.at("log_name").get<std::string>();
-  job.limits.timeout_s = j.at("timeout_s").get<double>();
+  job.limits.time_limit_s = j.at("timeout_s").get<double>();
   job.limits.memory_cap_bytes = j.at("memory_cap_bytes").get<std::int64_t>();
   job.environment = j.at("environment").get<WorkerEnvironment>();
   job.request = j.at("request");
@@ -73,7 +66,7 @@ NodeJob node_job_from_json(const json& j) {
 }
 
 json to_json(const WorkerOutcome& o) {
-  return {{"exit", to_string(o.exit)},
+  return {{"ending", to_string(o.ending)},
           {"response", o.response},
           {"message", o.message},
           {"wall_s", o.wall_s},
@@ -82,7 +75,7 @@ json to_json(const WorkerOutcome& o) {
 
 WorkerOutcome worker_outcome_from_json(const json& j) {
   WorkerOutcome o;
-  o.exit = worker_exit_named(j.at("exit").get<std::string>());
+  o.ending = ending_named(j.at("ending").get<std::string>());
   o.response = j.at("response");
   o.message = j.at("message").get<std::string>();
   o.wall_s = j.at("wall_s").get<double>();
@@ -113,8 +106,8 @@ WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
                                    : compare_in_workers(workload, run, time);
     out.response = to_reply(MeasureReply{result});
   } catch (const Interrupted&) {
-    out.exit = WorkerExit::kCrashed;
-    out.message = "interrupted";
+    out.ending = Ending::kStopped;
+    out.message = "stopped";
   } catch (...) {
     out.response = reply_for_current_exception();  // a failed point, with its kind
   }

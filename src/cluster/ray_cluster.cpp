@@ -16,13 +16,8 @@
 namespace torchperf {
 
 using nlohmann::json;
-using Steady = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(Steady::time_point t) {
-  return std::chrono::duration<double>(Steady::now() - t).count();
-}
 
 std::string last_line(const std::string& text) {
   std::size_t end = text.find_last_not_of("\r\n ");
@@ -54,8 +49,8 @@ std::string ClusterNode::label() const {
                      id.substr(0, 8));
 }
 
-RayCluster::RayCluster(const std::string& address, const std::string& log_path)
-    : address_(address), log_path_(log_path) {
+RayCluster::RayCluster(const std::string& address, const std::string& log_path, TimeSource& time)
+    : address_(address), log_path_(log_path), time_(time) {
   ChildSpec spec;
   spec.executable = python_interpreter();
   spec.args = {"-m", "torchperf.ray_bridge", address};
@@ -87,7 +82,7 @@ void RayCluster::send(const json& message) {
 }
 
 std::optional<json> RayCluster::read_line(double timeout_s) {
-  const auto started = Steady::now();
+  const auto started = time_.now();
   for (;;) {
     if (const std::size_t nl = buffer_.find('\n'); nl != std::string::npos) {
       const std::string line = buffer_.substr(0, nl);
@@ -117,7 +112,7 @@ std::optional<json> RayCluster::read_line(double timeout_s) {
 }
 
 json RayCluster::read_op(const std::string& op, double timeout_s) {
-  const auto started = Steady::now();
+  const auto started = time_.now();
   for (;;) {
     const double left = timeout_s - seconds_since(started);
     std::optional<json> message = left > 0 ? read_line(left) : std::nullopt;
@@ -173,7 +168,7 @@ void RayCluster::submit(const std::string& id, const std::string& node,
 std::vector<json> RayCluster::wait(double timeout_s) {
   std::vector<json> out = std::move(early_);
   early_.clear();
-  const auto started = Steady::now();
+  const auto started = time_.now();
   double left = out.empty() ? timeout_s : 0;
   for (;;) {
     std::optional<json> message = read_line(std::max(0.0, left));
@@ -190,8 +185,9 @@ void RayCluster::cancel_all() {
 
 // ---- NodePool
 
-NodePool::NodePool(RayCluster& cluster, std::vector<ClusterNode> nodes, std::string executable)
-    : cluster_(cluster), nodes_(std::move(nodes)), executable_(std::move(executable)) {}
+NodePool::NodePool(RayCluster& cluster, std::vector<ClusterNode> nodes, std::string executable,
+                   TimeSource& time)
+    : cluster_(cluster), time_(time), nodes_(std::move(nodes)), executable_(std::move(executable)) {}
 
 std::size_t NodePool::idle() const {
   const std::size_t free = nodes_.size() - std::min(nodes_.size(), busy_.size());
@@ -232,7 +228,7 @@ NodeJobResult NodePool::result_of(const std::string& ticket, const Running& r) c
 }
 
 void NodePool::launch(const std::string& ticket, Running running) {
-  running.started = Steady::now();
+  running.started = time_.now();
   running.node_label = label_of(running.node);  // kept: a lost node leaves the pool
   cluster_.submit(ticket, running.node, {executable_, "__node-job"}, to_json(running.job).dump());
   busy_[running.node] = ticket;
@@ -243,7 +239,7 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
   std::vector<NodeJobResult> out;
   const auto fail_lost = [&](const std::string& ticket, const Running& r, const std::string& why) {
     NodeJobResult result = result_of(ticket, r);
-    result.outcome.exit = WorkerExit::kCrashed;
+    result.outcome.ending = Ending::kCrashed;
     result.outcome.message = why;
     out.push_back(std::move(result));
   };
@@ -293,15 +289,15 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
     }
     NodeJobResult result = result_of(ticket, r);
     if (done.value("cancelled", false) || done.value("lost", false)) {
-      result.outcome.exit = WorkerExit::kCrashed;
-      result.outcome.message = "interrupted";
+      result.outcome.ending = Ending::kStopped;
+      result.outcome.message = "stopped";
     } else {
       try {
         result.outcome = worker_outcome_from_json(json::parse(last_line(done.value("stdout", ""))));
         result.dispatch_s = std::max(0.0, driver_s - result.outcome.wall_s);
         result.outcome.wall_s = driver_s;  // what the point cost the tune
       } catch (const std::exception&) {
-        result.outcome.exit = WorkerExit::kCrashed;
+        result.outcome.ending = Ending::kCrashed;
         result.outcome.message =
             fmt::format("torchperf __node-job on {} exited {} without an answer: {}",
                         result.node_label, done.value("rc", -1), last_line(done.value("stderr", "")));
@@ -313,7 +309,7 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
 }
 
 NodeJobResult NodePool::run(const NodeJob& job, const std::function<bool(double)>& tick) {
-  const auto started = Steady::now();
+  const auto started = time_.now();
   const std::string ticket = start(job);
   for (;;) {
     for (auto& r : wait(0.05))
@@ -322,8 +318,8 @@ NodeJobResult NodePool::run(const NodeJob& job, const std::function<bool(double)
       cancel_all();
       NodeJobResult r;
       r.ticket = ticket;
-      r.outcome.exit = WorkerExit::kCrashed;
-      r.outcome.message = "interrupted";
+      r.outcome.ending = Ending::kStopped;
+      r.outcome.message = "stopped";
       return r;
     }
   }
@@ -334,11 +330,87 @@ void NodePool::cancel_all() {
   retries_.clear();
   cancelling_ = true;
   cluster_.cancel_all();
-  const auto started = Steady::now();
+  const auto started = time_.now();
   while (!jobs_.empty() && seconds_since(started) < 30) wait(0.2);
   for (const auto& [ticket, r] : jobs_) busy_.erase(r.node);
   jobs_.clear();
   cancelling_ = false;
 }
+
+RayJobRunner::RayJobRunner(const RayConnection& c, TimeSource& time, JobTick tick)
+    : JobRunner(std::move(tick)) {
+  cluster_ = std::make_unique<RayCluster>(c.address, c.out_dir + "/workers/ray-driver.log", time);
+  std::vector<std::string> probe = {c.executable, "__node-probe", c.out_dir};
+  probe.insert(probe.end(), c.paths.begin(), c.paths.end());
+  std::map<std::string, std::vector<ClusterNode>> by_class;
+  std::vector<std::string> classes;  // in the order the cluster lists them
+  json left_out = json::array();
+  for (const auto& n : cluster_->nodes(probe)) {
+    if (!n.unusable.empty()) {
+      left_out.push_back(n.label() + ": " + n.unusable);
+      continue;
+    }
+    if (!by_class.count(n.machine_class)) classes.push_back(n.machine_class);
+    by_class[n.machine_class].push_back(n);
+  }
+  if (classes.empty()) {
+    std::string why;
+    for (const auto& l : left_out) why += (why.empty() ? "" : "; ") + l.get<std::string>();
+    throw ClusterError("no node of the Ray cluster at " + c.address + " can measure a point: " +
+                       (why.empty() ? std::string("it has no node") : why));
+  }
+  // Timings compare only within a machine class: the class with the most nodes is tuned, the
+  // others are left out (a tune of their own ranks them).
+  std::string chosen = classes.front();
+  for (const auto& k : classes)
+    if (by_class[k].size() > by_class[chosen].size()) chosen = k;
+  for (const auto& k : classes)
+    if (k != chosen)
+      for (const auto& n : by_class[k])
+        left_out.push_back(n.label() + ": another machine class (" +
+                           machine_class_difference(chosen, k) +
+                           "): points are ranked only within one class; tune it on its own");
+  machines_.machine_class = chosen;
+  machines_.environment = environment_from_json(by_class[chosen].front().environment);
+  json labels = json::array();
+  std::string names;
+  for (const auto& n : by_class[chosen]) {
+    labels.push_back(n.label());
+    names += (names.empty() ? "" : ", ") + n.label();
+  }
+  pool_ = std::make_unique<NodePool>(*cluster_, by_class[chosen], c.executable, time);
+  machines_.record = {
+      {"address", c.address}, {"machine_class", chosen}, {"nodes", labels}, {"left_out", left_out}};
+  machines_.plan = fmt::format(
+      "on the Ray cluster at {}: {} node(s) of one machine class, one point per node at a time "
+      "({}; {})",
+      c.address, labels.size(), names, chosen);
+  for (const auto& l : left_out) {
+    machines_.notes.push_back("cluster node left out: " + l.get<std::string>());
+    machines_.plan += "; left out: " + l.get<std::string>();
+  }
+}
+
+namespace {
+
+JobEnd job_end_of(NodeJobResult r) {
+  JobEnd end;
+  end.ticket = std::move(r.ticket);
+  end.outcome = std::move(r.outcome);
+  end.node_label = std::move(r.node_label);
+  end.dispatch_s = r.dispatch_s;
+  end.lost = std::move(r.lost);
+  return end;
+}
+
+}  // namespace
+
+std::vector<JobEnd> RayJobRunner::wait(double timeout_s) {
+  std::vector<JobEnd> out;
+  for (NodeJobResult& r : pool_->wait(timeout_s)) out.push_back(job_end_of(std::move(r)));
+  return out;
+}
+
+JobEnd RayJobRunner::run(const NodeJob& job) { return job_end_of(pool_->run(job, tick_)); }
 
 }  // namespace torchperf

@@ -158,7 +158,7 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
   // (the runtime knob's family, and within it the graph value asked for), and the rest as it
   // sees the model.
   const ResolvedKnob family = resolve_knob(find_knob("runtime"), requested, traits);
-  const Runtime& runtime = runtime_for(family.applicable ? family.value : "cpp",
+  const Runtime& runtime = runtime_for(family.applicable ? family.value : "",
                                        requested.get("graph").value_or(""), traits);
   if (const Applicability a = runtime.accepts(traits); !a.applies)
     throw ConfigError((requested.get("graph") ? "graph=" + *requested.get("graph")
@@ -170,7 +170,7 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
                                                     : resolve_knob(knob, requested, for_runtime));
   // Freezing folds the training flag and batch-norm statistics into constants: it needs eval mode.
   const std::string graph = resolved.value("graph");
-  if (graph == "frozen" || graph == "frozen-opt") {
+  if (runtime.freezes(graph)) {
     for (auto& k : resolved.knobs) {
       if (k.name != "mode" || !k.applicable || k.value == "eval") continue;
       if (k.requested)
@@ -188,11 +188,11 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
 
 const Runtime& runtime_of(const ResolvedConfiguration& config, const WorkloadTraits& traits) {
   const ResolvedKnob& family = config.knob("runtime");
-  return runtime_for(family.applicable ? family.value : "cpp", config.value("graph"), traits);
+  return runtime_for(family.applicable ? family.value : "", config.value("graph"), traits);
 }
 
 RuntimeWorker worker_of(const Configuration& config) {
-  return runtime_for(config.get("runtime").value_or("cpp"), config.get("graph").value_or(""),
+  return runtime_for(config.get("runtime").value_or(""), config.get("graph").value_or(""),
                      WorkloadTraits{})
       .worker();
 }

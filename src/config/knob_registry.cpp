@@ -496,17 +496,13 @@ Knob graph_knob() {
   // The runtime of the traits decides (Runtime::applies); a value it does not run is refused there.
   k.applies = always;
   k.prepare = [](const std::string& value, Workload& w) {
-    runtime_for("cpp", value, WorkloadTraits{}).prepare(value, w);
+    runtime_running(value).prepare(value, w);
   };
   k.enter = [](const std::string& value, const Workload& w) -> Undo {
-    if (value != "fused" || w.device.is_cuda()) return [] {};
-    const compat::FuserState previous = compat::fuser_state();
-    compat::set_fuser_state({true, true});
-    return [previous] { compat::set_fuser_state(previous); };
+    return runtime_running(value).enter(value, w.device.is_cuda());
   };
   k.code = [](const std::string& value, bool cuda) {
-    const std::string family = value.rfind("compile", 0) == 0 ? "python" : "cpp";
-    return code_of(runtime_for(family, value, WorkloadTraits{}).snippet(value, cuda));
+    return code_of(runtime_running(value).snippet(value, cuda));
   };
   return k;
 }
@@ -782,8 +778,9 @@ Knob zero_grad_knob() {
   return k;
 }
 
-// The guide's last step, torch.compile, needs the model as Python code: the step then runs in a
-// Python worker (python/torchperf/train_worker.py), every other training knob applied there as here.
+// Who runs the training step is a runtime (runtime/): TorchScript in torchperf's own process, or
+// PyTorch in a Python worker (python/torchperf/train_worker.py), eager or a torch.compile mode, every
+// other training knob applied there as here. The values and their reasons are the runtimes'.
 Knob step_knob() {
   Knob k = training_only("step",
                          "who runs the training step: torchscript (LibTorch, in torchperf's own "
@@ -794,29 +791,24 @@ Knob step_knob() {
   k.scope = KnobScope::kWorker;  // a process of its own
   k.listed_at_baseline = false;
   k.swept_by_default = [](const WorkloadTraits&) { return false; };  // the ladder proposes it
-  k.values = [](const WorkloadTraits& t) {
-    return t.cuda ? fixed({"torchscript", "eager", "compile", "compile-reduce-overhead",
-                           "compile-max-autotune"})
-                  : fixed({"torchscript", "eager", "compile"});
+  k.values = [](const WorkloadTraits& t) { return training_steps(t); };
+  // The first runtime that trains the model as it comes: TorchScript where it has that form.
+  k.baseline = [](const WorkloadTraits& t) {
+    for (const auto& step : training_steps(t))
+      if (runtime_for_step(step).trains(step, t).applies) return step;
+    return training_steps(t).front();
   };
-  k.baseline = [](const WorkloadTraits& t) { return t.torchscript_form ? "torchscript" : "eager"; };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    if (value == "torchscript")
-      return t.torchscript_form ? Applicability::yes()
-                                : Applicability::no("the model has no TorchScript form");
-    if (value != "eager" && value != "compile" && value != "compile-reduce-overhead" &&
-        value != "compile-max-autotune")
-      return Applicability::no("expected torchscript, eager, compile, compile-reduce-overhead or "
-                               "compile-max-autotune");
-    if (!t.python_definition)
-      return Applicability::no(
-          "the Python training step builds the model from its Python definition, which a "
-          "built-in has and a TorchScript file does not (it trains with step=torchscript)");
-    if ((value == "compile-reduce-overhead" || value == "compile-max-autotune") && !t.cuda)
-      return Applicability::no(value + " is for CUDA devices (its CUDA graphs); use compile");
-    return Applicability::yes();
+    try {
+      return runtime_for_step(value).trains(value, t);
+    } catch (const ConfigError& e) {
+      return Applicability::no(e.what());
+    }
   };
-  k.plan = [](const std::string& value, TrainingPlan& p) { p.step = value; };
+  k.plan = [](const std::string& value, TrainingPlan& p) {
+    p.runtime = &runtime_for_step(value);
+    p.step = value;
+  };
   return k;
 }
 

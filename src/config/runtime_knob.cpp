@@ -1,5 +1,6 @@
 #include "runtime_knob.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "process_knobs.h"
@@ -17,17 +18,26 @@ Knob runtime_knob() {
   // A runtime is a process of its own: two sides that differ in it run in two processes.
   k.scope = KnobScope::kWorker;
   k.listed_at_baseline = false;  // configurations written before it keep their names
-  k.values = [](const WorkloadTraits&) { return fixed({"cpp", "python"}); };
+  k.values = [](const WorkloadTraits&) { return runtime_families(); };
   // A model that comes as a torch.export program (a .pt2, a built-in) is tuned in both: the
   // choice between staying in Python with torch.compile and running from C++ is what its user
   // faces. A TorchScript file runs in Python only when --space names it (torch.compile does not
   // trace a ScriptModule, so only eager would be tried).
   k.swept_by_default = [](const WorkloadTraits& t) { return t.program_form; };
-  k.baseline = [](const WorkloadTraits&) { return "cpp"; };
+  k.baseline = [](const WorkloadTraits&) { return runtime_families().front(); };
   // The GPU guides end with torch.compile and CUDA graphs: on CUDA a tune's expert start is in
-  // Python (graph=compile-reduce-overhead, Runtime::expert_graphs).
+  // the family whose expert graph replays CUDA graphs (Python's compile-reduce-overhead).
   k.expert = [](const WorkloadTraits& t) {
-    return t.cuda && t.program_form ? fixed({"python"}) : fixed({});
+    std::vector<std::string> out;
+    if (!t.cuda || !t.program_form) return out;
+    for (const Runtime* r : runtimes()) {
+      if (!r->accepts(t).applies) continue;
+      for (const auto& graph : r->expert_graphs(r->view(t)))
+        if (r->captures_cuda_graphs(graph, true) &&
+            std::find(out.begin(), out.end(), r->family()) == out.end())
+          out.push_back(r->family());
+    }
+    return out;
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
     const auto runtimes = family_runtimes(value, t);
@@ -37,20 +47,20 @@ Knob runtime_knob() {
   };
   k.code = [](const std::string& value, bool /*cuda*/) {
     KnobCode c;
-    if (value == "python")
-      c.cpp_setup = {"// runtime=python: this configuration was measured in Python; the Python "
-                     "snippet applies it"};
+    if (runtime_for(value, "", WorkloadTraits{}).worker() == RuntimeWorker::kPython)
+      c.cpp_setup = {"// runtime=" + value + ": this configuration was measured in Python; the "
+                     "Python snippet applies it"};
     return c;
   };
   return k;
 }
 
 const Runtime& viewing_runtime(const WorkloadTraits& traits) {
-  return traits.runtime.empty() ? runtime_for("cpp", "", traits) : runtime_named(traits.runtime);
+  return traits.runtime.empty() ? runtime_for("", "", traits) : runtime_named(traits.runtime);
 }
 
 WorkloadTraits viewed(const WorkloadTraits& traits) {
-  return traits.runtime.empty() ? runtime_for("cpp", "", traits).view(traits) : traits;
+  return traits.runtime.empty() ? runtime_for("", "", traits).view(traits) : traits;
 }
 
 void let_runtime_decide(Knob& knob) {

@@ -68,11 +68,11 @@ nlohmann::json run_python_step(const PythonStep& step) {
   spec.log_path = log_path_for(step.module);
   const CommandResult r = run_command(spec, step.limits);
   const std::string said = r.last_error.empty() ? "" : ": " + r.last_error;
-  if (r.stopped) throw Interrupted(step.what + ": stopped");
-  if (r.timed_out)
+  if (r.ending == Ending::kStopped) throw Interrupted(step.what + ": stopped");
+  if (r.ending == Ending::kTimedOut)
     throw CompileError(fmt::format("{}: exceeded its time limit of {:.0f} s and was stopped",
                                    step.what, step.limits.time_limit_s));
-  if (r.over_memory)
+  if (r.ending == Ending::kOutOfMemory)
     throw ResourceLimit(fmt::format("{}: over the memory cap of {:.2f} GiB and was stopped",
                                     step.what, step.limits.memory_cap_bytes / 1073741824.0));
   if (r.signal == SIGKILL)

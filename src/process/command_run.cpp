@@ -24,14 +24,12 @@ CommandResult run_command(const ChildSpec& given, const CommandLimits& limits) {
   result.log_path = spec.log_path;
   WatchedChild child(spec);
   const Watch w = child.watch(result.out, limits);
-  result.timed_out = w.end == WatchEnd::kTimedOut;
-  result.over_memory = w.end == WatchEnd::kOverMemory;
-  result.stopped = w.end == WatchEnd::kStopped;
+  result.ending = w.end;
   child.kill();  // the group's other members (a compiler it started) end with it
   result.peak_rss_bytes = child.peak_resident_bytes();
   result.wall_s = w.elapsed_s;
   const int status = child.status();
-  if (w.end == WatchEnd::kExited && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (w.end == Ending::kAnswered && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);  // ours (SIGKILL) when killed
   result.last_error = last_line_of(spec.log_path);
   return result;

@@ -9,8 +9,30 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <stdexcept>
+#include <utility>
 
 namespace torchperf {
+
+namespace {
+constexpr std::pair<Ending, const char*> kEndings[] = {
+    {Ending::kAnswered, "answered"},       {Ending::kCrashed, "crashed"},
+    {Ending::kOutOfMemory, "out-of-memory"}, {Ending::kTimedOut, "timed-out"},
+    {Ending::kStopped, "stopped"}};
+}  // namespace
+
+std::string to_string(Ending ending) {
+  for (const auto& [e, name] : kEndings)
+    if (e == ending) return name;
+  return "crashed";
+}
+
+Ending ending_named(const std::string& name) {
+  for (const auto& [e, n] : kEndings)
+    if (name == n) return e;
+  throw std::invalid_argument("not how a child ends: '" + name + "'");
+}
+
 namespace {
 
 void close_fd(int& fd) {
@@ -120,7 +142,7 @@ Watch WatchedChild::watch(std::string& buffer, const WatchLimits& limits,
   Watch w;
   for (;;) {
     if (answered && answered(buffer)) {
-      w.end = WatchEnd::kAnswered;
+      w.end = Ending::kAnswered;
       break;
     }
     if (output_fd_ >= 0 && !reaped_) {
@@ -140,17 +162,17 @@ Watch WatchedChild::watch(std::string& buffer, const WatchLimits& limits,
     }
     if (reap(false)) {
       drain(buffer);
-      w.end = answered && answered(buffer) ? WatchEnd::kAnswered : WatchEnd::kExited;
+      w.end = !answered || answered(buffer) ? Ending::kAnswered : Ending::kCrashed;
       break;
     }
     w.resident_bytes = resident_bytes(pid_);
     peak_rss_ = std::max(peak_rss_, w.resident_bytes);
     if (limits.memory_cap_bytes > 0 && w.resident_bytes > limits.memory_cap_bytes)
-      w.end = WatchEnd::kOverMemory;
+      w.end = Ending::kOutOfMemory;
     else if (limits.time_limit_s > 0 && elapsed() > limits.time_limit_s)
-      w.end = WatchEnd::kTimedOut;
+      w.end = Ending::kTimedOut;
     else if (limits.keep_going && !limits.keep_going(elapsed()))
-      w.end = WatchEnd::kStopped;
+      w.end = Ending::kStopped;
     else
       continue;
     kill();

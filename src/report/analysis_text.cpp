@@ -135,7 +135,7 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
     for (const auto* list : {&a.guarded, &a.failed})
       for (std::size_t i : *list) {
         const auto& p = r.points[i];
-        const std::string what = p.status == PointStatus::kFailed ? "failed (" + p.failure_kind + ")" : "guarded";
+        const std::string what = p.status == PointStatus::kFailed ? "failed (" + p.failure.name() + ")" : "guarded";
         out += md ? fmt::format("- `{}` — {}: {}\n", p.key, what, escape_md(p.reason))
                   : fmt::format("  {}\n      {}: {}\n", p.key, what, p.reason);
       }

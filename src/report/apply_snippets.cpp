@@ -8,6 +8,7 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/models/input_spec.h"
+#include "torchperf/runtime/runtime.h"
 #include "torchperf/text.h"
 #include "torchperf/json_fields.h"
 
@@ -132,10 +133,13 @@ std::string quote(const std::string& s) {
 // the package the run's journal names (torchperf's cache), or one compiled the same way.
 void write_program_snippets(const RunResults& r, const std::string& key, const std::string& why,
                             const std::vector<TensorExample>& tensors, ApplySnippets& s) {
-  const std::string precision = knob_value(key, "precision") == "bf16" ? "bf16" : "fp32";
-  const bool autotune = knob_value(key, "graph") == "aoti-max-autotune";
-  const std::string options = "precision=" + precision + ",max_autotune=" + (autotune ? "1" : "0") +
-                              ",device=cpu";
+  // The package the runtime says the point needs (its options name it in the journal).
+  Artefact artefact = runtime_of_key(key).artefact(
+      [&](const std::string& knob) { return knob_value(key, knob); }, WorkloadTraits{});
+  if (artefact.package.precision != "bf16") artefact.package.precision = "fp32";
+  const std::string precision = artefact.package.precision;
+  const bool autotune = artefact.autotunes;
+  const std::string options = artefact.package.to_string();
   const auto record = r.packages.find(options);
   const std::string package = record != r.packages.end() && !record->second.value("path", "").empty()
                                   ? record->second.value("path", "")
@@ -218,7 +222,9 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   const std::string why = fmt::format(
       "Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}", r.label, r.journal,
       key, a.winner_evidence);
-  if (knob_value(key, "graph").rfind("aoti", 0) == 0) {
+  if (runtime_of_key(key).artefact([&](const std::string& knob) { return knob_value(key, knob); },
+                                   WorkloadTraits{})
+          .kind == ArtefactKind::kPackage) {
     write_program_snippets(r, key, why, tensors, s);
     return s;
   }

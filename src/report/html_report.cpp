@@ -100,7 +100,7 @@ std::string run_details(const RunAnalysis& a) {
     for (const auto* list : {&a.guarded, &a.failed})
       for (std::size_t i : *list) {
         const auto& p = r.points[i];
-        t.rows.push_back({p.key, p.status == PointStatus::kFailed ? "failed (" + p.failure_kind + ")" : "guarded",
+        t.rows.push_back({p.key, p.status == PointStatus::kFailed ? "failed (" + p.failure.name() + ")" : "guarded",
                           p.reason});
       }
     out += "<h3>Guarded out and failed</h3>" + html_table(t);

@@ -182,7 +182,7 @@ std::string format_tune(const TuneResult& r) {
     if (p.status == PointStatus::kGuarded && guarded_n++ < kListed)
       guarded_list += fmt::format("  {}\n    {}\n", p.key, p.reason);
     if (p.status == PointStatus::kFailed && failed_n++ < kListed)
-      failed_list += fmt::format("  {}\n    {}: {}\n", p.key, p.failure_kind, p.reason);
+      failed_list += fmt::format("  {}\n    {}: {}\n", p.key, p.failure.name(), p.reason);
   }
   if (guarded_n > kListed)
     guarded_list += fmt::format("  … and {} more (in the journal)\n", guarded_n - kListed);

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "runtimes.h"
+#include "torchperf/compat/torch_compat.h"
 #include "torchperf/models/exported_model.h"
 #include "torchperf/models/workload.h"
 
@@ -65,8 +66,25 @@ class TorchScriptRuntime final : public CppRuntime {
     return Applicability::yes();
   }
   bool compiles(const std::string&) const override { return false; }
+  std::vector<std::string> training_steps(const WorkloadTraits&) const override {
+    return {"torchscript"};
+  }
+  Applicability trains(const std::string& step, const WorkloadTraits& model) const override {
+    if (step != "torchscript") return Applicability::no("TorchScript trains with step=torchscript");
+    return model.torchscript_form ? Applicability::yes()
+                                  : Applicability::no("the model has no TorchScript form");
+  }
+  bool freezes(const std::string& graph) const override {
+    return graph == "frozen" || graph == "frozen-opt";
+  }
+  std::function<void()> enter(const std::string& graph, bool cuda) const override {
+    if (graph != "fused" || cuda) return [] {};
+    const compat::FuserState previous = compat::fuser_state();
+    compat::set_fuser_state({true, true});
+    return [previous] { compat::set_fuser_state(previous); };
+  }
   void prepare(const std::string& graph, Workload& w) const override {
-    if (graph != "frozen" && graph != "frozen-opt") return;
+    if (!freezes(graph)) return;
     auto* ts = w.model->as_torchscript();
     torch::jit::Module frozen = torch::jit::freeze(ts->module());
     if (graph == "frozen-opt") frozen = torch::jit::optimize_for_inference(frozen);
@@ -99,7 +117,6 @@ class TorchScriptRuntime final : public CppRuntime {
     }
     return s;
   }
-  std::string artefact(const std::string&) const override { return ""; }
 };
 
 class AotiRuntime final : public CppRuntime {
@@ -121,12 +138,12 @@ class AotiRuntime final : public CppRuntime {
   }
   bool compiles(const std::string&) const override { return true; }
   void prepare(const std::string& graph, Workload& w) const override {
-    w.model->as_exported()->compile(graph == "aoti-max-autotune");
+    w.model->as_exported()->compile(autotunes(graph));
   }
   RuntimeSnippet snippet(const std::string& graph, bool) const override {
     RuntimeSnippet s;
     // The program is compiled once, in Python; C++ loads the package.
-    const std::string autotune = graph == "aoti-max-autotune" ? ", \"max_autotune\": True" : "";
+    const std::string autotune = autotunes(graph) ? ", \"max_autotune\": True" : "";
     s.python_setup = {
         "package = torch._inductor.aoti_compile_and_package(torch.export.load(PROGRAM_PATH), "
         "inductor_configs={\"freezing\": True" + autotune + "})",
@@ -137,9 +154,18 @@ class AotiRuntime final : public CppRuntime {
                    "torch::inductor::AOTIModelPackageLoader package(PACKAGE_PATH);"};
     return s;
   }
-  std::string artefact(const std::string&) const override {
-    return "the AOTInductor package, cached by program, settings, torch version and CPU ISA";
+  Artefact artefact(const KnobValues& value, const WorkloadTraits& view) const override {
+    Artefact a;
+    a.kind = ArtefactKind::kPackage;
+    a.package.precision = value("precision");
+    a.package.max_autotune = autotunes(value("graph"));
+    a.package.device = view.cuda ? "cuda" : "cpu";
+    a.name = a.package.to_string();
+    a.autotunes = a.package.max_autotune;
+    a.kept = "the AOTInductor package, cached by program, settings, torch version and CPU ISA";
+    return a;
   }
+  static bool autotunes(const std::string& graph) { return graph == "aoti-max-autotune"; }
 };
 
 }  // namespace

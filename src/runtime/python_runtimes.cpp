@@ -1,32 +1,32 @@
 #include <algorithm>
 
 #include "runtimes.h"
+#include "torchperf/error.h"
 
 namespace torchperf {
-namespace {
 
-// torch.compile's modes as graph values, and whether each exists only on CUDA: reduce-overhead
-// is CUDA graphs, and max-autotune-no-cudagraphs differs from max-autotune only where CUDA
-// graphs exist.
-struct CompileMode {
-  const char* graph;
-  const char* mode;  // torch.compile's mode=, nullptr for its default
-  bool cuda_only;
-  bool cuda_graphs;  // replays CUDA graphs on CUDA
-};
+// reduce-overhead is CUDA graphs, and max-autotune-no-cudagraphs differs from max-autotune only
+// where CUDA graphs exist: both only on CUDA. Training offers the modes whose CUDA graphs its
+// step can replay (max-autotune-no-cudagraphs is inference's).
+const std::vector<CompileMode>& compile_modes() {
+  static const std::vector<CompileMode> modes = {
+      {"compile", nullptr, false, false, true, false},
+      {"compile-reduce-overhead", "reduce-overhead", true, true, true, false},
+      {"compile-max-autotune", "max-autotune", false, true, true, true},
+      {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false, false, true},
+  };
+  return modes;
+}
 
-const CompileMode kModes[] = {
-    {"compile", nullptr, false, false},
-    {"compile-reduce-overhead", "reduce-overhead", true, true},
-    {"compile-max-autotune", "max-autotune", false, true},
-    {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false},
-};
-
-const CompileMode* mode_of(const std::string& graph) {
-  for (const auto& m : kModes)
+const CompileMode* compile_mode(const std::string& graph) {
+  for (const auto& m : compile_modes())
     if (graph == m.graph) return &m;
   return nullptr;
 }
+
+namespace {
+
+const CompileMode* mode_of(const std::string& graph) { return compile_mode(graph); }
 
 // What both Python runtimes make of the knobs: PyTorch in the venv's Python applies the graph
 // (eager or a torch.compile mode), precision (autocast, or weights and inputs converted), the
@@ -34,6 +34,13 @@ const CompileMode* mode_of(const std::string& graph) {
 // (TorchScript passes, its process flags) and do not apply.
 class PythonRuntime : public Runtime {
  public:
+  // The Python training step builds the model from its Python definition.
+  static Applicability python_definition(const WorkloadTraits& model) {
+    if (model.python_definition) return Applicability::yes();
+    return Applicability::no(
+        "the Python training step builds the model from its Python definition, which a "
+        "built-in has and a TorchScript file does not (it trains with step=torchscript)");
+  }
   std::string family() const override { return "python"; }
   RuntimeWorker worker() const override { return RuntimeWorker::kPython; }
   ModelForm form(const WorkloadTraits& model) const override {
@@ -42,7 +49,7 @@ class PythonRuntime : public Runtime {
   std::vector<std::string> graphs(const WorkloadTraits& view) const override {
     std::vector<std::string> out = {"eager"};
     if (!view.program_form) return out;  // torch.compile does not trace a ScriptModule
-    for (const auto& m : kModes)
+    for (const auto& m : compile_modes())
       if (!m.cuda_only || view.cuda) out.push_back(m.graph);
     return out;
   }
@@ -145,7 +152,7 @@ class PythonRuntime : public Runtime {
  private:
   static std::string compile_graphs() {
     std::string out;
-    for (const auto& m : kModes) out += (out.empty() ? "" : ", ") + std::string(m.graph);
+    for (const auto& m : compile_modes()) out += (out.empty() ? "" : ", ") + std::string(m.graph);
     return out;
   }
 };
@@ -161,7 +168,13 @@ class PythonEagerRuntime final : public PythonRuntime {
                                    "TorchScript model");
   }
   bool compiles(const std::string&) const override { return false; }
-  std::string artefact(const std::string&) const override { return ""; }
+  std::vector<std::string> training_steps(const WorkloadTraits&) const override {
+    return {"eager"};
+  }
+  Applicability trains(const std::string& step, const WorkloadTraits& model) const override {
+    if (step != "eager") return Applicability::no("Python eager trains with step=eager");
+    return python_definition(model);
+  }
 };
 
 class PythonCompileRuntime final : public PythonRuntime {
@@ -179,8 +192,36 @@ class PythonCompileRuntime final : public PythonRuntime {
     const CompileMode* m = mode_of(graph);
     return cuda && m && m->cuda_graphs;
   }
-  std::string artefact(const std::string&) const override {
-    return "Inductor's caches (FX graph, autotuning), kept per program in torchperf's cache";
+  Artefact artefact(const KnobValues& value, const WorkloadTraits&) const override {
+    Artefact a;
+    const CompileMode* m = mode_of(value("graph"));
+    if (!m) return a;
+    a.kind = ArtefactKind::kWorkerCompile;
+    a.name = m->graph;
+    a.plain = compile_modes().front().graph;
+    a.autotunes = m->autotunes;
+    a.kept = "Inductor's caches (FX graph, autotuning), kept per program in torchperf's cache";
+    return a;
+  }
+  std::vector<std::string> training_steps(const WorkloadTraits& model) const override {
+    std::vector<std::string> out;
+    for (const auto& m : compile_modes())
+      if (m.trains && (!m.cuda_only || model.cuda) && (!m.cuda_graphs || model.cuda))
+        out.push_back(m.graph);
+    return out;
+  }
+  Applicability trains(const std::string& step, const WorkloadTraits& model) const override {
+    const CompileMode* m = mode_of(step);
+    if (!m || !m->trains) {
+      std::string modes;
+      for (const auto& mode : compile_modes())
+        if (mode.trains) modes += (modes.empty() ? "" : ", ") + std::string(mode.graph);
+      return Applicability::no("torch.compile trains with step=" + modes);
+    }
+    if (const Applicability defined = python_definition(model); !defined.applies) return defined;
+    if ((m->cuda_only || m->cuda_graphs) && !model.cuda)
+      return Applicability::no(step + " is for CUDA devices (its CUDA graphs); use compile");
+    return Applicability::yes();
   }
 };
 

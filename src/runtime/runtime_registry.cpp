@@ -48,6 +48,33 @@ std::optional<std::vector<std::string>> Runtime::expert(const std::string&,
   return std::nullopt;
 }
 void Runtime::prepare(const std::string&, Workload&) const {}
+std::function<void()> Runtime::enter(const std::string&, bool) const {
+  return [] {};
+}
+Artefact Runtime::artefact(const KnobValues&, const WorkloadTraits&) const { return {}; }
+std::vector<std::string> Runtime::training_steps(const WorkloadTraits&) const { return {}; }
+Applicability Runtime::trains(const std::string&, const WorkloadTraits&) const {
+  return Applicability::no(label() + " does not train");
+}
+
+const Runtime& runtime_for_step(const std::string& step) {
+  WorkloadTraits everything;
+  everything.cuda = true;
+  std::string known;
+  for (const Runtime* r : runtimes())
+    for (const auto& s : r->training_steps(everything)) {
+      if (s == step) return *r;
+      known += (known.empty() ? "" : ", ") + s;
+    }
+  throw ConfigError("step '" + step + "': expected " + known);
+}
+
+std::vector<std::string> training_steps(const WorkloadTraits& model) {
+  std::vector<std::string> out;
+  for (const Runtime* r : runtimes())
+    for (const auto& s : r->training_steps(model)) out.push_back(s);
+  return out;
+}
 
 const std::vector<const Runtime*>& runtimes() {
   static const std::vector<const Runtime*> all = {&torchscript_runtime(), &aoti_runtime(),
@@ -63,6 +90,28 @@ const Runtime& runtime_named(const std::string& name) {
     known += (known.empty() ? "" : ", ") + r->name();
   }
   throw ConfigError("unknown runtime '" + name + "'; known runtimes: " + known);
+}
+
+const Runtime& runtime_running(const std::string& graph) {
+  // A model every runtime takes, on CUDA: every graph value any runtime runs.
+  WorkloadTraits everything;
+  everything.cuda = true;
+  everything.torchscript_form = true;
+  everything.program_form = true;
+  std::string known;
+  for (const Runtime* r : runtimes())
+    for (const auto& g : r->graphs(r->view(everything))) {
+      if (g == graph) return *r;
+      known += (known.empty() ? "" : ", ") + g;
+    }
+  throw ConfigError("graph '" + graph + "': no runtime runs it; known: " + known);
+}
+
+std::vector<std::string> runtime_families() {
+  std::vector<std::string> out;
+  for (const Runtime* r : runtimes())
+    if (std::find(out.begin(), out.end(), r->family()) == out.end()) out.push_back(r->family());
+  return out;
 }
 
 std::vector<const Runtime*> family_runtimes(const std::string& family,

@@ -24,7 +24,26 @@ CompileCosts::CompileCosts(std::string path) : path_(std::move(path)) {
   }
 }
 
-void CompileCosts::record(const std::string& what, double seconds) {
+namespace {
+
+// The keys that begin with prefix: a runtime's ("aoti:"), or one artefact's ("aoti:NAME:" and
+// the artefact itself, "aoti:NAME").
+template <typename Map, typename F>
+void each_under(const Map& map, const std::string& prefix, const std::string& exact, F f) {
+  for (auto it = map.lower_bound(prefix); it != map.end() && it->first.rfind(prefix, 0) == 0; ++it)
+    f(it->second);
+  if (!exact.empty())
+    if (const auto it = map.find(exact); it != map.end()) f(it->second);
+}
+
+}  // namespace
+
+std::string CompileId::key() const {
+  return runtime + ":" + artefact + (point.empty() ? "" : ":" + point);
+}
+
+void CompileCosts::record(const CompileId& id, double seconds) {
+  const std::string what = id.key();
   latest_[what] = seconds;
   from_file_[what] = false;
   if (path_.empty()) return;
@@ -35,33 +54,31 @@ void CompileCosts::record(const std::string& what, double seconds) {
   out << nlohmann::json{{"what", what}, {"compile_s", seconds}}.dump() << '\n';
 }
 
-std::optional<double> CompileCosts::seen(const std::string& what) const {
-  const auto it = latest_.find(what);
+std::optional<double> CompileCosts::seen(const CompileId& id) const {
+  const auto it = latest_.find(id.key());
   if (it == latest_.end()) return std::nullopt;
   return it->second;
 }
 
-std::optional<double> CompileCosts::longest(const std::string& prefix) const {
+std::optional<double> CompileCosts::longest(const std::string& runtime,
+                                            const std::string& artefact) const {
   std::optional<double> most;
-  for (auto it = latest_.lower_bound(prefix); it != latest_.end() && it->first.rfind(prefix, 0) == 0;
-       ++it)
-    if (!most || it->second > *most) most = it->second;
+  const std::string prefix = runtime + ":" + (artefact.empty() ? "" : artefact + ":");
+  each_under(latest_, prefix, artefact.empty() ? "" : runtime + ":" + artefact, [&](double s) {
+    if (!most || s > *most) most = s;
+  });
   return most;
 }
 
-std::size_t CompileCosts::count(const std::string& prefix) const {
+std::size_t CompileCosts::count(const std::string& runtime) const {
   std::size_t n = 0;
-  for (auto it = latest_.lower_bound(prefix); it != latest_.end() && it->first.rfind(prefix, 0) == 0;
-       ++it)
-    ++n;
+  each_under(latest_, runtime + ":", "", [&](double) { ++n; });
   return n;
 }
 
-std::size_t CompileCosts::remembered(const std::string& prefix) const {
+std::size_t CompileCosts::remembered(const std::string& runtime) const {
   std::size_t n = 0;
-  for (auto it = from_file_.lower_bound(prefix);
-       it != from_file_.end() && it->first.rfind(prefix, 0) == 0; ++it)
-    n += it->second;
+  each_under(from_file_, runtime + ":", "", [&](bool from_file) { n += from_file; });
   return n;
 }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "supervisor.h"
 #include "torchperf/config/apply.h"
@@ -17,22 +18,6 @@ namespace torchperf {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Both sides on one node of the cluster, alternated there as they are here.
-BenchResult Supervisor::compare_on_node(const BenchOptions& w, const Configuration& a,
-                                        const Configuration& b, const WorkerRun& run) {
-  NodeJob job = node_job(NodeJobKind::kCompare, run.log_prefix);
-  job.workload = w;
-  job.configuration = a.to_string();
-  job.versus = b.to_string();
-  const WorkerOutcome out = run_job(job, run.tick);
-  if (interrupted_) throw Interrupted("interrupted");
-  if (out.exit != WorkerExit::kAnswered)
-    throw RuntimeFailure("the comparison on " + last_node_ + ": " + out.message);
-  if (!out.response.value("ok", false))
-    rethrow_worker_error(out.response.at("error"), "the comparison on " + last_node_);
-  return from_reply<MeasureReply>(out.response, "compare").result;
-}
-
 HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const std::string& why) {
   Configuration ca = Configuration::parse(a), cb = Configuration::parse(b);
   HeadToHead h;
@@ -43,38 +28,33 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   if (auto it = compared_.find(id); it != compared_.end()) return it->second;
   // A side the sweep never measured (the baseline, in a tune that spent its budget elsewhere)
   // may need its package: compiled here, not inside the comparison's worker and time limit.
-  ensure_packages_of(ca);
-  ensure_packages_of(cb);
-  std::map<std::string, std::string> refs;
+  for (const auto* c : {&ca, &cb}) {
+    std::string ignored;
+    artefacts_->side_ready(*c, std::numeric_limits<double>::infinity(), ignored);
+  }
+  NodeJob pair = job(NodeJobKind::kCompare, "compare-" + fnv1a(id).substr(0, 10));
+  pair.workload = o_.workload;
+  // The pair shares one budget; a slow side (the baseline) needs room for enough rounds.
+  pair.workload.time_s = 4 * o_.workload.time_s;
+  pair.workload.reference_files.clear();
   for (const auto* c : {&ca, &cb}) {
     const std::string batch = reference_batch(o_.workload, *c);
-    if (references_.count(batch)) refs[batch] = references_.at(batch);
+    if (references_.count(batch)) pair.workload.reference_files[batch] = references_.at(batch);
   }
-  BenchOptions w = o_.workload;
-  // The pair shares one budget; a slow side (the baseline) needs room for enough rounds.
-  w.time_s = 4 * o_.workload.time_s;
-  w.config = ca;
-  w.vs = cb;
-  w.reference_files = refs;
+  // Each side in its own worker: they may differ in threads, the allocator or the BLAS, and
+  // neither may pay for the other's process state. On a cluster, both on one node.
+  pair.configuration = ca.to_string();
+  pair.versus = cb.to_string();
   current_ = why;
-  fs::create_directories(o_.out_dir + "/workers");
-  WorkerRun run;
-  run.executable = o_.worker_executable;
-  run.log_dir = o_.out_dir + "/workers";
-  run.log_prefix = "compare-" + fnv1a(id).substr(0, 10);
-  run.limits = limits_;
-  run.tick = [&](double t) {
-    report(phase_, t);
-    if (interrupt_ && interrupt_()) {
-      interrupted_ = true;
-      return false;
-    }
-    return true;
-  };
+  const JobEnd end = runner_->run(pair);
+  if (interrupted_) throw Interrupted("interrupted while confirming the winner");
+  const std::string where = end.node_label.empty() ? "" : " on " + end.node_label;
   try {
-    // Each side in its own worker: they may differ in threads, the allocator or the BLAS, and
-    // neither may pay for the other's process state.
-    const BenchResult r = pool_ ? compare_on_node(w, ca, cb, run) : compare_in_workers(w, run, time_);
+    if (end.outcome.ending != Ending::kAnswered)
+      throw RuntimeFailure("the comparison" + where + ": " + end.outcome.message);
+    if (!end.outcome.response.value("ok", false))
+      rethrow_worker_error(end.outcome.response.at("error"), "the comparison" + where);
+    const BenchResult r = from_reply<MeasureReply>(end.outcome.response, "compare").result;
     const Comparison& c = *r.comparison;
     RatioEstimate speedup = c.speedup;
     // bench's ratio is in samples/s; for latency, compare per-call time at each side's batch.
@@ -85,10 +65,7 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
     h.high = speedup.interval.high;
     h.rounds = speedup.rounds;
     h.verdict = verdict_of(speedup);
-  } catch (const Interrupted&) {
-    throw Interrupted("interrupted while confirming the winner");
   } catch (const std::exception& e) {
-    if (interrupted_) throw Interrupted("interrupted while confirming the winner");
     h.failure = e.what();
   }
   json record = to_json(h);
@@ -96,11 +73,37 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
   record["id"] = id;
   record["why"] = why;
   record["session"] = session_;
-  record["machine_class"] = machine_class_;
-  if (pool_) record["node"] = last_node_;  // both sides ran there
+  record["machine_class"] = runner_->machines().machine_class;
+  if (!end.node_label.empty()) record["node"] = end.node_label;  // both sides ran there
   journal_->append(record);
   compared_[id] = h;
   return h;
+}
+
+namespace {
+
+// A point's sweep interval on the objective, higher better.
+std::pair<double, double> interval_of(const Objective& objective, const PointResult& p) {
+  const PointMetrics& m = p.metrics;
+  if (objective.kind == ObjectiveKind::kThroughput) return {m.throughput_low, m.throughput_high};
+  if (objective.kind == ObjectiveKind::kLatencyP50)
+    return {1 / m.latency_p50_high_ms, 1 / m.latency_p50_low_ms};
+  return {NAN, NAN};
+}
+
+}  // namespace
+
+// The best, the runner-up (its lead is always checked head to head), and the next ones whose
+// sweep interval still reaches the best's: the top within their CIs.
+std::vector<std::string> Supervisor::choose_leaders(const std::vector<const PointResult*>& ok) const {
+  std::vector<std::string> leaders = {ok.front()->key};
+  const double best_low = interval_of(o_.objective, *ok.front()).first;
+  for (std::size_t i = 1; i < ok.size() && leaders.size() < o_.leaders; ++i) {
+    const double high = interval_of(o_.objective, *ok[i]).second;
+    const bool overlaps = !std::isfinite(high) || !std::isfinite(best_low) || high >= best_low;
+    if (i == 1 || overlaps) leaders.push_back(ok[i]->key);
+  }
+  return leaders;
 }
 
 void Supervisor::confirm() {
@@ -118,36 +121,19 @@ void Supervisor::confirm() {
     return;
   }
   const auto config_of = [&](const std::string& key) {
-    return by_key_.at(key)->config.to_string();
+    return space_.points[index_of_.at(key)].config.to_string();
   };
-  // The leaders: the best, the runner-up (its lead is always checked head to head), and the
-  // next ones whose sweep interval still reaches the best's: the top within their CIs.
-  const auto interval = [&](const PointResult& p) -> std::pair<double, double> {
-    const PointMetrics& m = p.metrics;
-    if (o_.objective.kind == ObjectiveKind::kThroughput)
-      return {m.throughput_low, m.throughput_high};
-    if (o_.objective.kind == ObjectiveKind::kLatencyP50)
-      return {1 / m.latency_p50_high_ms, 1 / m.latency_p50_low_ms};
-    return {NAN, NAN};
-  };
-  const double best_low = interval(*ok.front()).first;
-  result_.leaders.push_back(ok.front()->key);
-  for (std::size_t i = 1; i < ok.size() && result_.leaders.size() < o_.leaders; ++i) {
-    const double high = interval(*ok[i]).second;
-    const bool overlaps = !std::isfinite(high) || !std::isfinite(best_low) || high >= best_low;
-    if (i == 1 || overlaps) result_.leaders.push_back(ok[i]->key);
-  }
-  if (result_.leaders.size() > 1)
-    for (std::size_t i = 1; i < result_.leaders.size(); ++i)
-      result_.confirmation.push_back(compare(config_of(result_.leaders.front()),
-                                             config_of(result_.leaders[i]),
-                                             "confirming leader " + std::to_string(i + 1)));
+  result_.leaders = choose_leaders(ok);
+  for (std::size_t i = 1; i < result_.leaders.size(); ++i)
+    result_.confirmation.push_back(compare(config_of(result_.leaders.front()),
+                                           config_of(result_.leaders[i]),
+                                           "confirming leader " + std::to_string(i + 1)));
   std::map<std::string, const PointResult*> point_of;
   for (const auto* p : ok) point_of[p->key] = p;
   const WinnerDecision d = decide_winner(
       result_.leaders, result_.confirmation,
       [&](const std::string& key) {
-        return by_key_.count(key) ? by_key_.at(key)->changes : 1 << 20;
+        return index_of_.count(key) ? space_.points[index_of_.at(key)].changes : 1 << 20;
       },
       [&](const std::string& key) {
         const auto it = point_of.find(key);
@@ -157,23 +143,28 @@ void Supervisor::confirm() {
         const auto it = point_of.find(key);
         return it == point_of.end() ? 0LL : static_cast<long long>(it->second->metrics.batch);
       });
-  std::string winner = d.winner;
   result_.tie = d.tie;
   result_.tied = d.tied;
   result_.winner_note = result_.leaders.size() == 1 && ok.size() > 1
                             ? "--leaders 1: not confirmed head to head"
                             : d.note;
-  result_.winner = winner;
-  const std::string batch = reference_batch(o_.workload, by_key_.at(winner)->config);
+  result_.winner = d.winner;
+  compare_winner(d.winner);
+}
+
+// The winner against baseline, careful and (when given) the model as given, at its batch.
+void Supervisor::compare_winner(const std::string& winner) {
+  const std::string winner_config = space_.points[index_of_.at(winner)].config.to_string();
+  const std::string batch = reference_batch(o_.workload, space_.points[index_of_.at(winner)].config);
   const std::string b = batch == "n/a" ? "" : batch;
   const auto against = [&](const Configuration& other,
                            const std::string& name) -> std::optional<HeadToHead> {
     if (resolve(other, desc_.traits).to_string() == winner) return std::nullopt;
-    if (std::string why; !side_ready(other, why)) {
+    if (std::string why; !artefacts_->side_ready(other, budget_.wall_left_s(), why)) {
       result_.notes.push_back("the winner was not measured against the " + name + ": " + why);
       return std::nullopt;
     }
-    return compare(config_of(winner), other.to_string(), "winner vs " + name);
+    return compare(winner_config, other.to_string(), "winner vs " + name);
   };
   result_.vs_baseline = against(baseline_at(b), "baseline");
   result_.vs_careful = against(careful_at(desc_.traits, b), "careful");
@@ -183,6 +174,36 @@ void Supervisor::confirm() {
     result_.as_given = resolve(given, desc_.traits).to_string();
     result_.vs_as_given = against(given, "as given");
   }
+}
+
+// One-knob changes from the baseline, as the sweep measured them (not paired).
+void Supervisor::single_changes() {
+  const PointResult* base = nullptr;
+  for (const auto& p : result_.points)
+    if (p.changes == 0 && p.status != PointStatus::kFailed) base = &p;
+  if (!base) return;
+  const ResolvedConfiguration rb =
+      resolve(space_.points[index_of_.at(base->key)].config, desc_.traits);
+  for (const auto& p : result_.points) {
+    if (p.changes != 1 || p.status == PointStatus::kFailed) continue;
+    const ResolvedConfiguration rp =
+        resolve(space_.points[index_of_.at(p.key)].config, desc_.traits);
+    for (const auto& k : rp.knobs) {
+      if (!k.applicable || k.value == rb.value(k.name)) continue;
+      SingleChange c{k.name, k.value, p.key, p.score / base->score, NAN, NAN};
+      const PointMetrics &m = p.metrics, &mb = base->metrics;
+      if (o_.objective.kind == ObjectiveKind::kThroughput) {
+        c.low = m.throughput_low / mb.throughput_high;
+        c.high = m.throughput_high / mb.throughput_low;
+      } else if (o_.objective.kind == ObjectiveKind::kLatencyP50) {
+        c.low = mb.latency_p50_low_ms / m.latency_p50_high_ms;
+        c.high = mb.latency_p50_high_ms / m.latency_p50_low_ms;
+      }
+      result_.single_changes.push_back(c);
+    }
+  }
+  std::sort(result_.single_changes.begin(), result_.single_changes.end(),
+            [](const auto& x, const auto& y) { return x.ratio > y.ratio; });
 }
 
 WinnerDecision decide_winner(const std::vector<std::string>& leaders,

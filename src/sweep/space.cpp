@@ -16,7 +16,7 @@ namespace {
 // axis that takes the model); the first is the model's own C++ runtime.
 std::vector<WorkloadTraits> runtime_views(const WorkloadTraits& traits,
                                           const std::vector<std::string>& families) {
-  std::vector<WorkloadTraits> views = {runtime_for("cpp", "", traits).view(traits)};
+  std::vector<WorkloadTraits> views = {runtime_for("", "", traits).view(traits)};
   for (const auto& family : families)
     for (const Runtime* r : family_runtimes(family, traits))
       if (r->name() != views.front().runtime) views.push_back(r->view(traits));
@@ -24,7 +24,7 @@ std::vector<WorkloadTraits> runtime_views(const WorkloadTraits& traits,
 }
 
 WorkloadTraits viewed_default(const WorkloadTraits& traits) {
-  return runtime_for("cpp", "", traits).view(traits);
+  return runtime_for("", "", traits).view(traits);
 }
 
 std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
@@ -180,14 +180,14 @@ Space build_space(const WorkloadTraits& traits,
                   const std::map<std::string, std::vector<std::string>>& requested) {
   Space space;
   space.axes = make_axes(traits, requested, space.left_out);
-  std::vector<std::string> families = {"cpp"};
+  std::vector<std::string> families = {runtime_families().front()};
   for (const auto& axis : space.axes)
     if (axis.knob == "runtime") families = axis.values;
   const std::vector<WorkloadTraits> views = runtime_views(traits, families);
   // A value only another runtime on the axes takes leaves a point at its own runtime's baseline.
   const auto own_runtime = [&](const Configuration& c) {
     if (views.size() < 2) return c;
-    const Runtime& mine = runtime_for(c.get("runtime").value_or("cpp"),
+    const Runtime& mine = runtime_for(c.get("runtime").value_or(""),
                                       c.get("graph").value_or(""), traits);
     const WorkloadTraits own_view = mine.view(traits);
     Configuration own;

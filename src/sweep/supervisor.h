@@ -1,33 +1,30 @@
-// The supervisor of one tune run, shared by the files that hold its parts: supervisor.cpp (the
-// sweep: describe, references, points, journaling and resume) and confirmation.cpp (the leaders
-// head to head and the winner). Internal to sweep; tune_runner.h is the public face.
+// The supervisor of one tune run tells its story: the journal opened, the model described, the
+// references computed, the plan, one sweep loop, the confirmation, the summary. The rest is
+// delegated to three seams, each handed what it needs: where jobs run (JobRunner), what a point
+// costs (TuneBudget), what a runtime must prepare (Artefacts). Internal to sweep: supervisor.cpp
+// (the sweep) and confirmation.cpp (the leaders head to head and the winner); tune_runner.h is
+// the public face.
 #pragma once
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "torchperf/cluster/ray_cluster.h"
+#include "torchperf/cluster/job_runner.h"
 #include "torchperf/measure/clock.h"
-#include "torchperf/measure/environment.h"
-#include "torchperf/models/aoti_package.h"
-#include "torchperf/sweep/compile_costs.h"
+#include "torchperf/sweep/artefacts.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
-#include "torchperf/worker/paired_workers.h"
-#include "torchperf/worker/shared_worker.h"
 #include "torchperf/sweep/space.h"
+#include "torchperf/sweep/tune_budget.h"
 #include "torchperf/sweep/tune_runner.h"
-#include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
 
@@ -40,127 +37,94 @@ PointMetrics metrics_of(const Measurement& measurement);
 class Supervisor {
  public:
   Supervisor(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,
-             const TuneInterrupt& interrupt)
-      : o_(options), time_(time), progress_(progress), interrupt_(interrupt) {
-    limits_.timeout_s = effective_point_timeout_s(options);
-    limits_.memory_cap_bytes = effective_memory_cap_bytes(options);
-    start_ = time_.now();
-  }
-
+             const TuneInterrupt& interrupt);
   TuneResult run();
 
  private:
+  // The story, in order.
   TuneResult run_locked();  // run(), the folder's lock taken inside
-  double elapsed() const { return to_seconds(time_.now() - start_); }
-  // The points measured at once: a cluster's nodes, or one here. Budgets buy node-seconds.
-  double nodes() const {
-    return pool_ ? static_cast<double>(std::max<std::size_t>(1, pool_->size())) : 1.0;
-  }
-  WorkerOutcome launch(const nlohmann::json& request, const std::string& log_name, double timeout_s,
-                       const WorkerEnvironment& environment = {});
+  void open_journal();
+  void open_runner();
+  void describe();
+  void record_session();
+  void read_back();  // what earlier sessions finished
+  void prepare_references();
+  void sweep();
+  void confirm();
+  void keep_winner_artifacts();
+  void summarize();
+
+  // Jobs.
+  NodeJob job(NodeJobKind kind, const std::string& log_name) const;
+  // A point's job: the Python runtime's timed block by block where it runs; a C++ point in a
+  // worker started with its worker knobs' environment (a brief one may share a warm worker).
+  NodeJob point_job(const SpacePoint& point, const nlohmann::json& request, bool brief) const;
+  // A job whose failure is the run's failure (describe).
   nlohmann::json ask(const nlohmann::json& request, const std::string& log_name,
                      const std::string& what);
-  void prepare_references();
-  void prepare_packages();
-  // Compiles a package the first time a point (or a comparison) needs it; false when it failed.
-  bool ensure_package(const std::string& options);
-  void keep_package(const CompiledPackageRecord& record);  // in the journal and the result
-  void ensure_packages_of(const Configuration& config);
-  // Whether a comparison side's package is there, or compiled now when the budget pays for it;
-  // `why` says otherwise.
-  bool side_ready(const Configuration& config, std::string& why);
-  // What measuring a point costs, its compile included (nothing when it is cached or paid).
-  double point_cost_s(std::size_t index, bool brief) const;
-  double compile_estimate_s(const SpacePoint& point) const;
-  bool in_python(const SpacePoint& point) const;
-  // The guides' starts as indices into space_.points, in the order they are measured.
-  std::vector<std::size_t> expert_start_points() const;
-  std::string compile_plan() const;
-  void keep_winner_artifacts();
-  PointResult run_point(const SpacePoint& point, double time_s, bool brief);
+  bool tick(double within_point);  // a job's progress; false: interrupted
+  bool stop_requested();
+  void report(const std::string& phase, double within_point = 0);
+
+  // Points.
+  struct Out {  // a point out on the runner
+    Proposal proposal;
+    PointResult point;
+    double cost_s = 0;
+  };
+  // Starts points while the runner has an idle slot and the search can propose without waiting
+  // on the results out; false once the search has nothing more to propose.
+  bool start_points(std::map<std::string, Out>& out, std::optional<Proposal>& held);
+  void finish_point(std::map<std::string, Out>& out, JobEnd& end);
   // A point's first half: refused before it runs (its reference or package failed: r.status is
   // set) or its measure request, its package compiled here first.
-  PointResult prepare_point(const SpacePoint& point, double time_s, bool brief,
-                            nlohmann::json& request);
+  PointResult prepare_point(const Proposal& proposal, nlohmann::json& request);
   // Its second half: what the worker answered, read into the point.
-  void read_outcome(const SpacePoint& point, const WorkerOutcome& out, PointResult& r);
-  // The point into the journal, the search and the results.
+  void read_outcome(std::size_t index, const WorkerOutcome& out, PointResult& r);
   void record_point(const Proposal& proposal, PointResult p);
-  BudgetView budget_view(double out_s = 0) const;
-  bool tick(double within_point);  // a worker's progress; false: interrupted
-  void sweep();
-  // The sweep on a cluster: one point per node of the class at a time, the search asked ahead
-  // while its proposals do not wait on results out; compiles only while no point is out.
-  void sweep_on_cluster();
-  // Connects to the cluster, probes its nodes and keeps those of one machine class.
-  void connect_cluster();
-  NodeJob node_job(NodeJobKind kind, const std::string& log_name) const;
-  // A point's job: a point of the python runtime is timed block by block where it runs (its
-  // errors answered as a worker's); a C++ point runs in a fresh worker with its knobs' variables.
-  NodeJob point_job(const SpacePoint& point, const nlohmann::json& request) const;
-  bool compile_pending(const SpacePoint& point) const;
-  // Here, or on a node of the cluster when the tune has one.
-  WorkerOutcome run_job(const NodeJob& job, const std::function<bool(double)>& tick);
-  std::string absolute(const std::string& path) const;
-  std::string plan_message();
   void keep(PointResult point);
-  HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
-  BenchResult compare_on_node(const BenchOptions& w, const Configuration& a,
-                              const Configuration& b, const WorkerRun& run);
-  void confirm();
-  void report(const std::string& phase, double within_point = 0);
-  double point_estimate_s(bool brief = false) const;
-  double startup_s() const;
-  double choose_brief_time_s() const;
-  std::size_t finalist_count() const;
-  std::size_t origin_screen_points() const;
-  double confirmation_reserve_s() const;
+  // The guides' starts as indices into space_.points, in the order they are measured.
+  std::vector<std::size_t> expert_start_points() const;
+  std::string starts_text() const;
+  void note_budget_after_sweep(double sweep_start_s);
 
-  TuneOptions o_;  // a copy: on a cluster its model's path is made absolute for the nodes
+  // Confirmation.
+  HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
+  std::vector<std::string> choose_leaders(const std::vector<const PointResult*>& ok) const;
+  void compare_winner(const std::string& winner);
+  void single_changes();
+
+  std::size_t finalist_count() const { return std::max<std::size_t>(o_.leaders + 1, 4); }
+  // The origin and its one-knob changes: the smart search's first screen. Its second, around the
+  // expert start, is about as large.
+  std::size_t origin_screen_points() const;
+
+  TuneOptions o_;
   TimeSource& time_;
   TuneProgress progress_;
   TuneInterrupt interrupt_;
-  WorkerLimits limits_;
-  Clock::time_point start_;
+  WatchLimits limits_;
+  TuneBudget budget_;
   std::optional<JournalLock> lock_;  // taken before the journal is read, held to the end
   std::optional<Journal> journal_;
+  nlohmann::json header_;
   int session_ = 1;
+  std::unique_ptr<JobRunner> runner_;
   Space space_;
   WorkloadDescription desc_;
+  nlohmann::json described_;                                // the describe job's description
+  std::unique_ptr<Artefacts> artefacts_;
   std::map<std::string, std::string> references_;          // batch -> file
   std::map<std::string, std::string> reference_failures_;  // batch -> why
-  std::map<std::string, std::string> package_of_point_;    // key -> its package's options
-  std::map<std::string, std::string> package_failures_;    // package options -> why
-  std::map<std::string, AotiOptions> packages_;            // options -> what the space needs
-  std::set<std::string> packages_ready_;                   // compiled, or found in the cache
-  std::string program_;                                    // the program packages compile
-  CompileCosts costs_;
-  double last_compile_s_ = 0;  // what the last point's own compile took (torch.compile)
   std::map<std::string, PointResult> finished_;
   std::map<std::string, HeadToHead> compared_;
-  std::map<std::string, const SpacePoint*> by_key_;
+  std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points
   TuneResult result_;
   std::size_t planned_ = 0, done_ = 0, failed_ = 0;
-  std::vector<double> brief_walls_, full_walls_;  // this session's points, compiles left out
-  std::vector<double> python_brief_walls_, python_full_walls_;  // those of the Python worker
-  std::vector<double> fresh_brief_walls_;         // brief points that started their worker
-  std::vector<double> startup_walls_;             // describe and reference jobs
   std::unique_ptr<Search> search_;
-  std::unique_ptr<SharedWorker> shared_;         // brief points' worker
-  std::map<std::string, std::size_t> index_of_;  // key -> index into space_.points
-  double brief_time_s_ = 0;
   std::string current_;
   std::string phase_ = "preparing";
   bool interrupted_ = false;
-  // The machine class every point of this session is measured on (this machine's, or the
-  // cluster's chosen nodes'), and its environment.
-  std::string machine_class_;
-  Environment class_environment_;
-  std::unique_ptr<RayCluster> cluster_;
-  std::unique_ptr<NodePool> pool_;
-  nlohmann::json cluster_record_;  // the session record's "cluster"
-  std::string cluster_plan_;       // what the plan says of the cluster
-  std::string last_node_;          // the node of the last job run on the cluster
 };
 
 }  // namespace torchperf

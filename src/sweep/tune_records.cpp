@@ -16,6 +16,45 @@ namespace torchperf {
 
 using nlohmann::json;
 
+PointFailure PointFailure::ended(Ending ending) {
+  PointFailure f;
+  f.source = FailureSource::kEnded;
+  f.ending = ending;
+  return f;
+}
+
+PointFailure PointFailure::answered(const std::string& kind) {
+  PointFailure f;
+  f.source = FailureSource::kAnswered;
+  f.error = error_kind_named(kind).value_or(ErrorKind::kRuntime);
+  return f;
+}
+
+std::string PointFailure::name() const {
+  switch (source) {
+    case FailureSource::kNone: return "";
+    case FailureSource::kReference: return "reference";
+    case FailureSource::kPackage: return "package";
+    case FailureSource::kEnded: return to_string(ending);
+    case FailureSource::kAnswered: return name_of(error);
+  }
+  return "";
+}
+
+PointFailure PointFailure::named(const std::string& name) {
+  PointFailure f;
+  if (name.empty()) return f;
+  if (name == "reference" || name == "package") {
+    f.source = name == "reference" ? FailureSource::kReference : FailureSource::kPackage;
+    return f;
+  }
+  try {
+    return ended(ending_named(name));
+  } catch (const std::invalid_argument&) {
+    return answered(name);
+  }
+}
+
 std::string journal_file(const std::string& out_dir) { return out_dir + "/results.jsonl"; }
 
 std::string fnv1a(const std::string& text) {
@@ -206,7 +245,14 @@ json to_json(const TuneResult& r) {
             {"full_points", r.full_points}}},
           {"not_run", r.not_run},
           {"budget_exhausted", r.budget_exhausted},
-          {"estimated_full_s", r.estimated_full_s},
+          {"estimated_full_s", r.plan.estimated_s},
+          {"plan",
+           {{"summary", r.plan.summary},
+            {"points", r.plan.points},
+            {"estimated_s", r.plan.estimated_s},
+            {"budget_too_small", r.plan.budget_too_small},
+            {"fits", r.plan.fits},
+            {"budget_note", r.plan.budget_note}}},
           {"wall_s", r.wall_s},
           {"overhead_median_s", r.overhead_median_s},
           {"resumed_points", r.resumed_points},

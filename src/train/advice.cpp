@@ -131,11 +131,12 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    "threads", std::to_string(c.usable_cores), false, compute * 0.6});
   // The guide's last step: torch.compile fuses the elementwise work of forward and backward. It
   // needs the model's Python definition; the step then runs in a Python worker.
-  if (c.python_definition && (p.step == "torchscript" || p.step == "eager") && compute > 0.3) {
+  const std::string compile = compile_modes().front().graph;  // torch.compile's default mode
+  if (c.python_definition && !p.compiled() && compute > 0.3) {
     const std::string evidence =
         fmt::format("compute is {} of the step, run op by op", percent(compute));
     out.push_back({"compile", "compile the model with torch.compile (the step runs in Python)",
-                   evidence, "step", "compile", false, compute * 0.5});
+                   evidence, "step", compile, false, compute * 0.5});
     // The guide's recipe interacts: the compiled step gains most from the layout and precision
     // it fuses (on a CPU with AMX, compile alone measured slower than eager, and compile with
     // channels_last and bf16 faster). The bundles are tried after compile alone.
@@ -144,7 +145,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
       with.push_back({"format", "channels_last"});
       Advice a{"compile",
                "compile the model with torch.compile in channels_last (the layout it fuses)",
-               evidence, "step", "compile", false, compute * 0.45};
+               evidence, "step", compile, false, compute * 0.45};
       a.with = with;
       out.push_back(a);
     }
@@ -153,23 +154,31 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
       Advice a{"compile",
                "compile the model with torch.compile under mixed precision" +
                    std::string(with.size() > 1 ? ", in channels_last" : ""),
-               evidence + "; " + c.reduced_precision_evidence, "step", "compile", true,
+               evidence + "; " + c.reduced_precision_evidence, "step", compile, true,
                compute * 0.4};
       a.with = with;
       out.push_back(a);
     }
   }
-  if (c.cuda && p.step == "compile" && compute > 0.3) {
-    out.push_back({"compile",
-                   "replay the compiled step as CUDA graphs (torch.compile mode reduce-overhead)",
-                   fmt::format("compute is {} of the step: each kernel launch costs host time",
-                               percent(compute)),
-                   "step", "compile-reduce-overhead", false, compute * 0.4});
-    out.push_back({"compile",
-                   "benchmark kernel choices while compiling (torch.compile mode max-autotune)",
-                   fmt::format("compute is {} of the step", percent(compute)), "step",
-                   "compile-max-autotune", false, compute * 0.2});
-  }
+  // From the default mode on CUDA, the modes that replay the step as CUDA graphs.
+  const CompileMode* mode = p.compiled() ? compile_mode(p.step) : nullptr;
+  if (c.cuda && mode && !mode->cuda_graphs && !mode->autotunes && compute > 0.3)
+    for (const CompileMode& m : compile_modes()) {
+      if (!m.trains || !m.cuda_graphs) continue;
+      if (m.autotunes)
+        out.push_back({"compile",
+                       fmt::format("benchmark kernel choices while compiling (torch.compile mode "
+                                   "{})", m.mode),
+                       fmt::format("compute is {} of the step", percent(compute)), "step", m.graph,
+                       false, compute * 0.2});
+      else
+        out.push_back({"compile",
+                       fmt::format("replay the compiled step as CUDA graphs (torch.compile mode "
+                                   "{})", m.mode),
+                       fmt::format("compute is {} of the step: each kernel launch costs host time",
+                                   percent(compute)),
+                       "step", m.graph, false, compute * 0.4});
+    }
   // Measured on ResNet-18 (docs/methodology.md): the same architecture trains ~13% slower as
   // TorchScript than eagerly, and as fast once the executor runs the graph op by op. On the CPU
   // LibTorch does not fuse by default, so the profiling executor's differentiable subgraphs cost

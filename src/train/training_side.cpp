@@ -96,7 +96,7 @@ RemoteTrainingSide::RemoteTrainingSide(const Configuration& config, const Worker
                                        const std::string& name)
     : name_(name + " (" + (config.empty() ? std::string("defaults") : config.to_string()) + ")"),
       log_(run.log_dir + "/" + run.log_prefix + "-" + name + ".log"),
-      timeout_s_(run.limits.timeout_s) {}
+      timeout_s_(run.limits.time_limit_s) {}
 
 void RemoteTrainingSide::start_in_cpp(const TrainingSpec& spec, const Configuration& config,
                                       const HeadToHeadOptions& options,

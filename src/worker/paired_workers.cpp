@@ -38,7 +38,7 @@ class CppSide final : public RemoteSide {
           const std::string& name)
       : name_(name + " (" + (config.empty() ? std::string("baseline") : config.to_string()) + ")"),
         log_(log_path(run, name)),
-        timeout_s_(run.limits.timeout_s),
+        timeout_s_(run.limits.time_limit_s),
         worker_(run.executable, worker_environment(config), run.limits, log_, run.tick) {
     ask(to_request(SideRequest{options, config.to_string()}), "preparing");
   }
@@ -105,7 +105,7 @@ json ask_side(WorkerSession& worker, const json& request, double timeout_s,
   try {
     answer = worker.ask(request, timeout_s);
   } catch (const WorkerFailure& e) {
-    if (std::string(e.what()) == "interrupted") throw Interrupted("interrupted");
+    if (e.ending == Ending::kStopped) throw Interrupted("interrupted");
     throw RuntimeFailure(side + ": the " + e.what() + " (log: " + log + ")");
   }
   if (!answer.value("ok", false))
@@ -119,8 +119,8 @@ BenchResult measure_in_worker(const BenchOptions& options, const WorkerRun& run)
   const std::string log = log_path(run, "measure");
   const WorkerOutcome out = run_worker_process(run.executable, request, run.limits, log, run.tick,
                                                worker_environment(options.config));
-  if (out.exit != WorkerExit::kAnswered) {
-    if (out.message == "interrupted") throw Interrupted("interrupted");
+  if (out.ending != Ending::kAnswered) {
+    if (out.ending == Ending::kStopped) throw Interrupted("interrupted");
     throw RuntimeFailure("the worker " + out.message + " (log: " + log + ")");
   }
   if (!out.response.value("ok", false))

@@ -152,7 +152,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
       compile_artifacts_path(run.log_dir, run.log_prefix);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
-  timeout_s_ = run.limits.timeout_s;
+  timeout_s_ = run.limits.time_limit_s;
   worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
                                             run.tick,
                                             std::vector<std::string>{"-m", "torchperf.worker"});

@@ -17,7 +17,7 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
   WorkerOutcome out;
   const auto fail = [&](const WorkerFailure& e) {
     close();
-    out.exit = e.exit;
+    out.ending = e.ending;
     out.message = e.what();
     out.wall_s = since_start();
     return out;
@@ -33,10 +33,10 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
         log_dir_ + "/brief-worker-" + std::to_string(started_) + ".log", tick_);
     state_ = config;
     try {
-      const nlohmann::json ready = session_->ask(to_request(MeasuresRequest{}), limits_.timeout_s);
+      const nlohmann::json ready = session_->ask(to_request(MeasuresRequest{}), limits_.time_limit_s);
       if (!ready.value("ok", false)) {
         close();
-        out.exit = WorkerExit::kCrashed;
+        out.ending = Ending::kCrashed;
         out.message = "the shared worker refused to start: " + ready.dump();
         out.wall_s = since_start();
         return out;
@@ -50,7 +50,7 @@ WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configu
   } catch (const WorkerFailure& e) {
     return fail(e);
   }
-  out.exit = WorkerExit::kAnswered;
+  out.ending = Ending::kAnswered;
   out.wall_s = since_start();
   if (!out.response.value("ok", false)) close();  // the worker ends after an answered error
   return out;

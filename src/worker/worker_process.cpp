@@ -29,20 +29,6 @@ std::string last_line_of(const std::string& path) {
 
 }  // namespace
 
-std::string to_string(WorkerExit exit) {
-  switch (exit) {
-    case WorkerExit::kAnswered:
-      return "answered";
-    case WorkerExit::kCrashed:
-      return "crashed";
-    case WorkerExit::kTimedOut:
-      return "timed-out";
-    case WorkerExit::kOutOfMemory:
-      return "out-of-memory";
-  }
-  return "crashed";
-}
-
 namespace {
 
 // `executable ARGS` (`torchperf __worker`, or the Python worker) with stdin and fd 3 on pipes and
@@ -106,50 +92,50 @@ std::string describe_end(int status, const std::string& executable, const std::s
 }  // namespace
 
 WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
-                                 const WorkerLimits& limits, const std::string& log_path,
+                                 const WatchLimits& limits, const std::string& log_path,
                                  const std::function<bool(double)>& tick,
                                  const WorkerEnvironment& environment) {
   WatchedChild child(worker_spec(executable, log_path, environment));
   child.write(request.dump() + "\n");  // a worker that died before reading: its status tells
   child.close_input();
   std::string response;
-  const Watch w = child.watch(response, watch_limits(limits.timeout_s, limits.memory_cap_bytes, tick));
+  const Watch w = child.watch(response, watch_limits(limits.time_limit_s, limits.memory_cap_bytes, tick));
   WorkerOutcome outcome;
   outcome.wall_s = w.elapsed_s;
   outcome.peak_rss_bytes = child.peak_resident_bytes();
   switch (w.end) {
-    case WatchEnd::kOverMemory:
-      outcome.exit = WorkerExit::kOutOfMemory;
+    case Ending::kOutOfMemory:
+      outcome.ending = Ending::kOutOfMemory;
       outcome.message = over_memory_message(limits.memory_cap_bytes, w.resident_bytes);
       return outcome;
-    case WatchEnd::kTimedOut:
-      outcome.exit = WorkerExit::kTimedOut;
-      outcome.message = timed_out_message(true, limits.timeout_s);
+    case Ending::kTimedOut:
+      outcome.ending = Ending::kTimedOut;
+      outcome.message = timed_out_message(true, limits.time_limit_s);
       return outcome;
-    case WatchEnd::kStopped:
-      outcome.exit = WorkerExit::kCrashed;
-      outcome.message = "interrupted";
+    case Ending::kStopped:
+      outcome.ending = Ending::kStopped;
+      outcome.message = "stopped";
       return outcome;
-    case WatchEnd::kAnswered:
-    case WatchEnd::kExited:
+    case Ending::kAnswered:
+    case Ending::kCrashed:
       break;
   }
   if (!response.empty()) {
     try {
       outcome.response = nlohmann::json::parse(response.substr(0, response.find('\n')));
-      outcome.exit = WorkerExit::kAnswered;
+      outcome.ending = Ending::kAnswered;
       return outcome;
     } catch (const nlohmann::json::exception&) {
       // fall through: a partial answer is a crash
     }
   }
-  outcome.exit = WorkerExit::kCrashed;
+  outcome.ending = Ending::kCrashed;
   outcome.message = describe_end(child.status(), executable, log_path);
   return outcome;
 }
 
 WorkerSession::WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
-                             const WorkerLimits& limits, const std::string& log_path,
+                             const WatchLimits& limits, const std::string& log_path,
                              std::function<bool(double)> tick,
                              const std::vector<std::string>& args)
     : executable_(executable),
@@ -167,25 +153,25 @@ std::int64_t WorkerSession::peak_rss_bytes() const { return child_->peak_residen
 pid_t WorkerSession::pid() const { return child_->running_pid(); }
 
 nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_s) {
-  if (!child_->running()) throw WorkerFailure(WorkerExit::kCrashed, "the worker has already ended");
+  if (!child_->running()) throw WorkerFailure(Ending::kCrashed, "the worker has already ended");
   const auto ended = [&] {
     child_->kill();  // reaps it when it has not ended by itself
-    return WorkerFailure(WorkerExit::kCrashed, describe_end(child_->status(), executable_, log_path_));
+    return WorkerFailure(Ending::kCrashed, describe_end(child_->status(), executable_, log_path_));
   };
   if (!child_->write(request.dump() + "\n")) throw ended();
   const Watch w = child_->watch(pending_, watch_limits(timeout_s, limits_.memory_cap_bytes, tick_),
                                 [](const std::string& b) { return b.find('\n') != std::string::npos; });
   switch (w.end) {
-    case WatchEnd::kOverMemory:
-      throw WorkerFailure(WorkerExit::kOutOfMemory,
+    case Ending::kOutOfMemory:
+      throw WorkerFailure(Ending::kOutOfMemory,
                           over_memory_message(limits_.memory_cap_bytes, w.resident_bytes));
-    case WatchEnd::kTimedOut:
-      throw WorkerFailure(WorkerExit::kTimedOut, timed_out_message(false, timeout_s));
-    case WatchEnd::kStopped:
-      throw WorkerFailure(WorkerExit::kCrashed, "interrupted");
-    case WatchEnd::kExited:
+    case Ending::kTimedOut:
+      throw WorkerFailure(Ending::kTimedOut, timed_out_message(false, timeout_s));
+    case Ending::kStopped:
+      throw WorkerFailure(Ending::kStopped, "stopped");
+    case Ending::kCrashed:
       throw ended();
-    case WatchEnd::kAnswered:
+    case Ending::kAnswered:
       break;
   }
   const auto nl = pending_.find('\n');
@@ -195,7 +181,7 @@ nlohmann::json WorkerSession::ask(const nlohmann::json& request, double timeout_
     return nlohmann::json::parse(line);
   } catch (const nlohmann::json::exception&) {
     child_->kill();
-    throw WorkerFailure(WorkerExit::kCrashed,
+    throw WorkerFailure(Ending::kCrashed,
                         "worker answered something that is not JSON: " + line.substr(0, 200));
   }
 }

@@ -23,7 +23,7 @@ TEST(NodeCommandsTest, ANodeJobReadsItsJobOnStdinAndPrintsItsOutcomeAsOneLine) {
   const auto run = run_shell("printf '%s' '" + to_json(job).dump() + "' | \"$TORCHPERF\" __node-job");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const WorkerOutcome out = worker_outcome_from_json(nlohmann::json::parse(run.out));
-  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
   EXPECT_TRUE(out.response.value("ok", false)) << out.response.dump();
 }
 

@@ -179,7 +179,7 @@ TEST(ProgramCommandTest, APackageWhoseKnownCompileTheBudgetCannotPayIsNeverCompi
   const fs::path out = dir / "run";
   ::setenv("TORCHPERF_CACHE_DIR", (dir / "cache").c_str(), 1);
   CompileCosts(compile_costs_path(fixture("mlp_dynamic.pt2")))
-      .record("aoti:" + AotiOptions{}.to_string(), 1e6);
+      .record({"aoti", AotiOptions{}.to_string()}, 1e6);
   const CliRun run = run_cli({"tune", fixture("mlp_dynamic.pt2"), "--space",
                               "runtime=cpp,python;threads=1;batch=8;precision=fp32;graph=aoti,eager",
                               "--time", "0.2", "--budget", "4m", "--out", out.string(), "--json"});

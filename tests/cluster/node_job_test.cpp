@@ -48,12 +48,12 @@ TEST_F(NodeJobTest, AJobAndItsOutcomeReadBackAsTheyWereWritten) {
   EXPECT_EQ(to_json(node_job_from_json(written)), written);
 
   WorkerOutcome o;
-  o.exit = WorkerExit::kTimedOut;
+  o.ending = Ending::kTimedOut;
   o.message = "killed at the 42 s point timeout";
   o.wall_s = 42.5;
   o.peak_rss_bytes = 123456;
   const WorkerOutcome back = worker_outcome_from_json(to_json(o));
-  EXPECT_EQ(back.exit, WorkerExit::kTimedOut);
+  EXPECT_EQ(back.ending, Ending::kTimedOut);
   EXPECT_EQ(back.message, o.message);
   EXPECT_EQ(back.wall_s, 42.5);
   EXPECT_EQ(back.peak_rss_bytes, 123456);
@@ -66,7 +66,7 @@ TEST_F(NodeJobTest, AWorkerJobRunsItsRequestInAFreshWorkerWithItsLog) {
   j.request = to_request(MeasureRequest{w, "threads=1,batch=2"});
   SteadyTimeSource clock;
   const WorkerOutcome out = run_node_job(j, clock);
-  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
   ASSERT_TRUE(out.response.value("ok", false)) << out.response.dump();
   EXPECT_GT(out.response["result"]["measurement"]["throughput_samples_per_s"].get<double>(), 0);
   EXPECT_GT(out.wall_s, 0);
@@ -79,7 +79,7 @@ TEST_F(NodeJobTest, AComparisonRunsBothSidesHereAndItsReplyReadsBackAsACompariso
   j.versus = "threads=1,batch=1";
   SteadyTimeSource clock;
   const WorkerOutcome out = run_node_job(j, clock);
-  ASSERT_EQ(out.exit, WorkerExit::kAnswered) << out.message;
+  ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
   ASSERT_TRUE(out.response.value("ok", false)) << out.response.dump();
   const BenchResult r = from_reply<MeasureReply>(out.response, "compare").result;
   ASSERT_TRUE(r.comparison.has_value());
@@ -94,14 +94,13 @@ TEST_F(NodeJobTest, AnInterruptedJobSaysSoAndAFailedOneKeepsItsKind) {
   j.request = to_request(MeasureRequest{j.workload, "threads=1"});
   SteadyTimeSource clock;
   const WorkerOutcome stopped = run_node_job(j, clock, [](double) { return false; });
-  EXPECT_EQ(stopped.exit, WorkerExit::kCrashed);
-  EXPECT_EQ(stopped.message, "interrupted");
+  EXPECT_EQ(stopped.ending, Ending::kStopped);
 
   NodeJob bad = job(NodeJobKind::kCompare);
   bad.configuration = "threads=1";
   bad.versus = "precision=fp8";
   const WorkerOutcome refused = run_node_job(bad, clock);
-  ASSERT_EQ(refused.exit, WorkerExit::kAnswered);
+  ASSERT_EQ(refused.ending, Ending::kAnswered);
   EXPECT_FALSE(refused.response.value("ok", true));
   EXPECT_EQ(refused.response["error"].value("kind", ""), "config") << refused.response.dump();
 }

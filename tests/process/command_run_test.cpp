@@ -34,7 +34,7 @@ TEST(CommandRunTest, StopsAChildAndWhatItStartedAtTheTimeLimit) {
   limits.time_limit_s = 0.3;
   // The child's own child (a compiler, for the Python side) is in its process group.
   const CommandResult r = run_command(shell("sleep 30 & sleep 30; wait"), limits);
-  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.ending, Ending::kTimedOut);
   EXPECT_FALSE(r.succeeded());
   EXPECT_LT(r.wall_s, 5.0);
   EXPECT_EQ(r.signal, SIGKILL);
@@ -47,8 +47,7 @@ TEST(CommandRunTest, StopsAChildOverItsMemoryCap) {
   // python3 holds 400 MB of touched memory, then sleeps.
   const CommandResult r = run_command(
       shell("exec python3 -c 'import time; b = bytearray(400 << 20); time.sleep(30)'"), limits);
-  EXPECT_TRUE(r.over_memory);
-  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.ending, Ending::kOutOfMemory);
   EXPECT_GT(r.peak_rss_bytes, limits.memory_cap_bytes);
 }
 
@@ -57,7 +56,7 @@ TEST(CommandRunTest, StopsWhenAskedTo) {
   int polls = 0;
   limits.keep_going = [&](double) { return ++polls <= 3; };
   const CommandResult r = run_command(shell("sleep 30"), limits);
-  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.ending, Ending::kStopped);
   EXPECT_FALSE(r.succeeded());
 }
 

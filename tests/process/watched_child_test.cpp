@@ -30,7 +30,7 @@ TEST(WatchedChildTest, AChildThatNeverStopsWritingIsStillStoppedAtItsTimeLimit) 
   limits.time_limit_s = 0.5;
   std::string out;
   const Watch w = child.watch(out, limits);
-  EXPECT_EQ(w.end, WatchEnd::kTimedOut);
+  EXPECT_EQ(w.end, Ending::kTimedOut);
   EXPECT_LT(w.elapsed_s, 5.0);
   EXPECT_FALSE(out.empty());
   EXPECT_FALSE(child.running());
@@ -41,12 +41,12 @@ TEST(WatchedChildTest, AnAnswerIsWaitedForAndTheChildKeepsRunningForTheNext) {
   const auto line_in = [](const std::string& b) { return b.find('\n') != std::string::npos; };
   std::string out;
   ASSERT_TRUE(child.write("one\n"));
-  EXPECT_EQ(child.watch(out, {}, line_in).end, WatchEnd::kAnswered);
+  EXPECT_EQ(child.watch(out, {}, line_in).end, Ending::kAnswered);
   EXPECT_EQ(out, "got one\n");
   EXPECT_TRUE(child.running());
   child.close_input();  // the end of its input: it exits by itself
   out.clear();
-  EXPECT_EQ(child.watch(out, {}, line_in).end, WatchEnd::kExited);
+  EXPECT_EQ(child.watch(out, {}, line_in).end, Ending::kCrashed);
   EXPECT_FALSE(child.running());
 }
 
@@ -55,7 +55,7 @@ TEST(WatchedChildTest, KeepGoingFalseStopsItAndSaysSo) {
   WatchLimits limits;
   limits.keep_going = [](double elapsed_s) { return elapsed_s < 0.2; };
   std::string out;
-  EXPECT_EQ(child.watch(out, limits).end, WatchEnd::kStopped);
+  EXPECT_EQ(child.watch(out, limits).end, Ending::kStopped);
   EXPECT_FALSE(child.running());
 }
 

@@ -25,7 +25,7 @@ TuneResult made_up() {
               point("threads=2,grad=on", "guarded", 150),
               point("threads=2,grad=no_grad", "failed", 0)};
   r.points[2].reason = "accuracy guard: cosine 0.9 < 0.999";
-  r.points[3].failure_kind = "crashed";
+  r.points[3].failure = PointFailure::ended(Ending::kCrashed);
   r.points[3].reason = "worker died on signal SIGABRT";
   r.winner = "threads=1,grad=no_grad";
   r.winner_note = "its lead over the runners-up is significant head to head";

@@ -46,7 +46,15 @@ TEST(CppRuntimesTest, AotiTakesOnlyProgramsAndPaysACompileWithAPackageAsItsArtef
             std::string::npos);
   EXPECT_TRUE(aoti.accepts(both_forms()).applies);
   EXPECT_TRUE(aoti.compiles("aoti"));
-  EXPECT_NE(aoti.artefact("aoti").find("package"), std::string::npos);
+  const Artefact package = aoti.artefact(
+      [](const std::string& knob) {
+        return knob == "graph" ? "aoti-max-autotune" : knob == "precision" ? "bf16" : "n/a";
+      },
+      both_forms());
+  EXPECT_EQ(package.kind, ArtefactKind::kPackage);
+  EXPECT_EQ(package.name, "precision=bf16,max_autotune=1,device=cpu");
+  EXPECT_TRUE(package.autotunes);
+  EXPECT_NE(package.kept.find("package"), std::string::npos);
   const RuntimeSnippet s = aoti.snippet("aoti-max-autotune", false);
   ASSERT_FALSE(s.python_setup.empty());
   EXPECT_NE(s.python_setup[0].find("\"max_autotune\": True"), std::string::npos);

@@ -56,8 +56,40 @@ TEST(PythonRuntimesTest, TheSnippetCompilesInTheMeasuredModeWithFreezing) {
   EXPECT_NE(s.python_setup[1].find("freezing = True"), std::string::npos);
   EXPECT_EQ(s.python_setup[2], "model = torch.compile(model, mode=\"reduce-overhead\")");
   EXPECT_TRUE(runtime_named("python-eager").snippet("eager", false).python_setup.empty());
-  EXPECT_NE(runtime_named("python-compile").artefact("compile").find("Inductor"),
+}
+
+TEST(PythonRuntimesTest, ACompiledPointPaysItsCompileInItsWorkerPricedFromThePlainMode) {
+  const auto graph = [](std::string g) {
+    return [g](const std::string& knob) { return knob == "graph" ? g : std::string("n/a"); };
+  };
+  const Runtime& compile = runtime_named("python-compile");
+  const Artefact tuned = compile.artefact(graph("compile-max-autotune"), {});
+  EXPECT_EQ(tuned.kind, ArtefactKind::kWorkerCompile);
+  EXPECT_EQ(tuned.name, "compile-max-autotune");
+  EXPECT_EQ(tuned.plain, "compile");
+  EXPECT_TRUE(tuned.autotunes);
+  EXPECT_FALSE(compile.artefact(graph("compile"), {}).autotunes);
+  EXPECT_NE(tuned.kept.find("Inductor"), std::string::npos);
+  EXPECT_EQ(runtime_named("python-eager").artefact(graph("eager"), {}).kind, ArtefactKind::kNone);
+}
+
+TEST(PythonRuntimesTest, TrainingStepsAreTheRuntimesWithCudaGraphModesOnlyOnCuda) {
+  WorkloadTraits cpu;
+  cpu.python_definition = true;
+  cpu.torchscript_form = true;
+  WorkloadTraits cuda = cpu;
+  cuda.cuda = true;
+  EXPECT_EQ(training_steps(cpu), (std::vector<std::string>{"torchscript", "eager", "compile"}));
+  EXPECT_EQ(training_steps(cuda),
+            (std::vector<std::string>{"torchscript", "eager", "compile", "compile-reduce-overhead",
+                                      "compile-max-autotune"}));
+  EXPECT_EQ(runtime_for_step("compile-reduce-overhead").name(), "python-compile");
+  EXPECT_FALSE(runtime_for_step("compile-reduce-overhead").trains("compile-reduce-overhead", cpu).applies);
+  WorkloadTraits scripted = cpu;
+  scripted.python_definition = false;
+  EXPECT_NE(runtime_for_step("eager").trains("eager", scripted).reason.find("Python definition"),
             std::string::npos);
+  EXPECT_THROW(runtime_for_step("compile-max-autotune-no-cudagraphs"), ConfigError);
 }
 
 }  // namespace torchperf

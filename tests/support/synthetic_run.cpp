@@ -81,7 +81,7 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
     p.key = synthetic_key(run, sp.knobs);
     p.status = point_status_from_string(sp.status);
     p.reason = sp.reason;
-    p.failure_kind = sp.status == "failed" ? "crashed" : "";
+    if (sp.status == "failed") p.failure = PointFailure::ended(Ending::kCrashed);
     for (const auto& [knob, values] : run.axes)
       if (sp.knobs.count(knob) && sp.knobs.at(knob) != values.front()) ++p.changes;
     p.metrics.throughput = sp.throughput;

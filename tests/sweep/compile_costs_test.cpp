@@ -15,34 +15,44 @@ TEST(CompileCostsTest, ALaterTuneReadsWhatAnEarlierOneRecordedAndSkipsADamagedLi
                    ("torchperf-costs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const std::string path = (dir / "costs" / "model.jsonl").string();
+  const CompileId package{"aoti", "precision=fp32"};
+  const CompileId two{"python-compile", "compile", "runtime=python,threads=2"};
+  const CompileId one{"python-compile", "compile", "runtime=python,threads=1"};
   {
     CompileCosts first(path);
-    EXPECT_FALSE(first.seen("aoti:precision=fp32").has_value());
-    first.record("aoti:precision=fp32", 42.5);
-    first.record("compile:compile:runtime=python,threads=2", 30);
-    first.record("compile:compile:runtime=python,threads=1", 35);
-    EXPECT_EQ(first.remembered("compile:"), 0u);
+    EXPECT_FALSE(first.seen(package).has_value());
+    first.record(package, 42.5);
+    first.record(two, 30);
+    first.record(one, 35);
+    EXPECT_EQ(first.remembered("python-compile"), 0u);
   }
   std::ofstream(path, std::ios::app) << "{\"what\": 3}\nnot json\n";
   CompileCosts later(path);
-  EXPECT_EQ(later.seen("aoti:precision=fp32"), 42.5);
-  EXPECT_EQ(later.longest("compile:compile:"), 35.0);
-  EXPECT_EQ(later.count("compile:"), 2u);
-  EXPECT_EQ(later.remembered("compile:"), 2u);
-  EXPECT_FALSE(later.longest("compile:compile-max-autotune:").has_value());
-  later.record("compile:compile:runtime=python,threads=1", 5);  // Inductor's cache was warm
-  EXPECT_EQ(later.seen("compile:compile:runtime=python,threads=1"), 5.0);
-  EXPECT_EQ(later.remembered("compile:"), 1u);
-  EXPECT_EQ(CompileCosts(path).seen("compile:compile:runtime=python,threads=1"), 5.0)
-      << "the latest line wins";
+  EXPECT_EQ(later.seen(package), 42.5);
+  EXPECT_EQ(later.longest("python-compile", "compile"), 35.0);
+  EXPECT_EQ(later.longest("aoti"), 42.5);
+  EXPECT_EQ(later.count("python-compile"), 2u);
+  EXPECT_EQ(later.remembered("python-compile"), 2u);
+  EXPECT_FALSE(later.longest("python-compile", "compile-max-autotune").has_value());
+  later.record(one, 5);  // Inductor's cache was warm
+  EXPECT_EQ(later.seen(one), 5.0);
+  EXPECT_EQ(later.remembered("python-compile"), 1u);
+  EXPECT_EQ(CompileCosts(path).seen(one), 5.0) << "the latest line wins";
   std::filesystem::remove_all(dir);
+}
+
+TEST(CompileCostsTest, AModesHistoryIsNotAnotherModesOfTheSameRuntime) {
+  CompileCosts costs;
+  costs.record({"python-compile", "compile-reduce-overhead", "k"}, 9);
+  EXPECT_FALSE(costs.longest("python-compile", "compile").has_value());
+  EXPECT_EQ(costs.longest("python-compile"), 9.0);
 }
 
 TEST(CompileCostsTest, WithoutAFileOnlyThisTunesCostsAreKnown) {
   CompileCosts costs;
-  costs.record("aoti:a", 1);
-  EXPECT_EQ(costs.seen("aoti:a"), 1.0);
-  EXPECT_EQ(costs.count("aoti:"), 1u);
+  costs.record({"aoti", "a"}, 1);
+  EXPECT_EQ(costs.seen({"aoti", "a"}), 1.0);
+  EXPECT_EQ(costs.count("aoti"), 1u);
 }
 
 }  // namespace torchperf

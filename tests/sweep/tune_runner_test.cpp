@@ -67,7 +67,7 @@ class TuneRunnerTest : public ::testing::Test {
 
 const PointResult* with_status(const TuneResult& r, const std::string& kind) {
   for (const auto& p : r.points)
-    if (p.failure_kind == kind) return &p;
+    if (p.failure.name() == kind) return &p;
   return nullptr;
 }
 

@@ -162,6 +162,7 @@ TEST(AdviceTest, AModelDefinedInPythonIsAskedToCompileItsStepThenOnCudaItsModes)
   ASSERT_TRUE(compile.has_value());
   EXPECT_EQ(compile->value, "compile");
   EXPECT_FALSE(compile->changes_training);
+  c.plan.runtime = &runtime_for_step("compile");
   c.plan.step = "compile";
   EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "step").has_value());  // no CUDA graphs on a CPU
   c.cuda = true;

@@ -34,7 +34,7 @@ class TrainingSideTest : public ::testing::Test {
     WorkerRun r;
     r.executable = TORCHPERF_TEST_CLI;
     r.log_dir = dir_.string();
-    r.limits.timeout_s = 120;
+    r.limits.time_limit_s = 120;
     return r;
   }
   std::filesystem::path dir_;

@@ -30,7 +30,7 @@ class PairedWorkersTest : public ::testing::Test {
     WorkerRun r;
     r.executable = TORCHPERF_TEST_FAULTY_WORKER;
     r.log_dir = dir_.string();
-    r.limits.timeout_s = 60;
+    r.limits.time_limit_s = 60;
     return r;
   }
   static BenchOptions mlp(const std::string& a, const std::string& b) {

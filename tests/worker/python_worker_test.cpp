@@ -46,7 +46,7 @@ class PythonWorkerTest : public ::testing::Test {
     WorkerRun r;
     r.executable = TORCHPERF_TEST_CLI;
     r.log_dir = dir_.string();
-    r.limits.timeout_s = 300;
+    r.limits.time_limit_s = 300;
     return r;
   }
   static BenchOptions options(const std::string& model, const std::string& config) {
@@ -113,7 +113,7 @@ TEST_F(PythonWorkerTest, ACompileThatHangsIsStoppedAtTheTimeLimitWithWhatItsComp
   ScopedEnv cxx("CXX", compiler.string());
   ScopedEnv cache("TORCHINDUCTOR_CACHE_DIR", (dir_ / "inductor").string());
   WorkerRun limited = run();
-  limited.limits.timeout_s = 25;
+  limited.limits.time_limit_s = 25;
   SteadyTimeSource clock;
   const auto started = std::chrono::steady_clock::now();
   try {

@@ -27,8 +27,8 @@ class SharedWorkerTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   SharedWorker worker() const {
-    WorkerLimits limits;
-    limits.timeout_s = 60;
+    WatchLimits limits;
+    limits.time_limit_s = 60;
     return SharedWorker(TORCHPERF_TEST_FAULTY_WORKER, dir_.string(), limits, nullptr);
   }
   static nlohmann::json request(const std::string& config,
@@ -56,8 +56,8 @@ TEST_F(SharedWorkerTest, PointsOfOneProcessStateShareAWorkerAndEachIsMeasuredAsI
   EXPECT_FALSE(w.reused()) << "the first point starts the worker";
   const WorkerOutcome b = measure(w, "threads=1,batch=2,grad=inference");
   EXPECT_TRUE(w.reused());
-  ASSERT_EQ(a.exit, WorkerExit::kAnswered) << a.message;
-  ASSERT_EQ(b.exit, WorkerExit::kAnswered) << b.message;
+  ASSERT_EQ(a.ending, Ending::kAnswered) << a.message;
+  ASSERT_EQ(b.ending, Ending::kAnswered) << b.message;
   EXPECT_TRUE(b.response.value("ok", false)) << b.response.dump();
   EXPECT_EQ(w.started(), 1u);
   EXPECT_NE(configuration_of(b).find("batch=2"), std::string::npos) << configuration_of(b);
@@ -67,24 +67,24 @@ TEST_F(SharedWorkerTest, PointsOfOneProcessStateShareAWorkerAndEachIsMeasuredAsI
 
 TEST_F(SharedWorkerTest, AChangeOfProcessStateStartsANewWorker) {
   SharedWorker w = worker();
-  ASSERT_EQ(measure(w, "threads=1,batch=4").exit, WorkerExit::kAnswered);
+  ASSERT_EQ(measure(w, "threads=1,batch=4").ending, Ending::kAnswered);
   const WorkerOutcome two = measure(w, "threads=2,batch=4");
-  ASSERT_EQ(two.exit, WorkerExit::kAnswered) << two.message;
+  ASSERT_EQ(two.ending, Ending::kAnswered) << two.message;
   EXPECT_EQ(w.started(), 2u);
   EXPECT_EQ(two.response["result"]["measurement"]["configuration"]["knobs"]["threads"]["value"],
             "2");
-  ASSERT_EQ(measure(w, "threads=1,batch=4").exit, WorkerExit::kAnswered);
+  ASSERT_EQ(measure(w, "threads=1,batch=4").ending, Ending::kAnswered);
   EXPECT_EQ(w.started(), 3u) << "one worker alive at a time";
 }
 
 TEST_F(SharedWorkerTest, ACrashCostsItsPointOnlyAndTheNextPointStartsAFreshWorker) {
   SharedWorker w = worker();
-  ASSERT_EQ(measure(w, "threads=2,batch=4,grad=inference").exit, WorkerExit::kAnswered);
+  ASSERT_EQ(measure(w, "threads=2,batch=4,grad=inference").ending, Ending::kAnswered);
   const WorkerOutcome crashed = measure(w, "threads=2,batch=4,grad=no_grad");
-  EXPECT_EQ(crashed.exit, WorkerExit::kCrashed);
+  EXPECT_EQ(crashed.ending, Ending::kCrashed);
   EXPECT_NE(crashed.message.find("SIGABRT"), std::string::npos) << crashed.message;
   const WorkerOutcome after = measure(w, "threads=2,batch=4,grad=inference");
-  ASSERT_EQ(after.exit, WorkerExit::kAnswered) << after.message;
+  ASSERT_EQ(after.ending, Ending::kAnswered) << after.message;
   EXPECT_TRUE(after.response.value("ok", false));
   EXPECT_EQ(w.started(), 2u);
 }
@@ -93,9 +93,9 @@ TEST_F(SharedWorkerTest, AnAnsweredErrorEndsTheWorkerAndIsReturnedAsAnswered) {
   SharedWorker w = worker();
   const WorkerOutcome bad = w.measure(request("threads=1", (dir_ / "missing.pt").string()),
                                       Configuration::parse("threads=1"), 60);
-  ASSERT_EQ(bad.exit, WorkerExit::kAnswered) << bad.message;
+  ASSERT_EQ(bad.ending, Ending::kAnswered) << bad.message;
   EXPECT_FALSE(bad.response.value("ok", true));
-  ASSERT_EQ(measure(w, "threads=1,batch=4").exit, WorkerExit::kAnswered);
+  ASSERT_EQ(measure(w, "threads=1,batch=4").ending, Ending::kAnswered);
   EXPECT_EQ(w.started(), 2u) << "a worker that answered an error is not reused";
 }
 

@@ -25,11 +25,14 @@ struct NodeJob {
   NodeJobKind kind = NodeJobKind::kWorker;
   std::string executable;  // the torchperf binary that serves `__worker`
   std::string log_dir, log_name;
-  WorkerLimits limits;
+  WatchLimits limits;
   WorkerEnvironment environment;  // kWorker: the worker knobs' variables
   nlohmann::json request;         // kWorker: the worker's request
   BenchOptions workload;          // kPython, kCompare (its references included)
   std::string configuration, versus;
+  // kWorker, a brief point: here it may share a warm worker with the brief points before it while
+  // their process state is the same (SharedWorker); a node runs every job in a fresh worker.
+  bool shared = false;
 };
 
 nlohmann::json to_json(const NodeJob& job);
@@ -39,7 +42,7 @@ WorkerOutcome worker_outcome_from_json(const nlohmann::json& j);
 
 // Runs the job on this machine. A kPython or kCompare job answers like a worker: a measure reply
 // {"ok": true, "result": BenchResult} or an error reply with its kind; an interruption (tick said
-// to stop) is kCrashed with the message "interrupted".
+// to stop) is kStopped.
 WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
                            const std::function<bool(double)>& tick = nullptr);
 

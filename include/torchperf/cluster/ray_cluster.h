@@ -17,7 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torchperf/cluster/job_runner.h"
 #include "torchperf/cluster/node_job.h"
+#include "torchperf/measure/clock.h"
 #include "torchperf/process/watched_child.h"
 
 namespace torchperf {
@@ -41,7 +43,7 @@ class RayCluster {
  public:
   // Starts the driver and connects; RuntimeFailure with Ray's reason when it cannot (the log
   // keeps the driver's stderr).
-  RayCluster(const std::string& address, const std::string& log_path);
+  RayCluster(const std::string& address, const std::string& log_path, TimeSource& time);
   ~RayCluster();  // cancels what still runs, then ends the driver
   RayCluster(const RayCluster&) = delete;
   RayCluster& operator=(const RayCluster&) = delete;
@@ -60,7 +62,10 @@ class RayCluster {
   std::optional<nlohmann::json> read_line(double timeout_s);
   nlohmann::json read_op(const std::string& op, double timeout_s);
 
+  double seconds_since(Clock::time_point t) const { return to_seconds(time_.now() - t); }
+
   std::string address_, log_path_;
+  TimeSource& time_;
   std::unique_ptr<WatchedChild> bridge_;
   std::string buffer_;
   std::vector<nlohmann::json> early_;  // "done" messages read while waiting for another answer
@@ -80,7 +85,8 @@ struct NodeJobResult {
 class NodePool {
  public:
   // nodes: the usable nodes of one class. executable: torchperf on the nodes.
-  NodePool(RayCluster& cluster, std::vector<ClusterNode> nodes, std::string executable);
+  NodePool(RayCluster& cluster, std::vector<ClusterNode> nodes, std::string executable,
+           TimeSource& time);
 
   std::size_t size() const { return nodes_.size(); }
   std::size_t idle() const;
@@ -92,7 +98,7 @@ class NodePool {
   // kCrashed naming both losses.
   std::vector<NodeJobResult> wait(double timeout_s);
   // Starts the job and waits for it, calling tick(elapsed) between polls; tick false cancels it
-  // (kCrashed, "interrupted").
+  // (kStopped).
   NodeJobResult run(const NodeJob& job, const std::function<bool(double)>& tick);
   void cancel_all();
   std::string label_of(const std::string& node) const;
@@ -101,7 +107,7 @@ class NodePool {
   struct Running {
     NodeJob job;
     std::string node, node_label;
-    std::chrono::steady_clock::time_point started;
+    Clock::time_point started;
     int attempts = 1;
     std::string lost;
   };
@@ -109,7 +115,10 @@ class NodePool {
   NodeJobResult result_of(const std::string& ticket, const Running& r) const;
   std::optional<std::string> idle_node() const;
 
+  double seconds_since(Clock::time_point t) const { return to_seconds(time_.now() - t); }
+
   RayCluster& cluster_;
+  TimeSource& time_;
   std::vector<ClusterNode> nodes_;
   std::string executable_;
   std::map<std::string, Running> jobs_;  // ticket -> job
@@ -117,6 +126,36 @@ class NodePool {
   std::vector<std::pair<std::string, Running>> retries_;  // lost once, waiting for an idle node
   std::size_t next_ticket_ = 0;
   bool cancelling_ = false;  // a lost job is not retried while every job is being cancelled
+};
+
+// What connecting to a cluster needs: its address (ray_address_of), torchperf on the nodes, the
+// run's folder for the jobs' logs, and the paths every node must read (the model, the inputs).
+struct RayConnection {
+  std::string address;
+  std::string executable;
+  std::string out_dir;  // absolute: the nodes see the driver's paths (docs/cluster.md)
+  std::vector<std::string> paths;
+};
+
+// A tune's jobs on a Ray cluster: connected, every node probed, and the nodes of one machine class
+// kept (the class with the most nodes: timings compare only within a class; the others are left
+// out, each with why). One job per node at a time.
+class RayJobRunner final : public JobRunner {
+ public:
+  // ClusterError when no node can measure a point; RuntimeFailure when the driver cannot start.
+  RayJobRunner(const RayConnection& connection, TimeSource& time, JobTick tick);
+  std::size_t slots() const override { return pool_->size(); }
+  std::size_t idle() const override { return pool_->idle(); }
+  std::string start(const NodeJob& job) override { return pool_->start(job); }
+  std::vector<JobEnd> wait(double timeout_s) override;
+  void cancel_all() override { pool_->cancel_all(); }
+  JobEnd run(const NodeJob& job) override;
+  const JobMachines& machines() const override { return machines_; }
+
+ private:
+  std::unique_ptr<RayCluster> cluster_;
+  std::unique_ptr<NodePool> pool_;
+  JobMachines machines_;
 };
 
 }  // namespace torchperf

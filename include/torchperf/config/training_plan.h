@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "torchperf/runtime/runtime.h"
+
 namespace torchperf {
 
 enum class Transfer { kFloat32, kUint8 };  // normalised on the host, or after the copy
@@ -23,10 +25,14 @@ struct TrainingPlan {
   Amp amp = Amp::kOff;
   bool set_to_none = false;   // zero_grad(set_to_none=true)
   bool optimized_executor = true;  // TorchScript's graph executor optimizes (profiles, differentiates)
-  // Who runs the step: "torchscript" (LibTorch, in this process) or, in a Python worker, "eager",
-  // "compile", "compile-reduce-overhead", "compile-max-autotune" (the step knob).
-  std::string step = "torchscript";
-  bool in_python() const { return step != "torchscript"; }
+  // Who runs the step (the step knob): a runtime, and its value for the step (TorchScript's in
+  // this process; Python eager's or a torch.compile mode's in a Python worker). Null: the
+  // registry's baseline has not been planned (a plan made by hand), read as TorchScript.
+  const Runtime* runtime = nullptr;
+  std::string step;
+  bool in_python() const { return runtime && runtime->worker() == RuntimeWorker::kPython; }
+  // Whether the step is compiled (torch.compile), its compile reported apart from its steps.
+  bool compiled() const { return runtime && runtime->compiles(step); }
 };
 
 std::string to_string(Transfer transfer);

@@ -24,18 +24,18 @@ inline CommandLimits within(double time_limit_s, std::int64_t memory_cap_bytes =
 }
 
 struct CommandResult {
+  // kAnswered: it ran to its own end (exit_code or signal says how); else the bound that
+  // stopped it (kTimedOut, kOutOfMemory, kStopped when keep_going said to stop).
+  Ending ending = Ending::kAnswered;
   int exit_code = -1;   // -1 when it did not exit by itself
   int signal = 0;       // the signal that ended it, 0 when it exited
-  bool timed_out = false;
-  bool over_memory = false;
-  bool stopped = false;  // keep_going said to stop
   std::int64_t peak_rss_bytes = 0;  // as sampled, the child process alone (not its children)
   double wall_s = 0;
   std::string out;         // what it wrote on stdout
   std::string last_error;  // the last non-empty line of its stderr
   std::string log_path;    // its whole stderr
 
-  bool succeeded() const { return exit_code == 0 && !timed_out && !over_memory && !stopped; }
+  bool succeeded() const { return ending == Ending::kAnswered && exit_code == 0; }
 };
 
 // Runs executable with args (and the environment overrides) to its end; stderr goes to log_path.

@@ -26,16 +26,21 @@ struct WatchLimits {
 // A process's resident memory, from /proc/PID/statm; 0 once it has gone.
 std::int64_t resident_bytes(pid_t pid);
 
-enum class WatchEnd {
-  kAnswered,    // what the caller waited for arrived; the child still runs
-  kExited,      // the child ended by itself (exit or signal: status())
-  kOverMemory,  // killed over its memory cap
-  kTimedOut,    // killed at its time limit
-  kStopped,     // killed because keep_going said so
+// How a child ended: the one vocabulary of a watch, a command, a worker's job and a tune's point.
+enum class Ending {
+  kAnswered,     // what the caller waited for arrived: a worker's answer, or a command's own end
+  kCrashed,      // it ended by itself before that: a signal, or an exit without an answer
+  kOutOfMemory,  // killed over its memory cap
+  kTimedOut,     // killed at its time limit
+  kStopped,      // killed because keep_going (or a tick) said so: Ctrl-C
 };
+// "answered", "crashed", "out-of-memory", "timed-out", "stopped" (the journal's failure kinds).
+std::string to_string(Ending ending);
+// std::invalid_argument for another name.
+Ending ending_named(const std::string& name);
 
 struct Watch {
-  WatchEnd end = WatchEnd::kExited;
+  Ending end = Ending::kCrashed;
   double elapsed_s = 0;
   std::int64_t resident_bytes = 0;  // the last sample (over the cap: the one that was)
 };
@@ -58,8 +63,8 @@ class WatchedChild {
   void close_input();
 
   // Reads the output into buffer until `answered(buffer)` is true (kAnswered), the child has
-  // ended and its output is read (kExited), or a bound is hit: then the group is killed and
-  // reaped. answered empty: until the child ends.
+  // ended and its output is read without it (kCrashed), or a bound is hit: then the group is
+  // killed and reaped. answered empty: until the child ends (kAnswered).
   Watch watch(std::string& buffer, const WatchLimits& limits,
               const std::function<bool(const std::string&)>& answered = nullptr);
 

@@ -6,10 +6,12 @@
 // name, each parsing its own options, are the model).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "torchperf/models/aoti_package.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -28,6 +30,41 @@ struct RuntimeSnippet {
   std::vector<std::string> cpp_includes, cpp_declarations;
   std::vector<std::string> python_setup, cpp_setup;
 };
+
+// What a point of a runtime leaves behind so that it runs again without paying its preparation,
+// and who pays it: nothing; a package the tune compiles before the point (AOTInductor); or a
+// compile inside the point's own worker (torch.compile, whose kernels Inductor caches).
+enum class ArtefactKind { kNone, kPackage, kWorkerCompile };
+struct Artefact {
+  ArtefactKind kind = ArtefactKind::kNone;
+  // Its name within the runtime, the compile history's key: the package's options, or the
+  // torch.compile mode's graph value.
+  std::string name;
+  // The artefact of the runtime's plain mode: its history prices this one, scaled, before this
+  // one has been compiled.
+  std::string plain;
+  bool autotunes = false;  // kernel choices benchmarked while compiling: about 3x as long
+  AotiOptions package;     // kPackage: what to compile
+  std::string kept;        // where it is kept, for reports
+};
+
+// A resolved configuration's knob values by name ("n/a" where a knob does not apply): what a
+// runtime reads to say what a point needs, without depending on the configuration part.
+using KnobValues = std::function<std::string(const std::string& knob)>;
+
+// One of torch.compile's modes as a graph value: the Python runtime's and the Python training
+// step's one table (`torchperf __protocol` prints it for the Python side).
+struct CompileMode {
+  const char* graph;
+  const char* mode;   // torch.compile's mode=, nullptr for its default
+  bool cuda_only;     // exists only where CUDA graphs do
+  bool cuda_graphs;   // replays CUDA graphs on CUDA
+  bool trains;        // offered for the training step
+  bool autotunes;     // benchmarks kernel choices while compiling
+};
+const std::vector<CompileMode>& compile_modes();
+// The mode a graph value names; nullptr for a graph that is not torch.compile's.
+const CompileMode* compile_mode(const std::string& graph);
 
 class Runtime {
  public:
@@ -64,13 +101,26 @@ class Runtime {
   virtual bool compiles(const std::string& graph) const = 0;
   // Whether `graph` replays CUDA graphs (Python's reduce-overhead and max-autotune on CUDA).
   virtual bool captures_cuda_graphs(const std::string& graph, bool cuda) const { return false; }
+  // What a point needs prepared, from its resolved knob values and the model as this runtime
+  // sees it.
+  virtual Artefact artefact(const KnobValues& value, const WorkloadTraits& view) const;
+
+  // Training (the step knob's values): who runs the step in this runtime, "torchscript" in
+  // torchperf's own process, or in the Python training worker "eager" or a torch.compile mode;
+  // none where the runtime does not train. Most promising last.
+  virtual std::vector<std::string> training_steps(const WorkloadTraits& model) const;
+  // Whether this runtime trains the model with `step`, and why not.
+  virtual Applicability trains(const std::string& step, const WorkloadTraits& model) const;
   // C++ runtimes: transforms the workload for `graph` (freezing; compiling the package). The
   // Python runtimes are prepared in their worker (python_settings.py).
   virtual void prepare(const std::string& graph, Workload& workload) const;
+  // Process state `graph` needs while it runs here (TorchScript's CPU fuser), set once per
+  // measurement; the function returned restores what was.
+  virtual std::function<void()> enter(const std::string& graph, bool cuda) const;
+  // Whether `graph` folds the training flag into constants (freezing): it needs eval mode.
+  virtual bool freezes(const std::string& graph) const { return false; }
   // The lines that apply `graph` in user code.
   virtual RuntimeSnippet snippet(const std::string& graph, bool cuda) const = 0;
-  // What it leaves behind to run again without paying its preparation: "" for nothing.
-  virtual std::string artefact(const std::string& graph) const = 0;
 };
 
 // Every runtime, in the order reports list them.
@@ -83,8 +133,17 @@ const Runtime& runtime_named(const std::string& name);
 // TorchScript graph runs in TorchScript). Throws ConfigError for an unknown family.
 const Runtime& runtime_for(const std::string& family, const std::string& graph,
                            const WorkloadTraits& model);
+// The runtime that runs `graph`, whatever its family (ConfigError naming them for a value none
+// runs): what a graph value's preparation and snippet are asked of.
+const Runtime& runtime_running(const std::string& graph);
+// The runtime knob's values: each family once, in registry order (the first is the baseline).
+std::vector<std::string> runtime_families();
 // The runtimes of a family that take the model.
 std::vector<const Runtime*> family_runtimes(const std::string& family, const WorkloadTraits& model);
+// The runtime whose training_steps() include `step`, and every step value of the runtimes, in
+// registry order (ConfigError naming them for an unknown one).
+const Runtime& runtime_for_step(const std::string& step);
+std::vector<std::string> training_steps(const WorkloadTraits& model);
 // The runtime a resolved configuration string (a journal key, "runtime=python,graph=compile,…")
 // names, for readers that have no model at hand: a key without runtime is C++, and C++ without a
 // graph value is TorchScript.

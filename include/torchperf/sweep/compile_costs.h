@@ -1,5 +1,6 @@
-// What compiling costs for one model, as tune has seen it: AOTInductor packages by their options,
-// torch.compile points by their graph mode and key. Kept in torchperf's cache beside the packages
+// What compiling costs for one model, as tune has seen it: each compile keyed by the runtime that
+// paid it and its artefact (Runtime::artefact: a package's options, a torch.compile mode), and
+// for a compile inside a point's worker, the point. Kept in torchperf's cache beside the packages
 // (costs/FINGERPRINT.jsonl), so a later tune of the same model predicts a compile before it pays.
 #pragma once
 
@@ -10,6 +11,14 @@
 
 namespace torchperf {
 
+struct CompileId {
+  std::string runtime;   // Runtime::name()
+  std::string artefact;  // Artefact::name
+  std::string point;     // the point's key, for a compile its own worker paid ("" for a package)
+  // Its line's "what" in the file: RUNTIME:ARTEFACT[:POINT].
+  std::string key() const;
+};
+
 class CompileCosts {
  public:
   CompileCosts() = default;  // remembers this tune's only
@@ -17,15 +26,15 @@ class CompileCosts {
   // and appends what this one records.
   explicit CompileCosts(std::string path);
 
-  // "aoti:precision=fp32,max_autotune=0,device=cpu" or "compile:GRAPH:KEY".
-  void record(const std::string& what, double seconds);
-  // The latest cost recorded for `what`.
-  std::optional<double> seen(const std::string& what) const;
-  // The longest recorded for a name that begins with `prefix`, and how many there are.
-  std::optional<double> longest(const std::string& prefix) const;
-  std::size_t count(const std::string& prefix) const;
-  // How many of those came from earlier tunes (read from the file).
-  std::size_t remembered(const std::string& prefix) const;
+  void record(const CompileId& id, double seconds);
+  // The latest cost recorded for exactly this compile.
+  std::optional<double> seen(const CompileId& id) const;
+  // The longest recorded for a runtime's artefact (any point), or with artefact "" for any of the
+  // runtime's.
+  std::optional<double> longest(const std::string& runtime, const std::string& artefact = "") const;
+  // How many compiles of a runtime are recorded, and how many of those came from earlier tunes.
+  std::size_t count(const std::string& runtime) const;
+  std::size_t remembered(const std::string& runtime) const;
 
  private:
   std::string path_;

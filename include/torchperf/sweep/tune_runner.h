@@ -15,6 +15,8 @@
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/sweep/objective.h"
+#include "torchperf/error.h"
+#include "torchperf/process/watched_child.h"
 #include "torchperf/sweep/search.h"
 #include "torchperf/sweep/tune_options.h"
 
@@ -27,14 +29,29 @@ std::string to_string(PointStatus status);
 // Throws std::invalid_argument for another name.
 PointStatus point_status_from_string(const std::string& name);
 
+// Why a point failed, each source with its own vocabulary, never one string of three: it was
+// refused before it ran (its batch's reference, or its AOTInductor package, failed), its worker
+// ended without an answer (how: Ending), or it answered an error (its kind: ErrorKind).
+enum class FailureSource { kNone, kReference, kPackage, kEnded, kAnswered };
+struct PointFailure {
+  FailureSource source = FailureSource::kNone;
+  Ending ending = Ending::kCrashed;       // kEnded
+  ErrorKind error = ErrorKind::kRuntime;  // kAnswered
+  static PointFailure ended(Ending ending);
+  static PointFailure answered(const std::string& kind);  // a kind not in the table: runtime
+  // The journal's failure_kind: "reference", "package", how it ended ("crashed", "timed-out",
+  // "out-of-memory"), or the error kind's name; "" for none.
+  std::string name() const;
+  static PointFailure named(const std::string& name);
+  bool operator==(const PointFailure& o) const { return name() == o.name(); }
+};
+
 struct PointResult {
   std::string key;
   PointStatus status = PointStatus::kFailed;
   std::string reason;  // why guarded or failed
-  // crashed | timed-out | out-of-memory (the worker's end), reference (its batch's reference
-  // failed), or the kind of error the worker answered: runtime, config, workload, model, usage,
-  // protocol
-  std::string failure_kind;
+  PointFailure failure;
+  double own_compile_s = 0;  // the compile its own worker paid (torch.compile), in its wall
   int changes = 0;
   PointMetrics metrics;
   double score = 0;  // higher is better
@@ -84,6 +101,17 @@ struct CompiledPackageRecord {
   std::string failure;    // why its points did not run ("" when it compiled)
 };
 
+// What a tune said it would do before its first point (tune_plan.h): the plan line, and whether
+// the budget fits the space.
+struct TunePlan {
+  std::string summary;
+  std::size_t points = 0;         // planned
+  double estimated_s = 0;         // the points still to run, and the confirmation
+  bool budget_too_small = false;  // the budget cannot pay for what the search would do
+  std::size_t fits = 0;           // with budget_too_small: the points it pays for
+  std::string budget_note;        // why, and what it fits instead
+};
+
 struct TuneResult {
   std::string journal_path;
   WorkloadDescription workload;
@@ -102,8 +130,7 @@ struct TuneResult {
   std::size_t brief_workers = 0;  // the worker processes the brief points shared, this session
   std::size_t not_run = 0;        // left out by the budget
   bool budget_exhausted = false;
-  double estimated_full_s = 0;  // the up-front estimate for the points still to run, confirmation
-                                // included
+  TunePlan plan;
   double wall_s = 0;            // this session
   double overhead_median_s = 0;
   std::size_t resumed_points = 0, truncated_lines = 0;

@@ -22,7 +22,7 @@ struct WorkerRun {
   std::string executable;
   std::string log_dir;
   std::string log_prefix = "side";
-  WorkerLimits limits;
+  WatchLimits limits;
   std::function<bool(double)> tick;
 };
 

@@ -24,7 +24,7 @@ namespace torchperf {
 // any kind (an answered error, a crash, a limit) ends the worker: the next point starts afresh.
 class SharedWorker {
  public:
-  SharedWorker(std::string executable, std::string log_dir, WorkerLimits limits,
+  SharedWorker(std::string executable, std::string log_dir, WatchLimits limits,
                std::function<bool(double)> tick)
       : executable_(std::move(executable)),
         log_dir_(std::move(log_dir)),
@@ -46,7 +46,7 @@ class SharedWorker {
 
  private:
   std::string executable_, log_dir_;
-  WorkerLimits limits_;
+  WatchLimits limits_;
   std::function<bool(double)> tick_;
   std::optional<Configuration> state_;  // the configuration the live worker started with
   std::unique_ptr<WorkerSession> session_;

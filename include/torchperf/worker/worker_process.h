@@ -21,21 +21,15 @@
 
 namespace torchperf {
 
-struct WorkerLimits {
-  double timeout_s = 600;
-  std::int64_t memory_cap_bytes = 0;  // resident set size; 0: none
-};
+// A worker's bounds are a watch's (process/watched_child.h): time_limit_s per job (or per request
+// of a session), the memory cap on its resident set. Its progress and Ctrl-C come as a tick.
+inline constexpr double kWorkerTimeLimitS = 600;
 
-enum class WorkerExit {
-  kAnswered,     // the worker sent a response (which may itself report an error)
-  kCrashed,      // died on a signal or exited without a response
-  kTimedOut,     // killed at the time limit
-  kOutOfMemory,  // killed at the memory cap
-};
-std::string to_string(WorkerExit exit);
-
+// How a worker's job ended, in the watch's words: kAnswered (a response, which may itself report
+// an error), kCrashed (a signal, or an exit without a response), kTimedOut, kOutOfMemory, or
+// kStopped (its tick said to stop: Ctrl-C).
 struct WorkerOutcome {
-  WorkerExit exit = WorkerExit::kAnswered;
+  Ending ending = Ending::kAnswered;
   nlohmann::json response;  // when answered
   std::string message;      // what happened, for the user, when not answered
   double wall_s = 0;
@@ -46,9 +40,9 @@ struct WorkerOutcome {
 using WorkerEnvironment = ChildEnvironment;
 
 // tick(elapsed_s) is called about every 50 ms while the worker runs; returning false kills it
-// (interruption) and the outcome is kCrashed with the message "interrupted".
+// and the outcome is kStopped.
 WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::json& request,
-                                 const WorkerLimits& limits, const std::string& log_path,
+                                 const WatchLimits& limits, const std::string& log_path,
                                  const std::function<bool(double)>& tick = nullptr,
                                  const WorkerEnvironment& environment = {});
 
@@ -57,16 +51,16 @@ WorkerOutcome run_worker_process(const std::string& executable, const nlohmann::
 // tick(); a worker that dies, is killed or answers garbage throws WorkerFailure, and the session
 // is over.
 struct WorkerFailure : std::runtime_error {
-  WorkerFailure(WorkerExit exit, const std::string& message)
-      : std::runtime_error(message), exit(exit) {}
-  WorkerExit exit;
+  WorkerFailure(Ending ending, const std::string& message)
+      : std::runtime_error(message), ending(ending) {}
+  Ending ending;
 };
 
 class WorkerSession {
  public:
   // args: what the executable is started with (the Python worker: -m torchperf.worker).
   WorkerSession(const std::string& executable, const WorkerEnvironment& environment,
-                const WorkerLimits& limits, const std::string& log_path,
+                const WatchLimits& limits, const std::string& log_path,
                 std::function<bool(double)> tick = nullptr,
                 const std::vector<std::string>& args = {"__worker"});
   ~WorkerSession();  // ends the worker (closes its input, then kills it if it lingers)
@@ -85,7 +79,7 @@ class WorkerSession {
 
  private:
   std::string executable_, log_path_;
-  WorkerLimits limits_;
+  WatchLimits limits_;
   std::function<bool(double)> tick_;
   std::unique_ptr<WatchedChild> child_;
   std::string pending_;  // bytes read past the last answer
