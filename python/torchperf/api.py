@@ -309,7 +309,7 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     if cluster is not None:
         args += ["--cluster", cluster]
     args += ["--budget", str(budget), "--json", "--progress-lines"]
-    stdout, lines = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
+    stdout, _ = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
     summary = core_answer(stdout, "tune")
     try:
         record = TuneSummary.from_json(summary)
@@ -320,11 +320,10 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         measured = sum(1 for p in record.points if p.status is PointStatus.OK)
         if record.budget_exhausted and not record.points:
             # The plan says what the budget had to hold (points, their start-up, the confirmation).
-            plan = next((l.removeprefix("tune: ") for l in lines
-                         if l.startswith(("tune: smart search", "tune: exhaustive"))), "")
+            plan = record.plan
             raise ValueError(f"budget '{budget}' is too small for one point and the confirmation "
                              f"of a winner; raise it (or lower time_s)"
-                             + (f". The plan was: {plan}" if plan else ""))
+                             + (f". The plan was: {plan.summary}" if plan.summary else ""))
         raise TorchperfError(f"tune found no winner: {record.winner_note} ({measured} "
                              f"points passed; see {journal})", exit_code=ErrorKind.INVALID_RESULT)
     with open(os.path.join(out, "tune.json"), "w") as f:

@@ -239,6 +239,29 @@ class HeadToHead:
 
 
 @dataclass(frozen=True)
+class TunePlan:
+    """What tune said it would do before its first point, and whether the budget fits the space
+    (budget_too_small; fits: the points it pays for; budget_note: why)."""
+    summary: str = ""
+    points: int = 0
+    estimated_s: float = 0.0
+    budget_too_small: bool = False
+    fits: int = 0
+    budget_note: str = ""
+
+    @classmethod
+    def from_json(cls, value, where="plan"):
+        p = read_object(value, where)
+        return cls(summary=read(p, where, "summary", is_string, "a string", default=""),
+                   points=read(p, where, "points", is_number, "a number", default=0),
+                   estimated_s=read(p, where, "estimated_s", is_number, "a number", default=0.0),
+                   budget_too_small=read(p, where, "budget_too_small", is_boolean, "a boolean",
+                                         default=False),
+                   fits=read(p, where, "fits", is_number, "a number", default=0),
+                   budget_note=read(p, where, "budget_note", is_string, "a string", default=""))
+
+
+@dataclass(frozen=True)
 class TuneSummary:
     """tune's answer (`torchperf tune --json`, tune.json) as TuneResult reads it. No winner (None)
     is no error: a tune may have none, and winner_note says why."""
@@ -249,6 +272,7 @@ class TuneSummary:
     accuracy: str = ""
     vs_as_given: HeadToHead | None = None
     budget_exhausted: bool = False
+    plan: TunePlan = TunePlan()
 
     @classmethod
     def from_json(cls, value, where=""):
@@ -266,7 +290,9 @@ class TuneSummary:
         points = tuple(Point.from_json(p, f"{path(where, 'points')}[{i}]")
                        for i, p in enumerate(points))
         h = s.get("vs_as_given")
-        return cls(points=points, winner=strings.pop("winner") or None, **strings,
+        plan = s.get("plan")  # absent from answers of tunes before the plan was typed
+        return cls(plan=TunePlan() if plan is None else TunePlan.from_json(plan, path(where, "plan")),
+                   points=points, winner=strings.pop("winner") or None, **strings,
                    vs_as_given=None if h is None else
                    HeadToHead.from_json(h, path(where, "vs_as_given")),
                    budget_exhausted=read(s, where, "budget_exhausted", is_boolean, "a boolean",

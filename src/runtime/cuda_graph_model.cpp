@@ -1,6 +1,5 @@
 #include "torchperf/runtime/cuda_graph_model.h"
 
-#include <chrono>
 
 #include "torchperf/error.h"
 
@@ -24,8 +23,8 @@ constexpr int kWarmupCalls = 3;
 
 }  // namespace
 
-CudaGraphModel::CudaGraphModel(std::unique_ptr<Model> inner, c10::Device device)
-    : inner_(std::move(inner)), device_(device) {}
+CudaGraphModel::CudaGraphModel(std::unique_ptr<Model> inner, c10::Device device, TimeSource& time)
+    : inner_(std::move(inner)), device_(device), time_(time) {}
 
 CudaGraphModel::~CudaGraphModel() = default;
 
@@ -33,13 +32,12 @@ c10::IValue CudaGraphModel::forward(const std::vector<c10::IValue>& inputs) {
   const auto key = shape_key(inputs);
   auto it = graphs_.find(key);
   if (it == graphs_.end()) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = time_.now();
     Captured c;
     c.inputs = inputs;  // the caller's tensors become the static buffers
     c.graph = std::make_unique<compat::DeviceGraph>(device_.index() < 0 ? 0 : device_.index());
     c.graph->capture([&] { c.output = inner_->forward(c.inputs); }, kWarmupCalls);
-    capture_s_ = std::max(0.0, capture_s_) +
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    capture_s_ = std::max(0.0, capture_s_) + to_seconds(time_.now() - start);
     it = graphs_.emplace(key, std::move(c)).first;
   }
   Captured& c = it->second;
@@ -53,11 +51,11 @@ c10::IValue CudaGraphModel::forward(const std::vector<c10::IValue>& inputs) {
   return c.output;
 }
 
-void replay_cuda_graphs(std::unique_ptr<Model>& model, c10::Device device) {
+void replay_cuda_graphs(std::unique_ptr<Model>& model, c10::Device device, TimeSource& time) {
   if (!device.is_cuda())
     throw ConfigError("cuda_graphs=on: CUDA graphs exist only on CUDA devices (this run is on " +
                       device.str() + ")");
-  model = std::make_unique<CudaGraphModel>(std::move(model), device);
+  model = std::make_unique<CudaGraphModel>(std::move(model), device, time);
 }
 
 }  // namespace torchperf

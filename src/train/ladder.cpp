@@ -1,7 +1,6 @@
 #include "torchperf/train/ladder.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -73,10 +72,49 @@ Speedup head_to_head(TrainingSession& a, TrainingSession& b, const HeadToHeadOpt
 
 namespace {
 
-// A rung's own side: its session in this process (step=torchscript) or its Python worker.
-struct RungSide {
-  std::unique_ptr<TrainingSession> local;
-  std::unique_ptr<RemoteTrainingSide> remote;
+// A side of a head to head, wherever it runs: a session in this process, or a training worker of
+// its own (its process state set once there, or the step in Python). The climb asks a side for
+// blocks and breakdowns and never where it runs.
+class LadderSide {
+ public:
+  virtual ~LadderSide() = default;
+  virtual double block() = 0;  // one block's samples/s
+  virtual Breakdown breakdown(std::size_t steps) = 0;
+  virtual double compile_s() const { return -1; }
+  // The process state a side in this process needs while it steps (set once per comparison).
+  virtual Undo enter() const { return [] {}; }
+  virtual bool in_worker() const = 0;
+};
+
+class SessionSide final : public LadderSide {
+ public:
+  SessionSide(const TrainingContext& context, const Configuration& config,
+              const HeadToHeadOptions& compare, std::size_t warmup_steps)
+      : session_(context, config), compare_(compare) {
+    const ScopeExit restore(session_.enter());
+    for (std::size_t i = 0; i < warmup_steps; ++i) session_.step(false);
+  }
+  double block() override { return block_throughput(session_, compare_); }
+  Breakdown breakdown(std::size_t steps) override { return session_.run(0, steps); }
+  Undo enter() const override { return session_.enter(); }
+  bool in_worker() const override { return false; }
+
+ private:
+  TrainingSession session_;
+  HeadToHeadOptions compare_;
+};
+
+class WorkerSide final : public LadderSide {
+ public:
+  template <typename... A>
+  explicit WorkerSide(A&&... a) : remote_(std::forward<A>(a)...) {}
+  double block() override { return remote_.block(); }
+  Breakdown breakdown(std::size_t steps) override { return remote_.breakdown(steps); }
+  double compile_s() const override { return remote_.compile_s(); }
+  bool in_worker() const override { return true; }
+
+ private:
+  RemoteTrainingSide remote_;
 };
 
 void add_once(std::vector<std::string>& list, const std::string& line) {
@@ -103,233 +141,256 @@ std::string estimate(const Advice& a) {
                      1.0 / (1.0 - share));
 }
 
-}  // namespace
+enum class Outcome { kSkipped, kInapplicable, kStop, kLost, kKept };
 
-LadderResult climb(const TrainingContext& context, const Configuration& start,
-                   const LadderOptions& o, const LadderEvents& events) {
-  auto say = [&](const std::string& what) {
-    if (events.status) events.status(what);
-  };
-  const auto began = std::chrono::steady_clock::now();
-  const auto elapsed_s = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  };
-  LadderResult result;
-  Configuration current = start;
-  TrainingPlan current_plan = plan_of(context, current);
-  say("step 0: the loop as given (" + (start.empty() ? std::string("defaults") : start.to_string()) +
-      ")");
-  const auto worker_run = [&](const std::string& prefix) {
-    if (!o.workers)
-      throw UsageError("step=" + current_plan.step +
+// A change proposed for the top rung.
+struct Change {
+  Configuration candidate;
+  std::string change, rule;
+  bool changes_training = false;
+};
+
+// The climb: the loop as given, then rung after rung, each change tried head to head against the
+// top rung and kept when it wins.
+class Climb {
+ public:
+  Climb(const TrainingContext& context, const LadderOptions& o, const LadderEvents& events,
+        TimeSource& time)
+      : context_(context), o_(o), events_(events), time_(time), began_(time.now()) {}
+
+  LadderResult run(const Configuration& start) {
+    first_rung(start);
+    try {
+      while (result_.rungs.size() <= o_.max_rungs && result_.stop_reason.empty()) {
+        const std::size_t first_attempt = result_.attempts.size();
+        bool kept = climb_rung();
+        if (!kept && result_.stop_reason.empty()) kept = try_together(first_attempt);
+        if (!kept && result_.stop_reason.empty())
+          result_.stop_reason =
+              "every advised change was tried at this rung and none won head to head";
+      }
+    } catch (const Interrupted&) {
+      throw stopped();  // a worker stopped mid-comparison says only "interrupted"
+    }
+    if (result_.stop_reason.empty()) result_.stop_reason = "reached --max-rungs";
+    return std::move(result_);
+  }
+
+ private:
+  void say(const std::string& what) const {
+    if (events_.status) events_.status(what);
+  }
+  Interrupted stopped() const {
+    return Interrupted("train --ladder stopped after " + std::to_string(result_.rungs.size() - 1) +
+                       " kept change(s); continue from the last rung with --ladder --config '" +
+                       current_.to_string() + "'");
+  }
+  void stop_if_requested() const {
+    if (events_.stop_requested && events_.stop_requested()) throw stopped();
+  }
+  WorkerRun worker_run(const std::string& prefix) const {
+    if (!o_.workers)
+      throw UsageError("step=" + plan_.step +
                        " runs in a Python worker, and this ladder has no worker processes");
-    WorkerRun run = *o.workers;
+    WorkerRun run = *o_.workers;
     run.log_prefix = prefix;
     return run;
-  };
-  RungSide side;
-  Rung rung;
-  rung.configuration = current;
-  rung.in_python = current_plan.in_python();
-  if (rung.in_python) {
-    side.remote = std::make_unique<RemoteTrainingSide>(context, current, o.compare, o.warmup_steps,
-                                                       worker_run("ladder-rung-0"), "rung 0");
-    rung.compile_s = side.remote->compile_s();
-    rung.breakdown = side.remote->breakdown(o.breakdown_steps);
-  } else {
-    side.local = std::make_unique<TrainingSession>(context, current);
-    rung.breakdown = side.local->run(o.warmup_steps, o.breakdown_steps);
   }
-  rung.advice = advise(rung.breakdown, context.advice_context(current_plan));
-  rung.speedup.interval = {1, 1};
-  result.rungs.push_back(rung);
-  if (events.rung) events.rung(rung);
+  // A side for config: in a worker of its own, or a session in this process.
+  std::unique_ptr<LadderSide> open(const Configuration& config, bool in_worker,
+                                   const std::string& prefix, const std::string& name) const {
+    if (in_worker)
+      return std::make_unique<WorkerSide>(context_, config, o_.compare, o_.warmup_steps,
+                                          worker_run(prefix), name);
+    return std::make_unique<SessionSide>(context_, config, o_.compare, o_.warmup_steps);
+  }
 
-  const auto stopped = [&] {
-    return Interrupted("train --ladder stopped after " + std::to_string(result.rungs.size() - 1) +
-                       " kept change(s); continue from the last rung with --ladder --config '" +
-                       current.to_string() + "'");
-  };
-  const auto stop_if_requested = [&] {
-    if (events.stop_requested && events.stop_requested()) throw stopped();
-  };
-  std::set<std::string> tried;  // "configuration|change"
-  enum class Outcome { kSkipped, kInapplicable, kStop, kLost, kKept };
-  // One change tried head to head against the top rung; kept, it becomes the next rung.
-  const auto try_change = [&](const Configuration& candidate, const std::string& change,
-                              const std::string& rule, bool changes_training) -> Outcome {
-    if (candidate.to_string() == current.to_string()) return Outcome::kSkipped;
-    if (!tried.insert(current.to_string() + "|" + change).second) return Outcome::kSkipped;
+  void first_rung(const Configuration& start) {
+    current_ = start;
+    plan_ = plan_of(context_, current_);
+    say("step 0: the loop as given (" +
+        (start.empty() ? std::string("defaults") : start.to_string()) + ")");
+    Rung rung;
+    rung.configuration = current_;
+    rung.in_python = plan_.in_python();
+    side_ = open(current_, rung.in_python, "ladder-rung-0", "rung 0");
+    rung.compile_s = side_->compile_s();
+    rung.breakdown = side_->breakdown(o_.breakdown_steps);
+    rung.advice = advise(rung.breakdown, context_.advice_context(plan_));
+    rung.speedup.interval = {1, 1};
+    result_.rungs.push_back(rung);
+    if (events_.rung) events_.rung(rung);
+  }
+
+  // Each advised change in turn, a count tried further only while each value gains more than the
+  // one before; true once one is kept.
+  bool climb_rung() {
+    const std::vector<Advice> advice_list = result_.rungs.back().advice;  // rungs grow below
+    for (const Advice& advice : advice_list) {
+      if (!result_.stop_reason.empty()) return false;
+      if (advice.knob.empty()) continue;
+      if (advice.changes_training && !o_.allow_semantic_changes) {
+        hold_back(result_.held_back, change_of(advice), estimate(advice));
+        continue;
+      }
+      std::vector<std::string> values = {advice.value};
+      values.insert(values.end(), advice.larger.begin(), advice.larger.end());
+      double previous_ratio = 0;
+      for (std::size_t v = 0; v < values.size(); ++v) {
+        Change c{current_, change_of(advice, values[v]), advice.rule, advice.changes_training};
+        c.candidate.set(advice.knob, values[v]);
+        for (const auto& [knob, value] : advice.with) c.candidate.set(knob, value);
+        const Outcome outcome = attempt(c);
+        if (outcome == Outcome::kSkipped) continue;
+        if (outcome == Outcome::kKept) return true;
+        if (outcome != Outcome::kLost) break;
+        const double ratio = result_.attempts.back().speedup.ratio;
+        if (v > 0 && ratio <= previous_ratio) break;
+        previous_ratio = ratio;
+      }
+    }
+    return false;
+  }
+
+  // Gains too small for one head-to-head to tell (each interval reaching past 1 + the minimum
+  // gain) may add up: those changes are tried once more, together.
+  bool try_together(std::size_t first_attempt) {
+    std::vector<const Attempt*> undecided;
+    for (std::size_t i = first_attempt; i < result_.attempts.size(); ++i)
+      if (!result_.attempts[i].speedup.decided(o_.compare.min_gain) &&
+          std::isfinite(result_.attempts[i].speedup.interval.high))
+        undecided.push_back(&result_.attempts[i]);
+    std::stable_sort(undecided.begin(), undecided.end(), [](const Attempt* x, const Attempt* y) {
+      return x->speedup.ratio > y->speedup.ratio;
+    });
+    Change together{current_, "", "together", false};
+    std::set<std::string> knobs;
+    std::size_t parts = 0;
+    for (const Attempt* a : undecided) {
+      const Configuration fragment = Configuration::parse(a->change);
+      bool clash = false;
+      for (const auto& [knob, value] : fragment.values()) clash = clash || knobs.count(knob);
+      if (clash) continue;  // another size of the same count gained more
+      for (const auto& [knob, value] : fragment.values()) {
+        knobs.insert(knob);
+        together.candidate.set(knob, value);
+      }
+      together.change += (together.change.empty() ? "" : ",") + a->change;
+      together.changes_training = together.changes_training || a->changes_training;
+      ++parts;
+    }
+    return parts >= 2 && attempt(together) == Outcome::kKept;
+  }
+
+  // One change head to head against the top rung; kept, it becomes the next rung.
+  Outcome attempt(const Change& c) {
+    if (c.candidate.to_string() == current_.to_string()) return Outcome::kSkipped;
+    if (!tried_.insert(current_.to_string() + "|" + c.change).second) return Outcome::kSkipped;
     TrainingPlan candidate_plan;
     try {
-      candidate_plan = plan_of(context, candidate);
+      candidate_plan = plan_of(context_, c.candidate);
     } catch (const ConfigError&) {
       return Outcome::kInapplicable;  // the advice is generic; the registry decides
     }
     stop_if_requested();
-    if (o.budget_s > 0 && elapsed_s() >= o.budget_s) {
-      result.stop_reason = fmt::format("reached --budget ({:.0f} s)", o.budget_s);
+    if (o_.budget_s > 0 && to_seconds(time_.now() - began_) >= o_.budget_s) {
+      result_.stop_reason = fmt::format("reached --budget ({:.0f} s)", o_.budget_s);
       return Outcome::kStop;
     }
-    const bool separate = candidate_plan.in_python() || current_plan.in_python() ||
-                          !process_state_differences(current, candidate).empty();
-    if (separate && !o.workers && !o.verdict) {
-      add_once(result.held_back,
-               change + " (needs worker processes to compare: " +
-                   (candidate_plan.in_python() || current_plan.in_python()
-                        ? std::string("the step runs in Python")
-                        : process_state_differences(current, candidate).front()) +
-                   ")");
+    const std::vector<std::string> state = process_state_differences(current_, c.candidate);
+    const bool python = candidate_plan.in_python() || plan_.in_python();
+    const bool separate = python || !state.empty();
+    if (separate && !o_.workers && !o_.verdict) {
+      add_once(result_.held_back, c.change + " (needs worker processes to compare: " +
+                                      (python ? std::string("the step runs in Python") : state.front()) +
+                                      ")");
       return Outcome::kInapplicable;
     }
-    say("step " + std::to_string(result.rungs.size()) + ": trying " + change + " head to head" +
+    say("step " + std::to_string(result_.rungs.size()) + ": trying " + c.change + " head to head" +
         (separate ? " (each side in its own worker process)" : ""));
-    Attempt attempt;
-    attempt.change = change;
-    attempt.rule = rule;
-    attempt.separate_processes = separate;
-    attempt.changes_training = changes_training;
-    std::unique_ptr<TrainingSession> next;
-    std::unique_ptr<RemoteTrainingSide> next_remote;
-    if (o.verdict) {
-      attempt.speedup = o.verdict(current, candidate);
-    } else if (separate) {
-      // Each side in a worker of its own, its process state set once there. A rung in Python
-      // keeps its worker (and its compiled step) from one attempt to the next.
-      const WorkerRun run = worker_run("ladder-" + std::to_string(result.attempts.size() + 1));
-      std::unique_ptr<RemoteTrainingSide> fresh_a;
-      RemoteTrainingSide* a = side.remote.get();
-      if (a == nullptr) {
-        fresh_a = std::make_unique<RemoteTrainingSide>(context, current, o.compare,
-                                                       o.warmup_steps, run, "a");
-        a = fresh_a.get();
-      }
-      next_remote = std::make_unique<RemoteTrainingSide>(context, candidate, o.compare,
-                                                         o.warmup_steps, run, "b");
-      attempt.compile_s = next_remote->compile_s();
-      attempt.speedup = compare_throughputs([&] { return a->block(); },
-                                            [&] { return next_remote->block(); }, o.compare,
-                                            stop_if_requested);
+    Attempt a;
+    a.change = c.change;
+    a.rule = c.rule;
+    a.separate_processes = separate;
+    a.changes_training = c.changes_training;
+    std::unique_ptr<LadderSide> next;
+    if (o_.verdict) {
+      a.speedup = o_.verdict(current_, c.candidate);
     } else {
-      next = std::make_unique<TrainingSession>(context, candidate);
-      {
-        const ScopeExit restore(next->enter());
-        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
-      }
-      attempt.speedup = head_to_head(*side.local, *next, o.compare, stop_if_requested);
+      next = compare(c.candidate, separate, a);
     }
-    attempt.kept = attempt.speedup.wins(o.compare.min_gain);
-    result.attempts.push_back(attempt);
-    if (events.attempt) events.attempt(attempt);
-    if (!attempt.kept) return Outcome::kLost;
-    Rung r;
-    r.step = result.rungs.size();
-    r.change = change;
-    r.rule = rule;
-    r.changes_training = changes_training;
-    r.configuration = candidate;
-    r.in_python = candidate_plan.in_python();
-    r.compile_s = attempt.compile_s;
-    r.speedup = attempt.speedup;
-    r.cumulative = result.rungs.back().cumulative * attempt.speedup.ratio;
-    current = candidate;
-    current_plan = candidate_plan;
-    say("step " + std::to_string(r.step) + ": breakdown with " + change);
-    if (r.in_python) {
-      side.local.reset();
-      if (!next_remote)
-        next_remote = std::make_unique<RemoteTrainingSide>(
-            context, candidate, o.compare, o.warmup_steps,
-            worker_run("ladder-rung-" + std::to_string(r.step)), "rung");
-      side.remote = std::move(next_remote);
-      r.breakdown = side.remote->breakdown(o.breakdown_steps);
-    } else {
-      side.remote.reset();
-      if (!next) {  // compared in workers: the new rung's session has not run here yet
-        next = std::make_unique<TrainingSession>(context, candidate);
-        const ScopeExit restore(next->enter());
-        for (std::size_t i = 0; i < o.warmup_steps; ++i) next->step(false);
-      }
-      side.local = std::move(next);
-      r.breakdown = side.local->run(0, o.breakdown_steps);
-    }
-    r.advice = advise(r.breakdown, context.advice_context(current_plan));
-    result.rungs.push_back(r);
-    if (events.rung) events.rung(result.rungs.back());
+    a.kept = a.speedup.wins(o_.compare.min_gain);
+    result_.attempts.push_back(a);
+    if (events_.attempt) events_.attempt(a);
+    if (!a.kept) return Outcome::kLost;
+    keep(c, candidate_plan, a, std::move(next));
     return Outcome::kKept;
-  };
-  try {
-    while (result.rungs.size() <= o.max_rungs && result.stop_reason.empty()) {
-      // A copy: result.rungs grows inside the loop.
-      const std::vector<Advice> advice_list = result.rungs.back().advice;
-      const std::size_t first_attempt = result.attempts.size();
-      bool kept = false;
-      for (const Advice& advice : advice_list) {
-        if (kept || !result.stop_reason.empty()) break;
-        if (advice.knob.empty()) continue;
-        if (advice.changes_training && !o.allow_semantic_changes) {
-          hold_back(result.held_back, change_of(advice), estimate(advice));
-          continue;
-        }
-        std::vector<std::string> values = {advice.value};
-        values.insert(values.end(), advice.larger.begin(), advice.larger.end());
-        double previous_ratio = 0;
-        for (std::size_t v = 0; v < values.size(); ++v) {
-          Configuration candidate = current;
-          candidate.set(advice.knob, values[v]);
-          for (const auto& [knob, value] : advice.with) candidate.set(knob, value);
-          const Outcome outcome = try_change(candidate, change_of(advice, values[v]), advice.rule,
-                                             advice.changes_training);
-          if (outcome == Outcome::kSkipped) continue;
-          if (outcome == Outcome::kKept) kept = true;
-          if (outcome != Outcome::kLost) break;
-          // A count is tried further only while each value gains more than the one before.
-          const double ratio = result.attempts.back().speedup.ratio;
-          if (v > 0 && ratio <= previous_ratio) break;
-          previous_ratio = ratio;
-        }
-      }
-      if (!kept && result.stop_reason.empty()) {
-        // Gains too small for one head-to-head to tell (each interval reaching past 1 + the
-        // minimum gain) may add up: those changes are tried once more, together.
-        std::vector<const Attempt*> undecided;
-        for (std::size_t i = first_attempt; i < result.attempts.size(); ++i)
-          if (!result.attempts[i].speedup.decided(o.compare.min_gain) &&
-              std::isfinite(result.attempts[i].speedup.interval.high))
-            undecided.push_back(&result.attempts[i]);
-        std::stable_sort(undecided.begin(), undecided.end(), [](const Attempt* x, const Attempt* y) {
-          return x->speedup.ratio > y->speedup.ratio;
-        });
-        Configuration together = current;
-        std::set<std::string> knobs;
-        std::string change;
-        bool changes_training = false;
-        std::size_t parts = 0;
-        for (const Attempt* a : undecided) {
-          const Configuration fragment = Configuration::parse(a->change);
-          bool clash = false;
-          for (const auto& [knob, value] : fragment.values()) clash = clash || knobs.count(knob);
-          if (clash) continue;  // another size of the same count gained more
-          for (const auto& [knob, value] : fragment.values()) {
-            knobs.insert(knob);
-            together.set(knob, value);
-          }
-          change += (change.empty() ? "" : ",") + a->change;
-          changes_training = changes_training || a->changes_training;
-          ++parts;
-        }
-        if (parts >= 2 &&
-            try_change(together, change, "together", changes_training) == Outcome::kKept)
-          kept = true;
-      }
-      if (!kept && result.stop_reason.empty())
-        result.stop_reason = "every advised change was tried at this rung and none won head to head";
-    }
-  } catch (const Interrupted&) {
-    throw stopped();  // a worker stopped mid-comparison says only "interrupted"
   }
-  if (result.stop_reason.empty()) result.stop_reason = "reached --max-rungs";
-  return result;
+
+  // The top rung against the candidate: in two workers when they differ in process state or
+  // either steps in Python (a rung in Python keeps its worker and compiled step), else both here,
+  // their common process state entered once. The candidate's side, for its rung if kept.
+  std::unique_ptr<LadderSide> compare(const Configuration& candidate, bool separate, Attempt& a) {
+    const std::string prefix = "ladder-" + std::to_string(result_.attempts.size() + 1);
+    std::unique_ptr<LadderSide> fresh_a;
+    LadderSide* top = side_.get();
+    if (separate && !top->in_worker()) {
+      fresh_a = open(current_, true, prefix, "a");
+      top = fresh_a.get();
+    }
+    std::unique_ptr<LadderSide> next = open(candidate, separate, prefix, "b");
+    a.compile_s = next->compile_s();
+    const ScopeExit restore_top(top->enter());
+    const ScopeExit restore_next(next->enter());
+    a.speedup = compare_throughputs([&] { return top->block(); }, [&] { return next->block(); },
+                                    o_.compare, [this] { stop_if_requested(); });
+    return next;
+  }
+
+  void keep(const Change& c, const TrainingPlan& candidate_plan, const Attempt& a,
+            std::unique_ptr<LadderSide> next) {
+    Rung r;
+    r.step = result_.rungs.size();
+    r.change = c.change;
+    r.rule = c.rule;
+    r.changes_training = c.changes_training;
+    r.configuration = c.candidate;
+    r.in_python = candidate_plan.in_python();
+    r.compile_s = a.compile_s;
+    r.speedup = a.speedup;
+    r.cumulative = result_.rungs.back().cumulative * a.speedup.ratio;
+    current_ = c.candidate;
+    plan_ = candidate_plan;
+    say("step " + std::to_string(r.step) + ": breakdown with " + c.change);
+    // The rung runs where its step does: its compared side when that is where, else a new one.
+    side_.reset();
+    if (next && next->in_worker() == r.in_python)
+      side_ = std::move(next);
+    else
+      side_ = open(current_, r.in_python, "ladder-rung-" + std::to_string(r.step), "rung");
+    r.breakdown = side_->breakdown(o_.breakdown_steps);
+    r.advice = advise(r.breakdown, context_.advice_context(plan_));
+    result_.rungs.push_back(r);
+    if (events_.rung) events_.rung(result_.rungs.back());
+  }
+
+  const TrainingContext& context_;
+  const LadderOptions& o_;
+  const LadderEvents& events_;
+  TimeSource& time_;
+  Clock::time_point began_;
+  LadderResult result_;
+  Configuration current_;
+  TrainingPlan plan_;
+  std::unique_ptr<LadderSide> side_;
+  std::set<std::string> tried_;  // "configuration|change"
+};
+
+}  // namespace
+
+LadderResult climb(const TrainingContext& context, const Configuration& start,
+                   const LadderOptions& o, const LadderEvents& events, TimeSource& time) {
+  return Climb(context, o, events, time).run(start);
 }
 
 }  // namespace torchperf

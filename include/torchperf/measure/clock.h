@@ -21,6 +21,12 @@ class SteadyTimeSource final : public TimeSource {
   Clock::time_point now() override { return Clock::now(); }
 };
 
+// The steady clock as a TimeSource, for code that is handed none (a knob's preparation).
+inline TimeSource& steady_time() {
+  static SteadyTimeSource time;
+  return time;
+}
+
 // A clock a test drives by hand: now() returns whatever advance() has accumulated.
 class ManualTimeSource final : public TimeSource {
  public:

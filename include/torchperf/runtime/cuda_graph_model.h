@@ -9,13 +9,15 @@
 #include <vector>
 
 #include "torchperf/compat/device_graph.h"
+#include "torchperf/measure/clock.h"
 #include "torchperf/models/model.h"
 
 namespace torchperf {
 
 class CudaGraphModel final : public Model {
  public:
-  CudaGraphModel(std::unique_ptr<Model> inner, c10::Device device);
+  // time: what the captures are timed on.
+  CudaGraphModel(std::unique_ptr<Model> inner, c10::Device device, TimeSource& time);
   ~CudaGraphModel() override;
 
   // The first call of a shape captures (after warm-up calls on a side stream); the rest replay.
@@ -41,11 +43,13 @@ class CudaGraphModel final : public Model {
   };
   std::unique_ptr<Model> inner_;
   c10::Device device_;
+  TimeSource& time_;
   std::map<std::vector<std::int64_t>, Captured> graphs_;
   double capture_s_ = -1;
 };
 
 // The workload's model wrapped (a ConfigError, with the reason, on a CPU device).
-void replay_cuda_graphs(std::unique_ptr<Model>& model, c10::Device device);
+void replay_cuda_graphs(std::unique_ptr<Model>& model, c10::Device device,
+                        TimeSource& time = steady_time());
 
 }  // namespace torchperf

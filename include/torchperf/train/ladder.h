@@ -122,7 +122,9 @@ struct LadderEvents {
   std::function<bool()> stop_requested;
 };
 
+// time: what the budget is read on.
 LadderResult climb(const TrainingContext& context, const Configuration& start,
-                   const LadderOptions& options, const LadderEvents& events = {});
+                   const LadderOptions& options, const LadderEvents& events = {},
+                   TimeSource& time = steady_time());
 
 }  // namespace torchperf
