@@ -192,6 +192,49 @@ Knob grad_knob() {
   return k;
 }
 
+// The lines that apply a precision in user code: int8 quantized in Python, converted weights
+// and inputs, or autocast around each call.
+KnobCode precision_code(const std::string& value, bool cuda) {
+  KnobCode c;
+  const bool bf16 = value.rfind("bf16", 0) == 0;
+  const std::string cpp_type = bf16 ? "at::kBFloat16" : "at::kHalf";
+  const std::string py_type = bf16 ? "torch.bfloat16" : "torch.float16";
+  if (value == "int8-dynamic") {
+    // LibTorch has no one-call dynamic quantization in C++: the Python call, and for C++ the
+    // file it writes (torch.jit.save), loaded as any TorchScript model.
+    c.cpp_setup = {"// int8-dynamic: load the file quantized in Python (torch.ao.quantization."
+                   "quantize_dynamic_jit, per_channel_dynamic_qconfig), or torchperf lint --fix's"};
+    c.python_setup = {"model = torch.ao.quantization.quantize_dynamic_jit(model, "
+                      "{\"\": torch.ao.quantization.per_channel_dynamic_qconfig})",
+                      "# (it quantizes Linear layers; for LSTM/GRU, quantize_dynamic the eager "
+                      "model before scripting it, or load torchperf lint --fix's file)"};
+    return c;
+  }
+  if (value == "bf16" || value == "fp16") {
+    c.cpp_setup = {"module.to(" + cpp_type + ");"};
+    c.python_setup = {"model = model.to(" + py_type + ")"};
+    c.cpp_tensor = ".to(" + cpp_type + ")";
+    c.python_tensor = ".to(" + py_type + ")";
+  } else if (value != "fp32") {
+    // Autocast acts on the device the model runs on. It is thread-local state: set once, it
+    // covers every later call on this thread, as the `with` block does in Python.
+    const std::string dev = cuda ? "CUDA" : "CPU";
+    c.cpp_includes = {"<ATen/autocast_mode.h>", "<torch/version.h>"};
+    c.cpp_setup = {
+        "#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)",
+        "at::autocast::set_autocast_enabled(at::k" + dev + ", true);",
+        "at::autocast::set_autocast_dtype(at::k" + dev + ", " + cpp_type + ");",
+        "#else",
+        cuda ? "at::autocast::set_enabled(true);" : "at::autocast::set_cpu_enabled(true);",
+        (cuda ? "at::autocast::set_autocast_gpu_dtype(" : "at::autocast::set_autocast_cpu_dtype(") +
+            cpp_type + ");",
+        "#endif"};
+    c.python_with = std::string("torch.autocast(\"") + (cuda ? "cuda" : "cpu") +
+                    "\", dtype=" + py_type + ")";
+  }
+  return c;
+}
+
 Knob precision_knob() {
   Knob k;
   k.name = "precision";
@@ -257,46 +300,7 @@ Knob precision_knob() {
       compat::clear_autocast_cache();
     };
   };
-  k.code = [](const std::string& value, bool cuda) {
-    KnobCode c;
-    const bool bf16 = value.rfind("bf16", 0) == 0;
-    const std::string cpp_type = bf16 ? "at::kBFloat16" : "at::kHalf";
-    const std::string py_type = bf16 ? "torch.bfloat16" : "torch.float16";
-    if (value == "int8-dynamic") {
-      // LibTorch has no one-call dynamic quantization in C++: the Python call, and for C++ the
-      // file it writes (torch.jit.save), loaded as any TorchScript model.
-      c.cpp_setup = {"// int8-dynamic: load the file quantized in Python (torch.ao.quantization."
-                     "quantize_dynamic_jit, per_channel_dynamic_qconfig), or torchperf lint --fix's"};
-      c.python_setup = {"model = torch.ao.quantization.quantize_dynamic_jit(model, "
-                        "{\"\": torch.ao.quantization.per_channel_dynamic_qconfig})",
-                        "# (it quantizes Linear layers; for LSTM/GRU, quantize_dynamic the eager "
-                        "model before scripting it, or load torchperf lint --fix's file)"};
-      return c;
-    }
-    if (value == "bf16" || value == "fp16") {
-      c.cpp_setup = {"module.to(" + cpp_type + ");"};
-      c.python_setup = {"model = model.to(" + py_type + ")"};
-      c.cpp_tensor = ".to(" + cpp_type + ")";
-      c.python_tensor = ".to(" + py_type + ")";
-    } else if (value != "fp32") {
-      // Autocast acts on the device the model runs on. It is thread-local state: set once, it
-      // covers every later call on this thread, as the `with` block does in Python.
-      const std::string dev = cuda ? "CUDA" : "CPU";
-      c.cpp_includes = {"<ATen/autocast_mode.h>", "<torch/version.h>"};
-      c.cpp_setup = {
-          "#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)",
-          "at::autocast::set_autocast_enabled(at::k" + dev + ", true);",
-          "at::autocast::set_autocast_dtype(at::k" + dev + ", " + cpp_type + ");",
-          "#else",
-          cuda ? "at::autocast::set_enabled(true);" : "at::autocast::set_cpu_enabled(true);",
-          (cuda ? "at::autocast::set_autocast_gpu_dtype(" : "at::autocast::set_autocast_cpu_dtype(") +
-              cpp_type + ");",
-          "#endif"};
-      c.python_with = std::string("torch.autocast(\"") + (cuda ? "cuda" : "cpu") +
-                      "\", dtype=" + py_type + ")";
-    }
-    return c;
-  };
+  k.code = precision_code;
   return k;
 }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include "supervisor.h"
@@ -8,10 +9,12 @@
 #include "torchperf/json_fields.h"
 #include "torchperf/worker/paired_workers.h"
 #include "torchperf/worker/protocol.h"
+#include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
 
 // The end of a tune run: the leaders re-measured head to head (each side in its own worker), the
-// winner named only when its lead is significant, and its speedups over baseline and careful.
+// winner named only when its lead is significant, its speedups over baseline and careful, its
+// compile artefacts kept, and the session's summary.
 
 namespace torchperf {
 
@@ -204,6 +207,47 @@ void Supervisor::single_changes() {
   }
   std::sort(result_.single_changes.begin(), result_.single_changes.end(),
             [](const auto& x, const auto& y) { return x.ratio > y.ratio; });
+}
+
+// torch.compile's cache artifacts of the winner (its Python point wrote them beside its log) are
+// kept as OUT/artifacts/compile_cache.bin, where apply loads them instead of compiling again; the
+// other points' are removed (each can be megabytes).
+void Supervisor::keep_winner_artifacts() {
+  const std::string workers = o_.out_dir + "/workers";
+  std::error_code ec;
+  if (result_.winner) {
+    const std::string saved = compile_artifacts_path(
+        workers, fmt::format("point-{}", fnv1a(*result_.winner).substr(0, 10)));
+    if (fs::exists(saved, ec)) {
+      fs::create_directories(o_.out_dir + "/artifacts", ec);
+      fs::copy_file(saved, o_.out_dir + "/artifacts/compile_cache.bin",
+                    fs::copy_options::overwrite_existing, ec);
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(workers, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 18 && name.compare(name.size() - 18, 18, ".compile_cache.bin") == 0)
+      fs::remove(entry.path(), ec);
+  }
+}
+
+void Supervisor::summarize() {
+  std::vector<double> overheads;
+  for (const auto& p : result_.points)
+    if (p.status != PointStatus::kFailed && !p.resumed) overheads.push_back(p.overhead_s);
+  if (!overheads.empty()) result_.overhead_median_s = median_of(overheads);
+  single_changes();
+  result_.wall_s = budget_.elapsed_s();
+  if (budget_.limited() && result_.wall_s > o_.budget_s)
+    result_.notes.push_back(fmt::format(
+        "the run took {:.1f} min, over the {:.0f} min budget: points and comparisons are not cut "
+        "short once started",
+        result_.wall_s / 60, o_.budget_s / 60));
+  json summary = to_json(result_);
+  summary["record"] = "summary";
+  summary["session"] = session_;
+  summary.erase("points");  // they are in the journal already
+  journal_->append(summary);
 }
 
 WinnerDecision decide_winner(const std::vector<std::string>& leaders,

@@ -174,6 +174,56 @@ std::vector<ExpertStart> expert_starts(const Space& space, const WorkloadTraits&
   return starts;
 }
 
+// The runtimes the points run in: those of the families swept (views also holds the default
+// runtime's, which the other axes' values are read against).
+std::vector<WorkloadTraits> swept_runtimes(const WorkloadTraits& traits,
+                                           const std::vector<WorkloadTraits>& views,
+                                           const std::vector<std::string>& families) {
+  std::vector<WorkloadTraits> swept;
+  for (const auto& view : views)
+    for (const auto& family : families)
+      for (const Runtime* r : family_runtimes(family, traits))
+        if (r->name() == view.runtime &&
+            std::none_of(swept.begin(), swept.end(),
+                         [&](const WorkloadTraits& s) { return s.runtime == view.runtime; }))
+          swept.push_back(view);
+  if (swept.empty()) swept = views;
+  return swept;
+}
+
+// A requested value is checked once, alone, so its error names it rather than a combination;
+// one that no runtime swept takes would only be dropped from every point.
+void check_requested(const std::vector<SpaceAxis>& axes,
+                     const std::map<std::string, std::vector<std::string>>& requested,
+                     const WorkloadTraits& traits, const std::vector<WorkloadTraits>& views,
+                     const std::vector<WorkloadTraits>& swept,
+                     const std::vector<std::string>& families) {
+  std::string swept_names;
+  for (const auto& family : families) swept_names += (swept_names.empty() ? "" : ",") + family;
+  for (const auto& axis : axes)
+    if (requested.count(axis.knob))
+      for (const auto& v : axis.values) {
+        Configuration one;
+        one.set(axis.knob, v);  // unknown values: ConfigError
+        const Knob& knob = find_knob(axis.knob);
+        // A family (runtime=) must take the workload; any other value, some runtime swept.
+        const bool family = axis.knob == "runtime";
+        bool taken = family && knob.applies(traits, v).applies;
+        for (const auto& view : family ? views : swept) taken |= applies_in(knob, view, v);
+        if (taken) continue;
+        const Applicability a = knob.applies(family ? traits : swept.front(), v);
+        std::string elsewhere;
+        for (const auto& view : views)
+          if (!family && applies_in(knob, view, v)) elsewhere = view.runtime;
+        if (elsewhere.empty())
+          throw ConfigError("--space " + axis.knob + "=" + v +
+                            " does not apply to this workload: " + a.reason);
+        throw ConfigError("--space " + axis.knob + "=" + v + " does not apply to runtime=" +
+                          swept_names + ", the runtime swept: " + a.reason + " (it applies to " +
+                          elsewhere + ": add its family to the runtime axis)");
+      }
+}
+
 }  // namespace
 
 Space build_space(const WorkloadTraits& traits,
@@ -200,43 +250,8 @@ Space build_space(const WorkloadTraits& traits,
     }
     return own;
   };
-  // The runtimes the points run in: those of the families swept (views also holds the default
-  // runtime's, which the other axes' values are read against).
-  std::vector<WorkloadTraits> swept;
-  for (const auto& view : views)
-    for (const auto& family : families)
-      for (const Runtime* r : family_runtimes(family, traits))
-        if (r->name() == view.runtime &&
-            std::none_of(swept.begin(), swept.end(),
-                         [&](const WorkloadTraits& s) { return s.runtime == view.runtime; }))
-          swept.push_back(view);
-  if (swept.empty()) swept = views;
-  std::string swept_names;
-  for (const auto& family : families) swept_names += (swept_names.empty() ? "" : ",") + family;
-  // A requested value is checked once, alone, so its error names it rather than a combination;
-  // one that no runtime swept takes would only be dropped from every point.
-  for (const auto& axis : space.axes)
-    if (requested.count(axis.knob))
-      for (const auto& v : axis.values) {
-        Configuration one;
-        one.set(axis.knob, v);  // unknown values: ConfigError
-        const Knob& knob = find_knob(axis.knob);
-        // A family (runtime=) must take the workload; any other value, some runtime swept.
-        const bool family = axis.knob == "runtime";
-        bool taken = family && knob.applies(traits, v).applies;
-        for (const auto& view : family ? views : swept) taken |= applies_in(knob, view, v);
-        if (taken) continue;
-        const Applicability a = knob.applies(family ? traits : swept.front(), v);
-        std::string elsewhere;
-        for (const auto& view : views)
-          if (!family && applies_in(knob, view, v)) elsewhere = view.runtime;
-        if (elsewhere.empty())
-          throw ConfigError("--space " + axis.knob + "=" + v +
-                            " does not apply to this workload: " + a.reason);
-        throw ConfigError("--space " + axis.knob + "=" + v + " does not apply to runtime=" +
-                          swept_names + ", the runtime swept: " + a.reason + " (it applies to " +
-                          elsewhere + ": add its family to the runtime axis)");
-      }
+  const std::vector<WorkloadTraits> swept = swept_runtimes(traits, views, families);
+  check_requested(space.axes, requested, traits, views, swept, families);
 
   std::map<std::string, std::size_t> dropped;  // reason -> count
   std::set<std::string> seen;
@@ -285,6 +300,36 @@ Space build_space(const WorkloadTraits& traits,
   if (space.points.empty()) throw UsageError("the space to sweep is empty");
   space.expert_starts = expert_starts(space, traits, swept, seen);
   return space;
+}
+
+std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTraits& traits,
+                                            const std::vector<std::string>& cpu_isa) {
+  // Reduced precision is a start where the device computes in it: half on CUDA; bf16 on a CPU
+  // with bf16 instructions (elsewhere it is emulated, slower than fp32, and only the sweep tries
+  // it). On CUDA it is the guides' start itself, so it goes first.
+  bool reduced = traits.cuda;
+  if (!reduced)
+    for (const auto& isa : cpu_isa)
+      reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
+  std::vector<std::size_t> plain, lowered;
+  for (const auto& start : space.expert_starts) {
+    if (start.reduced_precision && !reduced) continue;
+    std::string key;
+    try {
+      key = resolve(start.config, traits).to_string();
+    } catch (const ConfigError&) {
+      continue;
+    }
+    const auto it = std::find_if(space.points.begin(), space.points.end(),
+                                 [&](const SpacePoint& p) { return p.key == key; });
+    if (it == space.points.end()) continue;
+    (start.reduced_precision ? lowered : plain)
+        .push_back(static_cast<std::size_t>(it - space.points.begin()));
+  }
+  std::vector<std::size_t> order = traits.cuda ? lowered : plain;
+  const auto& rest = traits.cuda ? plain : lowered;
+  order.insert(order.end(), rest.begin(), rest.end());
+  return order;
 }
 
 Configuration baseline_at(const std::string& batch) {

@@ -414,30 +414,7 @@ void Supervisor::prepare_references() {
 // ---- Points
 
 std::vector<std::size_t> Supervisor::expert_start_points() const {
-  // Reduced precision is a start where the device computes in it: half on CUDA; bf16 on a CPU
-  // with bf16 instructions (elsewhere it is emulated, slower than fp32, and only the sweep tries
-  // it). On CUDA it is the guides' start itself, so it goes first.
-  bool reduced = desc_.traits.cuda;
-  if (!reduced)
-    for (const auto& isa : runner_->machines().environment.cpu_isa)
-      reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
-  std::vector<std::size_t> plain, lowered;
-  for (const auto& start : space_.expert_starts) {
-    if (start.reduced_precision && !reduced) continue;
-    std::string key;
-    try {
-      key = resolve(start.config, desc_.traits).to_string();
-    } catch (const ConfigError&) {
-      continue;
-    }
-    const auto it = index_of_.find(key);
-    if (it == index_of_.end()) continue;
-    (start.reduced_precision ? lowered : plain).push_back(it->second);
-  }
-  std::vector<std::size_t> order = desc_.traits.cuda ? lowered : plain;
-  const auto& rest = desc_.traits.cuda ? plain : lowered;
-  order.insert(order.end(), rest.begin(), rest.end());
-  return order;
+  return expert_start_order(space_, desc_.traits, runner_->machines().environment.cpu_isa);
 }
 
 // The guides' starts, each with what it is expected to cost (its compile included).
@@ -689,49 +666,6 @@ void Supervisor::note_budget_after_sweep(double sweep_start_s) {
       "finalists need about {:.0f} min: raise --budget or pin knobs with --space",
       o_.budget_s / 60, brief, full, unmeasured, space_.points.size(), search_->spent(), explore,
       finalist_count(), needs / 60));
-}
-
-// ---- The end
-
-// torch.compile's cache artifacts of the winner (its Python point wrote them beside its log) are
-// kept as OUT/artifacts/compile_cache.bin, where apply loads them instead of compiling again; the
-// other points' are removed (each can be megabytes).
-void Supervisor::keep_winner_artifacts() {
-  const std::string workers = o_.out_dir + "/workers";
-  std::error_code ec;
-  if (result_.winner) {
-    const std::string saved = compile_artifacts_path(
-        workers, fmt::format("point-{}", fnv1a(*result_.winner).substr(0, 10)));
-    if (fs::exists(saved, ec)) {
-      fs::create_directories(o_.out_dir + "/artifacts", ec);
-      fs::copy_file(saved, o_.out_dir + "/artifacts/compile_cache.bin",
-                    fs::copy_options::overwrite_existing, ec);
-    }
-  }
-  for (const auto& entry : fs::directory_iterator(workers, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() > 18 && name.compare(name.size() - 18, 18, ".compile_cache.bin") == 0)
-      fs::remove(entry.path(), ec);
-  }
-}
-
-void Supervisor::summarize() {
-  std::vector<double> overheads;
-  for (const auto& p : result_.points)
-    if (p.status != PointStatus::kFailed && !p.resumed) overheads.push_back(p.overhead_s);
-  if (!overheads.empty()) result_.overhead_median_s = median_of(overheads);
-  single_changes();
-  result_.wall_s = budget_.elapsed_s();
-  if (budget_.limited() && result_.wall_s > o_.budget_s)
-    result_.notes.push_back(fmt::format(
-        "the run took {:.1f} min, over the {:.0f} min budget: points and comparisons are not cut "
-        "short once started",
-        result_.wall_s / 60, o_.budget_s / 60));
-  json summary = to_json(result_);
-  summary["record"] = "summary";
-  summary["session"] = session_;
-  summary.erase("points");  // they are in the journal already
-  journal_->append(summary);
 }
 
 TuneResult run_tune(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,

@@ -23,10 +23,8 @@ std::vector<std::string> worker_counts(int from, int cores) {
   return out;
 }
 
-}  // namespace
-
-std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
-  std::vector<Advice> out;
+// The training thread waits for batches: loader threads, prefetch, 8-bit transfer.
+void advise_data_wait(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
   const TrainingPlan& p = c.plan;
   const double wait = b.share_of(Phase::kDataWait);
   const double wait_threshold = p.workers == 0 ? kInlineDataWaitThreshold : kDataWaitThreshold;
@@ -54,6 +52,11 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                      "hand the step 8-bit images and normalise after the copy (less loader work)",
                      evidence, "transfer", "uint8", false, wait * 0.9});
   }
+}
+
+// The copy to the device: pinned memory without waiting, 8-bit images.
+void advise_copy(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  const TrainingPlan& p = c.plan;
   const double copy = b.share_of(Phase::kCopy);
   if (copy > kCopyThreshold) {
     const std::string evidence = fmt::format("the copy to the device is {} of the step (threshold {})",
@@ -72,6 +75,11 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
       out.push_back({"copy", "copy 8-bit images (4x fewer bytes) and normalise after the copy",
                      evidence, "transfer", "uint8", false, copy * 0.95});
   }
+}
+
+// Reduced precision where the hardware has it; memory near its capacity; room for a larger batch.
+void advise_precision_and_memory(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  const TrainingPlan& p = c.plan;
   const double compute = b.utilisation;
   if (p.amp == Amp::kOff && c.reduced_precision_hardware)
     out.push_back({"reduced-precision",
@@ -112,6 +120,12 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
       out.push_back(a);
     }
   }
+}
+
+// Compute: the optimizer phase, the memory format, threads.
+void advise_compute(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  const TrainingPlan& p = c.plan;
+  const double compute = b.utilisation;
   const double optimizer = b.share_of(Phase::kOptimizer);
   if (!p.set_to_none && optimizer > kOptimizerThreshold)
     out.push_back({"optimizer", "free gradients instead of zeroing them (zero_grad set_to_none)",
@@ -129,6 +143,12 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                    fmt::format("compute is {} of the step on {} of {} cores", percent(compute),
                                p.threads, c.usable_cores),
                    "threads", std::to_string(c.usable_cores), false, compute * 0.6});
+}
+
+// The guide's last step, torch.compile, and its CUDA-graph modes.
+void advise_compile(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  const TrainingPlan& p = c.plan;
+  const double compute = b.utilisation;
   // The guide's last step: torch.compile fuses the elementwise work of forward and backward. It
   // needs the model's Python definition; the step then runs in a Python worker.
   const std::string compile = compile_modes().front().graph;  // torch.compile's default mode
@@ -179,6 +199,12 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                                    percent(compute)),
                        "step", m.graph, false, compute * 0.4});
     }
+}
+
+// TorchScript's executor in training on the CPU.
+void advise_executor(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  const TrainingPlan& p = c.plan;
+  const double compute = b.utilisation;
   // Measured on ResNet-18 (docs/methodology.md): the same architecture trains ~13% slower as
   // TorchScript than eagerly, and as fast once the executor runs the graph op by op. On the CPU
   // LibTorch does not fuse by default, so the profiling executor's differentiable subgraphs cost
@@ -191,6 +217,18 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
                                "differentiable subgraphs add work and fuse nothing",
                                percent(compute)),
                    "executor", "plain", false, compute * 0.3});
+}
+
+}  // namespace
+
+std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
+  std::vector<Advice> out;
+  advise_data_wait(b, c, out);
+  advise_copy(b, c, out);
+  advise_precision_and_memory(b, c, out);
+  advise_compute(b, c, out);
+  advise_compile(b, c, out);
+  advise_executor(b, c, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const Advice& a, const Advice& b) { return a.weight > b.weight; });
   return out;

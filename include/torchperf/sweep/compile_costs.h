@@ -8,10 +8,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace torchperf {
 
 struct CompileId {
+  CompileId(std::string runtime_name, std::string artefact_name, std::string point_key = "")
+      : runtime(std::move(runtime_name)),
+        artefact(std::move(artefact_name)),
+        point(std::move(point_key)) {}
   std::string runtime;   // Runtime::name()
   std::string artefact;  // Artefact::name
   std::string point;     // the point's key, for a compile its own worker paid ("" for a package)

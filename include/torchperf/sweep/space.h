@@ -51,6 +51,12 @@ struct Space {
   std::vector<ExpertStart> expert_starts;
 };
 
+// The guides' starts as indices into space.points, in the order a tune measures them. Reduced
+// precision is a start where the device computes in it (half on CUDA, bf16 on a CPU whose ISA,
+// cpu_isa, has bf16 instructions), and on CUDA it goes first.
+std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTraits& traits,
+                                            const std::vector<std::string>& cpu_isa);
+
 // Throws ConfigError for an unknown knob, a value it does not take, or one forced where it does
 // not apply; UsageError for an empty space.
 Space build_space(const WorkloadTraits& traits,
