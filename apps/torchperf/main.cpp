@@ -11,6 +11,8 @@
 #include "exit_codes.h"
 #include "node_commands.h"
 #include "stop_signals.h"
+#include "torchperf/cluster/node_job.h"
+#include "torchperf/cluster/ray_bridge_messages.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
 #include "torchperf/models/model.h"
@@ -40,10 +42,13 @@ int main(int argc, char** argv) {
   // A tune's job on a cluster's node, and the probe of a node (src/cluster).
   if (argc == 2 && std::string(argv[1]) == "__node-job") return cli::run_node_job_command();
   if (argc >= 2 && std::string(argv[1]) == "__node-probe") return cli::run_node_probe_command(argc, argv);
-  // The worker protocol's jobs and fields, which the Python worker's tests check it follows.
+  // Every wire's fields (the worker protocol's jobs, the node job, the Ray bridge's operations)
+  // and the tables the Python side mirrors, which its tests check it follows.
   if (argc == 2 && std::string(argv[1]) == "__protocol") {
     nlohmann::json schema = worker_protocol_schema();
     add_training_side_schema(schema);
+    add_node_job_schema(schema);
+    add_ray_bridge_schema(schema);
     std::cout << schema.dump(2) << "\n";
     return 0;
   }

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "budget_option.h"
 #include "commands.h"
 #include "config_argument.h"
 #include "exit_codes.h"
@@ -150,7 +151,7 @@ struct Flags {
   std::vector<std::string> inputs;
   std::string config;
   std::string slo = "p99=50ms";
-  std::string budget = "15m";
+  std::string budget;
   std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
   std::string delays = "1ms,5ms";
   std::size_t cores = 0;
@@ -224,7 +225,7 @@ int run(Flags& f) {
   default_to_serving(options.config, options.model);
   ServeTuneOptions o;
   o.objective = parse_latency_objective(f.slo);
-  o.budget_s = parse_duration(f.budget, "--budget");
+  o.budget_s = budget_seconds(f.budget);
   o.cores = f.cores > 0 ? f.cores : std::max(1u, std::thread::hardware_concurrency());
   o.max_batches = f.max_batches;
   o.delays_s.clear();
@@ -317,8 +318,9 @@ Runner add_serve_tune_command(CLI::App& app) {
                   "The model's configuration (string, or tune's winner FILE.json); threads is "
                   "searched");
   cmd->add_option("--slo", f->slo, "Latency objective, e.g. p99=50ms")->default_val("p99=50ms");
-  cmd->add_option("--budget", f->budget, "Time for the whole search (e.g. 15m)")
-      ->default_val("15m");
+  // A named object: GCC 12 at -O3 takes a value-initialised temporary's strings for uninitialised.
+  const ServeTuneOptions defaults;
+  add_budget_option(cmd, f->budget, defaults.budget_s, "Time for the whole search");
   cmd->add_option("--max-batches", f->max_batches, "max_batch values to try")
       ->delimiter(',')
       ->default_str("1,2,4,8,16,32");

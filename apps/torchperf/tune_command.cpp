@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "knob_flags.h"
+#include "budget_option.h"
 #include "progress_bar.h"
 #include "python_source.h"
 #include "report_files.h"
@@ -21,6 +22,7 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/tune_summary.h"
+#include "torchperf/cluster/ray_cluster.h"
 #include "torchperf/sweep/tune_runner.h"
 #include "torchperf/text.h"
 
@@ -30,7 +32,7 @@ namespace {
 struct TuneFlags {
   TuneOptions options;
   std::vector<std::string> inputs;
-  std::string space, objective = "throughput", accuracy, as_given, budget = "30m", point_timeout, memory_cap,
+  std::string space, objective = "throughput", accuracy, as_given, budget, point_timeout, memory_cap,
                      resume, search = "smart";
   std::map<std::string, std::string> knob_values;  // knob -> "v1,v2"
   std::string worker_exe, cluster;
@@ -75,7 +77,7 @@ TuneOptions options_from_flags(const TuneFlags& f) {
 
 int run(TuneFlags& f) {
   TuneOptions o = options_from_flags(f);
-  o.budget_s = parse_duration(f.budget, "--budget");
+  o.budget_s = budget_seconds(f.budget);
   if (!f.point_timeout.empty())
     o.point_timeout_s = parse_duration(f.point_timeout, "--point-timeout");
   if (!f.memory_cap.empty()) o.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
@@ -127,7 +129,11 @@ int run(TuneFlags& f) {
   }
   o.workload.compile_timeout_s = f.source.compile_timeout_s;
   o.out_dir = std::filesystem::absolute(o.out_dir).lexically_normal().string();
-  o.cluster = f.cluster;
+  // The environment is the CLI's to read: the supervisor is handed the address.
+  if (!f.cluster.empty()) {
+    const char* variable = std::getenv("RAY_ADDRESS");
+    o.cluster = ray_address_of(f.cluster, variable ? variable : "");
+  }
   o.worker_executable = f.worker_exe.empty()
                             ? std::filesystem::read_symlink("/proc/self/exe").string()
                             : f.worker_exe;
@@ -244,9 +250,10 @@ Runner add_tune_command(CLI::App& app) {
                              "The configuration your code runs today, e.g. "
                              "'runtime=python,graph=eager,grad=on': the winner is also measured "
                              "head to head against it, at the winner's batch"));
-  cmd->add_option("--budget", f->budget,
-                  "Wall-time cap for the sweep and the confirmation: 90s, 20m, 1h; 0: none")
-      ->default_val("30m");
+  // A named object: GCC 12 at -O3 takes a value-initialised temporary's strings for uninitialised.
+  const TuneOptions defaults;
+  add_budget_option(cmd, f->budget, defaults.budget_s,
+                    "Wall-time cap for the sweep and the confirmation (0: none)");
   cmd->add_option("--point-timeout", f->point_timeout,
                   "Kill a point's worker after this long (default: max(120 s, 10x --time))");
   cmd->add_option(

@@ -237,7 +237,7 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def tune(model, example_inputs, *, budget="30m", objective="throughput", space=None, out=None,
+def tune(model, example_inputs, *, budget=None, objective="throughput", space=None, out=None,
          resume=False, accuracy=None, time_s=None, search=None, progress=True, cluster=None,
          **knobs):
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
@@ -245,7 +245,8 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
     (measured head to head), the journal and report, and apply(model).
 
     cluster="ray" measures the points on the Ray cluster at $RAY_ADDRESS (or "ray://HOST:PORT"),
-    one point per node at a time, as `tune --cluster` does (docs/cluster.md)."""
+    one point per node at a time, as `tune --cluster` does (docs/cluster.md). budget=None is the
+    CLI's own default (`torchperf tune --help` shows it); a number is seconds."""
     from torchperf.result import TuneResult
 
     if cluster is not None and (not isinstance(cluster, str) or not cluster.startswith("ray")):
@@ -308,7 +309,9 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         args += knob_flags(knobs)
     if cluster is not None:
         args += ["--cluster", cluster]
-    args += ["--budget", str(budget), "--json", "--progress-lines"]
+    if budget is not None:
+        args += ["--budget", str(budget)]
+    args += ["--json", "--progress-lines"]
     stdout, _ = _core.run(args, progress=progress, resume_hint=out, allow_exit={3})
     summary = core_answer(stdout, "tune")
     try:
@@ -321,7 +324,8 @@ def tune(model, example_inputs, *, budget="30m", objective="throughput", space=N
         if record.budget_exhausted and not record.points:
             # The plan says what the budget had to hold (points, their start-up, the confirmation).
             plan = record.plan
-            raise ValueError(f"budget '{budget}' is too small for one point and the confirmation "
+            named = f"budget '{budget}'" if budget is not None else "the default budget"
+            raise ValueError(f"{named} is too small for one point and the confirmation "
                              f"of a winner; raise it (or lower time_s)"
                              + (f". The plan was: {plan.summary}" if plan.summary else ""))
         raise TorchperfError(f"tune found no winner: {record.winner_note} ({measured} "

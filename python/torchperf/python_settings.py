@@ -5,6 +5,8 @@ worker when it measures a point (worker.py) and by the API when it hands the win
 
 import contextlib
 
+from torchperf import compile_modes
+
 
 class SettingsError(ValueError):
     """A value this runtime does not know; the worker answers it as a configuration error."""
@@ -96,11 +98,10 @@ def call_contexts(grad, precision, device_type):
     return enter_call_contexts(contextlib.ExitStack(), grad, precision, device_type)
 
 
-# graph value -> torch.compile's mode (None: its default). reduce-overhead and max-autotune
-# replay CUDA graphs on CUDA; the C++ side offers the CUDA-only ones only on CUDA.
-COMPILE_MODES = {"compile": None, "compile-reduce-overhead": "reduce-overhead",
-                 "compile-max-autotune": "max-autotune",
-                 "compile-max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+# graph value -> torch.compile's mode (None: its default), from the one table (compile_modes.py).
+# reduce-overhead and max-autotune replay CUDA graphs on CUDA; the C++ side offers the CUDA-only
+# ones only on CUDA.
+COMPILE_MODES = compile_modes.INFERENCE
 
 
 def compiled(model, graph, grad):

@@ -9,16 +9,17 @@ itself never runs two jobs (of this tune or of another) on one node at once. A t
 `torchperf __node-job` on its node, which runs the point with the same worker, protocol and
 limits as a local tune, and the task returns what that printed.
 
-Messages are JSON lines, requests on stdin, answers on stdout (Ray's own output goes to stderr):
-  {"op": "nodes", "probe": [ARGV...]}    -> {"op": "nodes", "nodes": [...]}: each alive node
-        with its torchperf_slot count and what the probe printed on it (or why it did not run)
-  {"op": "submit", "id": ID, "node": NODE_ID, "argv": [...], "stdin": TEXT, "env": {...}}
-        -> later {"op": "done", "id": ID, "ok": true, "rc", "stdout", "stderr", "wall_s"}, or
-           {"op": "done", "id": ID, "ok": false, "lost": true, "error": WHY} when the node or
-           the task's Ray worker was lost before it answered
-  {"op": "cancel"}   -> every task still running is cancelled (force: its process tree dies)
-The end of stdin cancels what still runs and disconnects. A failure to connect is one line
-{"op": "error", "message": ...} and exit code 2.
+Messages are JSON lines, requests on stdin, answers on stdout (Ray's own output goes to stderr),
+each with every field its op lists (TO_DRIVER, FROM_DRIVER below; the C++ side's are in
+include/torchperf/cluster/ray_bridge_messages.h, and tests/python/test_protocol.py checks the two
+against `torchperf __protocol`):
+  "ready"    once connected (Ray's version); "error" when it cannot connect (then exit code 2)
+  "nodes"    -> "nodes": each alive node with its torchperf_slot count and what the probe
+             printed on it (probed, probe) or why it did not run (probe_error)
+  "submit"   -> later "done": ok with what the task printed (run), or lost (the node or the
+             task's Ray worker died before it answered) or cancelled, with error
+  "cancel"   -> "cancelled": every task still running is cancelled (its process tree dies)
+The end of stdin cancels what still runs and disconnects.
 """
 
 import json
@@ -31,6 +32,26 @@ import time
 
 SLOT = "torchperf_slot"
 
+# Each operation's fields and their wire types, by direction.
+TASK_RUN = {"rc": "integer", "stdout": "string", "stderr": "string", "wall_s": "number",
+            "node": "string", "hostname": "string"}
+NODE = {"id": "string", "address": "string", "hostname": "string", "slots": "number",
+        "probed": "boolean", "probe": "task-run", "probe_error": "string"}
+TO_DRIVER = {"nodes": {"probe": "array"},
+             "submit": {"id": "string", "node": "string", "argv": "array", "stdin": "string"},
+             "cancel": {}}
+FROM_DRIVER = {"ready": {"ray": "string"}, "error": {"message": "string"},
+               "nodes": {"nodes": "array"},
+               "done": {"id": "string", "ok": "boolean", "lost": "boolean", "cancelled": "boolean",
+                        "error": "string", "run": "task-run"},
+               "cancelled": {"tasks": "integer"}}
+NO_RUN = {"rc": -1, "stdout": "", "stderr": "", "wall_s": 0.0, "node": "", "hostname": ""}
+
+
+def _done(job, run=None, lost=False, cancelled=False, error=""):
+    return {"op": "done", "id": job, "ok": run is not None, "lost": lost, "cancelled": cancelled,
+            "error": error, "run": run if run is not None else NO_RUN}
+
 _out_lock = threading.Lock()
 
 
@@ -40,7 +61,7 @@ def _say(message):
         sys.stdout.flush()
 
 
-def _run_on_node(argv, stdin_text, env):
+def _run_on_node(argv, stdin_text, env):  # noqa: D401 - a Ray task
     """The Ray task: the node job as a child of this Ray worker, which dies with it (a cancelled
     or lost task leaves no process measuring on the node)."""
     import ctypes
@@ -62,7 +83,7 @@ def _run_on_node(argv, stdin_text, env):
         rc, stdout, stderr = done.returncode, done.stdout, done.stderr
     except OSError as e:  # the binary is not there on this node
         rc, stdout, stderr = 127, "", f"{argv[0]}: {e}"
-    return {"rc": rc, "stdout": stdout, "stderr": stderr[-4000:],
+    return {"rc": int(rc), "stdout": stdout, "stderr": stderr[-4000:],
             "wall_s": time.monotonic() - started,
             "node": ray.get_runtime_context().get_node_id(), "hostname": socket.gethostname()}
 
@@ -89,7 +110,8 @@ class Bridge:
         for n in alive:
             slots = n.get("Resources", {}).get(SLOT, 0)
             entry = {"id": n["NodeID"], "address": n.get("NodeManagerAddress", ""),
-                     "hostname": n.get("NodeManagerHostname", ""), "slots": slots}
+                     "hostname": n.get("NodeManagerHostname", ""), "slots": float(slots),
+                     "probed": False, "probe": NO_RUN, "probe_error": ""}
             if slots >= 1 and probe:
                 probes[n["NodeID"]] = self.task(n["NodeID"], probe, "", _forwarded_env())
             listed.append(entry)
@@ -99,13 +121,13 @@ class Bridge:
                 continue
             try:
                 entry["probe"] = self.ray.get(ref, timeout=120)
+                entry["probed"] = True
             except Exception as e:  # noqa: BLE001 - any Ray failure is this node's
                 entry["probe_error"] = _one_line(e)
         return listed
 
     def submit(self, message):
-        env = {**_forwarded_env(), **message.get("env", {})}
-        ref = self.task(message["node"], message["argv"], message.get("stdin", ""), env)
+        ref = self.task(message["node"], message["argv"], message["stdin"], _forwarded_env())
         with self.lock:
             self.running[ref] = message["id"]
         self.wake.set()
@@ -137,14 +159,11 @@ class Bridge:
                 if job is None:
                     continue
                 try:
-                    answer = ray.get(ref)
-                    _say({"op": "done", "id": job, "ok": True, **answer})
+                    _say(_done(job, run=ray.get(ref)))
                 except ray.exceptions.TaskCancelledError:
-                    _say({"op": "done", "id": job, "ok": False, "cancelled": True,
-                          "error": "cancelled"})
+                    _say(_done(job, cancelled=True, error="cancelled"))
                 except Exception as e:  # noqa: BLE001 - the node, its raylet or worker died
-                    _say({"op": "done", "id": job, "ok": False, "lost": True,
-                          "error": _one_line(e)})
+                    _say(_done(job, lost=True, error=_one_line(e)))
 
 
 def _one_line(error):
@@ -226,13 +245,12 @@ def main(argv):
         message = json.loads(line)
         op = message.get("op")
         if op == "nodes":
-            _say({"op": "nodes", "nodes": bridge.nodes(message.get("probe"))})
+            _say({"op": "nodes", "nodes": bridge.nodes(message["probe"])})
         elif op == "submit":
             try:
                 bridge.submit(message)
             except Exception as e:  # noqa: BLE001 - e.g. the node named is gone
-                _say({"op": "done", "id": message["id"], "ok": False, "lost": True,
-                      "error": _one_line(e)})
+                _say(_done(message["id"], lost=True, error=_one_line(e)))
         elif op == "cancel":
             _say({"op": "cancelled", "tasks": bridge.cancel()})
     bridge.cancel()

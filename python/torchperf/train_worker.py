@@ -28,6 +28,7 @@ import math
 import sys
 import time
 
+from torchperf import compile_modes
 from torchperf import worker
 from torchperf.error_kinds import ErrorKind
 from torchperf.worker import JobError, concise
@@ -43,8 +44,7 @@ BREAKDOWN_REQUEST = {"steps": int}
 # The C++ side's Phase order: data wait, copy, forward, backward, optimizer, other.
 DATA_WAIT, COPY, FORWARD, BACKWARD, OPTIMIZER, OTHER = range(6)
 
-COMPILE_MODES = {"compile": None, "compile-reduce-overhead": "reduce-overhead",
-                 "compile-max-autotune": "max-autotune"}
+COMPILE_MODES = compile_modes.TRAINING  # the step's modes, from the one table
 
 
 def build_model(reference):
@@ -269,18 +269,19 @@ class TrainSide:
 
 
 def serve(lines, out):
-    """The first request must be "python-train-side"; then breakdowns and blocks until "finish"."""
+    """The first request must be "python-train-side"; then breakdowns and blocks until
+    "train-finish"."""
 
     def handle(side, job, request):
-        if job == "block":
+        if job == "train-block":
             return side.block()
         if job == "breakdown":
             return side.breakdown(worker.fields(request, BREAKDOWN_REQUEST)["steps"])
-        if job == "finish":
+        if job == "train-finish":
             return {}
         raise JobError(ErrorKind.PROTOCOL, f"unknown training side job '{job}'")
 
-    return worker.serve_side(lines, out, "python-train-side", TrainSide, handle)
+    return worker.serve_side(lines, out, "python-train-side", "train-finish", TrainSide, handle)
 
 
 def describe(reference):

@@ -289,8 +289,8 @@ PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "graph": 
                        "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
                        "tf32": str}
-BLOCK_REQUEST = {"iterations": int}
-FINISH_REQUEST = {"outputs": str}
+PYTHON_BLOCK_REQUEST = {"iterations": int}
+PYTHON_FINISH_REQUEST = {"outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
               dict: "object"}
 
@@ -321,10 +321,11 @@ def checked(request):
     return request
 
 
-def serve_side(lines, out, first_job, open_side, handle):
+def serve_side(lines, out, first_job, finish_job, open_side, handle):
     """Serves one side of a comparison: the first request must be `first_job`, answered with
     open_side(request).ready(); every later request is answered with handle(side, job, request)
-    until the job "finish" (answered {}), a failed answer, or the end of the input."""
+    until `finish_job`, a failed answer, or the end of the input. Each kind of side has its own
+    job names: no name means two messages."""
 
     def send(response):
         out.write(json.dumps(response) + "\n")
@@ -358,7 +359,7 @@ def serve_side(lines, out, first_job, open_side, handle):
             nonlocal done
             request = parse(line)
             job = request.get("job")
-            if job == "finish":
+            if job == finish_job:
                 done = True
             return handle(side, job, request)
 
@@ -368,7 +369,8 @@ def serve_side(lines, out, first_job, open_side, handle):
 
 
 def serve(lines, out):
-    """Serves one side: the first request must be "python-side", then blocks until "finish"."""
+    """Serves one side: the first request must be "python-side", then blocks until
+    "python-finish"."""
 
     def open_side(request):
         try:
@@ -380,13 +382,13 @@ def serve(lines, out):
         return Side(request)
 
     def handle(side, job, request):
-        if job == "block":
-            return side.block(fields(request, BLOCK_REQUEST)["iterations"])
-        if job == "finish":
-            return side.finish(fields(request, FINISH_REQUEST)["outputs"])
+        if job == "python-block":
+            return side.block(fields(request, PYTHON_BLOCK_REQUEST)["iterations"])
+        if job == "python-finish":
+            return side.finish(fields(request, PYTHON_FINISH_REQUEST)["outputs"])
         raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
-    return serve_side(lines, out, "python-side", open_side, handle)
+    return serve_side(lines, out, "python-side", "python-finish", open_side, handle)
 
 
 def run(serve_lines, name):

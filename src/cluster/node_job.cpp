@@ -27,60 +27,39 @@ const char* name_of(NodeJobKind kind) {
   return "worker";
 }
 
-NodeJobKind node_job_kind(const std::string& name) {
+}  // namespace
+
+json wire_value(const NodeJobKind& kind) { return name_of(kind); }
+
+void read_wire(const json& j, NodeJobKind& kind) {
+  const std::string name = j.get<std::string>();
   for (auto k : {NodeJobKind::kWorker, NodeJobKind::kPython, NodeJobKind::kCompare})
-    if (name == name_of(k)) return k;
+    if (name == name_of(k)) {
+      kind = k;
+      return;
+    }
   throw std::invalid_argument("not a node job: '" + name + "'");
 }
 
-}  // namespace
-
-json to_json(const NodeJob& job) {
-  return {{"kind", name_of(job.kind)},
-          {"executable", job.executable},
-          {"log_dir", job.log_dir},
-          {"log_name", job.log_name},
-          {"timeout_s", job.limits.time_limit_s},
-          {"memory_cap_bytes", job.limits.memory_cap_bytes},
-          {"environment", job.environment},
-          {"request", job.request},
-          {"workload", wire_value(job.workload)},
-          {"configuration", job.configuration},
-          {"versus", job.versus}};
-}
+json to_json(const NodeJob& job) { return to_message(job); }
 
 NodeJob node_job_from_json(const json& j) {
   NodeJob job;
-  job.kind = node_job_kind(j.at("kind").get<std::string>());
-  job.executable = j.at("executable").get<std::string>();
-  job.log_dir = j.at("log_dir").get<std::string>();
-  job.log_name = j.at("log_name").get<std::string>();
-  job.limits.time_limit_s = j.at("timeout_s").get<double>();
-  job.limits.memory_cap_bytes = j.at("memory_cap_bytes").get<std::int64_t>();
-  job.environment = j.at("environment").get<WorkerEnvironment>();
-  job.request = j.at("request");
-  read_wire(j.at("workload"), job.workload);
-  job.configuration = j.at("configuration").get<std::string>();
-  job.versus = j.at("versus").get<std::string>();
+  from_message(j, job, "the node job");
   return job;
 }
 
-json to_json(const WorkerOutcome& o) {
-  return {{"ending", to_string(o.ending)},
-          {"response", o.response},
-          {"message", o.message},
-          {"wall_s", o.wall_s},
-          {"peak_rss_bytes", o.peak_rss_bytes}};
-}
+json to_json(const WorkerOutcome& o) { return to_message(o); }
 
 WorkerOutcome worker_outcome_from_json(const json& j) {
   WorkerOutcome o;
-  o.ending = ending_named(j.at("ending").get<std::string>());
-  o.response = j.at("response");
-  o.message = j.at("message").get<std::string>();
-  o.wall_s = j.at("wall_s").get<double>();
-  o.peak_rss_bytes = j.at("peak_rss_bytes").get<std::int64_t>();
+  from_message(j, o, "the node job's outcome");
   return o;
+}
+
+void add_node_job_schema(json& schema) {
+  schema["node_job"] = message_schema<NodeJob>();
+  schema["node_outcome"] = message_schema<WorkerOutcome>();
 }
 
 WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,

@@ -1,5 +1,7 @@
 #include "torchperf/cluster/ray_cluster.h"
 
+#include "torchperf/cluster/ray_bridge_messages.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -61,8 +63,7 @@ RayCluster::RayCluster(const std::string& address, const std::string& log_path, 
   bridge_ = std::make_unique<WatchedChild>(spec);
   // The driver says at once when nothing answers at the address; Ray Client's connection is
   // tried up to three times, each up to about half a minute.
-  const json ready = read_op("ready", 150);
-  (void)ready;
+  from_op<RayReady>(read_op(RayReady::kOp, 150));
 }
 
 RayCluster::~RayCluster() {
@@ -121,38 +122,37 @@ json RayCluster::read_op(const std::string& op, double timeout_s) {
                                        op, timeout_s, log_path_));
     const std::string got = message->value("op", "");
     if (got == op) return *message;
-    if (got == "error")
-      throw ClusterError(message->value("message", "the Ray driver failed"));
-    if (got == "done") early_.push_back(std::move(*message));
+    if (got == RayError::kOp) throw ClusterError(from_op<RayError>(*message).message);
+    if (got == RayDone::kOp) early_.push_back(std::move(*message));
   }
 }
 
 std::vector<ClusterNode> RayCluster::nodes(const std::vector<std::string>& probe) {
-  send({{"op", "nodes"}, {"probe", probe}});
-  const json answer = read_op("nodes", 300);
+  send(to_op(RayNodesOp{probe}));
+  const RayNodes answer = from_op<RayNodes>(read_op(RayNodes::kOp, 300));
   std::vector<ClusterNode> out;
-  for (const auto& n : answer.at("nodes")) {
+  for (const RayNode& n : answer.nodes) {
     ClusterNode node;
-    node.id = n.value("id", "");
-    node.address = n.value("address", "");
-    node.hostname = n.value("hostname", "");
-    node.slots = n.value("slots", 0.0);
+    node.id = n.id;
+    node.address = n.address;
+    node.hostname = n.hostname;
+    node.slots = n.slots;
     if (node.slots < 1) {
       node.unusable = "it has no torchperf_slot resource (start it with --resources='{\"torchperf_slot\": 1}')";
-    } else if (n.contains("probe_error")) {
-      node.unusable = "its probe failed: " + n.at("probe_error").get<std::string>();
-    } else if (n.contains("probe")) {
-      const json& p = n.at("probe");
+    } else if (!n.probe_error.empty()) {
+      node.unusable = "its probe failed: " + n.probe_error;
+    } else if (n.probed) {
+      const RayTaskRun& p = n.probe;
       try {
-        const json printed = json::parse(last_line(p.value("stdout", "")));
+        const json printed = json::parse(last_line(p.stdout_text));
         node.environment = printed.at("environment");
         node.machine_class = machine_class_of(environment_from_json(node.environment));
         for (const auto& path : printed.at("missing"))
           node.unusable += (node.unusable.empty() ? "it cannot read " : ", ") + path.get<std::string>();
         if (!node.unusable.empty()) node.unusable += " (every node sees the driver's paths: docs/cluster.md)";
       } catch (const std::exception&) {
-        node.unusable = fmt::format("torchperf did not run there (exit {}): {}", p.value("rc", -1),
-                                    last_line(p.value("stderr", "")));
+        node.unusable = fmt::format("torchperf did not run there (exit {}): {}", p.rc,
+                                    last_line(p.stderr_text));
       }
     }
     out.push_back(std::move(node));
@@ -162,7 +162,7 @@ std::vector<ClusterNode> RayCluster::nodes(const std::vector<std::string>& probe
 
 void RayCluster::submit(const std::string& id, const std::string& node,
                         const std::vector<std::string>& argv, const std::string& stdin_text) {
-  send({{"op", "submit"}, {"id", id}, {"node", node}, {"argv", argv}, {"stdin", stdin_text}});
+  send(to_op(RaySubmitOp{id, node, argv, stdin_text}));
 }
 
 std::vector<json> RayCluster::wait(double timeout_s) {
@@ -173,14 +173,14 @@ std::vector<json> RayCluster::wait(double timeout_s) {
   for (;;) {
     std::optional<json> message = read_line(std::max(0.0, left));
     if (!message) return out;
-    if (message->value("op", "") == "done") out.push_back(std::move(*message));
+    if (message->value("op", "") == RayDone::kOp) out.push_back(std::move(*message));
     left = out.empty() ? timeout_s - seconds_since(started) : 0;
   }
 }
 
 void RayCluster::cancel_all() {
-  send({{"op", "cancel"}});
-  read_op("cancelled", 60);
+  send(to_op(RayCancelOp{}));
+  from_op<RayCancelled>(read_op(RayCancelled::kOp, 60));
 }
 
 // ---- NodePool
@@ -258,16 +258,21 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
     r.node = *node;
     launch(ticket, std::move(r));
   }
-  for (const json& done : cluster_.wait(timeout_s)) {
-    const std::string ticket = done.value("id", "");
-    const auto it = jobs_.find(ticket);
+  for (const json& line : cluster_.wait(timeout_s)) {
+    RayDone done;
+    try {
+      done = from_op<RayDone>(line);
+    } catch (const WorkerProtocolError&) {
+      continue;  // not an answer to a job of ours
+    }
+    const auto it = jobs_.find(done.id);
     if (it == jobs_.end()) continue;
     Running r = std::move(it->second);
     jobs_.erase(it);
     busy_.erase(r.node);
     const double driver_s = seconds_since(r.started);
-    if (done.value("lost", false) && !cancelling_) {
-      const std::string why = r.node_label + ": " + done.value("error", "lost");
+    if (done.lost && !cancelling_) {
+      const std::string why = r.node_label + ": " + (done.error.empty() ? "lost" : done.error);
       nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                                   [&](const ClusterNode& n) { return n.id == r.node; }),
                    nodes_.end());
@@ -276,31 +281,31 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
         r.lost = why;
         if (const auto node = idle_node()) {
           r.node = *node;
-          launch(ticket, std::move(r));
+          launch(done.id, std::move(r));
         } else {
-          retries_.emplace_back(ticket, std::move(r));
+          retries_.emplace_back(done.id, std::move(r));
         }
         continue;
       }
-      fail_lost(ticket, r,
+      fail_lost(done.id, r,
                 r.attempts == 1 ? "its node was lost (" + why + ") and no node of its class is left"
                                 : "its node was lost twice (" + r.lost + "; then " + why + ")");
       continue;
     }
-    NodeJobResult result = result_of(ticket, r);
-    if (done.value("cancelled", false) || done.value("lost", false)) {
+    NodeJobResult result = result_of(done.id, r);
+    if (done.cancelled || done.lost) {
       result.outcome.ending = Ending::kStopped;
       result.outcome.message = "stopped";
     } else {
       try {
-        result.outcome = worker_outcome_from_json(json::parse(last_line(done.value("stdout", ""))));
+        result.outcome = worker_outcome_from_json(json::parse(last_line(done.run.stdout_text)));
         result.dispatch_s = std::max(0.0, driver_s - result.outcome.wall_s);
         result.outcome.wall_s = driver_s;  // what the point cost the tune
       } catch (const std::exception&) {
         result.outcome.ending = Ending::kCrashed;
         result.outcome.message =
             fmt::format("torchperf __node-job on {} exited {} without an answer: {}",
-                        result.node_label, done.value("rc", -1), last_line(done.value("stderr", "")));
+                        result.node_label, done.run.rc, last_line(done.run.stderr_text));
       }
     }
     out.push_back(std::move(result));
@@ -412,5 +417,23 @@ std::vector<JobEnd> RayJobRunner::wait(double timeout_s) {
 }
 
 JobEnd RayJobRunner::run(const NodeJob& job) { return job_end_of(pool_->run(job, tick_)); }
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+void add_ray_bridge_schema(json& schema) {
+  json& bridge = schema["ray_bridge"];
+  bridge["to_driver"] = {{RayNodesOp::kOp, message_schema<RayNodesOp>()},
+                         {RaySubmitOp::kOp, message_schema<RaySubmitOp>()},
+                         {RayCancelOp::kOp, message_schema<RayCancelOp>()}};
+  bridge["from_driver"] = {{RayReady::kOp, message_schema<RayReady>()},
+                           {RayError::kOp, message_schema<RayError>()},
+                           {RayNodes::kOp, message_schema<RayNodes>()},
+                           {RayDone::kOp, message_schema<RayDone>()},
+                           {RayCancelled::kOp, message_schema<RayCancelled>()}};
+  bridge["node"] = message_schema<RayNode>();
+  bridge["task_run"] = message_schema<RayTaskRun>();
+}
 
 }  // namespace torchperf

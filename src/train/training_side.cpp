@@ -25,12 +25,17 @@ class TrainingSideServer : public SideServer {
     for (std::size_t i = 0; i < r.warmup_steps; ++i) session_.step(false);
   }
   ~TrainingSideServer() override { restore_(); }
+  const char* block_job() const override { return TrainBlockRequest::kJob; }
+  const char* finish_job() const override { return TrainFinishRequest::kJob; }
   json ready() override { return to_reply(SideReady{session_.configuration().to_string()}); }
   json block(const json& request) override {
     from_request<TrainBlockRequest>(request);
     return to_reply(TrainBlockReply{block_throughput(session_, options_)});
   }
-  json finish(const json&) override { return to_reply(EmptyReply{}); }
+  json finish(const json& request) override {
+    from_request<TrainFinishRequest>(request);
+    return to_reply(EmptyReply{});
+  }
 
  private:
   TrainingContext context_;
@@ -76,10 +81,9 @@ TrainingSpec training_spec_from_json(const json& j) {
 void add_training_side_schema(json& schema) {
   add_to_schema<TrainSideRequest, SideReady>(schema, "ready");
   add_to_schema<PythonTrainSideRequest, PythonTrainSideReady>(schema, "ready");
-  json block = json::object();
-  WireSchema b(block);
-  TrainBlockReply{}.fields(b);
-  schema["jobs"][TrainSideRequest::kJob]["block_reply"] = block;
+  add_to_schema<TrainBlockRequest, TrainBlockReply>(schema);
+  add_to_schema<TrainBreakdownRequest, TrainBreakdownReply>(schema);
+  add_to_schema<TrainFinishRequest, EmptyReply>(schema);
 }
 
 SideFactory training_side_factory() {
@@ -175,10 +179,11 @@ double RemoteTrainingSide::block() {
 
 Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
   if (!python_) throw RuntimeFailure("a breakdown in a worker is the Python training worker's");
-  const json reply = ask(to_request(TrainBreakdownRequest{steps}), "timing phases");
+  const auto reply = from_reply<TrainBreakdownReply>(
+      ask(to_request(TrainBreakdownRequest{steps}), "timing phases"), "a breakdown");
   std::vector<StepTimes> times;
   try {
-    for (const json& j : reply.at("steps")) {
+    for (const json& j : reply.steps) {
       StepTimes t;
       const auto ns = j.at("ns").get<std::vector<double>>();
       for (std::size_t i = 0; i < kPhaseCount && i < ns.size(); ++i) t.ns[i] = ns[i];
@@ -193,8 +198,8 @@ Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
     throw WorkerProtocolError("training side " + name_ + ": a breakdown reply: " + e.what());
   }
   Breakdown b = summarize_steps(times);
-  b.peak_memory_bytes = reply.value("peak_memory_bytes", std::int64_t{-1});
-  b.memory_capacity_bytes = reply.value("memory_capacity_bytes", std::int64_t{-1});
+  b.peak_memory_bytes = reply.peak_memory_bytes;
+  b.memory_capacity_bytes = reply.memory_capacity_bytes;
   if (b.memory_capacity_bytes < 0) b.memory_capacity_bytes = memory_capacity_bytes();
   return b;
 }

@@ -2,6 +2,8 @@
 
 #include "torchperf/worker/protocol.h"
 
+#include "torchperf/runtime/runtime.h"
+
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/error.h"
 
@@ -174,6 +176,8 @@ void read_wire(const json& j, BenchResult& r) {
   r.comparison = std::move(out);
 }
 
+void read_wire(const json& j, Ending& e) { e = ending_named(j.get<std::string>()); }
+
 json wire_value(const Measurement& m) { return to_json(m); }
 void read_wire(const json& j, Measurement& m) { m = measurement_from_json(j); }
 
@@ -192,13 +196,16 @@ json worker_protocol_schema() {
   add_to_schema<BlockRequest, BlockReply>(schema);
   add_to_schema<FinishRequest, FinishReply>(schema);
   add_to_schema<PythonSideRequest, PythonSideReady>(schema, "ready");
-  json& python = schema["jobs"][PythonSideRequest::kJob];
-  WireSchema block(python["block_reply"] = json::object());
-  PythonBlockReply{}.fields(block);
-  WireSchema finish(python["finish_request"] = json::object());
-  PythonFinishRequest{}.fields(finish);
-  WireSchema finished(python["finish_reply"] = json::object());
-  PythonFinishReply{}.fields(finished);
+  add_to_schema<PythonBlockRequest, PythonBlockReply>(schema);
+  add_to_schema<PythonFinishRequest, PythonFinishReply>(schema);
+  // torch.compile's modes, which the Python side mirrors (python/torchperf/compile_modes.py).
+  json& modes = schema["compile_modes"] = json::object();
+  for (const CompileMode& m : compile_modes())
+    modes[m.graph] = {{"mode", m.mode ? json(m.mode) : json(nullptr)},
+                      {"cuda_only", m.cuda_only},
+                      {"cuda_graphs", m.cuda_graphs},
+                      {"trains", m.trains},
+                      {"autotunes", m.autotunes}};
   // The error table, which the Python side mirrors (python/torchperf/error_kinds.py).
   json& kinds = schema["error_kinds"] = json::object();
   for (const auto& row : kErrorKinds) kinds[std::string(row.name)] = row.exit_code;

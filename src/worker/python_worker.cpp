@@ -191,7 +191,7 @@ TimedRun PythonSide::timed_run(WorkerSession* peer) {
       }
     } resume{peer};
     const auto reply = from_reply<PythonBlockReply>(
-        ask(to_request(BlockRequest{iterations}), "timing"), "a block");
+        ask(to_request(PythonBlockRequest{iterations}), "timing"), "a block");
     blocks_.emplace_back(iterations, reply.minor_faults);
     return Nanoseconds(static_cast<std::int64_t>(std::llround(reply.ns)));
   };

@@ -117,6 +117,8 @@ class BenchSideServer : public SideServer {
   ~BenchSideServer() override {
     if (entered_) side_->run().exit();
   }
+  const char* block_job() const override { return BlockRequest::kJob; }
+  const char* finish_job() const override { return FinishRequest::kJob; }
   json ready() override { return to_reply(SideReady{side_->configuration().to_string()}); }
   json block(const json& request) override {
     const auto r = from_request<BlockRequest>(request);
@@ -151,12 +153,13 @@ int serve_side(const json& request, const SideFactory& make, LineReader& lines, 
     response = answer([&]() -> json {
       const json r = json::parse(*line);
       const std::string job = request_job(r);
-      if (job == BlockRequest::kJob) return side->block(r);
-      if (job == FinishRequest::kJob) {
+      if (job == side->block_job()) return side->block(r);
+      if (job == side->finish_job()) {
         done = true;
         return side->finish(r);
       }
-      throw WorkerProtocolError("a side serves block and finish requests, not '" + job + "'");
+      throw WorkerProtocolError(std::string("this side serves ") + side->block_job() + " and " +
+                                side->finish_job() + " requests, not '" + job + "'");
     });
     if (!write_line(out_fd, response) || !response.value("ok", false)) return 1;
     if (done) return 0;

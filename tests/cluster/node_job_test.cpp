@@ -26,7 +26,7 @@ class NodeJobTest : public ::testing::Test {
     j.executable = TORCHPERF_TEST_CLI;
     j.log_dir = (dir_ / "workers").string();
     j.log_name = "point-x";
-    j.limits = {120, 0};
+    j.limits = within(120, 0);
     j.workload.model = "builtin:mlp";
     j.workload.time_s = 0.2;
     return j;
@@ -43,7 +43,7 @@ TEST_F(NodeJobTest, AJobAndItsOutcomeReadBackAsTheyWereWritten) {
   j.workload.reference_files = {{"8", "/runs/r/reference/batch-8.pt"}};
   j.configuration = "threads=1,batch=8";
   j.versus = "threads=1,batch=2";
-  j.limits = {42, 1 << 30};
+  j.limits = within(42, 1 << 30);
   const nlohmann::json written = to_json(j);
   EXPECT_EQ(to_json(node_job_from_json(written)), written);
 

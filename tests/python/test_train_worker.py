@@ -41,19 +41,19 @@ def test_an_eager_step_breaks_down_into_phases_that_add_up_to_the_step():
         assert sum(step["ns"]) <= step["total_ns"] * 1.001
         assert step["samples"] == 4 and step["stepped"]
     assert answer["peak_memory_bytes"] > 0
-    block = worker.ask(job("block"))
+    block = worker.ask(job("train-block"))
     assert block["ok"] and block["samples_per_s"] > 0
-    assert worker.ask(job("finish"))["ok"]
+    assert worker.ask(job("train-finish"))["ok"]
     assert worker.close() == 0
 
 
 def test_every_training_knob_applies_in_python():
     worker, _ = started(workers=1, prefetch=4, transfer="uint8", set_to_none=True,
                         channels_last=True, batch=8, threads=2)
-    block = worker.ask(job("block"))
+    block = worker.ask(job("train-block"))
     assert block["ok"], block
     assert block["samples_per_s"] > 0
-    worker.ask(job("finish"))
+    worker.ask(job("train-finish"))
     worker.close()
 
 
@@ -69,7 +69,7 @@ def test_a_compiled_step_reports_its_compile_time_apart_from_its_steps(tmp_path)
     assert answer["ok"], answer
     # The compile is in the warm-up, not in the measured steps.
     assert max(s["total_ns"] for s in answer["steps"]) * 1e-9 < ready["compile_s"]
-    worker.ask(job("finish"))
+    worker.ask(job("train-finish"))
     worker.close()
 
 
@@ -90,7 +90,7 @@ def test_a_bad_request_is_answered_with_its_kind_naming_the_input(changes, kind,
 
 def test_a_training_worker_starts_with_its_own_job():
     worker = Worker(module="torchperf.train_worker")
-    answer = worker.ask(job("block"))
+    answer = worker.ask(job("train-block"))
     assert answer["error"]["kind"] == "protocol"
     assert "python-train-side" in answer["error"]["message"]
     worker.close()

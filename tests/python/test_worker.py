@@ -84,7 +84,7 @@ def side(kind, model, inputs, **settings):
 
 
 def finish(worker, path):
-    return worker.ask({"protocol": 1, "job": "finish", "outputs": str(path)})
+    return worker.ask({"protocol": 1, "job": "python-finish", "outputs": str(path)})
 
 
 def saved_outputs(path):
@@ -100,7 +100,7 @@ def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
     assert ready["compile_s"] == -1 and ready["setup_ms"] > 0
     assert ready["process"]["runtime"] == "python" and ready["process"]["threads"] == "1"
     for iterations in (1, 10):
-        block = worker.ask({"protocol": 1, "job": "block", "iterations": iterations})
+        block = worker.ask({"protocol": 1, "job": "python-block", "iterations": iterations})
         assert block["ok"] and block["ns"] > 0 and block["minor_faults"] >= 0
     done = finish(worker, files["dir"] / "out.pt")
     assert done["ok"] and done["outputs"] == 1 and done["peak_memory_bytes"] > 0
@@ -122,7 +122,7 @@ def test_a_model_from_python_source_is_imported_from_the_working_folder(files):
     worker = Worker(cwd=files["dir"])
     ready = worker.ask(side("python", "mymodels:Net", files["inputs"]))
     assert ready["ok"], ready
-    block = worker.ask({"protocol": 1, "job": "block", "iterations": 3})
+    block = worker.ask({"protocol": 1, "job": "python-block", "iterations": 3})
     assert block["ok"], "printing to stdout must not break the protocol"
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert saved_outputs(files["dir"] / "out.pt")[0].shape == (4, 3)
@@ -136,7 +136,7 @@ def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(file
     assert ready["ok"], ready
     assert ready["compile_s"] > 0
     assert ready["graph_break_count"] == 0 and ready["graph_break_reasons"] == []
-    assert worker.ask({"protocol": 1, "job": "block", "iterations": 5})["ok"]
+    assert worker.ask({"protocol": 1, "job": "python-block", "iterations": 5})["ok"]
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert torch.allclose(saved_outputs(files["dir"] / "out.pt")[0], files["expected"], atol=1e-5)
     worker.close()
@@ -272,15 +272,15 @@ def test_the_python_worker_speaks_the_fields_the_cpp_side_lists(files):
     assert schema["protocol"] == python_worker.PROTOCOL_VERSION
     entry = schema["jobs"]["python-side"]
     assert wire_types(python_worker.PYTHON_SIDE_REQUEST) == entry["request"]
-    assert wire_types(python_worker.BLOCK_REQUEST) == schema["jobs"]["block"]["request"]
-    assert wire_types(python_worker.FINISH_REQUEST) == entry["finish_request"]
+    assert wire_types(python_worker.PYTHON_BLOCK_REQUEST) == schema["jobs"]["python-block"]["request"]
+    assert wire_types(python_worker.PYTHON_FINISH_REQUEST) == schema["jobs"]["python-finish"]["request"]
     worker = Worker()
     ready = worker.ask(side("program", files["program"], files["inputs"]))
     assert set(ready) - {"ok"} == set(entry["ready"])
-    block = worker.ask({"protocol": 1, "job": "block", "iterations": 2})
-    assert set(block) - {"ok"} == set(entry["block_reply"])
+    block = worker.ask({"protocol": 1, "job": "python-block", "iterations": 2})
+    assert set(block) - {"ok"} == set(schema["jobs"]["python-block"]["reply"])
     done = finish(worker, files["dir"] / "out.pt")
-    assert set(done) - {"ok"} == set(entry["finish_reply"])
+    assert set(done) - {"ok"} == set(schema["jobs"]["python-finish"]["reply"])
     worker.close()
 
 

@@ -46,7 +46,7 @@ class WorkerProcessTest : public ::testing::Test {
 
 TEST_F(WorkerProcessTest, AWorkerAnswersItsJobOnThePipe) {
   const WorkerOutcome out =
-      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=on"), {60, 0}, log());
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=on"), within(60, 0), log());
   ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
   ASSERT_TRUE(out.response.value("ok", false)) << out.response.dump();
   EXPECT_GT(out.response["result"]["measurement"]["throughput_samples_per_s"].get<double>(), 0);
@@ -55,14 +55,14 @@ TEST_F(WorkerProcessTest, AWorkerAnswersItsJobOnThePipe) {
 
 TEST_F(WorkerProcessTest, ACrashCostsTheJobOnlyAndIsNamedWithItsSignal) {
   const WorkerOutcome out =
-      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("precision=bf16"), {60, 0}, log());
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("precision=bf16"), within(60, 0), log());
   EXPECT_EQ(out.ending, Ending::kCrashed);
   EXPECT_NE(out.message.find("SIGABRT"), std::string::npos) << out.message;
 }
 
 TEST_F(WorkerProcessTest, AHangIsKilledAtTheTimeLimit) {
   const WorkerOutcome out =
-      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=inference"), {3, 0}, log());
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=inference"), within(3, 0), log());
   EXPECT_EQ(out.ending, Ending::kTimedOut);
   EXPECT_NE(out.message.find("3 s point timeout"), std::string::npos) << out.message;
   EXPECT_GE(out.wall_s, 3);
@@ -72,7 +72,7 @@ TEST_F(WorkerProcessTest, AHangIsKilledAtTheTimeLimit) {
 TEST_F(WorkerProcessTest, AMemoryBlowUpIsKilledAtTheCap) {
   const std::int64_t cap = 2048LL << 20;
   const WorkerOutcome out =
-      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=no_grad"), {60, cap}, log());
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("grad=no_grad"), within(60, cap), log());
   EXPECT_EQ(out.ending, Ending::kOutOfMemory);
   EXPECT_NE(out.message.find("memory cap of 2048 MiB"), std::string::npos) << out.message;
   EXPECT_GT(out.peak_rss_bytes, cap);
@@ -80,14 +80,14 @@ TEST_F(WorkerProcessTest, AMemoryBlowUpIsKilledAtTheCap) {
 
 TEST_F(WorkerProcessTest, AnInterruptionStopsTheWorker) {
   const WorkerOutcome out = run_worker_process(TORCHPERF_TEST_FAULTY_WORKER,
-                                               measure("grad=inference"), {60, 0}, log(),
+                                               measure("grad=inference"), within(60, 0), log(),
                                                [](double t) { return t < 1; });
   EXPECT_EQ(out.ending, Ending::kStopped);
 }
 
 TEST_F(WorkerProcessTest, AMissingExecutableIsReportedNotThrown) {
   const WorkerOutcome out =
-      run_worker_process((dir_ / "nope").string(), measure("grad=on"), {10, 0}, log());
+      run_worker_process((dir_ / "nope").string(), measure("grad=on"), within(10, 0), log());
   EXPECT_EQ(out.ending, Ending::kCrashed);
   EXPECT_NE(out.message.find("could not be started"), std::string::npos) << out.message;
 }
@@ -98,7 +98,7 @@ TEST_F(WorkerProcessTest, AWorkerStartsWithTheEnvironmentItIsGiven) {
   // The allocator knob's environment preloads jemalloc; the worker confirms it from inside.
   const Configuration config = Configuration::parse("allocator=jemalloc");
   const WorkerOutcome out = run_worker_process(TORCHPERF_TEST_FAULTY_WORKER,
-                                               measure("allocator=jemalloc"), {60, 0}, log(),
+                                               measure("allocator=jemalloc"), within(60, 0), log(),
                                                nullptr, worker_environment(config));
   ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
   ASSERT_TRUE(out.response.value("ok", false)) << out.response.dump();
@@ -110,7 +110,7 @@ TEST_F(WorkerProcessTest, AWorkerStartsWithTheEnvironmentItIsGiven) {
 TEST_F(WorkerProcessTest, AVariableSetToEmptyIsUnsetInTheWorker) {
   ::setenv("OMP_WAIT_POLICY", "ACTIVE", 1);
   const WorkerOutcome out =
-      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("omp_wait=passive"), {60, 0}, log(),
+      run_worker_process(TORCHPERF_TEST_FAULTY_WORKER, measure("omp_wait=passive"), within(60, 0), log(),
                          nullptr, {{"OMP_WAIT_POLICY", ""}});
   ::unsetenv("OMP_WAIT_POLICY");
   ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
@@ -129,7 +129,7 @@ TEST_F(WorkerProcessTest, APreloadThatFailsFailsItsJobWithTheLoadersMessage) {
   { std::ofstream(libdir / "libjemalloc.so.2") << "not an ELF file\n"; }
   ::setenv("TORCHPERF_LIBDIR", libdir.c_str(), 1);
   const WorkerOutcome out = run_worker_process(
-      TORCHPERF_TEST_FAULTY_WORKER, measure("allocator=jemalloc"), {60, 0}, log(), nullptr,
+      TORCHPERF_TEST_FAULTY_WORKER, measure("allocator=jemalloc"), within(60, 0), log(), nullptr,
       worker_environment(Configuration::parse("allocator=jemalloc")));
   ::unsetenv("TORCHPERF_LIBDIR");
   ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
@@ -153,7 +153,7 @@ class WorkerSessionTest : public WorkerProcessTest {
 };
 
 TEST_F(WorkerSessionTest, ASideTimesTheBlocksItIsAskedForAndFinishesItsMeasurement) {
-  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, within(60, 0), log());
   const auto ready = worker.ask(side("threads=1,batch=2"), 60);
   ASSERT_TRUE(ready.value("ok", false)) << ready.dump();
   EXPECT_NE(ready["configuration"].get<std::string>().find("threads=1"), std::string::npos);
@@ -192,7 +192,7 @@ char process_state(pid_t pid, char want) {
 }
 
 TEST_F(WorkerSessionTest, APausedWorkerIsStoppedUntilResumedAndStillAnswersAfterwards) {
-  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, within(60, 0), log());
   ASSERT_TRUE(worker.ask(side("threads=1,batch=2"), 60).value("ok", false));
   worker.pause();
   EXPECT_EQ(process_state(worker.pid(), 'T'), 'T');
@@ -204,7 +204,7 @@ TEST_F(WorkerSessionTest, APausedWorkerIsStoppedUntilResumedAndStillAnswersAfter
 }
 
 TEST_F(WorkerSessionTest, ASideThatCrashesEndsTheSessionWithItsSignal) {
-  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, within(60, 0), log());
   try {
     worker.ask(side("precision=bf16"), 60);
     FAIL() << "the worker should have crashed";
@@ -216,7 +216,7 @@ TEST_F(WorkerSessionTest, ASideThatCrashesEndsTheSessionWithItsSignal) {
 }
 
 TEST_F(WorkerSessionTest, ASideThatHangsIsKilledAtItsRequestsLimit) {
-  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, {60, 0}, log());
+  WorkerSession worker(TORCHPERF_TEST_FAULTY_WORKER, {}, within(60, 0), log());
   try {
     worker.ask(side("grad=inference"), 2);
     FAIL() << "the worker should have been killed";

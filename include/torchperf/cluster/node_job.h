@@ -11,6 +11,7 @@
 
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/worker/protocol.h"
 #include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
@@ -25,7 +26,7 @@ struct NodeJob {
   NodeJobKind kind = NodeJobKind::kWorker;
   std::string executable;  // the torchperf binary that serves `__worker`
   std::string log_dir, log_name;
-  WatchLimits limits;
+  WatchLimits limits = within(kWorkerTimeLimitS);
   WorkerEnvironment environment;  // kWorker: the worker knobs' variables
   nlohmann::json request;         // kWorker: the worker's request
   BenchOptions workload;          // kPython, kCompare (its references included)
@@ -33,12 +34,34 @@ struct NodeJob {
   // kWorker, a brief point: here it may share a warm worker with the brief points before it while
   // their process state is the same (SharedWorker); a node runs every job in a fresh worker.
   bool shared = false;
+  // Its wire form (`torchperf __protocol` lists it as "node_job"; protocol.h's visitors).
+  template <typename V>
+  void fields(V& v) {
+    v("kind", kind);
+    v("executable", executable);
+    v("log_dir", log_dir);
+    v("log_name", log_name);
+    v("timeout_s", limits.time_limit_s);
+    v("memory_cap_bytes", limits.memory_cap_bytes);
+    v("environment", environment);
+    v("request", request);
+    v("workload", workload);
+    v("configuration", configuration);
+    v("versus", versus);
+    v("shared", shared);
+  }
 };
 
+nlohmann::json wire_value(const NodeJobKind& kind);
+void read_wire(const nlohmann::json& j, NodeJobKind& kind);
+inline std::string wire_type(const NodeJobKind*) { return "node-job-kind"; }
+
 nlohmann::json to_json(const NodeJob& job);
-NodeJob node_job_from_json(const nlohmann::json& j);  // nlohmann::json's exceptions
+NodeJob node_job_from_json(const nlohmann::json& j);  // WorkerProtocolError naming the field
 nlohmann::json to_json(const WorkerOutcome& outcome);
-WorkerOutcome worker_outcome_from_json(const nlohmann::json& j);
+WorkerOutcome worker_outcome_from_json(const nlohmann::json& j);  // WorkerProtocolError
+// The node job's and its outcome's fields, for `torchperf __protocol`.
+void add_node_job_schema(nlohmann::json& schema);
 
 // Runs the job on this machine. A kPython or kCompare job answers like a worker: a measure reply
 // {"ok": true, "result": BenchResult} or an error reply with its kind; an interruption (tick said

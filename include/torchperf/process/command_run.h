@@ -15,13 +15,6 @@ namespace torchperf {
 // A command's bounds are a watch's (keep_going false: stopped, as at Ctrl-C).
 using CommandLimits = WatchLimits;
 
-// Limits with a time limit and, optionally, a memory cap (the rest at their defaults).
-inline CommandLimits within(double time_limit_s, std::int64_t memory_cap_bytes = 0) {
-  CommandLimits limits;
-  limits.time_limit_s = time_limit_s;
-  limits.memory_cap_bytes = memory_cap_bytes;
-  return limits;
-}
 
 struct CommandResult {
   // kAnswered: it ran to its own end (exit_code or signal says how); else the bound that

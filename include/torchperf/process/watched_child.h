@@ -23,6 +23,14 @@ struct WatchLimits {
   std::function<bool(double elapsed_s)> keep_going;
 };
 
+// Limits with a time limit and, optionally, a memory cap (the rest at their defaults).
+inline WatchLimits within(double time_limit_s, std::int64_t memory_cap_bytes = 0) {
+  WatchLimits limits;
+  limits.time_limit_s = time_limit_s;
+  limits.memory_cap_bytes = memory_cap_bytes;
+  return limits;
+}
+
 // A process's resident memory, from /proc/PID/statm; 0 once it has gone.
 std::int64_t resident_bytes(pid_t pid);
 

@@ -30,15 +30,15 @@ struct TuneOptions {
   std::string as_given;
 
   // Limits: not part of the fingerprint, a resumed sweep may change them.
-  double budget_s = 30 * 60;          // wall time for the sweep and confirmation; 0: none
+  double budget_s = 30 * 60;  // wall time for the sweep and confirmation; 0: none (the default)
   double point_timeout_s = 0;         // 0: derived from time_s
   std::int64_t memory_cap_bytes = 0;  // per worker RSS; 0: 90% of the memory available
   std::string out_dir;
   bool resume = false;
   std::string worker_executable;  // the torchperf binary that serves `__worker`
-  // Where the points are measured: "" here; "ray", "ray://HOST:PORT" or "ray:HOST:PORT" on a Ray
-  // cluster's nodes (cluster/ray_cluster.h). Not part of the experiment: --resume may continue
-  // on another cluster, or here.
+  // Where the points are measured: "" here, else the address of a Ray cluster whose nodes measure
+  // them (the CLI resolves --cluster and $RAY_ADDRESS: ray_address_of). Not part of the
+  // experiment: --resume may continue on another cluster, or here.
   std::string cluster;
 };
 

@@ -45,7 +45,12 @@ struct TrainSideRequest {
   }
 };
 struct TrainBlockRequest {  // a block is the request's steps
-  static constexpr const char* kJob = "block";
+  static constexpr const char* kJob = "train-block";
+  template <typename V>
+  void fields(V&) {}
+};
+struct TrainFinishRequest {  // the side's end (its worker then exits)
+  static constexpr const char* kJob = "train-finish";
   template <typename V>
   void fields(V&) {}
 };
@@ -118,6 +123,18 @@ struct TrainBreakdownRequest {  // steps timed phase by phase (the device synchr
   template <typename V>
   void fields(V& v) {
     v("steps", steps);
+  }
+};
+
+struct TrainBreakdownReply {
+  std::vector<nlohmann::json> steps;  // each: ns (per phase), total_ns, samples, loss, stepped, start_us
+  std::int64_t peak_memory_bytes = -1;      // -1: not measured
+  std::int64_t memory_capacity_bytes = -1;  // -1: the supervisor's machine's is taken
+  template <typename V>
+  void fields(V& v) {
+    v("steps", steps);
+    v("peak_memory_bytes", peak_memory_bytes);
+    v("memory_capacity_bytes", memory_capacity_bytes);
   }
 };
 

@@ -22,7 +22,7 @@ struct WorkerRun {
   std::string executable;
   std::string log_dir;
   std::string log_prefix = "side";
-  WatchLimits limits;
+  WatchLimits limits = within(kWorkerTimeLimitS);
   std::function<bool(double)> tick;
 };
 

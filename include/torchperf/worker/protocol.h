@@ -19,6 +19,8 @@
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/sampler.h"
+#include "torchperf/process/watched_child.h"
+#include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
 
@@ -203,8 +205,16 @@ struct PythonBlockReply {
     v("minor_faults", minor_faults);
   }
 };
+struct PythonBlockRequest {
+  static constexpr const char* kJob = "python-block";
+  std::size_t iterations = 0;
+  template <typename V>
+  void fields(V& v) {
+    v("iterations", iterations);
+  }
+};
 struct PythonFinishRequest {
-  static constexpr const char* kJob = "finish";
+  static constexpr const char* kJob = "python-finish";
   std::string outputs;  // where one more call's outputs are saved, in the reference's format
   template <typename V>
   void fields(V& v) {
@@ -249,6 +259,13 @@ std::string wire_type(const T*) {
   else return "object";
 }
 
+// How a child ended, by its name (process/watched_child.h).
+inline nlohmann::json wire_value(const Ending& e) { return to_string(e); }
+void read_wire(const nlohmann::json& j, Ending& e);
+inline std::string wire_type(const Ending*) { return "ending"; }
+// A field that carries another message whole (a node job's worker request, a worker's reply).
+inline std::string wire_type(const nlohmann::json*) { return "message"; }
+
 nlohmann::json wire_value(const BenchOptions& o);  // the references travel in it
 void read_wire(const nlohmann::json& j, BenchOptions& o);
 inline std::string wire_type(const BenchOptions*) { return "workload"; }
@@ -290,7 +307,7 @@ class WireReader {
     if (!in_.contains(name)) throw WorkerProtocolError(what_ + " has no field '" + name + "'");
     try {
       read_wire(in_.at(name), value);
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {  // JSON's own type errors, and a name not of its set
       throw WorkerProtocolError(what_ + ": field '" + name + "' is not of type " +
                                 wire_type(static_cast<const T*>(nullptr)) + " (" + e.what() +
                                 ")");
@@ -337,6 +354,30 @@ M from_request(const nlohmann::json& request) {
   WireReader r(request, "the '" + job + "' request");
   message.fields(r);
   return message;
+}
+
+// A message that is neither a request nor a reply (a node job, its outcome, a Ray bridge
+// operation): its fields alone, read with each field's name in the error.
+template <typename M>
+nlohmann::json to_message(const M& message) {
+  nlohmann::json j = nlohmann::json::object();
+  WireWriter w(j);
+  const_cast<M&>(message).fields(w);
+  return j;
+}
+template <typename M>
+void from_message(const nlohmann::json& j, M& message, const std::string& what) {
+  if (!j.is_object()) throw WorkerProtocolError(what + " is not a JSON object");
+  WireReader r(j, what);
+  message.fields(r);
+}
+template <typename M>
+nlohmann::json message_schema() {
+  nlohmann::json fields = nlohmann::json::object();
+  WireSchema s(fields);
+  M message;
+  message.fields(s);
+  return fields;
 }
 
 template <typename M>

@@ -24,10 +24,14 @@ using FaultHook = std::function<void(const std::string& configuration)>;
 nlohmann::json serve_job(const nlohmann::json& request, const FaultHook& fault = nullptr);
 
 // One side of a two-process comparison, served in a worker: made from the job's request (its
-// process state entered once), then asked for blocks until "finish".
+// process state entered once), then asked for blocks until its finish job. Each kind of side names
+// its own block and finish jobs (bench's "block" and "finish", train's "train-block" and
+// "train-finish"): no job name means two messages.
 class SideServer {
  public:
   virtual ~SideServer() = default;
+  virtual const char* block_job() const = 0;
+  virtual const char* finish_job() const = 0;
   // Replies (protocol.h's to_reply): the first answer, then one per block and finish request.
   virtual nlohmann::json ready() = 0;
   virtual nlohmann::json block(const nlohmann::json& request) = 0;

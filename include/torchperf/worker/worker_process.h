@@ -34,6 +34,15 @@ struct WorkerOutcome {
   std::string message;      // what happened, for the user, when not answered
   double wall_s = 0;
   std::int64_t peak_rss_bytes = 0;  // as sampled by the supervisor
+  // Its wire form (a node job prints it; protocol.h's visitors walk it).
+  template <typename V>
+  void fields(V& v) {
+    v("ending", ending);
+    v("response", response);
+    v("message", message);
+    v("wall_s", wall_s);
+    v("peak_rss_bytes", peak_rss_bytes);
+  }
 };
 
 // Variables set (or, with an empty value, unset) in a worker's environment: the worker knobs'.
