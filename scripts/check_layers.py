@@ -3,9 +3,12 @@
 gives (the `src/<part>/` row of its layout table): the link graph misses a header-only backward
 include, this does not. Exits 1 naming each include out of order.
 
-usage: check_layers.py SOURCE_DIR [--apart A:B ...]
-  --apart A:B  A may not include B even though B comes before it (train and sweep: both use the
-               worker part, and neither reaches into the other for it)."""
+usage: check_layers.py SOURCE_DIR [--apart A:B ...] [--runtime-names]
+  --apart A:B      A may not include B even though B comes before it (train and sweep: both use
+                   the worker part, and neither reaches into the other for it).
+  --runtime-names  also: no file outside the runtime part tests a runtime's name, a family, a
+                   graph or step value by name or prefix (== "aoti", rfind("compile", 0), ...):
+                   callers ask the runtime (docs/design.md, the runtime part)."""
 import os
 import re
 import sys
@@ -20,12 +23,53 @@ def layer_order(design_md):
     sys.exit(f"check_layers: no layer order in {design_md} (the `src/<part>/` row of its layout)")
 
 
+# What the runtime part alone may compare: its runtimes' names, the runtime knob's families, and
+# the graph and training-step values they run. Each must still appear in src/runtime/ (the list
+# does not go stale).
+RUNTIME_VALUES = ["torchscript", "aoti", "python-eager", "python-compile", "cpp", "python",
+                  "eager", "frozen", "frozen-opt", "fused", "aoti-max-autotune", "compile",
+                  "compile-reduce-overhead", "compile-max-autotune",
+                  "compile-max-autotune-no-cudagraphs"]
+
+
+def runtime_name_tests(root):
+    """Each place outside the runtime part that tests a runtime or graph value by name or prefix."""
+    values = "|".join(re.escape(v) for v in sorted(RUNTIME_VALUES, key=len, reverse=True))
+    tests = re.compile(r'(==|!=)\s*"(%s)"|"(%s)"\s*(==|!=)|(rfind|find|starts_with|compare)\('
+                       r'"(%s)"' % (values, values, values))
+    runtime_sources = ""
+    for here, _, files in os.walk(os.path.join(root, "src", "runtime")):
+        for name in files:
+            runtime_sources += open(os.path.join(here, name), encoding="utf-8").read()
+    wrong = [f"src/runtime/: no longer has \"{v}\" (update RUNTIME_VALUES in {__file__})"
+             for v in RUNTIME_VALUES if f'"{v}"' not in runtime_sources]
+    for top in ("src", "include", "apps"):
+        for here, _, files in os.walk(os.path.join(root, top)):
+            rel = os.path.relpath(here, root)
+            if rel.startswith(os.path.join("src", "runtime")) or \
+                    rel.startswith(os.path.join("include", "torchperf", "runtime")):
+                continue
+            for name in sorted(files):
+                if not name.endswith((".cpp", ".h")):
+                    continue
+                path = os.path.join(here, name)
+                for number, line in enumerate(open(path, encoding="utf-8"), 1):
+                    code = line.split("//", 1)[0]
+                    if tests.search(code):
+                        wrong.append(f"{os.path.relpath(path, root)}:{number}: tests a runtime or "
+                                     f"graph value by name: {line.strip()}")
+    return wrong
+
+
 def main(argv):
     apart = set()
     args = []
+    names = False
     it = iter(argv)
     for a in it:
-        if a == "--apart":
+        if a == "--runtime-names":
+            names = True
+        elif a == "--apart":
             pair = next(it, "")
             if ":" not in pair:
                 sys.exit(__doc__)
@@ -61,12 +105,15 @@ def main(argv):
                             elif (part, m.group(1)) in apart:
                                 wrong.append(f"{where}:{number}: {part} includes {m.group(1)}, "
                                              f"which it must keep apart from")
+    if names:
+        wrong += runtime_name_tests(root)
     for w in wrong:
         print(w)
     if wrong:
         return 1
     print(f"{len(order)} parts in layer order: {' < '.join(order)}"
-          + "".join(f"; {a} apart from {b}" for a, b in sorted(apart)))
+          + "".join(f"; {a} apart from {b}" for a, b in sorted(apart))
+          + ("; no runtime or graph value tested by name outside the runtime part" if names else ""))
     return 0
 
 

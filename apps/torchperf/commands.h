@@ -1,5 +1,5 @@
 // The subcommands. Each registers its flags on the CLI11 app and returns a runner that produces
-// the exit code; main() is the only place that catches errors.
+// the exit code; main() turns what a runner throws into its exit code and message.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,6 @@
 // torchperf's command line: the only place that knows argv, the terminal and exit codes, and the
-// only place that catches errors.
+// only place that turns an error into an exit code and its message (the parts catch only where a
+// failure becomes a value or gains context).
 #include <c10/util/Exception.h>
 
 #include <unistd.h>

@@ -102,7 +102,8 @@ class TorchScriptRuntime final : public CppRuntime {
                             : "model = torch.jit.optimize_for_inference(torch.jit.freeze(model))"};
     } else if (graph == "fused") {
       // Some LibTorch builds do not ship the fuser interface header, though the library has the
-      // function: declare it then, as src/compat does.
+      // function: the snippet declares it then (src/compat, built against headers that have it,
+      // includes it).
       s.cpp_includes = {"<torch/csrc/jit/passes/tensorexpr_fuser.h>"};
       s.cpp_declarations = {
           "#if __has_include(<torch/csrc/jit/codegen/fuser/interface.h>)",

@@ -1,5 +1,7 @@
-// A knob is declared once, here: its name, values, when it applies, how it is applied and undone.
-// CLI flags, configuration strings, sweeps and reports all read these declarations.
+// A knob is declared once, in the registry (knob_registry.cpp), with this type: its name, values,
+// when it applies, how it is applied and undone; where a runtime decides (graph, step, and what
+// each runtime makes of the others), the declaration asks the runtime. CLI flags, configuration
+// strings, sweeps and reports all read these declarations.
 #pragma once
 
 #include <functional>
