@@ -57,7 +57,15 @@ TEST_F(NodeJobTest, AJobAndItsOutcomeReadBackAsTheyWereWritten) {
   EXPECT_EQ(back.message, o.message);
   EXPECT_EQ(back.wall_s, 42.5);
   EXPECT_EQ(back.peak_rss_bytes, 123456);
-  EXPECT_THROW(node_job_from_json({{"kind", "slurm"}}), std::exception);
+  EXPECT_THROW(node_job_from_json({{"kind", "slurm"}}), WorkerProtocolError);
+  nlohmann::json no_limit = written;
+  no_limit.erase("timeout_s");
+  try {
+    node_job_from_json(no_limit);
+    ADD_FAILURE() << "a node job without its time limit was read";
+  } catch (const WorkerProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no field 'timeout_s'"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(NodeJobTest, AWorkerJobRunsItsRequestInAFreshWorkerWithItsLog) {
