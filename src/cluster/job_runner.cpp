@@ -40,7 +40,7 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
   if (job.shared) {
     if (!shared_) {
       std::filesystem::create_directories(log_dir_);
-      shared_ = std::make_unique<SharedWorker>(executable_, log_dir_, limits_, tick_);
+      shared_ = std::make_unique<SharedWorker>(executable_, log_dir_, limits_, tick_, time_);
     }
     end.outcome = shared_->measure(job.request, Configuration::parse(job.configuration),
                                    job.limits.time_limit_s);

@@ -1,7 +1,5 @@
 #include "torchperf/worker/shared_worker.h"
 
-#include <chrono>
-
 #include "torchperf/config/apply.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/worker/protocol.h"
@@ -10,10 +8,8 @@ namespace torchperf {
 
 WorkerOutcome SharedWorker::measure(const nlohmann::json& request, const Configuration& config,
                                     double timeout_s) {
-  const auto start = Clock::now();
-  const auto since_start = [&] {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-  };
+  const auto start = time_.now();
+  const auto since_start = [&] { return to_seconds(time_.now() - start); };
   WorkerOutcome out;
   const auto fail = [&](const WorkerFailure& e) {
     close();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "torchperf/config/configuration.h"
+#include "torchperf/measure/clock.h"
 #include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
@@ -24,12 +25,14 @@ namespace torchperf {
 // any kind (an answered error, a crash, a limit) ends the worker: the next point starts afresh.
 class SharedWorker {
  public:
+  // time: what a point's wall (the budget's evidence) is read on.
   SharedWorker(std::string executable, std::string log_dir, WatchLimits limits,
-               std::function<bool(double)> tick)
+               std::function<bool(double)> tick, TimeSource& time = steady_time())
       : executable_(std::move(executable)),
         log_dir_(std::move(log_dir)),
         limits_(limits),
-        tick_(std::move(tick)) {}
+        tick_(std::move(tick)),
+        time_(time) {}
 
   // A measure request for config, in the live worker when its process state matches, else in a
   // new one. Never throws for the worker's end: that is the outcome's exit.
@@ -48,6 +51,7 @@ class SharedWorker {
   std::string executable_, log_dir_;
   WatchLimits limits_;
   std::function<bool(double)> tick_;
+  TimeSource& time_;
   std::optional<Configuration> state_;  // the configuration the live worker started with
   std::unique_ptr<WorkerSession> session_;
   std::size_t started_ = 0;
