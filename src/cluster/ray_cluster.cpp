@@ -259,14 +259,20 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
     launch(ticket, std::move(r));
   }
   for (const json& line : cluster_.wait(timeout_s)) {
+    const std::string id = line.value("id", "");
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;  // not an answer to a job of ours
     RayDone done;
     try {
       done = from_op<RayDone>(line);
-    } catch (const WorkerProtocolError&) {
-      continue;  // not an answer to a job of ours
+    } catch (const WorkerProtocolError& e) {
+      // A job whose answer does not read ends with that failure, never waited for forever.
+      Running r = std::move(it->second);
+      jobs_.erase(it);
+      busy_.erase(r.node);
+      fail_lost(id, r, e.what());
+      continue;
     }
-    const auto it = jobs_.find(done.id);
-    if (it == jobs_.end()) continue;
     Running r = std::move(it->second);
     jobs_.erase(it);
     busy_.erase(r.node);

@@ -83,6 +83,18 @@ void Artefacts::plan() {
   }
 }
 
+bool Artefacts::needs_package(const Configuration& config, const WorkloadTraits& traits) {
+  try {
+    const ResolvedConfiguration c = resolve(config, traits);
+    const Runtime& runtime = runtime_of(c, traits);
+    return runtime.artefact([&](const std::string& knob) { return c.value(knob); },
+                            runtime.view(traits))
+               .kind == ArtefactKind::kPackage;
+  } catch (const ConfigError&) {
+    return false;
+  }
+}
+
 bool Artefacts::in_python(std::size_t point) const {
   return needs_.at(point).runtime->worker() == RuntimeWorker::kPython;
 }

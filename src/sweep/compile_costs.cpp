@@ -11,6 +11,10 @@ namespace torchperf {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr const char* kOldCompileKey = "compile:";
+}  // namespace
+
 CompileCosts::CompileCosts(std::string path) : path_(std::move(path)) {
   std::ifstream in(path_);
   std::string line;
@@ -19,8 +23,11 @@ CompileCosts::CompileCosts(std::string path) : path_(std::move(path)) {
     if (!j.is_object() || !j.contains("what") || !j["what"].is_string() ||
         !j.contains("compile_s") || !j["compile_s"].is_number())
       continue;
-    latest_[j["what"].get<std::string>()] = j["compile_s"].get<double>();
-    from_file_[j["what"].get<std::string>()] = true;
+    std::string what = j["what"].get<std::string>();
+    // Files written before compiles were keyed by runtime named torch.compile's "compile:GRAPH:KEY".
+    if (what.rfind(kOldCompileKey, 0) == 0) what = "python-compile:" + what.substr(8);
+    latest_[what] = j["compile_s"].get<double>();
+    from_file_[what] = true;
   }
 }
 

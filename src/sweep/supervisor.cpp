@@ -239,7 +239,8 @@ void Supervisor::open_runner() {
   current_ = "connecting to the Ray cluster at " + c.address;
   report("preparing");
   runner_ = std::make_unique<RayJobRunner>(c, time_, tick);
-  budget_.set_slots(runner_->slots());
+  // Budgets buy node-seconds: as many as there are nodes, read anew as nodes are lost.
+  budget_.set_slots([runner = runner_.get()] { return runner->slots(); });
   for (const auto& note : runner_->machines().notes) result_.notes.push_back(note);
 }
 
@@ -349,8 +350,12 @@ void Supervisor::read_back() {
     }
     if (kind != "point" || !index_of_.count(r.value("key", ""))) continue;
     PointResult p = point_from_journal(r);
-    // A point left out because its package was not compiled runs when the package is there.
-    if (p.failure.source == FailureSource::kPackage) continue;
+    // A point left out because its package was not compiled runs when the package is there
+    // (journals before the split wrote "compile" for it: a point that needs a package).
+    if (p.failure.source == FailureSource::kPackage ||
+        (p.failure == PointFailure::answered(name_of(ErrorKind::kCompile)) &&
+         Artefacts::needs_package(space_.points[index_of_.at(p.key)].config, desc_.traits)))
+      continue;
     // Measured on another class of machine: not comparable with this session's points.
     if (!p.machine_class.empty() && p.machine_class != machine_class) {
       other_class.insert(p.key);
@@ -493,7 +498,7 @@ void Supervisor::read_outcome(std::size_t index, const WorkerOutcome& out, Point
   r.measurement = out.response.at("result").at("measurement");  // the journal keeps it whole
   // torch.compile's compile is paid inside the point's worker: remembered for the next tune,
   // and left out of the walls that price the points that do not compile.
-  if (m.compile_s > 0 && !m.compile_cache_hit) {
+  if (artefacts_->in_python(index) && m.compile_s > 0 && !m.compile_cache_hit) {
     artefacts_->record_worker_compile(index, m.compile_s);
     r.own_compile_s = m.compile_s;
   }
@@ -623,7 +628,7 @@ void Supervisor::sweep() {
   }
   std::map<std::string, Out> out;  // ticket -> the point it measures
   std::optional<Proposal> held;    // its package compiles here once no point is out
-  for (bool more = true;;) {
+  for (;;) {
     if (stop_requested()) {
       runner_->cancel_all();  // what is out is lost; what finished is in the journal
       break;
@@ -631,7 +636,9 @@ void Supervisor::sweep() {
     if (runner_->slots() == 0)
       throw ClusterError("every node of the cluster's machine class was lost: " +
                          std::to_string(finished_.size()) + " point(s) are in the journal");
-    more = more && start_points(out, held);
+    // Asked again after every wait: a search that had nothing while points were out (the budget
+    // held for them, finalists not yet known) may propose once they are back.
+    const bool more = start_points(out, held);
     if (out.empty() && !held && !more) break;
     for (JobEnd& end : runner_->wait(0.1)) finish_point(out, end);
     report(phase_);
@@ -655,17 +662,18 @@ void Supervisor::note_budget_after_sweep(double sweep_start_s) {
   const double needs = sweep_start_s + static_cast<double>(screen + explore) * brief +
                        static_cast<double>(finalist_count()) * full +
                        budget_.confirmation_reserve_s();
-  if (!result_.budget_exhausted || o_.search != SearchKind::kSmart || result_.brief_points == 0 ||
+  if (!result_.budget_exhausted || o_.search != SearchKind::kSmart || !budget_.measured_brief() ||
       needs <= o_.budget_s)
     return;
   result_.plan.budget_too_small = true;
-  result_.notes.push_back(fmt::format(
+  result_.plan.budget_note = fmt::format(
       "the budget of {:.0f} min is too small for this space: points took ~{:.1f} s briefly and "
       "~{:.1f} s in full (measured), and {} of {} points were left unmeasured ({}); screening "
       "the one-knob changes around the origin and the expert start, {} guesses and {} "
       "finalists need about {:.0f} min: raise --budget or pin knobs with --space",
       o_.budget_s / 60, brief, full, unmeasured, space_.points.size(), search_->spent(), explore,
-      finalist_count(), needs / 60));
+      finalist_count(), needs / 60);
+  result_.notes.push_back(result_.plan.budget_note);
 }
 
 TuneResult run_tune(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,

@@ -33,7 +33,7 @@ double TuneBudget::wall_left_s() const {
 
 double TuneBudget::remaining_s(double out_s) const {
   if (!limited()) return std::numeric_limits<double>::infinity();
-  return (wall_left_s() - confirmation_reserve_s()) * slots_ - out_s;
+  return (wall_left_s() - confirmation_reserve_s()) * slots() - out_s;
 }
 
 void TuneBudget::add_point(bool brief, bool python, bool fresh_worker, double wall_s) {
@@ -105,7 +105,7 @@ double TuneBudget::choose_brief_time_s(std::size_t screen, std::size_t finalists
 
 double TuneBudget::eta_s(double points_left, bool mostly_brief) const {
   const double eta =
-      std::max(0.0, points_left) * point_estimate_s(mostly_brief) / slots_ + confirmation_reserve_s();
+      std::max(0.0, points_left) * point_estimate_s(mostly_brief) / slots() + confirmation_reserve_s();
   return limited() ? std::min(eta, std::max(0.0, wall_left_s())) : eta;
 }
 

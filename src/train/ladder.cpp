@@ -88,20 +88,31 @@ class LadderSide {
 
 class SessionSide final : public LadderSide {
  public:
+  // The loop as given warms up inside its first breakdown (run's warm-up); a side that is
+  // compared warms up at once, untimed.
   SessionSide(const TrainingContext& context, const Configuration& config,
-              const HeadToHeadOptions& compare, std::size_t warmup_steps)
+              const HeadToHeadOptions& compare, std::size_t warmup_steps, bool warm_in_breakdown)
       : session_(context, config), compare_(compare) {
+    if (warm_in_breakdown) {
+      pending_warmup_ = warmup_steps;
+      return;
+    }
     const ScopeExit restore(session_.enter());
     for (std::size_t i = 0; i < warmup_steps; ++i) session_.step(false);
   }
   double block() override { return block_throughput(session_, compare_); }
-  Breakdown breakdown(std::size_t steps) override { return session_.run(0, steps); }
+  Breakdown breakdown(std::size_t steps) override {
+    const std::size_t warmup = pending_warmup_;
+    pending_warmup_ = 0;
+    return session_.run(warmup, steps);
+  }
   Undo enter() const override { return session_.enter(); }
   bool in_worker() const override { return false; }
 
  private:
   TrainingSession session_;
   HeadToHeadOptions compare_;
+  std::size_t pending_warmup_ = 0;
 };
 
 class WorkerSide final : public LadderSide {
@@ -198,11 +209,12 @@ class Climb {
   }
   // A side for config: in a worker of its own, or a session in this process.
   std::unique_ptr<LadderSide> open(const Configuration& config, bool in_worker,
-                                   const std::string& prefix, const std::string& name) const {
+                                   const std::string& prefix, const std::string& name,
+                                   bool first = false) const {
     if (in_worker)
       return std::make_unique<WorkerSide>(context_, config, o_.compare, o_.warmup_steps,
                                           worker_run(prefix), name);
-    return std::make_unique<SessionSide>(context_, config, o_.compare, o_.warmup_steps);
+    return std::make_unique<SessionSide>(context_, config, o_.compare, o_.warmup_steps, first);
   }
 
   void first_rung(const Configuration& start) {
@@ -213,7 +225,7 @@ class Climb {
     Rung rung;
     rung.configuration = current_;
     rung.in_python = plan_.in_python();
-    side_ = open(current_, rung.in_python, "ladder-rung-0", "rung 0");
+    side_ = open(current_, rung.in_python, "ladder-rung-0", "rung 0", true);
     rung.compile_s = side_->compile_s();
     rung.breakdown = side_->breakdown(o_.breakdown_steps);
     rung.advice = advise(rung.breakdown, context_.advice_context(plan_));

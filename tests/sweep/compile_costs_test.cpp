@@ -48,6 +48,20 @@ TEST(CompileCostsTest, AModesHistoryIsNotAnotherModesOfTheSameRuntime) {
   EXPECT_EQ(costs.longest("python-compile"), 9.0);
 }
 
+TEST(CompileCostsTest, AFileWrittenBeforeCompilesWereKeyedByRuntimeStillPricesThem) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-costs-old-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "model.jsonl").string();
+  std::ofstream(path) << "{\"what\": \"compile:compile:runtime=python\", \"compile_s\": 21}\n"
+                      << "{\"what\": \"aoti:precision=fp32\", \"compile_s\": 40}\n";
+  const CompileCosts costs(path);
+  EXPECT_EQ(costs.seen({"python-compile", "compile", "runtime=python"}), 21.0);
+  EXPECT_EQ(costs.seen({"aoti", "precision=fp32"}), 40.0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CompileCostsTest, WithoutAFileOnlyThisTunesCostsAreKnown) {
   CompileCosts costs;
   costs.record({"aoti", "a"}, 1);

@@ -45,8 +45,11 @@ TEST(TuneBudgetTest, WhatRemainsIsTheBudgetLessTheTimeSpentAndTheConfirmationsRe
 TEST(TuneBudgetTest, AClustersNodesBuyNodeSecondsAndNoBudgetIsUnlimited) {
   ManualTimeSource clock;
   TuneBudget budget(clock, settings(600));
-  budget.set_slots(3);
+  std::size_t nodes = 3;
+  budget.set_slots([&] { return nodes; });
   EXPECT_DOUBLE_EQ(budget.remaining_s(), 520 * 3);
+  nodes = 2;  // one lost
+  EXPECT_DOUBLE_EQ(budget.remaining_s(), 520 * 2);
   TuneBudget unlimited(clock, settings(0));
   EXPECT_FALSE(unlimited.limited());
   EXPECT_TRUE(std::isinf(unlimited.remaining_s()));

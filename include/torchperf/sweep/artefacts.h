@@ -38,6 +38,8 @@ class Artefacts final : public PointPrices {
 
   // Each point's artefact; the compile history read; the packages the cache already holds kept.
   void plan();
+  // Whether a configuration's runtime needs a package compiled before it runs.
+  static bool needs_package(const Configuration& config, const WorkloadTraits& traits);
 
   bool in_python(std::size_t point) const override;
   double compile_estimate_s(std::size_t point) const override;

@@ -37,12 +37,18 @@ class TuneBudget {
   TuneBudget(TimeSource& time, BudgetSettings settings);
 
   void set_prices(const PointPrices* prices) { prices_ = prices; }
-  // Points measured at once: a cluster's nodes. Budgets buy node-seconds.
-  void set_slots(std::size_t slots) { slots_ = slots == 0 ? 1 : slots; }
+  // Points measured at once: a cluster's nodes, read each time (a node lost costs its share).
+  // Budgets buy node-seconds.
+  void set_slots(std::function<std::size_t()> slots) { slots_ = std::move(slots); }
   void set_brief_time_s(double s) { brief_time_s_ = s; }
 
   bool limited() const { return settings_.budget_s > 0; }
-  double slots() const { return slots_; }
+  double slots() const {
+    const std::size_t n = slots_ ? slots_() : 1;
+    return static_cast<double>(n == 0 ? 1 : n);
+  }
+  // Whether a brief point has been measured (its wall is evidence, not a guess).
+  bool measured_brief() const { return !brief_walls_.empty(); }
   double budget_s() const { return settings_.budget_s; }
   double brief_time_s() const { return brief_time_s_ > 0 ? brief_time_s_ : settings_.full_time_s; }
   double elapsed_s() const;
@@ -82,7 +88,7 @@ class TuneBudget {
   BudgetSettings settings_;
   Clock::time_point start_;
   const PointPrices* prices_ = nullptr;
-  double slots_ = 1;
+  std::function<std::size_t()> slots_;
   double brief_time_s_ = 0;
   std::vector<double> brief_walls_, full_walls_;                // compiles left out
   std::vector<double> python_brief_walls_, python_full_walls_;  // the Python worker's
