@@ -50,9 +50,13 @@ echo "exit $?"; grep -m1 'samples/s' "$OUT/bench-python.txt"; tail -2 "$OUT/benc
 
 fi
 
+# GPU_CHECK_NO_PEERS=1: the crash regressions and the tune only (a check of torchperf's own code
+# on CUDA when the device time left does not pay for the peers; no table then).
+if [ -z "${GPU_CHECK_NO_PEERS:-}" ]; then
 step "the hand-tuned PyTorch peers (torch.utils.benchmark, each in its own process)"
 timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \
   --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt"
+fi
 
 # The space: every runtime but AOTInductor (its first CUDA compile takes about two minutes, most
 # of the check's budget), each with the settings the GPU guides name: C++ TorchScript with and
@@ -65,6 +69,12 @@ timeout 420 "$TP" tune builtin:resnet18 --device cuda --batch 64 --budget "$BUDG
   ${GPU_TUNE_ARGS:-} --space "$SPACE" --out "$OUT/tune" --json > "$OUT/tune.json" 2> "$OUT/tune.err"
 echo "exit $?"; grep -v '^\s*$' "$OUT/tune.err" | tail -15
 
+if [ -z "${GPU_CHECK_NO_PEERS:-}" ]; then
 step "tune's winner over each peer"
 python3 bench/gpu_table.py "$OUT/tune.json" "$OUT/peers.json" | tee "$OUT/table.md"
+else
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); w=r["winner"]
+ps=[p for p in r["points"] if p["key"]==w and p.get("metrics")]
+print("winner", w, ps[-1]["metrics"]["throughput_samples_per_s"] if ps else None, "samples/s;", r["search"]["spent"], "; plan:", r["plan"]["summary"][:300])' "$OUT/tune.json"
+fi
 step "done"

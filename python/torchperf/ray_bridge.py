@@ -61,7 +61,7 @@ def _say(message):
         sys.stdout.flush()
 
 
-def _run_on_node(argv, stdin_text, env):  # noqa: D401 - a Ray task
+def _run_on_node(argv, stdin_text, env):
     """The Ray task: the node job as a child of this Ray worker, which dies with it (a cancelled
     or lost task leaves no process measuring on the node)."""
     import ctypes

@@ -28,7 +28,8 @@ LocalJobRunner::LocalJobRunner(TimeSource& time, std::string executable, std::st
 std::string LocalJobRunner::start(const NodeJob& job) {
   if (pending_) throw std::logic_error("LocalJobRunner::start: a job is already out");
   pending_ = job;
-  return "job-" + std::to_string(next_ticket_++);
+  pending_ticket_ = "job-" + std::to_string(next_ticket_++);
+  return pending_ticket_;
 }
 
 std::vector<JobEnd> LocalJobRunner::wait(double) {
@@ -36,7 +37,7 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
   const NodeJob job = std::move(*pending_);
   pending_.reset();
   JobEnd end;
-  end.ticket = "job-" + std::to_string(next_ticket_ - 1);
+  end.ticket = pending_ticket_;
   if (job.shared) {
     if (!shared_) {
       std::filesystem::create_directories(log_dir_);

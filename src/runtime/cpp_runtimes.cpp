@@ -163,7 +163,6 @@ class AotiRuntime final : public CppRuntime {
     a.package.device = view.cuda ? "cuda" : "cpu";
     a.name = a.package.to_string();
     a.autotunes = a.package.max_autotune;
-    a.kept = "the AOTInductor package, cached by program, settings, torch version and CPU ISA";
     return a;
   }
   static bool autotunes(const std::string& graph) { return graph == "aoti-max-autotune"; }

@@ -200,7 +200,6 @@ class PythonCompileRuntime final : public PythonRuntime {
     a.name = m->graph;
     a.plain = compile_modes().front().graph;
     a.autotunes = m->autotunes;
-    a.kept = "Inductor's caches (FX graph, autotuning), kept per program in torchperf's cache";
     return a;
   }
   std::vector<std::string> training_steps(const WorkloadTraits& model) const override {

@@ -93,9 +93,9 @@ bool Supervisor::tick(double within_point) {
 }
 
 json Supervisor::ask(const json& request, const std::string& log_name, const std::string& what) {
-  NodeJob describe = job(NodeJobKind::kWorker, log_name);
-  describe.request = request;
-  const WorkerOutcome out = runner_->run(describe).outcome;
+  NodeJob one = job(NodeJobKind::kWorker, log_name);
+  one.request = request;
+  const WorkerOutcome out = runner_->run(one).outcome;
   budget_.add_startup(out.wall_s);  // a worker's start-up and one model load, measured
   if (interrupted_) throw Interrupted("interrupted while " + what);
   if (out.ending != Ending::kAnswered)
@@ -246,10 +246,10 @@ void Supervisor::open_runner() {
 
 void Supervisor::describe() {
   report("preparing");
-  described_ = ask(to_request(DescribeRequest{o_.workload}), "describe",
-                   "loading model '" + o_.workload.model + "'")
-                   .at("description");
-  desc_ = from_reply<DescribeReply>(json{{"description", described_}}, "describe").description;
+  const json reply = ask(to_request(DescribeRequest{o_.workload}), "describe",
+                         "loading model '" + o_.workload.model + "'");
+  desc_ = from_reply<DescribeReply>(reply, "describe").description;
+  described_ = reply.at("description");
   result_.workload = desc_;
   // Latency is judged per call at batch 1 unless the user names the batch sizes.
   auto requested = o_.space;

@@ -69,7 +69,6 @@ TEST(PythonRuntimesTest, ACompiledPointPaysItsCompileInItsWorkerPricedFromThePla
   EXPECT_EQ(tuned.plain, "compile");
   EXPECT_TRUE(tuned.autotunes);
   EXPECT_FALSE(compile.artefact(graph("compile"), {}).autotunes);
-  EXPECT_NE(tuned.kept.find("Inductor"), std::string::npos);
   EXPECT_EQ(runtime_named("python-eager").artefact(graph("eager"), {}).kind, ArtefactKind::kNone);
 }
 

@@ -91,6 +91,7 @@ class LocalJobRunner final : public JobRunner {
   WatchLimits limits_;
   JobMachines machines_;
   std::optional<NodeJob> pending_;
+  std::string pending_ticket_;
   std::size_t next_ticket_ = 0;
   std::unique_ptr<SharedWorker> shared_;  // the brief points' worker
 };

@@ -45,7 +45,6 @@ struct Artefact {
   std::string plain;
   bool autotunes = false;  // kernel choices benchmarked while compiling: about 3x as long
   AotiOptions package;     // kPackage: what to compile
-  std::string kept;        // where it is kept, for reports
 };
 
 // A resolved configuration's knob values by name ("n/a" where a knob does not apply): what a
