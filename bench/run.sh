@@ -50,6 +50,11 @@
 #      and a program's: the encoder at batch 16), same protocol and same budget (10% of the
 #      sweep's time), 20 seeds each (5 for the slower GP): each winner's share of the exhaustive
 #      winner.
+#  19. a point through Ray against the same point here.
+#  20. the promise in the caller's process: torchperf.tune + result.apply on the README's MLP and a
+#      small encoder of our own, the applied callable timed here against the throughput tune
+#      stated (target >= 0.95) and against eval() + inference_mode at the same threads (target
+#      >= 1.0), alternated rounds.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,7 +84,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -866,4 +871,15 @@ if section 19; then
 # less the same point's here.
 echo "== 19. a point through Ray against the same point here (built-in MLP, 4 points, ${BENCH_CLUSTER_ROUNDS:-3} rounds)"
 "$python" "$here/cluster_overhead.py" "$tp_binary" "${BENCH_CLUSTER_ROUNDS:-3}"
+fi
+
+if section 20; then
+# Issue 51. Each model's tune, then its applied callable against the careful loop, alternated.
+for m in readme-mlp encoder; do
+  echo "== 20. torchperf.tune + apply on $m (budget ${BENCH_PROMISE_BUDGET:-3m}) in the caller's process, ${BENCH_PROMISE_ROUNDS:-9} rounds:"
+  promise_out="$build/bench-promise-$m"
+  rm -rf "$promise_out"
+  TORCHPERF_CLI="$tp_binary" PYTHONPATH="$root/python" "$python" "$here/applied_promise.py" "$m" \
+      "${BENCH_PROMISE_BUDGET:-3m}" "${BENCH_PROMISE_ROUNDS:-9}" "${BENCH_PROMISE_SECONDS:-0.3}" "$promise_out" 2>/dev/null
+done
 fi

@@ -136,6 +136,9 @@ Runner add_bench_command(CLI::App& app) {
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");
   cmd->add_option("--inputs-file", flags->options.inputs_file,
                   "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
+  cmd->add_option("--python-module", flags->options.python_module,
+                  "The program's nn.Module itself, saved by the Python API (torchperf.bench "
+                  "writes it): the python runtime times it instead of the program's module");
   cmd->add_option("--config", flags->config,
                   "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt, or a "
                   "FILE.json written by report (its model and inputs apply when not given)");

@@ -95,6 +95,7 @@ int run(TuneFlags& f) {
     for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
              {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
              {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
+             {"--python-module", [&] { o.workload.python_module = given.workload.python_module; }},
              {"--device", [&] { o.workload.device = given.workload.device; }},
              {"--seed", [&] { o.workload.seed = given.workload.seed; }},
              {"--time", [&] { o.workload.time_s = given.workload.time_s; }},
@@ -191,7 +192,15 @@ int run(TuneFlags& f) {
   else
     std::cout << format_tune(result);
   // The report is written from the journal, as `torchperf report OUT` would write it. A failure
-  // here does not undo the sweep: its result stands, and the report can be written again.
+  // here does not undo the sweep: its result stands, and the report can be written again. A run
+  // that measured nothing has nothing to plot: no page of empty plots.
+  const bool measured = std::any_of(result.points.begin(), result.points.end(), [](const auto& p) {
+    return p.status != PointStatus::kFailed;
+  });
+  if (!measured) {
+    std::cerr << "tune: no report: no point was measured\n";
+    return result.winner ? kSuccess : kInvalidResult;
+  }
   try {
     const std::string page = write_run_report(o.out_dir);
     std::cerr << "tune: report written to " << page << "\n";
@@ -221,6 +230,10 @@ Runner add_tune_command(CLI::App& app) {
                              "Input spec per forward argument, batch excluded (as for bench)"));
   experiment(cmd->add_option("--inputs-file", f->options.workload.inputs_file,
                              "Tensors saved with torch.save, instead of a spec"));
+  experiment(cmd->add_option("--python-module", f->options.workload.python_module,
+                             "The program's nn.Module itself, saved by the Python API "
+                             "(torchperf.tune writes it): the python runtime times it instead of "
+                             "the program's module"));
   experiment(cmd->add_option("--device", f->options.workload.device, "auto, cpu, cuda or cuda:N")
                  ->default_val("auto"));
   experiment(cmd->add_option("--seed", f->options.workload.seed, "Seed for generated inputs")

@@ -23,6 +23,17 @@ except _metadata.PackageNotFoundError:
 if _problem:
     raise ImportError(_problem)
 
+try:
+    __version__ = _metadata.version("torchperf")
+except _metadata.PackageNotFoundError:  # run from the source tree (PYTHONPATH=python)
+    import re as _re
+    from pathlib import Path as _Path
+
+    _cmake = _Path(__file__).resolve().parents[2] / "CMakeLists.txt"
+    _found = _re.search(r"project\(torchperf VERSION ([0-9.]+)",
+                        _cmake.read_text()) if _cmake.exists() else None
+    __version__ = _found.group(1) if _found else "unknown"
+
 _API = {"bench": "api", "tune": "api", "load": "result", "TuneResult": "result",
         "BenchResult": "api", "TorchperfError": "errors"}
 __all__ = sorted(_API)

@@ -123,6 +123,23 @@ def export(model, inputs, path):
         model.train(was_training)
 
 
+def saved_module(model, path):
+    """The caller's module saved for the python runtime's workers (module_file), or None, said
+    on stderr, when it cannot travel: they then time the exported program's module, which costs
+    more per call than the module itself."""
+    from torchperf import module_file
+
+    try:
+        module_file.save(model, path)
+        return path
+    except module_file.ModuleFileError as e:
+        import sys
+
+        sys.stderr.write(f"torchperf: the python runtime measures the exported program, not your "
+                         f"module: {e} (define the model's classes in a module of their own)\n")
+        return None
+
+
 def space_text(space):
     if space is None:
         return None
@@ -221,6 +238,9 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
         program = os.path.join(folder, "model.pt2")
         export(model, inputs, program)
         args = ["bench", program, "--json"]
+        module = saved_module(model, os.path.join(folder, "module.pt"))
+        if module:
+            args += ["--python-module", module]
         if "batch" not in knobs:
             args += ["--batch", str(inputs[0].shape[0])]
         if time_s is not None:
@@ -282,10 +302,12 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         raise ValueError(f"resume=True: out '{out}' holds no journal to go on from")
     os.makedirs(out, exist_ok=True)
     program = os.path.join(out, "model.pt2")
+    module = os.path.join(out, "module.pt")
     if not resume:
         export(model, inputs, program)
         with open(identity_file, "w") as f:
             json.dump(identity, f)
+        module = saved_module(model, module)
     import torch
 
     # The reference apply is judged against, and the inputs it is judged on.
@@ -298,6 +320,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         args = ["tune", program, "--out", out,
                 "--as-given", configuration_key(as_given),
                 "--objective", objective]
+        if module:
+            args += ["--python-module", module]
         if space is not None:
             args += ["--space", space_text(space)]
         if accuracy is not None:
@@ -306,6 +330,11 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
             args += ["--time", str(time_s)]
         if search is not None:
             args += ["--search", search]
+        space_names = space_text(space) or ""
+        if "batch" not in knobs and not re.search(r"(^|;)\s*batch\s*=", space_names):
+            # The batch the caller passes is the batch tuned, unless a batch axis is asked for:
+            # apply runs the winner on the caller's batches.
+            knobs = dict(knobs, batch=inputs[0].shape[0])
         args += knob_flags(knobs)
     if cluster is not None:
         args += ["--cluster", cluster]
@@ -322,12 +351,9 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
     if not record.winner:
         measured = sum(1 for p in record.points if p.status is PointStatus.OK)
         if record.budget_exhausted and not record.points:
-            # The plan says what the budget had to hold (points, their start-up, the confirmation).
-            plan = record.plan
             named = f"budget '{budget}'" if budget is not None else "the default budget"
-            raise ValueError(f"{named} is too small for one point and the confirmation "
-                             f"of a winner; raise it (or lower time_s)"
-                             + (f". The plan was: {plan.summary}" if plan.summary else ""))
+            raise ValueError(f"{named} measured nothing: after loading the model it left no room "
+                             "for one point's worker; raise it (or lower time_s)")
         raise TorchperfError(f"tune found no winner: {record.winner_note} ({measured} "
                              f"points passed; see {journal})", exit_code=ErrorKind.INVALID_RESULT)
     with open(os.path.join(out, "tune.json"), "w") as f:

@@ -21,37 +21,58 @@ def say(message):
     sys.stderr.write(f"torchperf: {message}\n")
 
 
-class Applied:
-    """The winner as a callable: inputs placed in the winner's format, calls inside its autograd
-    mode and autocast. `configuration` is what it runs."""
+# The careful baseline a person writes: the module as given, eval(), under inference_mode.
+CAREFUL = {"runtime": "python", "graph": "eager", "grad": "inference", "precision": "fp32",
+           "mode": "eval"}
 
-    def __init__(self, fn, configuration, device, prepare_input=None, finish_output=None):
+
+class Applied:
+    """The winner as a callable: inputs placed in the winner's format, each call inside its
+    autograd mode and autocast (python_settings.call_function: the callable the worker timed) and,
+    when the winner's thread count is not this process's, at the winner's threads, restored after
+    each call. `configuration` is what it runs; `check`, what apply measured of it here."""
+
+    def __init__(self, fn, configuration, device, threads=None):
         self.fn = fn
         self.configuration = configuration
         self.device = device
-        self._prepare = prepare_input or (lambda t: t)
-        self._finish = finish_output or (lambda out: out)
-        cfg = configuration
-        self._grad = cfg.get("grad", "on")
-        self._precision = cfg.get("precision", "fp32") if cfg.get("runtime") == "python" else "fp32"
+        self.check = None
+        self._threads = threads
+        if threads:
+            self.__class__ = _ScopedThreads
 
     def __call__(self, *inputs):
-        inputs = tuple(self._prepare(t) for t in inputs)
-        with python_settings.call_contexts(self._grad, self._precision, self.device.type):
-            return self._finish(self.fn(*inputs))
+        return self.fn(*inputs)
 
     def __repr__(self):
         return f"torchperf.Applied({configuration_key(self.configuration)})"
 
 
+class _ScopedThreads(Applied):
+    """An Applied whose winner ran at another thread count than the caller's: each call sets it
+    and restores the caller's, so apply changes nothing process-wide."""
+
+    def __call__(self, *inputs):
+        import torch
+
+        theirs = torch.get_num_threads()
+        torch.set_num_threads(self._threads)
+        try:
+            return self.fn(*inputs)
+        finally:
+            torch.set_num_threads(theirs)
+
+
 def _threads(configuration):
+    """The winner's thread count when it differs from this process's, else None."""
     import torch
 
     threads = configuration.get("threads")
     if threads and threads != "n/a" and int(threads) != torch.get_num_threads():
-        say(f"threads={threads}: torch.set_num_threads({threads}) for this process "
-            f"(it was {torch.get_num_threads()})")
-        torch.set_num_threads(int(threads))
+        say(f"threads={threads}: the winner's thread count is set around each call and this "
+            f"process's ({torch.get_num_threads()}) restored after it")
+        return int(threads)
+    return None
 
 
 def _python_winner(result, model, configuration, device):
@@ -66,7 +87,8 @@ def _python_winner(result, model, configuration, device):
     memory_format = "contiguous" if memory_format == "n/a" else memory_format
     precision = configuration.get("precision", "fp32")
     precision = "fp32" if precision == "n/a" else precision
-    dtype = python_settings.converted_dtype(precision)
+    grad = configuration.get("grad", "on")
+    grad = "on" if grad == "n/a" else grad
     # A copy: the caller's module keeps its mode, device and layout.
     module = copy.deepcopy(model).eval()
     module, _ = python_settings.place(module, (), device, memory_format, precision)
@@ -77,22 +99,10 @@ def _python_winner(result, model, configuration, device):
     python_settings.set_backends(**backends)
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
-            f"{'on' if configuration.get('grad', 'on') != 'on' else 'off'} (a process-wide "
-            "setting); the first call compiles")
-    fn = python_settings.compiled(module, graph, configuration.get("grad", "on"))
-    return Applied(fn, configuration, device,
-                   prepare_input=lambda t: python_settings.place_input(t, device, memory_format,
-                                                                       dtype),
-                   finish_output=_as_float if dtype is not None else None)
-
-
-def _as_float(out):
-    """Outputs of a model converted to bf16 or fp16 back in fp32, as the caller's model gives them."""
-    import torch
-
-    if torch.is_tensor(out):
-        return out.float() if out.is_floating_point() else out
-    return type(out)(_as_float(o) for o in out) if isinstance(out, (list, tuple)) else out
+            f"{'on' if grad != 'on' else 'off'} (a process-wide setting); the first call compiles")
+    fn = python_settings.call_function(python_settings.compiled(module, graph, grad), grad,
+                                       precision, device, memory_format)
+    return Applied(fn, configuration, device, _threads(configuration))
 
 
 def _cpp_winner(result, configuration, device):
@@ -111,21 +121,11 @@ def _cpp_winner(result, configuration, device):
         raise TorchperfError(f"apply: the winner's AOTInductor package is missing ({where}): tune "
                              "again, or load a result saved with result.save", exit_code=ErrorKind.MODEL)
     runner = torch._inductor.aoti_load_package(package)
-    dtype = torch.bfloat16 if configuration.get("precision") == "bf16" else None
-
-    def prepare(t):
-        t = t.to(device)
-        # A bf16 package was compiled from the program cast to bf16: its inputs are bf16.
-        return t.to(dtype) if dtype is not None and t.is_floating_point() else t
-
-    def finish(out):
-        if dtype is None:
-            return out
-        if torch.is_tensor(out):
-            return out.float() if out.is_floating_point() else out
-        return type(out)(finish(o) for o in out) if isinstance(out, (list, tuple)) else out
-
-    return Applied(runner, configuration, device, prepare_input=prepare, finish_output=finish)
+    # A bf16 package was compiled from the program cast to bf16: its inputs are bf16, converted
+    # per call as the Python runtime's bf16 points convert them.
+    precision = "bf16" if configuration.get("precision") == "bf16" else "fp32"
+    fn = python_settings.call_function(runner, "on", precision, device)
+    return Applied(fn, configuration, device, _threads(configuration))
 
 
 def example_inputs(result):
@@ -190,17 +190,81 @@ def guard(result, applied):
     return verdict
 
 
+def careful(model, device, threads):
+    """What a careful person writes: the module as given, eval(), each call under inference_mode
+    (its C++ guard), in fp32, at the winner's threads."""
+    module = copy.deepcopy(model).eval().to(device)
+    configuration = dict(CAREFUL, threads=str(threads) if threads else "n/a")
+    fn = python_settings.call_function(module, "inference", "fp32", device)
+    return Applied(fn, configuration, device, threads)
+
+
+def check_here(result, model, applied, device):
+    """The applied winner timed in this process against the careful baseline and the model as
+    given, at the winner's threads, alternated: an AppliedCheck. The careful baseline is returned
+    instead of a winner that loses to it."""
+    import torch
+
+    from torchperf import in_process
+
+    inputs = tuple(t.to(device) for t in example_inputs(result))
+    threads = applied._threads
+    baseline = careful(model, device, threads)
+    given = Applied(model, {"as_given": True}, device, threads)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
+    race = in_process.Race({"winner": applied, "careful": baseline, "as_given": given}, inputs,
+                           inputs[0].shape[0], sync=sync).run()
+    check = AppliedCheck(
+        batch=int(inputs[0].shape[0]), throughput=race.throughput("winner"),
+        stated=result.winner["throughput"], careful=race.throughput("careful"),
+        vs_careful=race.ratio("winner", "careful"), vs_as_given=race.ratio("winner", "as_given"),
+        kept=True)
+    if check.vs_careful.median < 1.0:
+        check = AppliedCheck(**{**check.__dict__, "kept": False})
+        baseline.check = check
+        return baseline, check
+    applied.check = check
+    return applied, check
+
+
+class AppliedCheck:
+    """What apply measured here: the winner's samples/s at the caller's batch, what tune stated,
+    and the winner over the careful baseline and over the model as given (alternated rounds).
+    kept is False when the careful baseline won and was returned instead."""
+
+    def __init__(self, batch, throughput, stated, careful, vs_careful, vs_as_given, kept):
+        self.batch, self.throughput, self.stated, self.careful = batch, throughput, stated, careful
+        self.vs_careful, self.vs_as_given, self.kept = vs_careful, vs_as_given, kept
+
+    @property
+    def here_over_stated(self):
+        return self.throughput / self.stated if self.stated else None
+
+    def text(self):
+        stated = (f", {self.here_over_stated:.2f}x the {self.stated:,.0f} tune measured"
+                  if self.stated else "")
+        return (f"here at batch {self.batch}: {self.throughput:,.0f} samples/s{stated}; "
+                f"{self.vs_careful.text()} eval()+inference_mode, "
+                f"{self.vs_as_given.text()} the model as given")
+
+    def __repr__(self):
+        return f"AppliedCheck({self.text()})"
+
+
 def apply(result, model):
     from torchperf import api
 
     api.checked_model(model, "apply: model")
     if not result.record.winner:
         raise result.no_winner("apply")
-    if not result.beats_as_given:
+    # A winner tune could not compare with the model as given (its budget ran out) is judged by
+    # the check in this process alone.
+    unmeasured = result.speedup is None and not result.is_as_given
+    if not result.beats_as_given and not unmeasured:
         low, high = result.speedup_ci
         why = ("the winner is the model as given" if result.is_as_given else
                f"the winner is {result.speedup:.3f}x the model as given ({low:.3f}-{high:.3f}, "
-               f"{result.verdict})" if result.speedup is not None and low is not None else
+               f"{result.verdict})" if low is not None else
                "the winner was not measured against the model as given")
         say(f"apply: no configuration beat the model as given by more than the noise ({why}): "
             "the model is returned unchanged")
@@ -210,7 +274,6 @@ def apply(result, model):
     configuration = result.record.winner_configuration
     device = torch.device("cuda" if result.environment.get("cuda") and torch.cuda.is_available()
                           else "cpu")
-    _threads(configuration)
     if configuration.get("runtime", "cpp") == "python":
         applied = _python_winner(result, model, configuration, device)
     else:
@@ -225,6 +288,12 @@ def apply(result, model):
         except Exception:  # a torch without the mega-cache: save holds no compile cache
             result._cache_artifacts = None
     cosine = f"cosine {verdict.cosine:.6f}" if verdict.cosine is not None else verdict.accuracy
-    say(f"apply: {result.record.winner} ({result.speedup:.3f}x the model as given); its "
-        f"output passes the guard ({cosine})")
+    applied, check = check_here(result, model, applied, device)
+    result.applied_check = check
+    if not check.kept:
+        say(f"apply: {result.record.winner} loses to eval()+inference_mode in this process "
+            f"({check.vs_careful.text()}): the careful baseline is returned instead")
+        return applied
+    say(f"apply: {result.record.winner}; its output passes the guard ({cosine}); "
+        f"{check.text()}")
     return applied

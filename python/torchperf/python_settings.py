@@ -3,8 +3,6 @@ worker when it measures a point (worker.py) and by the API when it hands the win
 (apply.py), so that what is applied is what was measured.
 """
 
-import contextlib
-
 from torchperf import compile_modes
 
 
@@ -74,28 +72,63 @@ def set_backends(cudnn_benchmark="n/a", tf32="n/a"):
         torch.backends.cudnn.allow_tf32 = tf32 == "on"
 
 
-def enter_call_contexts(stack, grad, precision, device_type):
-    """Enters, on `stack`, autograd's mode (on | no_grad | inference) and autocast
-    (fp32 | bf16-autocast | fp16-autocast) around calls."""
+def call_function(fn, grad, precision, device, memory_format="contiguous"):
+    """`fn` as the caller runs it: each call under autograd's mode and autocast, floating inputs
+    converted to the point's dtype and format, outputs back in fp32. The one callable both the
+    worker times and apply returns, so that what apply hands back is what was measured. Each step
+    is there only when the setting needs it: a plain fp32 inference call adds the inference-mode
+    guard alone (its C++ guard, a fraction of a microsecond, not the Python context manager)."""
     import torch
 
+    if memory_format not in ("contiguous", "channels_last"):
+        raise SettingsError(f"format '{memory_format}': expected contiguous or channels_last")
+    dtype = converted_dtype(precision)
     if grad == "inference":
-        stack.enter_context(torch.inference_mode())
+        guard = lambda: torch._C._InferenceMode(True)  # noqa: E731
     elif grad == "no_grad":
-        stack.enter_context(torch.no_grad())
-    elif grad != "on":
-        raise SettingsError(f"grad '{grad}': expected on, no_grad or inference")
-    if precision in ("bf16-autocast", "fp16-autocast"):
-        dtype = torch.bfloat16 if precision == "bf16-autocast" else torch.float16
-        stack.enter_context(torch.autocast(device_type, dtype=dtype))
+        guard = torch.no_grad
+    elif grad == "on":
+        guard = None
     else:
-        converted_dtype(precision)  # fp32, bf16, fp16: no context (place converted the weights)
-    return stack
+        raise SettingsError(f"grad '{grad}': expected on, no_grad or inference")
+    autocast = None
+    if precision in ("bf16-autocast", "fp16-autocast"):
+        autocast_dtype = torch.bfloat16 if precision == "bf16-autocast" else torch.float16
+        autocast = lambda: torch.autocast(device.type, dtype=autocast_dtype)  # noqa: E731
+    channels_last = memory_format == "channels_last"
+    convert = dtype is not None or channels_last
 
+    def prepared(inputs):
+        return tuple(place_input(t, device, memory_format, dtype) if torch.is_tensor(t) else t
+                     for t in inputs)
 
-def call_contexts(grad, precision, device_type):
-    """The same contexts as a fresh ExitStack, entered (the caller closes it)."""
-    return enter_call_contexts(contextlib.ExitStack(), grad, precision, device_type)
+    def finished(out):
+        if torch.is_tensor(out):
+            return out.float() if out.is_floating_point() else out
+        return type(out)(finished(o) for o in out) if isinstance(out, (list, tuple)) else out
+
+    def body(*inputs):
+        if convert:
+            inputs = prepared(inputs)
+        if autocast is not None:
+            with autocast():
+                out = fn(*inputs)
+        else:
+            out = fn(*inputs)
+        return finished(out) if dtype is not None else out
+
+    if guard is None:
+        return body
+    if not convert and autocast is None and dtype is None:
+        def call(*inputs):
+            with guard():
+                return fn(*inputs)
+        return call
+
+    def guarded(*inputs):
+        with guard():
+            return body(*inputs)
+    return guarded
 
 
 # graph value -> torch.compile's mode (None: its default), from the one table (compile_modes.py).

@@ -273,6 +273,16 @@ class TuneSummary:
     vs_as_given: HeadToHead | None = None
     budget_exhausted: bool = False
     plan: TunePlan = TunePlan()
+    careful: str = ""
+    vs_careful: HeadToHead | None = None
+    notes: tuple = ()
+    # Other work on the machine while it ran (tune's "machine_load"), or None (not sampled).
+    machine_load: dict | None = field(default=None, hash=False)
+
+    @property
+    def busy(self):
+        """The tune ran while other work took at least half a core."""
+        return bool(self.machine_load and self.machine_load.get("busy"))
 
     @classmethod
     def from_json(cls, value, where=""):
@@ -285,16 +295,23 @@ class TuneSummary:
             raise RecordError(path(where, "kind"), '"tune"',
                               f'"{kind}"' if isinstance(kind, str) else json_kind(kind))
         strings = {name: read(s, where, name, is_optional_string, "a string", default="")
-                   for name in ("winner", "winner_note", "as_given", "accuracy")}
+                   for name in ("winner", "winner_note", "as_given", "accuracy", "careful")}
         points = read(s, where, "points", is_array, "an array", required=True)
         points = tuple(Point.from_json(p, f"{path(where, 'points')}[{i}]")
                        for i, p in enumerate(points))
         h = s.get("vs_as_given")
+        careful = s.get("vs_careful")
+        notes = read(s, where, "notes", is_array, "an array", default=[])
+        load = s.get("machine_load")
         plan = s.get("plan")  # absent from answers of tunes before the plan was typed
         return cls(plan=TunePlan() if plan is None else TunePlan.from_json(plan, path(where, "plan")),
                    points=points, winner=strings.pop("winner") or None, **strings,
                    vs_as_given=None if h is None else
                    HeadToHead.from_json(h, path(where, "vs_as_given")),
+                   vs_careful=None if careful is None else
+                   HeadToHead.from_json(careful, path(where, "vs_careful")),
+                   notes=tuple(str(n) for n in notes),
+                   machine_load=load if isinstance(load, dict) else None,
                    budget_exhausted=read(s, where, "budget_exhausted", is_boolean, "a boolean",
                                          default=False))
 

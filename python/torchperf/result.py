@@ -88,6 +88,9 @@ class TuneResult:
         here = current_environment()
         self.measured_elsewhere = elsewhere(environment, here) if environment else ""
         self._cache_artifacts = None  # torch.compile's, after apply compiled in this process
+        # What apply measured in this process (apply.AppliedCheck): the winner against the
+        # careful baseline and the model as given, and against what tune stated.
+        self.applied_check = None
 
     @classmethod
     def from_folder(cls, folder):
@@ -301,9 +304,20 @@ class TuneResult:
                       f"{throughput:.4g} samples/s ({low:.4g}-{high:.4g})"
                       if None not in (low, high)
                       else f"{throughput:.4g} samples/s (measured briefly: no interval)")
+        careful = self.record.vs_careful
+        careful = ("the winner is the careful configuration itself" if careful is None else
+                   f"{careful.ratio:.3f}x ({careful.ci[0]:.3f}-{careful.ci[1]:.3f}), "
+                   f"{careful.verdict.value}"
+                   if not careful.failure and None not in (careful.ratio, *careful.ci)
+                   else f"not measured ({careful.failure or 'no interval'})")
         rows = [("winner", self.record.winner), ("throughput", f"{throughput}, batch {m.batch}"),
-                ("over the model as given", speedup), ("note", self.record.winner_note),
-                ("report", self.report)]
+                ("over eval()+inference_mode", careful),
+                ("over the model as given", speedup), ("note", self.record.winner_note)]
+        busy = [n for n in self.record.notes if n.startswith("a busy machine")]
+        rows += [("busy machine", n) for n in busy]
+        if self.applied_check is not None:
+            rows.append(("applied here", self.applied_check.text()))
+        rows.append(("report", self.report))
         if self.measured_elsewhere:
             rows.append(("measured elsewhere", self.measured_elsewhere))
         return rows

@@ -106,6 +106,13 @@ def load_model(kind, path):
             return _child.export_load(path).module()
         except Exception as e:
             raise JobError(ErrorKind.MODEL, f"model '{path}': torch.export.load failed ({concise(e)})")
+    if kind == "module":
+        from torchperf import module_file
+
+        try:
+            return module_file.load(path)
+        except module_file.ModuleFileError as e:
+            raise JobError(ErrorKind.MODEL, str(e))
     if kind == "torchscript":
         try:
             return torch.jit.load(path, map_location="cpu").eval()
@@ -119,7 +126,7 @@ def load_model(kind, path):
             return export_source.build_model(reference, export_source.load_callable(reference)).eval()
         except SystemExit as e:  # export_source fails with a message on stderr and an exit code
             raise JobError(ErrorKind.MODEL, f"--from-python '{reference}' could not be loaded (exit {e.code})")
-    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, torchscript or python)")
+    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, torchscript or python)")
 
 
 
@@ -173,19 +180,21 @@ class Side:
             raise JobError(ErrorKind.WORKLOAD, f"inputs file '{settings['inputs']}': {concise(e)}")
 
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
-        self.contexts = contextlib.ExitStack()
         try:
             python_settings.set_backends(settings["cudnn_benchmark"], settings["tf32"])
-            model, self.inputs = python_settings.place(model, inputs, self.device,
-                                                       settings["format"], precision)
-            python_settings.enter_call_contexts(self.contexts, grad, precision, self.device.type)
+            model, _ = python_settings.place(model, (), self.device, settings["format"], precision)
+            # The inputs as the caller holds them (on the device, in fp32 and their own layout):
+            # the conversions the point needs are timed, as apply's callable makes them per call.
+            self.inputs = tuple(t.to(self.device) for t in inputs)
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
             if graph != "eager":
                 import torch._dynamo
 
                 torch._dynamo.reset()
-            self.fn = python_settings.compiled(model, graph, grad)
+            self.fn = python_settings.call_function(python_settings.compiled(model, graph, grad),
+                                                    grad, precision, self.device,
+                                                    settings["format"])
         except python_settings.SettingsError as e:
             raise JobError(ErrorKind.CONFIG, str(e))
 
@@ -258,7 +267,6 @@ class Side:
         outputs = self.fn(*self.inputs)
         self.sync()
         peak = resident_high_water_bytes()
-        self.contexts.close()
         count = _child.save_outputs(outputs, path) if path else len(_child.flatten(outputs))
         return {"peak_memory_bytes": peak, "peak_memory_reset": self.peak_reset,
                 "outputs": count}

@@ -381,7 +381,7 @@ void recommend(RunAnalysis& a) {
 std::string winner_evidence(const RunResults& run, const std::string& winner) {
   std::string evidence;
   const json& s = *run.summary;
-  const auto h2h = [&](const char* key, const char* what) {
+  const auto h2h = [&](const char* key, const std::string& what) {
     if (!s.contains(key) || !s.at(key).is_object()) return;
     const json& h = s.at(key);
     if (!h.contains("ratio") || !h.at("ratio").is_number()) return;
@@ -397,9 +397,12 @@ std::string winner_evidence(const RunResults& run, const std::string& winner) {
                      : fmt::format("{:.3f}x (no interval) over {}, head to head, {} rounds",
                                    h.at("ratio").get<double>(), what, rounds));
   };
-  h2h("vs_baseline", "the baseline");
-  h2h("vs_careful", "careful (eval + no_grad)");
+  // The careful baseline leads, as in tune's summary.
+  h2h("vs_careful", string_field(s, "as_given").empty()
+                        ? "careful (eval, no autograd)"
+                        : "careful (your model, eval + inference_mode)");
   h2h("vs_as_given", "the model as given");
+  h2h("vs_baseline", "the baseline");
   for (const auto& p : run.points)
     if (p.key == winner && std::isfinite(p.metrics.cosine))
       evidence += fmt::format("{}cosine {:.5f} against fp32", evidence.empty() ? "" : "; ",

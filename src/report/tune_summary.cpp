@@ -111,21 +111,31 @@ std::string format_tune(const TuneResult& r) {
                  ? fmt::format("       vs {}: {}\n", h.b, head_to_head_text(h))
                  : fmt::format("       the sweep's leader vs {}: {}\n", h.b, head_to_head_text(h));
     const std::string batch = w ? std::to_string(w->metrics.batch) : "?";
-    if (r.vs_baseline)
-      out += fmt::format("  speedup over the baseline (batch {}):        {}\n", batch,
-                         head_to_head_text(*r.vs_baseline));
-    else
-      out += "  the winner is the baseline itself\n";
+    // The careful baseline leads: it is the code a careful person writes, the bar to clear.
+    const std::string careful_name =
+        r.as_given.empty() ? "careful (eval, no autograd)" : "careful (your model, eval + inference_mode)";
     if (r.vs_careful)
-      out += fmt::format("  speedup over careful eval+no_grad (batch {}): {}\n", batch,
+      out += fmt::format("  speedup over {} (batch {}): {}\n", careful_name, batch,
                          head_to_head_text(*r.vs_careful));
+    else if (r.careful.empty() || *r.winner == r.careful)
+      out += "  the winner is the " + careful_name + " configuration itself\n";
     else
-      out += "  the winner is the careful eval+no_grad configuration itself\n";
+      out += "  not measured against " + careful_name + " (see the notes)\n";
     if (r.vs_as_given)
-      out += fmt::format("  speedup over the model as given (batch {}):  {}\n", batch,
+      out += fmt::format("  speedup over the model as given (batch {}): {}\n", batch,
                          head_to_head_text(*r.vs_as_given));
-    else if (!r.as_given.empty())
+    else if (!r.as_given.empty() && *r.winner == r.as_given)
       out += "  the winner is the model as given (" + r.as_given + ")\n";
+    else if (!r.as_given.empty())
+      out += "  not measured against the model as given (see the notes)\n";
+    if (r.vs_baseline)
+      out += fmt::format("  speedup over the baseline (batch {}): {}\n", batch,
+                         head_to_head_text(*r.vs_baseline));
+    else if (r.baseline == r.careful && *r.winner != r.careful)
+      out += "  the baseline is the careful configuration (a torch.export program has no "
+             "autograd to turn off)\n";
+    else if (r.baseline != r.careful && *r.winner == r.baseline)
+      out += "  the winner is the baseline itself\n";
   } else {
     out += "NO WINNER: " + r.winner_note + "\n";
   }

@@ -7,6 +7,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
+#include "torchperf/sweep/tune_plan.h"
 #include "torchperf/worker/paired_workers.h"
 #include "torchperf/worker/protocol.h"
 #include "torchperf/worker/python_worker.h"
@@ -109,6 +110,46 @@ std::vector<std::string> Supervisor::choose_leaders(const std::vector<const Poin
   return leaders;
 }
 
+std::vector<const PointResult*> Supervisor::crownable(std::vector<const PointResult*> ok) {
+  if (!o_.cluster.empty()) return ok;
+  load_.sample();
+  if (!load_.busy()) return ok;
+  const int free = load_.free_cores(desc_.traits.usable_cores);
+  std::vector<const PointResult*> kept;
+  for (const auto* p : ok) {
+    const auto it = index_of_.find(p->key);
+    const std::string threads =
+        it == index_of_.end()
+            ? "n/a"
+            : resolve(space_.points[it->second].config, desc_.traits).value("threads");
+    const bool above = threads != "n/a" && !threads.empty() &&
+                       std::all_of(threads.begin(), threads.end(), ::isdigit) &&
+                       std::stoi(threads) > free;
+    if (!above) kept.push_back(p);
+  }
+  // Only points above the free cores passed: the run cannot tell, and says so.
+  if (kept.empty()) {
+    result_.notes.push_back(fmt::format(
+        "a busy machine: every point that passed uses more threads than the {} core(s) left free, "
+        "so which is fastest on a quiet machine could not be told; tune again when it is quiet",
+        free));
+    return ok;
+  }
+  result_.machine_load.set_aside = ok.size() - kept.size();
+  if (kept.size() < ok.size())
+    result_.notes.push_back(fmt::format(
+        "a busy machine: {} point(s) with more threads than the {} core(s) left free were not "
+        "crowned (their figures measured the contention, not the setting): whether more threads "
+        "win on a quiet machine could not be told here",
+        ok.size() - kept.size(), free));
+  return kept;
+}
+
+// Whether one more head-to-head pair fits in what is left of the budget.
+bool Supervisor::pair_fits() const {
+  return !budget_.limited() || budget_.wall_left_s() >= budget_.pair_estimate_s();
+}
+
 void Supervisor::confirm() {
   std::vector<const PointResult*> ok;
   for (const auto& p : result_.points)
@@ -123,14 +164,23 @@ void Supervisor::confirm() {
     result_.winner_note = "no configuration finished and passed the accuracy guard";
     return;
   }
+  ok = crownable(std::move(ok));
   const auto config_of = [&](const std::string& key) {
     return space_.points[index_of_.at(key)].config.to_string();
   };
   result_.leaders = choose_leaders(ok);
-  for (std::size_t i = 1; i < result_.leaders.size(); ++i)
+  // A budget spent on measuring confirms what it still can; the rest goes unconfirmed, said.
+  std::size_t unconfirmed = 0;
+  for (std::size_t i = 1; i < result_.leaders.size(); ++i) {
+    if (!pair_fits()) {
+      unconfirmed = result_.leaders.size() - i;
+      result_.leaders.resize(i);
+      break;
+    }
     result_.confirmation.push_back(compare(config_of(result_.leaders.front()),
                                            config_of(result_.leaders[i]),
                                            "confirming leader " + std::to_string(i + 1)));
+  }
   std::map<std::string, const PointResult*> point_of;
   for (const auto* p : ok) point_of[p->key] = p;
   const WinnerDecision d = decide_winner(
@@ -148,9 +198,15 @@ void Supervisor::confirm() {
       });
   result_.tie = d.tie;
   result_.tied = d.tied;
-  result_.winner_note = result_.leaders.size() == 1 && ok.size() > 1
-                            ? "--leaders 1: not confirmed head to head"
-                            : d.note;
+  result_.winner_note =
+      unconfirmed > 0 && result_.confirmation.empty()
+          ? fmt::format("unconfirmed: the best point of the sweep, not re-measured head to head "
+                        "(the budget ran out); about {:.0f} s more would confirm it against the "
+                        "runner-up",
+                        budget_.pair_estimate_s())
+      : result_.leaders.size() == 1 && ok.size() > 1 && o_.leaders <= 1
+          ? "--leaders 1: not confirmed head to head"
+          : d.note;
   result_.winner = d.winner;
   compare_winner(d.winner);
 }
@@ -163,14 +219,27 @@ void Supervisor::compare_winner(const std::string& winner) {
   const auto against = [&](const Configuration& other,
                            const std::string& name) -> std::optional<HeadToHead> {
     if (resolve(other, desc_.traits).to_string() == winner) return std::nullopt;
+    if (!pair_fits()) {
+      result_.notes.push_back(fmt::format(
+          "the winner was not measured against the {}: the budget ran out (about {:.0f} s more "
+          "would)",
+          name, budget_.pair_estimate_s()));
+      return std::nullopt;
+    }
     if (std::string why; !artefacts_->side_ready(other, budget_.wall_left_s(), why)) {
       result_.notes.push_back("the winner was not measured against the " + name + ": " + why);
       return std::nullopt;
     }
     return compare(winner_config, other.to_string(), "winner vs " + name);
   };
-  result_.vs_baseline = against(baseline_at(b), "baseline");
-  result_.vs_careful = against(careful_at(desc_.traits, b), "careful");
+  // The careful baseline first: what a careful person writes is the bar a winner must clear. The
+  // baseline is measured apart only when it is another configuration (a program's is the same).
+  const Configuration careful = careful_at(desc_.traits, b, o_.as_given);
+  result_.careful = resolve(careful, desc_.traits).to_string();
+  result_.vs_careful = against(careful, "careful");
+  result_.baseline = resolve(baseline_at(b), desc_.traits).to_string();
+  if (result_.baseline != result_.careful)
+    result_.vs_baseline = against(baseline_at(b), "baseline");
   if (!o_.as_given.empty()) {
     Configuration given = Configuration::parse(o_.as_given);
     if (!given.get("batch") && !b.empty()) given.set("batch", b);
@@ -240,9 +309,9 @@ void Supervisor::summarize() {
   result_.wall_s = budget_.elapsed_s();
   if (budget_.limited() && result_.wall_s > o_.budget_s)
     result_.notes.push_back(fmt::format(
-        "the run took {:.1f} min, over the {:.0f} min budget: points and comparisons are not cut "
+        "the run took {:.1f} min, over the {} budget: points and comparisons are not cut "
         "short once started",
-        result_.wall_s / 60, o_.budget_s / 60));
+        result_.wall_s / 60, budget_words(o_.budget_s)));
   json summary = to_json(result_);
   summary["record"] = "summary";
   summary["session"] = session_;

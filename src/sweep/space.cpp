@@ -346,6 +346,16 @@ Configuration careful_at(const WorkloadTraits& traits, const std::string& batch)
   return c;
 }
 
+Configuration careful_at(const WorkloadTraits& traits, const std::string& batch,
+                         const std::string& as_given) {
+  if (as_given.empty()) return careful_at(traits, batch);
+  Configuration c = Configuration::parse(as_given);
+  if (!batch.empty() && batch != "n/a" && !c.get("batch")) c.set("batch", batch);
+  if (traits.can_train_mode) c.set("mode", "eval");
+  c.set("grad", "inference");
+  return c;
+}
+
 std::vector<std::size_t> informative_order(const Space& space, std::uint64_t seed) {
   std::vector<std::size_t> baseline, singles, rest;
   for (std::size_t i = 0; i < space.points.size(); ++i) {

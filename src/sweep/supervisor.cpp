@@ -155,6 +155,8 @@ TuneResult Supervisor::run() {
 TuneResult Supervisor::run_locked() {
   validate(o_);
   if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
+  // Other work on this machine is read from here on; on a cluster the nodes' load is not ours.
+  if (o_.cluster.empty()) load_.sample();
   open_journal();
   open_runner();
   describe();
@@ -171,6 +173,7 @@ TuneResult Supervisor::run_locked() {
   phase_ = "confirming";
   report(phase_);
   confirm();
+  note_machine_load();
   keep_winner_artifacts();
   summarize();
   return result_;
@@ -234,6 +237,10 @@ void Supervisor::open_runner() {
   if (!o_.workload.inputs_file.empty()) {
     o_.workload.inputs_file = absolute(o_.workload.inputs_file);
     c.paths.push_back(o_.workload.inputs_file);
+  }
+  if (!o_.workload.python_module.empty()) {
+    o_.workload.python_module = absolute(o_.workload.python_module);
+    c.paths.push_back(o_.workload.python_module);
   }
   fs::create_directories(o_.out_dir + "/workers");
   current_ = "connecting to the Ray cluster at " + c.address;
@@ -589,6 +596,7 @@ void Supervisor::finish_point(std::map<std::string, Out>& out, JobEnd& end) {
   o.point.node_lost = end.lost;
   o.point.shared_worker = end.shared_worker;
   read_outcome(o.proposal.point, end.outcome, o.point);
+  if (o_.cluster.empty()) load_.sample();
   // A point refused before it ran says nothing of the time; a compile is priced apart.
   if (o.point.wall_s > 0)
     budget_.add_point(o.point.brief, artefacts_->in_python(o.proposal.point), end.fresh_worker,
@@ -616,6 +624,12 @@ void Supervisor::sweep() {
   in.starts = smart ? starts_text() : "";
   in.compiles = smart ? artefacts_->plan_text() : "";
   in.machines = runner_->machines().plan;
+  if (o_.cluster.empty()) {
+    load_.before_sweep_ends_here();
+    load_.sample();
+    if (load_.before() && load_.busy())
+      in.machines = (in.machines.empty() ? "" : in.machines + "; ") + busy_text(true);
+  }
   result_.plan = make_plan(in, budget_);
   planned_ = result_.plan.points;
   if (!result_.plan.budget_note.empty()) result_.notes.push_back(result_.plan.budget_note);
@@ -649,6 +663,34 @@ void Supervisor::sweep() {
   note_budget_after_sweep(sweep_start);
 }
 
+// What other work took of the cores, in the words the plan, the summary and the report share.
+std::string Supervisor::busy_text(bool before_sweep) const {
+  const int usable = desc_.traits.usable_cores;
+  const std::string when =
+      before_sweep ? fmt::format("{:.1f} of {} core(s) busy with other work before the sweep",
+                                 load_.before().value_or(0), usable)
+                   : fmt::format("other work kept {:.1f} of {} core(s) busy before the sweep and "
+                                 "{:.1f} (median; up to {:.1f}) during it",
+                                 load_.before().value_or(0), usable, load_.during_median(),
+                                 load_.during_max());
+  return fmt::format("a busy machine: {}; figures are slower and noisier than on a quiet one, and "
+                     "no point with more threads than the {} core(s) left free is crowned",
+                     when, load_.free_cores(usable));
+}
+
+void Supervisor::note_machine_load() {
+  if (!o_.cluster.empty() || (!load_.before() && load_.during().empty())) return;
+  MachineLoadRecord& m = result_.machine_load;
+  m.sampled = true;
+  m.before_cores = load_.before().value_or(NAN);
+  m.during_median_cores = load_.during_median();
+  m.during_max_cores = load_.during_max();
+  m.busy = load_.busy();
+  m.usable_cores = desc_.traits.usable_cores;
+  m.free_cores = load_.free_cores(desc_.traits.usable_cores);
+  if (m.busy) result_.notes.insert(result_.notes.begin(), busy_text(false));
+}
+
 // The plan's note was written from guesses; this one from what the points took, when the budget
 // could not pay for the screens, a few guesses, the finals and the confirmation.
 void Supervisor::note_budget_after_sweep(double sweep_start_s) {
@@ -665,14 +707,18 @@ void Supervisor::note_budget_after_sweep(double sweep_start_s) {
   if (!result_.budget_exhausted || o_.search != SearchKind::kSmart || !budget_.measured_brief() ||
       needs <= o_.budget_s)
     return;
+  const std::string plan_note = result_.plan.budget_note;
   result_.plan.budget_too_small = true;
   result_.plan.budget_note = fmt::format(
-      "the budget of {:.0f} min is too small for this space: points took ~{:.1f} s briefly and "
+      "the budget of {} is too small for this space: points took ~{:.1f} s briefly and "
       "~{:.1f} s in full (measured), and {} of {} points were left unmeasured ({}); screening "
       "the one-knob changes around the origin and the expert start, {} guesses and {} "
       "finalists need about {:.0f} min: raise --budget or pin knobs with --space",
-      o_.budget_s / 60, brief, full, unmeasured, space_.points.size(), search_->spent(), explore,
+      budget_words(o_.budget_s), brief, full, unmeasured, space_.points.size(), search_->spent(), explore,
       finalist_count(), needs / 60);
+  // It replaces the plan's note, which was written from guesses.
+  result_.notes.erase(std::remove(result_.notes.begin(), result_.notes.end(), plan_note),
+                      result_.notes.end());
   result_.notes.push_back(result_.plan.budget_note);
 }
 

@@ -19,6 +19,7 @@
 
 #include "torchperf/cluster/job_runner.h"
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/machine_load.h"
 #include "torchperf/sweep/artefacts.h"
 #include "torchperf/sweep/journal.h"
 #include "torchperf/sweep/search.h"
@@ -87,6 +88,11 @@ class Supervisor {
   std::vector<std::size_t> expert_start_points() const;
   std::string starts_text() const;
   void note_budget_after_sweep(double sweep_start_s);
+  void note_machine_load();
+  bool pair_fits() const;
+  std::string busy_text(bool before_sweep) const;
+  // On a busy machine, the points whose threads exceed the cores left free: not crowned.
+  std::vector<const PointResult*> crownable(std::vector<const PointResult*> ok);
 
   // Confirmation.
   HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
@@ -105,6 +111,7 @@ class Supervisor {
   TuneInterrupt interrupt_;
   WatchLimits limits_;
   TuneBudget budget_;
+  MachineLoad load_;  // other work on this machine (a local run's)
   std::optional<JournalLock> lock_;  // taken before the journal is read, held to the end
   std::optional<Journal> journal_;
   nlohmann::json header_;

@@ -33,7 +33,7 @@ double TuneBudget::wall_left_s() const {
 
 double TuneBudget::remaining_s(double out_s) const {
   if (!limited()) return std::numeric_limits<double>::infinity();
-  return (wall_left_s() - confirmation_reserve_s()) * slots() - out_s;
+  return (wall_left_s() - held_back_s()) * slots() - out_s;
 }
 
 void TuneBudget::add_point(bool brief, bool python, bool fresh_worker, double wall_s) {
@@ -82,11 +82,19 @@ double TuneBudget::point_cost_s(std::size_t point, bool brief) const {
 }
 
 // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
+double TuneBudget::pair_estimate_s() const {
+  return std::max(8 * settings_.full_time_s + 2 * startup_s(), 2 * point_estimate_s(false));
+}
+
 double TuneBudget::confirmation_reserve_s() const {
   const double pairs =
       static_cast<double>(settings_.leaders) - 1 + 2 + (settings_.as_given ? 1 : 0);
-  return pairs *
-         std::max(8 * settings_.full_time_s + 2 * startup_s(), 2 * point_estimate_s(false));
+  return pairs * pair_estimate_s();
+}
+
+double TuneBudget::held_back_s() const {
+  const double reserve = confirmation_reserve_s();
+  return limited() ? std::min(reserve, settings_.budget_s / 2) : reserve;
 }
 
 // A slow model is measured more briefly rather than left half-screened.

@@ -128,6 +128,7 @@ nlohmann::json experiment_json(const TuneOptions& o) {
           {"search", to_string(o.search)}};
   // Only when given: a journal from before --as-given keeps its fingerprint.
   if (!o.as_given.empty()) j["as_given"] = o.as_given;
+  if (!w.python_module.empty()) j["python_module"] = w.python_module;
   return j;
 }
 
@@ -149,6 +150,7 @@ void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
     // Journals from before the smart search swept the whole cube.
     o.search = search_kind_from_string(j.value("search", "exhaustive"));
     o.as_given = j.value("as_given", "");
+    w.python_module = j.value("python_module", "");
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(std::string("journal header: the experiment's options are incomplete (") +
                      e.what() + ")");

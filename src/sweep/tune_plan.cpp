@@ -7,6 +7,10 @@
 
 namespace torchperf {
 
+std::string budget_words(double seconds) {
+  return seconds < 120 ? fmt::format("{:.0f} s", seconds) : fmt::format("{:.0f} min", seconds / 60);
+}
+
 namespace {
 
 TunePlan exhaustive_plan(const PlanInputs& in, const TuneBudget& budget, std::size_t left) {
@@ -26,10 +30,10 @@ TunePlan exhaustive_plan(const PlanInputs& in, const TuneBudget& budget, std::si
     plan.fits = plan.points;
     plan.budget_note = fmt::format(
         "the {} points to run need about {:.0f} min (at ~{:.1f} s a point, plus {:.0f} s to "
-        "confirm the winner); the budget of {:.0f} min fits about {}: the baseline and the "
+        "confirm the winner); the budget of {} fits about {}: the baseline and the "
         "single-knob changes run first, then the rest in random order",
         left, plan.estimated_s / 60, point_s, budget.confirmation_reserve_s(),
-        budget.budget_s() / 60, plan.points);
+        budget_words(budget.budget_s()), plan.points);
     plan.summary = plan.budget_note;
   }
   return plan;
@@ -72,7 +76,7 @@ TunePlan smart_plan(const PlanInputs& in, const TuneBudget& budget, std::size_t 
         budget.limited() ? std::string("while the budget lasts")
                          : fmt::format("until they stop beating the best, at least {}", explore),
         in.finalists, in.full_time_s, full,
-        budget.limited() ? fmt::format("within the budget of {:.0f} min", budget.budget_s() / 60)
+        budget.limited() ? "within the budget of " + budget_words(budget.budget_s())
                          : fmt::format("about {:.1f} min", plan.estimated_s / 60));
   }
   if (!in.compiles.empty()) plan.summary += "; " + in.compiles;
@@ -84,11 +88,13 @@ TunePlan smart_plan(const PlanInputs& in, const TuneBudget& budget, std::size_t 
     plan.budget_too_small = true;
     plan.fits = std::min(fits, screen);
     plan.budget_note = fmt::format(
-        "the budget of {:.0f} min is too small to screen every one-knob change: that needs about "
+        "the budget of {} is too small to screen every one-knob change: that needs about "
         "{:.1f} min ({} brief points at ~{:.1f} s, {} finalists at ~{:.1f} s and {:.0f} s to "
-        "confirm the winner); about {} screening points fit, then the best of them in full",
-        budget.budget_s() / 60, (screen_s + finals_s + reserve) / 60, screen, brief, in.finalists,
-        full, reserve, plan.fits);
+        "confirm the winner); {}, then the best of them in full, the rest unconfirmed",
+        budget_words(budget.budget_s()), (screen_s + finals_s + reserve) / 60, screen, brief, in.finalists,
+        full, reserve,
+        plan.fits == 0 ? std::string("the guides' first starts are measured while it lasts")
+                       : fmt::format("about {} screening points fit", plan.fits));
     plan.summary += "; " + plan.budget_note;
   }
   return plan;

@@ -265,10 +265,24 @@ json to_json(const TuneResult& r) {
           {"winner_note", r.winner_note},
           {"vs_baseline", r.vs_baseline ? to_json(*r.vs_baseline) : json(nullptr)},
           {"vs_careful", r.vs_careful ? to_json(*r.vs_careful) : json(nullptr)},
+          {"careful", r.careful},
+          {"baseline", r.baseline},
           {"as_given", r.as_given},
           {"vs_as_given", r.vs_as_given ? to_json(*r.vs_as_given) : json(nullptr)},
           {"single_changes", singles},
           {"notes", r.notes},
+          {"machine_load",
+           r.machine_load.sampled
+               ? json{{"before_cores", std::isfinite(r.machine_load.before_cores)
+                                           ? json(r.machine_load.before_cores)
+                                           : json(nullptr)},
+                      {"during_median_cores", r.machine_load.during_median_cores},
+                      {"during_max_cores", r.machine_load.during_max_cores},
+                      {"busy", r.machine_load.busy},
+                      {"usable_cores", r.machine_load.usable_cores},
+                      {"free_cores", r.machine_load.free_cores},
+                      {"set_aside", r.machine_load.set_aside}}
+               : json(nullptr)},
           {"packages", packages}};
 }
 

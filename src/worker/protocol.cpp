@@ -36,6 +36,7 @@ json wire_value(const BenchOptions& o) {
   json j = {{"model", o.model},
             {"input_spec", o.input_spec},
             {"inputs_file", o.inputs_file},
+            {"python_module", o.python_module},
             {"time_s", o.time_s},
             {"target_relative_ci", o.target_relative_ci},
             {"device", o.device},
@@ -53,6 +54,7 @@ void read_wire(const json& j, BenchOptions& o) {
   o.model = j.at("model").get<std::string>();
   o.input_spec = j.at("input_spec").get<std::string>();
   o.inputs_file = j.at("inputs_file").get<std::string>();
+  o.python_module = j.at("python_module").get<std::string>();
   o.time_s = j.at("time_s").get<double>();
   o.target_relative_ci = j.at("target_relative_ci").get<double>();
   o.device = j.at("device").get<std::string>();

@@ -40,10 +40,12 @@ std::vector<c10::IValue> read_inputs(const std::string& path) {
   }
 }
 
-// The model as Python loads it: a program (a .pt2, or a built-in's, exported from its Python
-// definition) or a TorchScript file.
+// The model as Python loads it: the caller's own module (saved by the Python API), a program (a
+// .pt2, or a built-in's, exported from its Python definition) or a TorchScript file.
 std::pair<std::string, std::string> python_model(const BenchOptions& options, const Runtime& runtime,
                                                  const WorkloadTraits& traits) {
+  if (runtime.form(traits) == ModelForm::kProgram && !options.python_module.empty())
+    return {"module", fs::absolute(options.python_module).string()};
   if (runtime.form(traits) == ModelForm::kProgram)
     return {"program", fs::absolute(open_model(options.model)->program_path()).string()};
   return {"torchscript", fs::absolute(options.model).string()};
@@ -146,7 +148,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   base_.flops_per_sample = expected_.flops_per_sample;
 
   ChildEnvironment environment = with_python_path(worker_environment(requested));
-  if (model_kind == "program") share_inductor_cache(environment, model);
+  if (model_kind != "torchscript")
+    share_inductor_cache(environment, open_model(options.model)->program_path());
   // What torch.compile compiled, saved beside the log: tune keeps its winner's for apply.
   environment["TORCHPERF_COMPILE_ARTIFACTS"] =
       compile_artifacts_path(run.log_dir, run.log_prefix);

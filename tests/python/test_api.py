@@ -110,11 +110,25 @@ def test_a_module_that_torch_export_cannot_export_is_refused_with_exports_reason
     assert e.value.exit_code == 4
 
 
-def test_a_budget_too_small_for_one_point_is_refused(tmp_path):
-    with pytest.raises(ValueError, match=r"budget '1s' is too small for one point and the "
-                                         r"confirmation of a winner; .* The plan was: smart search"):
+def test_a_budget_too_small_for_one_point_is_one_line_and_writes_no_report(tmp_path):
+    with pytest.raises(ValueError) as e:
         torchperf.tune(mlp(), torch.randn(8, 64), budget="1s", out=str(tmp_path / "run"),
                        space=SMALL_SPACE, progress=False)
+    assert str(e.value) == ("budget '1s' measured nothing: after loading the model it left no "
+                            "room for one point's worker; raise it (or lower time_s)")
+    assert not (tmp_path / "run" / "report.html").exists()
+
+
+def test_a_one_minute_budget_answers_with_its_best_point(tmp_path, capfd):
+    # The default space, one minute: what fits is measured and the best point named; what it did
+    # not confirm is said in one line, never a plan dump.
+    result = torchperf.tune(mlp(), torch.randn(8, 64), budget="1m", out=str(tmp_path / "run"),
+                            progress=False)
+    assert result.winner["key"]
+    assert any(p["status"] == "ok" for p in result.points)
+    note = result.winner["note"]
+    assert "\n" not in note and len(note) < 300, note
+    assert os.path.exists(result.report)
 
 
 def test_a_cluster_that_is_not_ray_is_refused_before_anything_runs():

@@ -30,6 +30,8 @@ TuneResult made_up() {
   r.winner = "threads=1,grad=no_grad";
   r.winner_note = "its lead over the runners-up is significant head to head";
   r.vs_baseline = HeadToHead{"threads=1,grad=no_grad", "grad=on", 1.3, 1.25, 1.35, 20, Verdict::kFaster, ""};
+  r.careful = "threads=1,grad=no_grad";
+  r.baseline = "threads=1,grad=on";
   r.single_changes = {{"grad", "no_grad", "threads=1,grad=no_grad", 1.3, 1.25, 1.35},
                       {"threads", "2", "threads=2,grad=on", 0.8, 0.7, 0.9}};
   return r;
@@ -43,8 +45,23 @@ TEST(TuneSummaryTest, NamesTheWinnerWithItsHeadToHeadEvidence) {
   EXPECT_NE(out.find("1.300x (1.250-1.350), 95% CI over 20 interleaved rounds: faster"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("the winner is the careful eval+no_grad configuration itself"),
+  EXPECT_NE(out.find("the winner is the careful (eval, no autograd) configuration itself"),
             std::string::npos);
+  // The careful baseline leads, before the baseline.
+  EXPECT_LT(out.find("careful (eval, no autograd)"), out.find("speedup over the baseline")) << out;
+}
+
+TEST(TuneSummaryTest, AProgramsBaselineIsNamedOnceAsTheCarefulConfiguration) {
+  TuneResult r = made_up();
+  r.vs_baseline.reset();
+  r.careful = r.baseline = "threads=1,grad=on";
+  r.vs_careful = HeadToHead{"threads=1,grad=no_grad", "threads=1,grad=on", 1.3, 1.25, 1.35, 20,
+                            Verdict::kFaster, ""};
+  const std::string out = format_tune(r);
+  EXPECT_NE(out.find("speedup over careful (eval, no autograd) (batch"), std::string::npos) << out;
+  EXPECT_NE(out.find("the baseline is the careful configuration"), std::string::npos) << out;
+  EXPECT_EQ(out.find("speedup over the baseline"), std::string::npos) << out;
+  EXPECT_EQ(out.find("the winner is the baseline itself"), std::string::npos) << out;
 }
 
 TEST(TuneSummaryTest, ComparisonsFromTheSweepsLeaderAreLabelledWhenARunnerUpWon) {

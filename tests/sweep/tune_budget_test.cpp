@@ -42,6 +42,15 @@ TEST(TuneBudgetTest, WhatRemainsIsTheBudgetLessTheTimeSpentAndTheConfirmationsRe
   EXPECT_DOUBLE_EQ(budget.remaining_s(20), 400) << "what the points still out will take";
 }
 
+TEST(TuneBudgetTest, AShortBudgetHoldsBackAtMostHalfForTheConfirmationSoThatItMeasures) {
+  ManualTimeSource clock;
+  TuneBudget budget(clock, settings(60));
+  EXPECT_DOUBLE_EQ(budget.confirmation_reserve_s(), 80) << "what confirming would need";
+  EXPECT_DOUBLE_EQ(budget.held_back_s(), 30);
+  EXPECT_DOUBLE_EQ(budget.remaining_s(), 30) << "half the minute measures points";
+  EXPECT_DOUBLE_EQ(budget.pair_estimate_s(), 20);
+}
+
 TEST(TuneBudgetTest, AClustersNodesBuyNodeSecondsAndNoBudgetIsUnlimited) {
   ManualTimeSource clock;
   TuneBudget budget(clock, settings(600));

@@ -71,9 +71,11 @@ TEST(WorkerProtocolTest, BenchOptionsAndTraitsSurviveTheWire) {
   o.input_spec = "784";
   o.seed = 9;
   o.reference_files = {{"1", "/tmp/ref.pt"}};
+  o.python_module = "/tmp/module.pt";
   BenchOptions back;
   read_wire(wire_value(o), back);
   EXPECT_EQ(back.input_spec, "784");
+  EXPECT_EQ(back.python_module, "/tmp/module.pt");
   EXPECT_EQ(back.seed, 9u);
   EXPECT_EQ(back.reference_files, o.reference_files);
   WorkloadTraits t;

@@ -14,6 +14,10 @@ struct BenchOptions {
   std::string model;                // "builtin:NAME" or a TorchScript file
   std::string input_spec;           // empty: the model's own default (built-ins) — files need one
   std::string inputs_file;          // tensors saved with torch.save, instead of a spec
+  // The caller's own nn.Module, saved by the Python API (python/torchperf/module_file.py): the
+  // python runtime times it instead of the program's module, whose input checks and pytree calls
+  // cost microseconds a call that the caller's code does not pay. Empty: the program's module.
+  std::string python_module;
   Configuration config;             // the knobs the user set; the rest resolve to their baselines
   std::optional<Configuration> vs;  // measure interleaved against this configuration
   double time_s = 3;  // measurement budget per configuration (warm-up is capped separately)

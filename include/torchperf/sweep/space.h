@@ -66,6 +66,10 @@ Space build_space(const WorkloadTraits& traits,
 // a given batch ("" keeps the baseline batch).
 Configuration baseline_at(const std::string& batch);
 Configuration careful_at(const WorkloadTraits& traits, const std::string& batch);
+// With the user's code given (--as-given, as the Python API passes it), careful is that code as a
+// careful person runs it: eval() and inference_mode, everything else as given.
+Configuration careful_at(const WorkloadTraits& traits, const std::string& batch,
+                         const std::string& as_given);
 
 // Indices into space.points: the baseline, then every single-knob change (shuffled), then the
 // rest (shuffled), all with this seed: under a budget the main effects are measured first.

@@ -74,6 +74,12 @@ class TuneBudget {
   // The leaders head to head and the winner against baseline, careful and (when given) the model
   // as given: interleaved pairs, each with several point times plus start-up.
   double confirmation_reserve_s() const;
+  // One of those pairs.
+  double pair_estimate_s() const;
+  // What the sweep holds back for the confirmation: its reserve, but never more than half the
+  // budget. Measuring comes first: a short budget measures what it can and names its best point
+  // unconfirmed rather than measuring nothing.
+  double held_back_s() const;
   // The brief time of a smart search: a quarter of the full time, or less when the budget could
   // not otherwise screen `screen` points and measure `finalists` in full.
   double choose_brief_time_s(std::size_t screen, std::size_t finalists) const;

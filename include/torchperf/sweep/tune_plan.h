@@ -12,6 +12,9 @@
 
 namespace torchperf {
 
+// A budget in words: "30 s" under two minutes, else "5 min".
+std::string budget_words(double seconds);
+
 struct PlanInputs {
   SearchKind search = SearchKind::kSmart;
   std::size_t total = 0;          // points of the space

@@ -4,6 +4,7 @@
 // winner only when its lead is significant.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
@@ -112,6 +113,17 @@ struct TunePlan {
   std::string budget_note;        // why, and what it fits instead
 };
 
+// Other work on the machine while a local tune ran (measure/machine_load.h): cores it kept busy
+// before the sweep and during it, and whether that made the run a busy one.
+struct MachineLoadRecord {
+  bool sampled = false;           // false on a cluster, or where /proc cannot be read
+  double before_cores = NAN;      // NaN: the interval before the sweep was too short to read
+  double during_median_cores = 0, during_max_cores = 0;
+  bool busy = false;
+  int usable_cores = 0, free_cores = 0;
+  std::size_t set_aside = 0;      // points not crowned: their threads exceed the free cores
+};
+
 struct TuneResult {
   std::string journal_path;
   WorkloadDescription workload;
@@ -142,10 +154,12 @@ struct TuneResult {
   std::vector<std::string> tied;
   std::string winner_note;
   std::optional<HeadToHead> vs_baseline, vs_careful;
+  std::string careful, baseline;  // both resolved at the winner's batch
   std::optional<HeadToHead> vs_as_given;  // with TuneOptions::as_given
   std::string as_given;                   // that configuration, resolved at the winner's batch
   std::vector<SingleChange> single_changes;
   std::vector<std::string> notes;
+  MachineLoadRecord machine_load;
   std::vector<CompiledPackageRecord> packages;  // this session's, in compile order
 };
 

@@ -151,7 +151,7 @@ struct FinishReply {
 // one more call's outputs for the C++ side's guard.
 struct PythonSideRequest {
   static constexpr const char* kJob = "python-side";
-  std::string model_kind;  // program | torchscript | python
+  std::string model_kind;  // program | module | torchscript | python
   std::string model;       // a file, or MODULE:CALLABLE for python
   std::string inputs;      // a torch.save file of the input tensors
   std::string graph;       // eager | compile | compile-reduce-overhead | compile-max-autotune …
