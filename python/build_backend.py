@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import tomllib
 import zipfile
 
@@ -85,15 +86,40 @@ def _configured_torch(build_dir):
         return "unknown"
 
 
-def _run(command, log):
+def _say(message):
+    """A line on stderr and, where there is one, on the terminal itself: pip hides a build
+    backend's output unless -v, and the core's build takes minutes."""
+    line = f"torchperf: {message}\n"
+    sys.stderr.write(line)
+    try:
+        with open("/dev/tty", "w") as tty:
+            tty.write(line)
+    except OSError:  # no terminal (CI, a pipe): stderr, which pip -v shows, is all there is
+        pass
+
+
+def _run(command, log, progress=False):
+    """Runs `command` with its output in `log`; with progress, says each tenth of the build
+    (CMake's "[ NN%]" lines) as it passes."""
+    started = time.monotonic()
+    said = -10
     with open(log, "a") as out:
         out.write("$ " + " ".join(command) + "\n")
         out.flush()
-        done = subprocess.run(command, cwd=SOURCE, stdout=out, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
+        child = subprocess.Popen(command, cwd=SOURCE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, errors="replace")
+        for line in child.stdout:
+            out.write(line)
+            done = re.match(r"^\[\s*(\d+)%\]", line)
+            if progress and done and int(done.group(1)) >= said + 10:
+                said = int(done.group(1)) // 10 * 10
+                _say(f"building the core: {said}% after {time.monotonic() - started:.0f} s "
+                     f"(log: {log})")
+        returncode = child.wait()
+    if returncode != 0:
         with open(log) as f:
             tail = "".join(f.readlines()[-25:])
-        raise BuildError(f"`{' '.join(command)}` failed (exit {done.returncode}); the last lines "
+        raise BuildError(f"`{' '.join(command)}` failed (exit {returncode}); the last lines "
                          f"of {log}:\n{tail}\nDebian 12's build packages: scripts/install-deps.sh")
 
 
@@ -110,15 +136,15 @@ def build_core():
                          "TORCHPERF_BUILD_DIR (or none)")
     os.makedirs(build_dir, exist_ok=True)
     log = os.path.join(build_dir, "pip-build.log")
-    sys.stderr.write(f"torchperf: building the C++ core against torch {version} in {build_dir} "
-                     f"(log: {log})\n")
+    _say(f"building the C++ core against torch {version} in {build_dir}: about 10-15 minutes "
+         f"on 2 cores, once (log: {log})")
     if not configured:
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         _run(["cmake", "-S", SOURCE, "-B", build_dir, *generator, "-DCMAKE_BUILD_TYPE=Release",
               "-DTORCHPERF_BUILD_TESTS=OFF", "-DTORCHPERF_BUILD_BENCH=OFF",
               f"-DTORCHPERF_VENV={sys.prefix}", f"-DTORCHPERF_PYTHON={sys.executable}"], log)
     _run(["cmake", "--build", build_dir, "--target", "torchperf_cli", "-j", str(os.cpu_count() or 1)],
-         log)
+         log, progress=True)
     return os.path.join(build_dir, "torchperf")
 
 

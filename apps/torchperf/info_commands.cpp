@@ -125,7 +125,7 @@ Runner add_export_command(CLI::App& app) {
         std::filesystem::copy_file(source->program_path(), *path,
                                    std::filesystem::copy_options::overwrite_existing);
       } else {
-        source->load()->as_torchscript()->module().save(*path);
+        save_torchscript(source->load()->as_torchscript()->module(), *path);
       }
     } catch (const Error&) {
       throw;

@@ -175,7 +175,8 @@ Runner add_lint_command(CLI::App& app) {
     if (model->as_exported())
       throw ModelError("model '" + f->model + "': lint reads TorchScript graphs; a torch.export "
                        "program is compiled by AOTInductor, which applies these rewrites itself "
-                       "(bench and tune run it: --graph aoti)");
+                       "(bench and tune run it: --graph aoti); for its graph breaks, lint the "
+                       "module it came from with --from-python MODULE:CALLABLE");
     if (!script)
       throw ModelError("lint reads TorchScript graphs, and '" + f->model + "' is not one");
     LintContext context;

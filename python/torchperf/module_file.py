@@ -22,6 +22,12 @@ def why_not_portable(model):
             return f"{where} is defined in __main__, which another process cannot import"
         if "<locals>" in cls.__qualname__:
             return f"{where} is defined inside a function"
+        found = sys.modules.get(cls.__module__)
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is not cls:
+            return (f"{where} cannot be imported as {cls.__module__}.{cls.__qualname__} "
+                    "(made by exec, or replaced since)")
     return None
 
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -56,6 +57,9 @@ std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions&
 }  // namespace
 
 SavedOutputs load_saved_outputs(const std::string& path, const std::string& role) {
+  // A folder opens as a stream on Linux and fails on its first read, in libstdc++'s words.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw RuntimeFailure(role + " '" + path + "' is a folder; expected a file written by torch.save");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuntimeFailure(role + " '" + path + "' cannot be opened: " + std::strerror(errno));
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -309,9 +309,13 @@ std::vector<NodeJobResult> NodePool::wait(double timeout_s) {
         result.outcome.wall_s = driver_s;  // what the point cost the tune
       } catch (const std::exception&) {
         result.outcome.ending = Ending::kCrashed;
-        result.outcome.message =
-            fmt::format("torchperf __node-job on {} exited {} without an answer: {}",
-                        result.node_label, done.run.rc, last_line(done.run.stderr_text));
+        // A negative status is the signal that ended it (Ray's convention); its log may be empty.
+        const std::string said = last_line(done.run.stderr_text);
+        result.outcome.message = fmt::format(
+            "torchperf __node-job on {} {} without an answer{}", result.node_label,
+            done.run.rc < 0 ? fmt::format("was killed by signal {}", -done.run.rc)
+                            : fmt::format("exited with status {}", done.run.rc),
+            said.empty() ? " (it wrote nothing to stderr)" : ": " + said);
       }
     }
     out.push_back(std::move(result));

@@ -117,11 +117,7 @@ void write_rewritten_model(const BenchOptions& options,
   for (const auto& knob : knob_registry())
     for (const auto& o : outcomes)
       if (o.kept && split(o.change).first == knob.name) knob.prepare(split(o.change).second, w);
-  try {
-    script->module().save(path);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("cannot write '" + path + "': " + compat::concise_error_message(e.what()));
-  }
+  save_torchscript(script->module(), path);
 }
 
 }  // namespace torchperf

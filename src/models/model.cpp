@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
@@ -278,6 +279,36 @@ std::string model_format_notice(const std::string& reference) {
   }
   return "TorchScript is deprecated in PyTorch 2.x: '" + reference +
          "' still loads, but torch.export (.pt2) is the format to move to";
+}
+
+void save_torchscript(const torch::jit::Module& module, const std::string& path) {
+  std::ostringstream bytes;
+  module.save(bytes);
+  const std::string data = bytes.str();
+  std::error_code ec;
+  // A device (/dev/null, /dev/full) is written as it is; a file by way of a partial one.
+  const bool special = std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec);
+  const std::string target = special ? path : path + ".partial-" + std::to_string(::getpid());
+  errno = 0;
+  std::ofstream out(target, std::ios::binary | std::ios::trunc);
+  if (out) out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (out) out.flush();
+  const int error = errno;
+  const bool written = static_cast<bool>(out);
+  out.close();
+  if (!written || out.fail()) {
+    if (!special) std::filesystem::remove(target, ec);
+    throw RuntimeFailure("cannot write '" + path + "': " +
+                         (error ? std::strerror(error) : "the write failed") +
+                         " (nothing was written)");
+  }
+  if (!special) {
+    std::filesystem::rename(target, path, ec);
+    if (ec) {
+      std::filesystem::remove(target, ec);
+      throw RuntimeFailure("cannot write '" + path + "': " + ec.message());
+    }
+  }
 }
 
 }  // namespace torchperf

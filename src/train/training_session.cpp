@@ -112,7 +112,7 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   if (probe->as_exported())
     throw ModelError("model '" + spec.model + "': train needs a trainable module, and a "
                      "torch.export program (.pt2) is an inference graph without autograd; train "
-                     "the TorchScript form (torch.jit.script(model).save(path))");
+                     "the module it came from with --from-python MODULE:CALLABLE");
   auto* script = probe->as_torchscript();
   c.traits.torchscript = script != nullptr;
   // A built-in's Python definition lets the step run in Python (step=eager, compile, …).

@@ -84,6 +84,10 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"trace", dir.string()}, 8, "the folder has no trace files"},
       {{"export", "builtin:mlp", a_file}, 2, "exists; pass --force to overwrite it"},
       {{"export", "builtin:nope", (dir / "x.pt").string()}, 2, "unknown built-in model"},
+      // A full disk: one line, no abort, nothing half-written.
+      {{"export", "builtin:mlp", "/dev/full", "--force"}, 1,
+       "cannot write '/dev/full': No space left on device (nothing was written)"},
+      {{"guard", dir.string(), text}, 4, "is a folder; expected a file written by torch.save"},
       {{"serve", "builtin:mlp", "--max-batch", "0"}, 2, "--max-batch 0"},
       {{"train", "builtin:mlp", "--ladder", "--rounds", "1"}, 2, "--rounds"},
       {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,

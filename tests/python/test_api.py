@@ -122,9 +122,15 @@ def test_a_budget_too_small_for_one_point_is_one_line_and_writes_no_report(tmp_p
 def test_a_one_minute_budget_answers_with_its_best_point(tmp_path, capfd):
     # The default space, one minute: what fits is measured and the best point named; what it did
     # not confirm is said in one line, never a plan dump.
-    result = torchperf.tune(mlp(), torch.randn(8, 64), budget="1m", out=str(tmp_path / "run"),
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    result = torchperf.tune(model, torch.randn(8, 64), budget="1m", out=str(tmp_path / "run"),
                             progress=False)
+    # The module itself travelled to the python runtime's workers (its classes import).
+    assert os.path.exists(tmp_path / "run" / "module.pt")
+    assert "measures the exported program" not in capfd.readouterr().err
     assert result.winner["key"]
+    assert result.winner["batch"] == 8  # the batch passed is the batch tuned
     assert any(p["status"] == "ok" for p in result.points)
     note = result.winner["note"]
     assert "\n" not in note and len(note) < 300, note
@@ -781,3 +787,87 @@ def test_python_dash_m_torchperf_runs_the_core():
                           text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+def test_apply_checks_the_winner_in_this_process_against_the_careful_baseline(tuned, capfd):
+    model, result, _, _ = tuned
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    if not isinstance(fast, torchperf.apply.Applied):
+        return  # nothing beat the model as given: no check to make
+    check = result.applied_check
+    assert check is fast.check and check.batch == 8
+    assert check.throughput > 0 and check.stated == result.winner["throughput"]
+    assert check.vs_careful.low <= check.vs_careful.median <= check.vs_careful.high
+    assert check.vs_careful.rounds == 7
+    assert "eval()+inference_mode" in said and "the model as given" in said
+    assert "applied here" in repr(result)
+
+
+def test_a_winner_slower_than_the_careful_baseline_here_is_not_returned(tuned, monkeypatch, capfd):
+    model, result, _, _ = tuned
+    from torchperf import apply as applying
+
+    real = applying._python_winner
+
+    def slowed(*args):
+        applied = real(*args)
+        inner = applied.fn
+
+        def slow(*inputs):
+            time.sleep(0.0005)
+            return inner(*inputs)
+        applied.fn = slow
+        return applied
+    monkeypatch.setattr(applying, "_python_winner", slowed)
+    monkeypatch.setattr(type(result), "beats_as_given", property(lambda self: True))
+    fast = result.apply(model)
+    assert fast.configuration["grad"] == "inference" and fast.configuration["mode"] == "eval"
+    assert result.applied_check.kept is False
+    assert "the careful baseline is returned instead" in capfd.readouterr().err
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x))
+
+
+def test_the_module_itself_reaches_the_python_runtime_unless_it_cannot_travel(tmp_path):
+    from torchperf import module_file
+
+    path = str(tmp_path / "module.pt")
+    module_file.save(torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU()), path)
+    loaded = module_file.load(path)
+    assert isinstance(loaded, torch.nn.Sequential) and not loaded.training
+    # This file's MLP is made by exec: no process can import its class.
+    with pytest.raises(module_file.ModuleFileError, match=r"the model \(MLP\) cannot be imported"):
+        module_file.save(mlp(), str(tmp_path / "mlp.pt"))
+
+    class Local(torch.nn.Module):
+        def forward(self, x):
+            return x
+    with pytest.raises(module_file.ModuleFileError, match=r"defined inside a function"):
+        module_file.save(Local(), str(tmp_path / "local.pt"))
+    assert not os.path.exists(tmp_path / "local.pt")
+    (tmp_path / "broken.pt").write_bytes(b"not a module")
+    with pytest.raises(module_file.ModuleFileError, match=r"module file '.*broken.pt': the saved "
+                                                          r"nn.Module did not load"):
+        module_file.load(str(tmp_path / "broken.pt"))
+
+
+def test_torchperf_has_a_version():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", torchperf.__version__)
+
+
+def test_a_winner_that_raises_in_apply_is_named_with_the_inputs_it_was_given(tuned):
+    model, result, _, _ = tuned
+    copy = torchperf.load(result.folder)
+
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied\nmore detail")
+    if not copy.beats_as_given and copy.speedup is not None:
+        return  # apply returns the model unchanged: nothing of the winner runs
+    with pytest.raises(TorchperfError, match=r"apply: the winner .* raised on the example inputs "
+                                             r"\(.*\): RuntimeError: mat1 and mat2 shapes cannot be "
+                                             r"multiplied$") as e:
+        copy.apply(Broken())
+    assert e.value.exit_code == 5

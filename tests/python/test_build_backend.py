@@ -63,3 +63,19 @@ def test_the_wheel_holds_the_package_the_core_and_a_record_of_each(tmp_path, mon
         assert all(n in record for n in names)
         assert "torchperf = torchperf.__main__:main" in wheel.read(f"{dist_info}/entry_points.txt").decode()
         assert "Requires-Dist: tqdm" in wheel.read(f"{dist_info}/METADATA").decode()
+
+
+def test_the_cores_build_says_each_tenth_of_its_progress_and_keeps_the_whole_log(tmp_path, capfd):
+    log = str(tmp_path / "pip-build.log")
+    script = "; ".join(f"print('[{p:3d}%] Building CXX object x{p}.o')" for p in (1, 5, 12, 40, 100))
+    backend._run(["python3", "-c", script], log, progress=True)
+    said = [line for line in capfd.readouterr().err.splitlines() if "building the core" in line]
+    assert [re.search(r"core: (\d+)%", line).group(1) for line in said] == ["0", "10", "40", "100"]
+    assert all(f"(log: {log})" in line for line in said)
+    assert sum(line.startswith("[") for line in open(log)) == 5
+
+
+def test_a_failed_build_step_names_its_command_and_shows_the_logs_tail(tmp_path):
+    log = str(tmp_path / "pip-build.log")
+    with pytest.raises(backend.BuildError, match=r"(?s)failed \(exit 3\); the last lines of .*\nbroken\n"):
+        backend._run(["sh", "-c", "echo broken; exit 3"], log)

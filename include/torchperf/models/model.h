@@ -83,4 +83,9 @@ std::unique_ptr<ModelSource> open_model(const std::string& reference);
 // TorchScript files still load, but the format is deprecated in PyTorch 2.x.
 std::string model_format_notice(const std::string& reference);
 
+// Writes a TorchScript module to `path` whole or not at all: serialized in memory first (LibTorch's
+// file writer aborts the process from its destructor when the disk is full), then written beside
+// `path` and renamed over it. RuntimeFailure naming the path and the system's reason otherwise.
+void save_torchscript(const torch::jit::Module& module, const std::string& path);
+
 }  // namespace torchperf
