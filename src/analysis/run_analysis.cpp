@@ -441,11 +441,23 @@ std::string describe_interaction(const Interaction& i) {
                      describe_ratio(i.estimate, "quadruple"));
 }
 
+std::string human_number(double v) {
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  if (std::fabs(v) < 1000) return fmt::format("{:.4g}", v);
+  // Whole numbers in groups of three: 808,830 reads at a glance, 8.088e+05 does not.
+  std::string digits = fmt::format("{:.0f}", std::fabs(v)), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
 std::string throughput_with_interval(const PointMetrics& m) {
   if (std::isfinite(m.throughput_low) && std::isfinite(m.throughput_high) && m.throughput_high > 0)
-    return fmt::format("{:.4g} (95% CI {:.4g}-{:.4g})", m.throughput, m.throughput_low,
-                       m.throughput_high);
-  return fmt::format("{:.4g} (no interval: too few samples)", m.throughput);
+    return human_number(m.throughput) + " (95% CI " + human_number(m.throughput_low) + "-" +
+           human_number(m.throughput_high) + ")";
+  return human_number(m.throughput) + " (no interval: too few samples)";
 }
 
 std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointResult>& points) {

@@ -63,7 +63,7 @@ h2{font-size:17px;margin:0 0 10px}h3{font-size:15px;margin:14px 0 6px}
 table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #e3e6ea;padding:3px 10px;text-align:left}
 th{background:#f0f2f5}code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 pre{background:#f6f8fa;border:1px solid #e3e6ea;padding:10px;overflow:auto}.warn{color:#ad6800}
-#torchperf-status{color:#999;font-size:11px}
+#torchperf-status{display:none}
 )css";
 
 // Renders every panel, then records what was drawn: items per mark type of the data marks (axes

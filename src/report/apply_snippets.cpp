@@ -208,6 +208,7 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   s.config.source = r.journal;
   s.config.evidence = a.winner_evidence;
   s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  s.python_first = runtime_of_key(key).worker() == RuntimeWorker::kPython;
 
   InputSpec spec;
   const std::string source = r.input_source;
@@ -273,8 +274,16 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
                                 : "# Run with this environment (it must be set before Python starts):\n#   " +
                                       env + " python3 this_script.py\n") +
                    "import sys\n\nimport torch\n\n";
-  py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(model_file(r)) +
-        ")\n";
+  const std::string file = model_file(r);
+  if (file.size() > 4 && file.compare(file.size() - 4, 4, ".pt2") == 0) {
+    // A torch.export program: in Python its module, or the caller's own nn.Module (what the
+    // python runtime timed when the tune started from Python).
+    py += "# Your own nn.Module runs the same way (eval()); the program's module otherwise:\n";
+    py += "model = torch.export.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) +
+          ").module()\n";
+  } else {
+    py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) + ")\n";
+  }
   if (cuda) py += "device = torch.device(" + quote(device) + ")\nmodel = model.to(device)\n";
   for (const auto& c : codes)
     for (const auto& l : c.python_setup) py += l + "\n";

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "torchperf/report/analysis_text.h"
 #include "torchperf/report/apply_snippets.h"
@@ -86,7 +89,11 @@ std::string run_details(const RunAnalysis& a) {
   const RunResults& r = a.run;
   std::string out = "<section><h2>" + html_escape(r.label) + ": the numbers</h2>";
   const TextTable effects = main_effects_table(a, "×");
-  out += "<h3>Main effects</h3>" + html_table(effects);
+  out += "<h3>Main effects</h3>" +
+         (effects.rows.empty()
+              ? std::string("<p>No two measured points differ in one knob only: no effect to "
+                            "show.</p>")
+              : html_table(effects));
   out += "<h3>Interactions</h3>";
   if (a.interactions.empty()) {
     out += "<p>No complete quadruple of points (two knobs varied, the rest equal).</p>";
@@ -108,8 +115,12 @@ std::string run_details(const RunAnalysis& a) {
   if (a.winner) {
     const ApplySnippets s = make_apply_snippets(a);
     out += "<h3>Apply the winner</h3><p><code>" + html_escape(*a.winner) + "</code></p>";
-    out += "<details open><summary>C++ (LibTorch)</summary><pre>" + html_escape(s.cpp) + "</pre></details>";
-    out += "<details><summary>Python (PyTorch)</summary><pre>" + html_escape(s.python) + "</pre></details>";
+    // The winner's own runtime first, open; the other closed below it.
+    const std::string cpp = "<summary>C++ (LibTorch)</summary><pre>" + html_escape(s.cpp) + "</pre>";
+    const std::string python =
+        "<summary>Python (PyTorch)</summary><pre>" + html_escape(s.python) + "</pre>";
+    out += "<details open>" + (s.python_first ? python : cpp) + "</details>";
+    out += "<details>" + (s.python_first ? cpp : python) + "</details>";
     out += "<details><summary>Configuration file for <code>torchperf bench --config FILE</code></summary><pre>" +
            html_escape(s.config_json) + "</pre></details>";
   }
@@ -118,9 +129,29 @@ std::string run_details(const RunAnalysis& a) {
 
 }  // namespace
 
+namespace {
+
+// The model as its user knows it: the module's class for a tune started from Python (its
+// source.json beside the journal), a file's name, or the built-in's; never a temporary path.
+std::string model_name(const RunResults& r) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path source = fs::path(r.journal).parent_path() / "source.json";
+  if (fs::is_regular_file(source, ec)) {
+    std::ifstream in(source);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object() && j.contains("model") && j.at("model").is_string())
+      return j.at("model").get<std::string>();
+  }
+  if (r.model.rfind("builtin:", 0) == 0) return r.model;
+  return fs::path(r.model).filename().string();
+}
+
+}  // namespace
+
 std::string render_html(const std::vector<RunAnalysis>& runs) {
   std::string models;
-  for (const auto& a : runs) models += (models.empty() ? "" : ", ") + a.run.model;
+  for (const auto& a : runs) models += (models.empty() ? "" : ", ") + model_name(a.run);
   HtmlPage page;
   page.title = "torchperf report: " + models;
   for (const auto& a : runs) page.header_lines.push_back(a.run.label + ": " + a.run.journal);

@@ -88,7 +88,9 @@ json sized(json spec, json width, json height) {
 }
 
 Panel scatter_panel(const std::string& knob, const json& rows, std::size_t runs) {
-  const json x = {{"field", "rank"}, {"type", "quantitative"}, {"title", "experiment, fastest first"}};
+  // Ranks are whole numbers: no tick between two experiments.
+  const json x = {{"field", "rank"}, {"type", "quantitative"}, {"title", "experiment, fastest first"},
+                  {"axis", {{"tickMinStep", 1}, {"format", "d"}}}};
   const json y = {{"field", "throughput"}, {"type", "quantitative"},
                   {"scale", {{"type", "log"}, {"nice", false}, {"padding", 8}}},
                   {"title", "throughput (samples/s, log)"}};
@@ -222,8 +224,13 @@ Panel pareto_panel(const std::string& id, const std::string& x_field, const std:
   json kept = json::array();
   for (const auto& r : rows)
     if (r.at(x_field).is_number() && r.at("throughput").is_number()) kept.push_back(r);
+  // The accuracy error spans decades near 0: few ticks, two digits, so that no two labels read
+  // the same ("3e-14 3e-14").
+  const json axis = x_field == "error"
+                        ? json{{"format", ".1~e"}, {"tickCount", 4}, {"labelOverlap", "greedy"}}
+                        : json{{"format", "~r"}, {"labelOverlap", "greedy"}};
   const json x = {{"field", x_field}, {"type", "quantitative"}, {"title", x_title}, {"scale", x_scale},
-                  {"axis", {{"format", x_field == "error" ? ".0e" : "~r"}, {"labelOverlap", "greedy"}}}};
+                  {"axis", axis}};
   // Log throughput: a sweep spans orders of magnitude (bf16 without a fast kernel, 20x slower).
   const json y = {{"field", "throughput"}, {"type", "quantitative"},
                   {"title", "throughput (samples/s, log)"},
@@ -261,9 +268,18 @@ std::vector<Panel> report_panels(const std::vector<RunAnalysis>& runs) {
         knobs.push_back(knob);
   const json rows = point_rows(runs, knobs);
   std::vector<Panel> panels;
-  for (const auto& k : knobs) panels.push_back(scatter_panel(k, rows, runs.size()));
-  panels.push_back(effects_panel(runs));
-  panels.push_back(interactions_panel(runs));
+  // A plot needs something to show: a knob whose measured points hold one value colours every dot
+  // alike, and a panel without rows is an empty frame (the details say why in a sentence).
+  for (const auto& k : knobs) {
+    std::set<std::string> seen;
+    for (const auto& r : rows) seen.insert(r.at(k).dump());
+    if (seen.size() > 1) panels.push_back(scatter_panel(k, rows, runs.size()));
+  }
+  if (rows.empty()) return panels;
+  Panel effects = effects_panel(runs);
+  if (effects.expected_marks.at("rect") > 0) panels.push_back(std::move(effects));
+  Panel interactions = interactions_panel(runs);
+  if (interactions.expected_marks.at("rect") > 0) panels.push_back(std::move(interactions));
   panels.push_back(pareto_panel("pareto-p99", "p99_ms", "p99 latency per call (ms, log)",
                                 "front_p99", {{"type", "log"}, {"nice", false}, {"padding", 8}},
                                 rows, runs.size(), "throughput vs p99 latency"));

@@ -330,4 +330,17 @@ TEST(RunAnalysisTwoRuntimesTest, ARunOfOneRuntimeNamesNoBestOfEachNorACompileFro
   for (const auto& f : a.fronts) EXPECT_NE(f.name, "throughput-compile");
 }
 
+TEST(HumanNumberTest, LargeFiguresReadInGroupsOfThreeAndSmallOnesWithFourDigits) {
+  EXPECT_EQ(human_number(808830.4), "808,830");
+  EXPECT_EQ(human_number(1234567), "1,234,567");
+  EXPECT_EQ(human_number(999.94), "999.9");
+  EXPECT_EQ(human_number(44.44), "44.44");
+  EXPECT_EQ(human_number(-1500), "-1,500");
+  PointMetrics m;
+  m.throughput = 808830;
+  m.throughput_low = 800000;
+  m.throughput_high = 812345;
+  EXPECT_EQ(throughput_with_interval(m), "808,830 (95% CI 800,000-812,345)");
+}
+
 }  // namespace torchperf

@@ -202,6 +202,20 @@ TEST_F(ApplySnippetsTest, ThePythonSnippetFeedsTokenInputsWithTheirRanges) {
   EXPECT_NE(s.cpp.find("torch::randint(0, 100, {3, 16}, torch::kLong)"), std::string::npos) << s.cpp;
 }
 
+TEST_F(ApplySnippetsTest, APythonWinnerOfAProgramComesFirstAndLoadsTheProgramsModule) {
+  const auto a = winner_run("runtime=python,threads=1,batch=8,grad=inference,precision=fp32,graph=eager",
+                            "/runs/x/model.pt2", "64", "Float[1,64]");
+  const ApplySnippets s = make_apply_snippets(a);
+  EXPECT_TRUE(s.python_first);
+  EXPECT_NE(s.python.find("torch.export.load(sys.argv[1] if len(sys.argv) > 1 else "
+                          "\"/runs/x/model.pt2\").module()"),
+            std::string::npos)
+      << s.python;
+  EXPECT_EQ(s.python.find("torch.jit.load"), std::string::npos) << s.python;
+  EXPECT_FALSE(make_apply_snippets(winner_run("threads=1", "builtin:mlp", "784", "Float[1,784]"))
+                   .python_first);
+}
+
 TEST_F(ApplySnippetsTest, ARunWithoutAWinnerHasNothingToApply) {
   auto a = winner_run("threads=1", "builtin:mlp", "784", "Float[1,784]");
   a.winner.reset();

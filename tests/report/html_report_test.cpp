@@ -63,6 +63,19 @@ TEST_F(HtmlReportTest, ThePageIsSelfContained) {
   EXPECT_NE(html.find("torch::jit::load"), std::string::npos);
 }
 
+TEST_F(HtmlReportTest, ThePageIsTitledWithTheModelsNameNeverATemporaryPath) {
+  const std::string laptop = (dir_ / "laptop").string();
+  std::string html = render_html({analyze(load_run(laptop))});
+  EXPECT_NE(html.find("<title>torchperf report: " + testing::known_run().model), std::string::npos)
+      << html.substr(0, 2000);
+  // A tune started from Python names the module's class beside its journal.
+  std::ofstream(fs::path(laptop) / "source.json") << R"({"model": "mymodels.Net"})";
+  html = render_html({analyze(load_run(laptop))});
+  EXPECT_NE(html.find("<title>torchperf report: mymodels.Net</title>"), std::string::npos);
+  // The render status is for tests and tools, not for readers.
+  EXPECT_NE(html.find("#torchperf-status{display:none}"), std::string::npos);
+}
+
 TEST_F(HtmlReportTest, ASmartSearchSaysHowItSpentItsPoints) {
   auto run = testing::known_run();
   run.search = {{"strategy", "smart"}, {"spent", "screen 13, explore 4, final 4"},

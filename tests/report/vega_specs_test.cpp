@@ -52,6 +52,30 @@ TEST_F(VegaSpecsTest, EffectsInteractionsAndParetoPanelsCountTheirMarks) {
     EXPECT_EQ(panel(panels, id).expected_marks.at("symbol"), 15) << id;
 }
 
+TEST_F(VegaSpecsTest, AKnobWhoseMeasuredPointsHoldOneValueAndAnEmptyRunGetNoPlot) {
+  RunAnalysis a = analyze(load_run((dir_ / "a").string()));
+  // Only the points at one threads value measured: every dot would be one colour.
+  const std::string kept = knob_value(a.run.points[a.measured.front()].key, "threads");
+  std::vector<std::size_t> same;
+  for (std::size_t i : a.measured)
+    if (knob_value(a.run.points[i].key, "threads") == kept) same.push_back(i);
+  a.measured = same;
+  const auto panels = report_panels({a});
+  for (const auto& p : panels) EXPECT_NE(p.id, "scatter-threads");
+  RunAnalysis empty = a;
+  empty.measured.clear();
+  empty.effects.clear();
+  empty.interactions.clear();
+  EXPECT_TRUE(report_panels({empty}).empty());
+}
+
+TEST_F(VegaSpecsTest, TheRankAxisHasWholeTicks) {
+  const auto panels = report_panels({analyze(load_run((dir_ / "a").string()))});
+  const auto& axis = panel(panels, "scatter-threads").spec.at("layer").at(1).at("encoding").at("x").at("axis");
+  EXPECT_EQ(axis.at("tickMinStep"), 1);
+  EXPECT_EQ(axis.at("format"), "d");
+}
+
 TEST_F(VegaSpecsTest, SeveralRunsAreFacetedByRun) {
   RunAnalysis a = analyze(load_run((dir_ / "a").string()));
   RunAnalysis b = analyze(load_run((dir_ / "b").string()));

@@ -51,6 +51,8 @@ struct RunAnalysis {
 std::map<std::string, std::size_t> best_of_each_runtime(const std::vector<PointResult>& points);
 // "44.4 (95% CI 43.1-45.2)", or "44.4 (no interval: too few samples)" for a brief point.
 std::string throughput_with_interval(const PointMetrics& m);
+// A figure for people: 808,830 above a thousand, four significant digits below.
+std::string human_number(double v);
 // What a point's model cost to compile, in seconds: its AOTInductor package (paid once, whether
 // or not this run found it in the cache) or torch.compile's first call; 0 for eager.
 double compile_seconds(const PointResult& p);

@@ -15,6 +15,7 @@ struct ApplySnippets {
   std::string config_json;  // config as an indented JSON document
   std::string cpp;          // a complete program: main() loads argv[1] (or the run's model file)
   std::string python;       // a complete script, likewise
+  bool python_first = false;  // the winner runs in Python: its snippet is the one to show first
 };
 
 // Throws UsageError when the run has no winner.
