@@ -238,9 +238,8 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
         program = os.path.join(folder, "model.pt2")
         export(model, inputs, program)
         args = ["bench", program, "--json"]
-        module = saved_module(model, os.path.join(folder, "module.pt"))
-        if module:
-            args += ["--python-module", module]
+        module = saved_module(model, os.path.join(folder, "module.pt")) or "@program"
+        args += ["--python-module", module]
         if "batch" not in knobs:
             args += ["--batch", str(inputs[0].shape[0])]
         if time_s is not None:
@@ -307,7 +306,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         export(model, inputs, program)
         with open(identity_file, "w") as f:
             json.dump(identity, f)
-        module = saved_module(model, module)
+        # "@program": the module could not travel; its program stands in, from Python still.
+        module = saved_module(model, module) or "@program"
     import torch
 
     # The reference apply is judged against, and the inputs it is judged on.
@@ -320,8 +320,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         args = ["tune", program, "--out", out,
                 "--as-given", configuration_key(as_given),
                 "--objective", objective]
-        if module:
-            args += ["--python-module", module]
+        args += ["--python-module", module]
         if space is not None:
             args += ["--space", space_text(space)]
         if accuracy is not None:
@@ -331,6 +330,11 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         if search is not None:
             args += ["--search", search]
         space_names = space_text(space) or ""
+        if "runtime" not in knobs and not re.search(r"(^|;)\s*runtime\s*=", space_names):
+            # What apply can hand back, measured as this process runs it: eager, torch.compile
+            # and AOTInductor packages through Python's loader. runtime="cpp" (or both) measures
+            # the package in C++, for a C++ deployment.
+            knobs = dict(knobs, runtime="python")
         if "batch" not in knobs and not re.search(r"(^|;)\s*batch\s*=", space_names):
             # The batch the caller passes is the batch tuned, unless a batch axis is asked for:
             # apply runs the winner on the caller's batches.

@@ -105,7 +105,7 @@ def _python_winner(result, model, configuration, device):
     return Applied(fn, configuration, device, _threads(configuration))
 
 
-def _cpp_winner(result, configuration, device):
+def _package_winner(result, configuration, device):
     import torch
     import torch._inductor
 
@@ -251,7 +251,7 @@ class AppliedCheck:
     def text(self):
         stated = (f", {self.here_over_stated:.2f}x the {self.stated:,.0f} tune measured"
                   if self.stated else "")
-        return (f"here at batch {self.batch}: {self.throughput:,.0f} samples/s{stated}; "
+        return (f"at batch {self.batch}: {self.throughput:,.0f} samples/s{stated}; "
                 f"{self.vs_careful.text()} eval()+inference_mode, "
                 f"{self.vs_as_given.text()} the model as given")
 
@@ -282,10 +282,12 @@ def apply(result, model):
     configuration = result.record.winner_configuration
     device = torch.device("cuda" if result.environment.get("cuda") and torch.cuda.is_available()
                           else "cpu")
-    if configuration.get("runtime", "cpp") == "python":
+    # A package (graph=aoti*) runs in Python's loader, as the python runtime measured it.
+    if configuration.get("runtime", "cpp") == "python" and \
+            not configuration.get("graph", "").startswith("aoti"):
         applied = _python_winner(result, model, configuration, device)
     else:
-        applied = _cpp_winner(result, configuration, device)
+        applied = _package_winner(result, configuration, device)
     verdict = guard(result, applied)
     if configuration.get("runtime") == "python" and configuration.get("graph", "eager") != "eager":
         # torch.compile's cache artifacts of what apply just compiled, for result.save.
@@ -302,6 +304,6 @@ def apply(result, model):
         say(f"apply: {result.record.winner} loses to eval()+inference_mode in this process "
             f"({check.vs_careful.text()}): the careful baseline is returned instead")
         return applied
-    say(f"apply: {result.record.winner}; its output passes the guard ({cosine}); "
-        f"{check.text()}")
+    say(f"apply: {result.record.winner}; its output passes the guard ({cosine}); in this "
+        f"process {check.text()}")
     return applied

@@ -59,6 +59,11 @@ def elsewhere(measured, here):
     return "; ".join(reasons)
 
 
+def human(value):
+    """808,830 above a thousand, four significant digits below: as the core's report writes it."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def read_json(path):
     """A result folder's JSON file; TorchperfError (exit 6) naming it when it cannot be read."""
     try:
@@ -301,9 +306,9 @@ class TuneResult:
                    if None not in (self.speedup, s_low, s_high) else "not measured")
         throughput = m.throughput_samples_per_s
         throughput = ("?" if throughput is None else
-                      f"{throughput:.4g} samples/s ({low:.4g}-{high:.4g})"
+                      f"{human(throughput)} samples/s ({human(low)}-{human(high)})"
                       if None not in (low, high)
-                      else f"{throughput:.4g} samples/s (measured briefly: no interval)")
+                      else f"{human(throughput)} samples/s (measured briefly: no interval)")
         careful = self.record.vs_careful
         careful = ("the winner is the careful configuration itself" if careful is None else
                    f"{careful.ratio:.3f}x ({careful.ci[0]:.3f}-{careful.ci[1]:.3f}), "

@@ -106,6 +106,14 @@ def load_model(kind, path):
             return _child.export_load(path).module()
         except Exception as e:
             raise JobError(ErrorKind.MODEL, f"model '{path}': torch.export.load failed ({concise(e)})")
+    if kind == "package":
+        import torch._inductor
+
+        try:
+            return torch._inductor.aoti_load_package(path)
+        except Exception as e:
+            raise JobError(ErrorKind.MODEL, f"AOTInductor package '{path}': aoti_load_package "
+                                            f"failed ({concise(e)})")
     if kind == "module":
         from torchperf import module_file
 
@@ -126,7 +134,7 @@ def load_model(kind, path):
             return export_source.build_model(reference, export_source.load_callable(reference)).eval()
         except SystemExit as e:  # export_source fails with a message on stderr and an exit code
             raise JobError(ErrorKind.MODEL, f"--from-python '{reference}' could not be loaded (exit {e.code})")
-    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, torchscript or python)")
+    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, package, torchscript or python)")
 
 
 
@@ -180,20 +188,27 @@ class Side:
             raise JobError(ErrorKind.WORKLOAD, f"inputs file '{settings['inputs']}': {concise(e)}")
 
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
+        package = settings["model_kind"] == "package"
+        if package:
+            # A package runs as it was compiled: no autograd around it, its inputs converted to
+            # its precision per call, as apply's callable converts them.
+            grad = "on"
         try:
             python_settings.set_backends(settings["cudnn_benchmark"], settings["tf32"])
-            model, _ = python_settings.place(model, (), self.device, settings["format"], precision)
+            if not package:
+                model, _ = python_settings.place(model, (), self.device, settings["format"],
+                                                 precision)
             # The inputs as the caller holds them (on the device, in fp32 and their own layout):
             # the conversions the point needs are timed, as apply's callable makes them per call.
             self.inputs = tuple(t.to(self.device) for t in inputs)
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
-            if graph != "eager":
+            if graph != "eager" and not package:
                 import torch._dynamo
 
                 torch._dynamo.reset()
-            self.fn = python_settings.call_function(python_settings.compiled(model, graph, grad),
-                                                    grad, precision, self.device,
+            fn = model if package else python_settings.compiled(model, graph, grad)
+            self.fn = python_settings.call_function(fn, grad, precision, self.device,
                                                     settings["format"])
         except python_settings.SettingsError as e:
             raise JobError(ErrorKind.CONFIG, str(e))
@@ -206,7 +221,7 @@ class Side:
         except Exception as e:
             self.raise_call_error(e, graph != "eager")
         first_call_s = time.perf_counter() - first
-        if graph != "eager":
+        if graph != "eager" and not package:
             # torch.compile compiles on the first call: that call's time is the compile's.
             self.compile_s = first_call_s
             from torch._dynamo.utils import counters

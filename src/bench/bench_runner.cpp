@@ -408,6 +408,7 @@ WorkloadDescription describe(const BenchOptions& options) {
   d.input_source = session.input_source;
   d.traits = describe_workload(w, session.spec == std::nullopt,
                                session.source->program_signature());
+  d.traits.caller_module = !options.python_module.empty();
   return d;
 }
 

@@ -156,19 +156,24 @@ class AotiRuntime final : public CppRuntime {
     return s;
   }
   Artefact artefact(const KnobValues& value, const WorkloadTraits& view) const override {
-    Artefact a;
-    a.kind = ArtefactKind::kPackage;
-    a.package.precision = value("precision");
-    a.package.max_autotune = autotunes(value("graph"));
-    a.package.device = view.cuda ? "cuda" : "cpu";
-    a.name = a.package.to_string();
-    a.autotunes = a.package.max_autotune;
-    return a;
+    return aoti_package_artefact(value("graph"), value("precision"), view);
   }
   static bool autotunes(const std::string& graph) { return graph == "aoti-max-autotune"; }
 };
 
 }  // namespace
+
+Artefact aoti_package_artefact(const std::string& graph, const std::string& precision,
+                               const WorkloadTraits& view) {
+  Artefact a;
+  a.kind = ArtefactKind::kPackage;
+  a.package.precision = precision;
+  a.package.max_autotune = graph == "aoti-max-autotune";
+  a.package.device = view.cuda ? "cuda" : "cpu";
+  a.name = a.package.to_string();
+  a.autotunes = a.package.max_autotune;
+  return a;
+}
 
 const Runtime& torchscript_runtime() {
   static const TorchScriptRuntime runtime;

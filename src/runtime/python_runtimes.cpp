@@ -224,7 +224,88 @@ class PythonCompileRuntime final : public PythonRuntime {
   }
 };
 
+// An AOTInductor package run by Python's loader (torch._inductor.aoti_load_package) in the
+// Python worker: what a Python caller runs when a package wins, with the loader's per-call cost
+// (its pytree and argument conversion), which the C++ loader does not pay. Offered where the
+// caller's own module came with the program (a tune from Python): from the CLI, the C++ loader
+// measures the package.
+class PythonAotiRuntime final : public PythonRuntime {
+ public:
+  std::string name() const override { return "python-aoti"; }
+  std::string label() const override { return "Python AOTInductor"; }
+  Applicability accepts(const WorkloadTraits& model) const override {
+    if (!model.program_form)
+      return Applicability::no("needs a torch.export program: AOTInductor compiles it");
+    if (!model.caller_module)
+      return Applicability::no("offered to a tune from Python (torchperf.tune), whose process "
+                               "loads the package with Python's loader; the CLI measures it in "
+                               "C++ (runtime=cpp,graph=aoti)");
+    return Applicability::yes();
+  }
+  ModelForm form(const WorkloadTraits&) const override { return ModelForm::kProgram; }
+  std::vector<std::string> graphs(const WorkloadTraits&) const override {
+    return {"aoti", "aoti-max-autotune"};
+  }
+  std::vector<std::string> expert_graphs(const WorkloadTraits&) const override {
+    return {"aoti-max-autotune", "aoti"};
+  }
+  bool compiles(const std::string&) const override { return true; }
+  std::optional<Applicability> applies(const std::string& knob, const std::string& value,
+                                       const WorkloadTraits& view) const override {
+    if (knob == "graph")
+      return value.rfind("aoti", 0) == 0
+                 ? Applicability::yes()
+                 : Applicability::no("the Python AOTInductor runtime runs graph=aoti or "
+                                     "aoti-max-autotune");
+    if (knob == "grad")
+      return Applicability::no("a package has no autograd: it runs as it was compiled");
+    if (knob == "format")
+      return Applicability::no("a package takes its inputs as it was compiled");
+    if (knob == "precision") {
+      if (value == "fp32" || value == "bf16") return Applicability::yes();
+      if (value == "fp16")
+        return view.cuda ? Applicability::yes()
+                         : Applicability::no("precision=fp16 exists only on CUDA devices");
+      return Applicability::no("a package is compiled in fp32, bf16 or fp16 (weights and inputs "
+                               "converted): autocast is not compiled into it");
+    }
+    return PythonRuntime::applies(knob, value, view);
+  }
+  std::optional<std::vector<std::string>> values(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return graphs(view);
+    if (knob == "precision")
+      return view.cuda ? std::vector<std::string>{"fp32", "bf16", "fp16"}
+                       : std::vector<std::string>{"fp32", "bf16"};
+    return PythonRuntime::values(knob, view);
+  }
+  std::optional<std::string> baseline(const std::string& knob,
+                                      const WorkloadTraits& view) const override {
+    if (knob == "graph") return std::string("aoti");
+    return PythonRuntime::baseline(knob, view);
+  }
+  std::optional<std::vector<std::string>> expert(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return expert_graphs(view);
+    if (knob == "precision")
+      return view.cuda ? std::vector<std::string>{"fp16", "bf16"}
+                       : std::vector<std::string>{"bf16"};
+    return PythonRuntime::expert(knob, view);
+  }
+  RuntimeSnippet snippet(const std::string& graph, bool cuda) const override {
+    return aoti_runtime().snippet(graph, cuda);
+  }
+  Artefact artefact(const KnobValues& value, const WorkloadTraits& view) const override {
+    return aoti_package_artefact(value("graph"), value("precision"), view);
+  }
+};
+
 }  // namespace
+
+const Runtime& python_aoti_runtime() {
+  static const PythonAotiRuntime runtime;
+  return runtime;
+}
 
 const Runtime& python_eager_runtime() {
   static const PythonEagerRuntime runtime;

@@ -79,7 +79,8 @@ std::vector<std::string> training_steps(const WorkloadTraits& model) {
 const std::vector<const Runtime*>& runtimes() {
   static const std::vector<const Runtime*> all = {&torchscript_runtime(), &aoti_runtime(),
                                                   &python_eager_runtime(),
-                                                  &python_compile_runtime()};
+                                                  &python_compile_runtime(),
+                                                  &python_aoti_runtime()};
   return all;
 }
 
@@ -125,9 +126,11 @@ std::vector<const Runtime*> family_runtimes(const std::string& family,
 const Runtime& runtime_for(const std::string& family, const std::string& graph,
                            const WorkloadTraits& model) {
   const bool named = !graph.empty() && graph != "n/a";
-  if (family == "python")
+  if (family == "python") {
+    if (named && graph.rfind("aoti", 0) == 0) return python_aoti_runtime();
     return named && graph.rfind("compile", 0) == 0 ? python_compile_runtime()
                                                    : python_eager_runtime();
+  }
   if (family != "cpp" && !family.empty() && family != "n/a")
     throw ConfigError("unknown runtime family '" + family + "' (expected cpp or python)");
   if (named && graph.rfind("aoti", 0) == 0) return aoti_runtime();

@@ -9,5 +9,9 @@ const Runtime& torchscript_runtime();
 const Runtime& aoti_runtime();
 const Runtime& python_eager_runtime();
 const Runtime& python_compile_runtime();
+const Runtime& python_aoti_runtime();
+// An AOTInductor package of the program, as both the C++ and the Python loader run it.
+Artefact aoti_package_artefact(const std::string& graph, const std::string& precision,
+                               const WorkloadTraits& view);
 
 }  // namespace torchperf

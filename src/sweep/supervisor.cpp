@@ -238,7 +238,8 @@ void Supervisor::open_runner() {
     o_.workload.inputs_file = absolute(o_.workload.inputs_file);
     c.paths.push_back(o_.workload.inputs_file);
   }
-  if (!o_.workload.python_module.empty()) {
+  if (!o_.workload.python_module.empty() &&
+      o_.workload.python_module != BenchOptions::kProgramStandsIn) {
     o_.workload.python_module = absolute(o_.workload.python_module);
     c.paths.push_back(o_.workload.python_module);
   }
@@ -688,7 +689,7 @@ void Supervisor::note_machine_load() {
   m.busy = load_.busy();
   m.usable_cores = desc_.traits.usable_cores;
   m.free_cores = load_.free_cores(desc_.traits.usable_cores);
-  if (m.busy) result_.notes.insert(result_.notes.begin(), busy_text(false));
+  if (m.busy) result_.notes.push_back(busy_text(false));
 }
 
 // The plan's note was written from guesses; this one from what the points took, when the budget

@@ -90,6 +90,7 @@ json to_json(const WorkloadTraits& t) {
           {"exported_shape", t.exported_shape},
           {"torchscript_form", t.torchscript_form},
           {"program_form", t.program_form},
+          {"caller_module", t.caller_module},
           {"program",
            {{"dynamic", t.program.dynamic},
             {"min", t.program.min},
@@ -125,6 +126,7 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   // has the one form it was loaded in.
   t.torchscript_form = j.value("torchscript_form", t.torchscript);
   t.program_form = j.value("program_form", t.exported_program);
+  t.caller_module = j.value("caller_module", false);
   if (j.contains("program") && j.at("program").is_object()) {
     const json& p = j.at("program");
     t.program.dynamic = p.at("dynamic").get<bool>();

@@ -21,6 +21,7 @@
 #include "torchperf/models/model.h"
 #include "torchperf/models/python_side.h"
 #include "torchperf/models/aoti_package.h"
+#include "torchperf/process/watched_child.h"
 #include "torchperf/runtime/runtime.h"
 #include "torchperf/worker/protocol.h"
 
@@ -40,11 +41,26 @@ std::vector<c10::IValue> read_inputs(const std::string& path) {
   }
 }
 
-// The model as Python loads it: the caller's own module (saved by the Python API), a program (a
-// .pt2, or a built-in's, exported from its Python definition) or a TorchScript file.
+// The model as Python loads it: an AOTInductor package (Python's loader runs it), the caller's
+// own module (saved by the Python API), a program (a .pt2, or a built-in's, exported from its
+// Python definition) or a TorchScript file.
 std::pair<std::string, std::string> python_model(const BenchOptions& options, const Runtime& runtime,
+                                                 const ResolvedConfiguration& config,
                                                  const WorkloadTraits& traits) {
-  if (runtime.form(traits) == ModelForm::kProgram && !options.python_module.empty())
+  const Artefact artefact = runtime.artefact(
+      [&](const std::string& knob) { return config.value(knob); }, runtime.view(traits));
+  if (artefact.kind == ArtefactKind::kPackage) {
+    // Compiled before the point by the sweep (the cache), or here, as the C++ runtime would.
+    const std::string program = open_model(options.model)->program_path();
+    std::string package = cached_aoti_package(program, artefact.package);
+    if (package.empty())
+      package = ensure_aoti_package(program, artefact.package,
+                                    within(options.compile_timeout_s, options.memory_cap_bytes))
+                    .path;
+    return {"package", fs::absolute(package).string()};
+  }
+  if (runtime.form(traits) == ModelForm::kProgram && !options.python_module.empty() &&
+      options.python_module != BenchOptions::kProgramStandsIn)
     return {"module", fs::absolute(options.python_module).string()};
   if (runtime.form(traits) == ModelForm::kProgram)
     return {"program", fs::absolute(open_model(options.model)->program_path()).string()};
@@ -121,7 +137,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   expected_ = load_saved_outputs(reference);
   const std::vector<c10::IValue> input_values = read_inputs(inputs);
 
-  const auto [model_kind, model] = python_model(options, runtime, description.traits);
+  const auto [model_kind, model] = python_model(options, runtime, config_, description.traits);
   PythonSideRequest side;
   side.model_kind = model_kind;
   side.model = model;
@@ -148,7 +164,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   base_.flops_per_sample = expected_.flops_per_sample;
 
   ChildEnvironment environment = with_python_path(worker_environment(requested));
-  if (model_kind != "torchscript")
+  if (runtime.form(description.traits) == ModelForm::kProgram)
     share_inductor_cache(environment, open_model(options.model)->program_path());
   // What torch.compile compiled, saved beside the log: tune keeps its winner's for apply.
   environment["TORCHPERF_COMPILE_ARTIFACTS"] =
@@ -163,6 +179,12 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   base_.setup_ms = ready.setup_ms;
   base_.compile_s = ready.compile_s;
+  if (model_kind == "package") {
+    // Compiled before the point (its cost is the package's, reported apart): apply loads it.
+    base_.package = model;
+    base_.compile_s = 0;
+    base_.compile_cache_hit = true;
+  }
   base_.graph_breaks = ready.graph_break_count;
   base_.graph_break_reasons = ready.graph_break_reasons;
   base_.rss_before_bytes = ready.rss_before_bytes;

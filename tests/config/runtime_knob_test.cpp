@@ -59,7 +59,11 @@ TEST(RuntimeKnobTest, EachRuntimesValuesAreRefusedInTheOtherNamingWhatTheyNeed) 
   EXPECT_NE(config_error(Configuration::parse("graph=compile"), program()).find(
                 "runtime=python"),
             std::string::npos);
+  // A package runs in Python's loader only for a tune from Python (the caller's module given).
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=aoti"), program())
+                .find("offered to a tune from Python"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=frozen"), program())
                 .find("runtime=python runs graph=eager or a torch.compile mode"),
             std::string::npos);
   EXPECT_NE(config_error(Configuration::parse("runtime=python,precision=int8-dynamic"), program())

@@ -744,6 +744,24 @@ def test_a_cpp_runtime_winner_is_applied_as_its_aoti_package(tmp_path, capfd):
         assert fast is model
 
 
+def test_a_package_is_measured_in_pythons_loader_as_apply_runs_it(tmp_path, capfd):
+    # From Python, an AOTInductor package is timed as this process runs it (aoti_load_package),
+    # not by the C++ loader, whose per-call cost a Python caller never sees.
+    model = mlp()
+    result = torchperf.tune(model, torch.randn(8, 64), budget="3m", out=str(tmp_path / "run"),
+                            space="runtime=python;graph=aoti;batch=8;threads=1;precision=fp32",
+                            time_s=0.3, progress=False)
+    configuration = result.winner["configuration"]
+    assert (configuration["runtime"], configuration["graph"]) == ("python", "aoti")
+    assert result.winner_package().endswith(".pt2")
+    fast = result.apply(model)
+    x = torch.randn(8, 64)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), rtol=1e-4, atol=1e-5)
+    check = result.applied_check
+    assert check is not None and check.stated == result.winner["throughput"]
+
+
 def test_ctrl_c_stops_a_tune_cleanly_and_resume_goes_on_from_its_journal(tmp_path):
     (tmp_path / "models.py").write_text(MLP_SOURCE)
     out = tmp_path / "run"

@@ -91,4 +91,29 @@ TEST(PythonRuntimesTest, TrainingStepsAreTheRuntimesWithCudaGraphModesOnlyOnCuda
   EXPECT_THROW(runtime_for_step("compile-max-autotune-no-cudagraphs"), ConfigError);
 }
 
+TEST(PythonRuntimesTest, APackageRunsInPythonsLoaderOnlyWhenTheCallersModuleCameWithIt) {
+  const Runtime& loader = runtime_named("python-aoti");
+  WorkloadTraits cli = testing::image_program_traits();
+  EXPECT_FALSE(loader.accepts(cli).applies);
+  EXPECT_NE(loader.accepts(cli).reason.find("offered to a tune from Python"), std::string::npos);
+  WorkloadTraits from_python = cli;
+  from_python.caller_module = true;
+  EXPECT_TRUE(loader.accepts(from_python).applies);
+  EXPECT_EQ(&runtime_for("python", "aoti", from_python), &loader);
+  const WorkloadTraits view = loader.view(from_python);
+  EXPECT_EQ(loader.graphs(view), (std::vector<std::string>{"aoti", "aoti-max-autotune"}));
+  EXPECT_FALSE(loader.applies("grad", "inference", view)->applies);
+  EXPECT_FALSE(loader.applies("precision", "bf16-autocast", view)->applies);
+  EXPECT_TRUE(loader.applies("precision", "bf16", view)->applies);
+  // The same package the C++ loader runs: one compile serves both.
+  const auto values = [](const std::string& knob) {
+    return knob == "graph" ? std::string("aoti") : std::string("bf16");
+  };
+  const Artefact mine = loader.artefact(values, view);
+  const Artefact cpp = runtime_named("aoti").artefact(values, view);
+  EXPECT_EQ(mine.kind, ArtefactKind::kPackage);
+  EXPECT_EQ(mine.name, cpp.name);
+  EXPECT_EQ(loader.worker(), RuntimeWorker::kPython);
+}
+
 }  // namespace torchperf

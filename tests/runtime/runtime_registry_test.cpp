@@ -20,7 +20,8 @@ TEST(RuntimeRegistryTest, EveryRuntimeIsRegisteredOnceUnderItsName) {
     EXPECT_EQ(&runtime_named(r->name()), r);
     EXPECT_FALSE(r->label().empty());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"torchscript", "aoti", "python-eager", "python-compile"}));
+  EXPECT_EQ(names, (std::set<std::string>{"torchscript", "aoti", "python-eager", "python-compile",
+                                          "python-aoti"}));
 }
 
 TEST(RuntimeRegistryTest, AnUnknownNameIsRefusedNamingTheKnownOnes) {

@@ -17,7 +17,10 @@ struct BenchOptions {
   // The caller's own nn.Module, saved by the Python API (python/torchperf/module_file.py): the
   // python runtime times it instead of the program's module, whose input checks and pytree calls
   // cost microseconds a call that the caller's code does not pay. Empty: the program's module.
+  // kProgramStandsIn: a tune from Python whose module could not travel (a class in __main__):
+  // the program's module stands in, and the run is from Python all the same.
   std::string python_module;
+  static constexpr const char* kProgramStandsIn = "@program";
   Configuration config;             // the knobs the user set; the rest resolve to their baselines
   std::optional<Configuration> vs;  // measure interleaved against this configuration
   double time_s = 3;  // measurement budget per configuration (warm-up is capped separately)

@@ -51,6 +51,9 @@ struct WorkloadTraits {
   bool inputs_from_file = false;  // batch is fixed by the file
   bool uint8_data = false;        // training data are 8-bit images (the transfer knob)
   bool python_definition = false;  // train: the model's Python definition can be built (a built-in)
+  // The caller's own nn.Module came with the program (a tune from Python): its process runs an
+  // AOTInductor package through Python's loader, which is then measured as such.
+  bool caller_module = false;
   bool saved_training = false;    // the training flag the model was saved with
   bool can_train_mode = true;     // has a training flag at all
   int usable_cores = 1;
