@@ -242,12 +242,13 @@ class PythonAotiRuntime final : public PythonRuntime {
                                "C++ (runtime=cpp,graph=aoti)");
     return Applicability::yes();
   }
+  // The graphs of the package, as the C++ runtime names them.
   ModelForm form(const WorkloadTraits&) const override { return ModelForm::kProgram; }
-  std::vector<std::string> graphs(const WorkloadTraits&) const override {
-    return {"aoti", "aoti-max-autotune"};
+  std::vector<std::string> graphs(const WorkloadTraits& view) const override {
+    return aoti_runtime().graphs(view);
   }
-  std::vector<std::string> expert_graphs(const WorkloadTraits&) const override {
-    return {"aoti-max-autotune", "aoti"};
+  std::vector<std::string> expert_graphs(const WorkloadTraits& view) const override {
+    return aoti_runtime().expert_graphs(view);
   }
   bool compiles(const std::string&) const override { return true; }
   std::optional<Applicability> applies(const std::string& knob, const std::string& value,
