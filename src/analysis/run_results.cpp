@@ -158,6 +158,11 @@ RunResults load_run(const std::string& path) {
   if (!run.summary)
     run.warnings.push_back(
         "the sweep did not complete (no summary record): no winner was confirmed head to head");
+  // A busy machine is said where the run is read, the report's first lines included.
+  if (run.summary && run.summary->contains("notes") && run.summary->at("notes").is_array())
+    for (const auto& note : run.summary->at("notes"))
+      if (note.is_string() && note.get<std::string>().rfind("a busy machine", 0) == 0)
+        run.warnings.push_back(note.get<std::string>());
   if (run.origin.empty())
     for (const auto& p : run.points)
       if (p.changes == 0) {

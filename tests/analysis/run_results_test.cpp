@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/known_runs.h"
 #include "support/synthetic_run.h"
 #include "torchperf/error.h"
 
@@ -86,6 +87,16 @@ TEST_F(RunResultsTest, AnInterruptedSweepIsReadWithAWarningAndNoWinner) {
   EXPECT_NE(run.warnings[0].find("cut short"), std::string::npos);
   EXPECT_NE(run.warnings[1].find("did not complete"), std::string::npos);
   EXPECT_EQ(run.origin, "threads=2,grad=on");  // from the point with no change
+}
+
+TEST_F(RunResultsTest, ABusyMachineNoteIsAWarningWhereTheRunIsRead) {
+  testing::SyntheticRun run = testing::known_run();
+  run.notes = {"left out of the space: mode=train",
+               "a busy machine: other work kept 1.0 of 2 core(s) busy before the sweep"};
+  testing::write_synthetic_run(dir_.string(), run);
+  const RunResults read = load_run(dir_.string());
+  ASSERT_EQ(read.warnings.size(), 1u);
+  EXPECT_EQ(read.warnings[0], run.notes[1]);
 }
 
 TEST_F(RunResultsTest, AFinalistsFullMeasurementReplacesItsBriefOne) {

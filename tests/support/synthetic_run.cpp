@@ -110,6 +110,7 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
                                  {"failure", ""}}},
                 {"vs_careful", nullptr}};
     if (!run.search.is_null()) summary["search"] = run.search;
+    summary["notes"] = run.notes;
     out << summary.dump() << "\n";
   }
   return path;

@@ -30,6 +30,7 @@ struct SyntheticRun {
   std::vector<SyntheticPoint> points;
   std::string winner;  // a key; "" for no summary record
   nlohmann::json search;  // the summary's search object; null: none written
+  std::vector<std::string> notes;  // the summary's notes
 };
 
 // Every combination of the axes, throughput = 100 * product of factor(knob, value) (and of
