@@ -34,7 +34,7 @@
 #  14. AOTInductor: the same package run by `torchperf bench --graph aoti` and from Python
 #      (aoti_load_package) on ResNet-18 at batch 16, alternated (within 10%); the best AOTI point
 #      against the best TorchScript point of ResNet-18 and MobileNetV2, with each compile's time.
-#  15. the python runtime: `torchperf bench --runtime python` on ResNet-18's program against the
+#  15. the python runtime: `torchperf bench --runtime python` on ResNet-18's and an MLP's programs against the
 #      same program timed with torch.utils.benchmark in a plain script, eager (within 5%) and under
 #      torch.compile (within 7%), at 1 thread and every usable core, alternated A B A B.
 #  16. the Python API: torchperf.tune then result.apply on an MLP and a ResNet-18-like module, the
@@ -714,6 +714,7 @@ if section 15; then
 py_batch=${BENCH_PY_BATCH:-8}
 for entry in "ResNet-18|resnet18_dynamic.pt2|3x224x224" "MLP|mlp_dynamic.pt2|32"; do
   IFS='|' read -r label file shape <<< "$entry"
+  [ -n "${BENCH_PY_MODELS:-}" ] && [[ " $BENCH_PY_MODELS " != *" $label "* ]] && continue
   for graph in eager compile; do
     tolerance=0.05; [ "$graph" = compile ] && tolerance=0.07
     for t in ${BENCH_PY_THREADS:-1 $(nproc)}; do

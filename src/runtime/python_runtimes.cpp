@@ -73,7 +73,11 @@ class PythonRuntime : public Runtime {
       const CompileMode* m = mode_of(value);
       if (value != "eager" && !m)
         return Applicability::no("runtime=python runs graph=eager or a torch.compile mode (" +
-                                 compile_graphs() + ")");
+                                 compile_graphs() + ")" +
+                                 (value.rfind("aoti", 0) == 0
+                                      ? "; an AOTInductor package runs in Python for a tune "
+                                        "started from Python (torchperf.tune)"
+                                      : ""));
       if (m && !view.program_form)
         return Applicability::no("torch.compile needs a torch.export program or a built-in: it "
                                  "does not trace a TorchScript module");

@@ -127,7 +127,10 @@ const Runtime& runtime_for(const std::string& family, const std::string& graph,
                            const WorkloadTraits& model) {
   const bool named = !graph.empty() && graph != "n/a";
   if (family == "python") {
-    if (named && graph.rfind("aoti", 0) == 0) return python_aoti_runtime();
+    // A package runs in Python where the caller's process loads it (a tune from Python); elsewhere
+    // graph=aoti is not Python's, and its points run at Python's own baseline (eager).
+    if (named && graph.rfind("aoti", 0) == 0 && python_aoti_runtime().accepts(model).applies)
+      return python_aoti_runtime();
     return named && graph.rfind("compile", 0) == 0 ? python_compile_runtime()
                                                    : python_eager_runtime();
   }
@@ -149,7 +152,10 @@ const Runtime& runtime_of_key(const std::string& key) {
     if (name == "runtime") family = value;
     if (name == "graph") graph = value;
   }
+  // A key names what ran: one with runtime=python and graph=aoti came from a tune from Python.
   WorkloadTraits unknown;
+  unknown.program_form = true;
+  unknown.caller_module = true;
   return runtime_for(family, graph, unknown);
 }
 

@@ -133,6 +133,11 @@ void validate(const LoadOptions& o) {
   static const std::regex url(R"(http://[^/:\s]+:[0-9]{1,5}/?)");
   if (!std::regex_match(o.url, url))
     throw UsageError("URL '" + o.url + "': expected http://HOST:PORT, e.g. http://127.0.0.1:8000");
+  // A port past 65535 would be cut to 16 bits by the socket call and refused elsewhere.
+  const auto colon = o.url.rfind(':');
+  if (const long port = std::stol(o.url.substr(colon + 1)); port < 1 || port > 65535)
+    throw UsageError("URL '" + o.url + "': port " + std::to_string(port) +
+                     " is out of range (expected 1-65535)");
   if (o.model.empty()) throw UsageError("--model: expected the served model's name");
   if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s))
     throw UsageError(

@@ -92,6 +92,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"train", "builtin:mlp", "--ladder", "--rounds", "1"}, 2, "--rounds"},
       {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,
        "connection refused"},
+      {{"load", "http://127.0.0.1:99999", "--model", "m", "--rate", "10", "--duration", "1"}, 2,
+       "port 99999 is out of range (expected 1-65535)"},
   };
   for (const auto& bad : table) {
     const CliRun run = run_cli(bad.args);

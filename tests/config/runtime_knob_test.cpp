@@ -61,7 +61,10 @@ TEST(RuntimeKnobTest, EachRuntimesValuesAreRefusedInTheOtherNamingWhatTheyNeed) 
             std::string::npos);
   // A package runs in Python's loader only for a tune from Python (the caller's module given).
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=aoti"), program())
-                .find("offered to a tune from Python"),
+                .find("runtime=python runs graph=eager or a torch.compile mode"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=aoti"), program())
+                .find("for a tune started from Python"),
             std::string::npos);
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=frozen"), program())
                 .find("runtime=python runs graph=eager or a torch.compile mode"),
