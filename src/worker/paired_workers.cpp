@@ -78,7 +78,7 @@ class PySide final : public RemoteSide {
  public:
   PySide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
          const std::string& name)
-      : side_(options, config, run, name), sampling_(sampling_options(options)) {}
+      : side_(options, config, run, name), sampling_(python_sampling(sampling_options(options))) {}
   TimedRun timed_run(RemoteSide& peer) override { return side_.timed_run(&peer.worker()); }
   Measurement finish(const SampleSet& samples) override {
     return side_.finish(samples, sampling_, true);
@@ -138,7 +138,11 @@ BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& r
   if (progress) progress("reference", 0);
   const auto a = remote_side(options, options.config, run, "a");
   const auto b = remote_side(options, *options.vs, run, "b");
-  Sampler sampler(time, sampling_options(options));
+  // A pair with a Python side samples in its longer blocks, both sides alike.
+  const bool python = worker_of(options.config) == RuntimeWorker::kPython ||
+                      worker_of(*options.vs) == RuntimeWorker::kPython;
+  Sampler sampler(time, python ? python_sampling(sampling_options(options))
+                               : sampling_options(options));
   const PairedSampleSet paired =
       sampler.measure_paired(a->timed_run(*b), b->timed_run(*a), [&](double f) {
         if (progress) progress("warm-up and measuring", f);

@@ -103,6 +103,11 @@ std::string compile_artifacts_path(const std::string& log_dir, const std::string
   return (fs::absolute(log_dir) / (log_prefix + ".compile_cache.bin")).string();
 }
 
+SamplingOptions python_sampling(SamplingOptions sampling) {
+  sampling.min_block_time = std::max(sampling.min_block_time, kPythonWorkerMinBlockTime);
+  return sampling;
+}
+
 std::string inputs_beside(const std::string& reference_path) {
   return reference_path + ".inputs.pt";
 }
@@ -254,7 +259,7 @@ BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRu
                                      TimeSource& time, const BenchProgress& progress) {
   validate(options);
   PythonSide side(options, options.config, run, "python", progress);
-  const SamplingOptions sampling = sampling_options(options);
+  const SamplingOptions sampling = python_sampling(sampling_options(options));
   Sampler sampler(time, sampling);
   const SampleSet samples = sampler.measure(side.timed_run(nullptr), [&](double f) {
     if (progress) progress("warm-up and measuring", f);

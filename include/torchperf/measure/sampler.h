@@ -42,6 +42,10 @@ struct SamplingOptions {
 // 0.13 ms a block: one-call blocks of a 1.06 ms ResNet-18 under CUDA graphs measured 1.19 ms a
 // call, 11% slow (issue 40). Blocks of at least this long keep the gap under 0.5%.
 inline constexpr Nanoseconds kAsynchronousDeviceMinBlockTime = std::chrono::milliseconds(25);
+// A block of a Python worker is asked for over a pipe: between two blocks its interpreter reads
+// and writes JSON, which evicts the caches the next block's first calls run in. On a 45 µs call
+// (an MLP at batch 8), 1 ms blocks read 0.93x of a plain loop timed by torch.utils.benchmark.
+inline constexpr Nanoseconds kPythonWorkerMinBlockTime = std::chrono::milliseconds(25);
 
 // What is timed: one iteration, and the wait for the device to finish what was queued.
 // enter() sets the process state the measurement needs (threads, fuser flags) once, before

@@ -61,6 +61,9 @@ class PythonSide {
 // batch comes from options.reference_files when its inputs file lies beside it (REF.inputs.pt),
 // else it is computed here. Worker failures are RuntimeFailure naming the log; the errors the
 // worker answers keep their kind (a failed torch.compile is a CompileError).
+// The sampling of a measurement with a Python side: blocks of at least kPythonWorkerMinBlockTime.
+SamplingOptions python_sampling(SamplingOptions sampling);
+
 BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRun& run,
                                      TimeSource& time, const BenchProgress& progress = nullptr);
 
