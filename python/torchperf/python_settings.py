@@ -152,4 +152,6 @@ def compiled(model, graph, grad):
     # Freezing folds the weights in as constants: only sound when nothing needs their grad. It is
     # Inductor's process-wide setting, read when a graph compiles.
     inductor_config.freezing = grad != "on"
-    return torch.compile(model, mode=COMPILE_MODES[graph], dynamic=False)
+    # torch.compile's own default for shapes, as a user writes it: dynamic=False read 0.88x of it
+    # per call on a 55 µs MLP (its guards cost more), and one shape compiles static either way.
+    return torch.compile(model, mode=COMPILE_MODES[graph])
