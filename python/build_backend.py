@@ -157,6 +157,7 @@ def _metadata(project):
     lines = ["Metadata-Version: 2.1", f"Name: {project['name']}", f"Version: {project['version']}",
              f"Summary: {project['description']}",
              f"Requires-Python: {project['requires-python']}"]
+    lines += [f"Requires-Dist: {r}" for r in project.get("dependencies", [])]
     for extra, requirements in project.get("optional-dependencies", {}).items():
         lines.append(f"Provides-Extra: {extra}")
         lines += [f"Requires-Dist: {r}; extra == \"{extra}\"" for r in requirements]

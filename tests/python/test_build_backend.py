@@ -62,7 +62,9 @@ def test_the_wheel_holds_the_package_the_core_and_a_record_of_each(tmp_path, mon
         record = wheel.read(f"{dist_info}/RECORD").decode()
         assert all(n in record for n in names)
         assert "torchperf = torchperf.__main__:main" in wheel.read(f"{dist_info}/entry_points.txt").decode()
-        assert "Requires-Dist: tqdm" in wheel.read(f"{dist_info}/METADATA").decode()
+        metadata = wheel.read(f"{dist_info}/METADATA").decode()
+        assert "Requires-Dist: tqdm" in metadata
+        assert "Requires-Dist: numpy>=1.24\n" in metadata  # what the Python side imports
 
 
 def test_the_cores_build_says_each_tenth_of_its_progress_and_keeps_the_whole_log(tmp_path, capfd):

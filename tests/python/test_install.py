@@ -87,3 +87,29 @@ def test_a_five_line_script_tunes_a_module_from_the_installed_package(venv, tmp_
     assert f"FROM {venv}/lib/" in out  # the installed package, not the source tree's
     log_dir = next((tmp_path / "torchperf-runs").iterdir())
     assert (log_dir / "results.jsonl").exists() and (log_dir / "report.html").exists()
+
+
+TINYNET = textwrap.dedent("""
+    import torch
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+            self.fc = torch.nn.Linear(8, 10)
+        def forward(self, x):
+            return self.fc(self.conv(x).mean((2, 3)))
+""")
+
+
+def test_train_from_python_runs_from_the_installed_package_with_what_it_declared(venv, tmp_path):
+    # The venv had torch alone: the training worker's numpy came with the package's dependencies.
+    (tmp_path / "tinynet.py").write_text(TINYNET)
+    rc, out = run([str(venv / "bin" / "torchperf"), "train", "--from-python", "tinynet:Net",
+                   "--image-size", "16", "--batch", "4", "--steps", "2", "--warmup", "1",
+                   "--device", "cpu", "--json", "--quiet"],
+                  env=clean_environment(), cwd=tmp_path, timeout=300)
+    assert rc == 0, out
+    assert '"model": "python:tinynet:Net"' in out
+    rc, out = run([str(venv / "bin" / "python"), "-c", "import torchperf, numpy; "
+                   "print(torchperf.__version__)"], env=clean_environment(), cwd=tmp_path)
+    assert rc == 0 and out.strip(), out
