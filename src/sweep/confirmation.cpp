@@ -214,7 +214,12 @@ void Supervisor::confirm() {
 // The winner against baseline, careful and (when given) the model as given, at its batch.
 void Supervisor::compare_winner(const std::string& winner) {
   const std::string winner_config = space_.points[index_of_.at(winner)].config.to_string();
-  const std::string batch = reference_batch(o_.workload, space_.points[index_of_.at(winner)].config);
+  // The batch the winner ran at, resolved: a program exported with a static batch runs at its
+  // own, which its configuration does not name (the batch knob is the program's, not a choice).
+  const std::string batch = o_.workload.inputs_file.empty()
+                                ? resolve(space_.points[index_of_.at(winner)].config, desc_.traits)
+                                      .value("batch")
+                                : "n/a";
   const std::string b = batch == "n/a" ? "" : batch;
   const auto against = [&](const Configuration& other,
                            const std::string& name) -> std::optional<HeadToHead> {

@@ -315,4 +315,16 @@ TEST_F(TuneCommandTest, ABusyMachineIsSaidAndNoThreadCountAboveTheCoresLeftFreeI
   EXPECT_LE(std::stoi(winner.substr(at + 8)), load.at("free_cores").get<int>()) << winner;
 }
 
+TEST_F(TuneCommandTest, AProgramWithAStaticBatchIsTunedAtItsOwnBatchWithoutNamingIt) {
+  // The batch is the program's: the winner is compared with careful at it, not at batch 1.
+  const CliRun run = run_cli({"tune", testing::fixture("exported.pt2"), "--space",
+                              "runtime=python;threads=1;precision=fp32;grad=on,inference",
+                              "--time", "0.2", "--search", "exhaustive", "--out", out(), "--quiet",
+                              "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_NE(j.at("winner").get<std::string>().find("batch=2"), std::string::npos) << j.at("winner");
+  EXPECT_NE(j.at("careful").get<std::string>().find("batch=2"), std::string::npos) << j.at("careful");
+}
+
 }  // namespace torchperf
