@@ -1,8 +1,9 @@
 """The winner applied in the caller's process: the settings tune measured, on the caller's module
 (python runtime) or the AOTInductor package it ran (C++ runtime), checked with tune's guard.
 
-What a winner changes in this process is said when apply runs: the intra-op threads
-(torch.set_num_threads) and Inductor's freezing flag are process-wide settings.
+What a winner changes in this process is said when apply runs: Inductor's freezing flag is a
+process-wide setting; a winner at another thread count than the caller's sets it around each call
+and restores the caller's after it.
 """
 
 import copy
@@ -38,14 +39,17 @@ class Applied:
         self.device = device
         self.check = None
         self._threads = threads
-        if threads:
-            self.__class__ = _ScopedThreads
 
     def __call__(self, *inputs):
         return self.fn(*inputs)
 
     def __repr__(self):
         return f"torchperf.Applied({configuration_key(self.configuration)})"
+
+
+def make_applied(fn, configuration, device, threads):
+    """An Applied, scoped to the winner's threads when they are not the caller's."""
+    return (_ScopedThreads if threads else Applied)(fn, configuration, device, threads)
 
 
 class _ScopedThreads(Applied):
@@ -102,7 +106,7 @@ def _python_winner(result, model, configuration, device):
             f"{'on' if grad != 'on' else 'off'} (a process-wide setting); the first call compiles")
     fn = python_settings.call_function(python_settings.compiled(module, graph, grad), grad,
                                        precision, device, memory_format)
-    return Applied(fn, configuration, device, _threads(configuration))
+    return make_applied(fn, configuration, device, _threads(configuration))
 
 
 def _package_winner(result, configuration, device):
@@ -125,7 +129,7 @@ def _package_winner(result, configuration, device):
     # per call as the Python runtime's bf16 points convert them.
     precision = "bf16" if configuration.get("precision") == "bf16" else "fp32"
     fn = python_settings.call_function(runner, "on", precision, device)
-    return Applied(fn, configuration, device, _threads(configuration))
+    return make_applied(fn, configuration, device, _threads(configuration))
 
 
 def example_inputs(result):
@@ -202,10 +206,10 @@ def careful(model, device, threads):
     module = copy.deepcopy(model).eval().to(device)
     configuration = dict(CAREFUL, threads=str(threads) if threads else "n/a")
     fn = python_settings.call_function(module, "inference", "fp32", device)
-    return Applied(fn, configuration, device, threads)
+    return make_applied(fn, configuration, device, threads)
 
 
-def check_here(result, model, applied, device):
+def check_here(result, model, winner, device):
     """The applied winner timed in this process against the careful baseline and the model as
     given, at the winner's threads, alternated: an AppliedCheck. The careful baseline is returned
     instead of a winner slower than it in every round."""
@@ -214,12 +218,20 @@ def check_here(result, model, applied, device):
     from torchperf import in_process
 
     inputs = tuple(t.to(device) for t in example_inputs(result))
-    threads = applied._threads
+    threads = winner._threads
     baseline = careful(model, device, threads)
-    given = Applied(model, {"as_given": True}, device, threads)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
-    race = in_process.Race({"winner": applied, "careful": baseline, "as_given": given}, inputs,
-                           inputs[0].shape[0], sync=sync).run()
+    # The winner's threads are set once around the whole race, never inside or between timed
+    # blocks: each side runs its callable unscoped (the per-call scoping, when the threads differ
+    # from the caller's, is not in the figures).
+    theirs = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        race = in_process.Race({"winner": winner.fn, "careful": baseline.fn, "as_given": model},
+                               inputs, inputs[0].shape[0], sync=sync).run()
+    finally:
+        torch.set_num_threads(theirs)
     check = AppliedCheck(
         batch=int(inputs[0].shape[0]), throughput=race.throughput("winner"),
         stated=result.winner["throughput"], careful=race.throughput("careful"),
@@ -231,8 +243,8 @@ def check_here(result, model, applied, device):
         check = AppliedCheck(**{**check.__dict__, "kept": False})
         baseline.check = check
         return baseline, check
-    applied.check = check
-    return applied, check
+    winner.check = check
+    return winner, check
 
 
 class AppliedCheck:

@@ -276,9 +276,9 @@ class PythonAotiRuntime final : public PythonRuntime {
     }
     return PythonRuntime::applies(knob, value, view);
   }
+  // graph's values and starts are the base's, read through graphs() and expert_graphs().
   std::optional<std::vector<std::string>> values(const std::string& knob,
                                                  const WorkloadTraits& view) const override {
-    if (knob == "graph") return graphs(view);
     if (knob == "precision")
       return view.cuda ? std::vector<std::string>{"fp32", "bf16", "fp16"}
                        : std::vector<std::string>{"fp32", "bf16"};
@@ -291,7 +291,6 @@ class PythonAotiRuntime final : public PythonRuntime {
   }
   std::optional<std::vector<std::string>> expert(const std::string& knob,
                                                  const WorkloadTraits& view) const override {
-    if (knob == "graph") return expert_graphs(view);
     if (knob == "precision")
       return view.cuda ? std::vector<std::string>{"fp16", "bf16"}
                        : std::vector<std::string>{"bf16"};
