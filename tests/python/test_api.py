@@ -202,10 +202,17 @@ def test_tune_of_a_small_module_returns_every_point_and_the_winner(tuned):
     # threads, at the winner's batch.
     assert result.as_given.startswith("runtime=python,threads=")
     assert "grad=on" in result.as_given and "batch=8" in result.as_given
-    if not result.is_as_given:
+    if not result.is_as_given and result.speedup is not None:
         s_low, s_high = result.speedup_ci
         assert s_low <= result.speedup <= s_high
         assert result.verdict in ("faster", "slower", "indistinguishable", "undetermined")
+    elif not result.is_as_given:
+        # Not measured against the model as given: the comparison failed, or the budget left no
+        # room for it; either is said.
+        h = result.record.vs_as_given
+        assert (h is not None and h.failure) or \
+            any("not measured against the as given" in n for n in result.record.notes), \
+            result.record.notes
     assert os.path.exists(result.journal) and os.path.exists(result.report)
     frame = result.dataframe()
     assert len(frame) == len(result.points) and "throughput" in frame.columns
