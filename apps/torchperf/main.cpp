@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 #include "crash_report.h"
@@ -26,9 +28,22 @@
 namespace {
 
 int fail(int code, const std::string& message) {
-  torchperf::keep_scratch_dir();  // the message may name a log in it
+  torchperf::keep_scratch_dir_if_named(message);  // a log in it the message names
   std::cerr << "torchperf: error: " << message << "\n";
   return code;
+}
+
+// libstdc++ says "filesystem error: cannot create directories: Permission denied [/x]": said
+// here as "cannot create directories '/x': Permission denied".
+std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
+  std::string what = e.what();
+  const std::string prefix = "filesystem error: ";
+  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
+  const std::string operation = what.substr(0, what.find(':'));
+  std::string paths;
+  for (const auto* p : {&e.path1(), &e.path2()})
+    if (!p->empty()) paths += (paths.empty() ? " '" : " and '") + p->string() + "'";
+  return operation + paths + ": " + e.code().message();
 }
 
 }  // namespace
@@ -90,6 +105,8 @@ int main(int argc, char** argv) {
     return fail(cli::stop_signal_exit_code(), e.what());
   } catch (const Error& e) {  // each kind its exit code, from the one table (error.h)
     return fail(exit_code_of(e.kind()), e.what());
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fail(cli::kRuntimeFailure, filesystem_error_text(e));
   } catch (const c10::Error& e) {
     return fail(cli::kRuntimeFailure, "LibTorch: " + compat::concise_error_message(e.what()));
   } catch (const std::exception& e) {  // TorchScript's JITException among them: keep one line

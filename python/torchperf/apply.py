@@ -277,15 +277,13 @@ def apply(result, model):
     api.checked_model(model, "apply: model")
     if not result.record.winner:
         raise result.no_winner("apply")
-    # A winner tune could not compare with the model as given (its budget ran out) is judged by
-    # the check in this process alone.
-    unmeasured = result.speedup is None and not result.is_as_given
-    if not result.beats_as_given and not unmeasured:
+    # A winner tune could not compare with the model as given (its budget ran out, or too few
+    # rounds for an interval) is judged by the check in this process alone.
+    if not result.beats_as_given and result.speedup_is_known:
         low, high = result.speedup_ci
         why = ("the winner is the model as given" if result.is_as_given else
                f"the winner is {result.speedup:.3f}x the model as given ({low:.3f}-{high:.3f}, "
-               f"{result.verdict})" if low is not None else
-               "the winner was not measured against the model as given")
+               f"{result.verdict})")
         say(f"apply: no configuration beat the model as given by more than the noise ({why}): "
             "the model is returned unchanged")
         return model

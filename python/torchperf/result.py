@@ -64,6 +64,19 @@ def human(value):
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
+def head_to_head_text(h):
+    """A head-to-head as a summary line: its ratio and interval with the verdict, a ratio of too
+    few rounds for an interval as such, or why nothing was measured."""
+    if h is None:
+        return "not measured"
+    if h.failure or h.ratio is None:
+        return f"not measured ({h.failure or 'no rounds'})"
+    low, high = h.ci
+    if None in (low, high):
+        return f"{h.ratio:.3f}x (no interval: {h.rounds} round(s)), {h.verdict.value}"
+    return f"{h.ratio:.3f}x ({low:.3f}-{high:.3f}), {h.verdict.value}"
+
+
 def read_json(path):
     """A result folder's JSON file; TorchperfError (exit 6) naming it when it cannot be read."""
     try:
@@ -208,6 +221,12 @@ class TuneResult:
             self.as_given == self.record.winner
 
     @property
+    def speedup_is_known(self):
+        """The winner was measured against the model as given with an interval (or is it): a
+        comparison of too few rounds for one says nothing either way."""
+        return self.is_as_given or (self.speedup is not None and None not in self.speedup_ci)
+
+    @property
     def beats_as_given(self):
         """Faster than the model as given by more than the noise (the interval is above 1)."""
         return self.verdict == Verdict.FASTER.value
@@ -300,10 +319,8 @@ class TuneResult:
             return rows
         m = self.record.winner_metrics
         low, high = m.throughput_ci
-        s_low, s_high = self.speedup_ci
         speedup = ("the model as given" if self.is_as_given else
-                   f"{self.speedup:.3f}x ({s_low:.3f}-{s_high:.3f}), {self.verdict}"
-                   if None not in (self.speedup, s_low, s_high) else "not measured")
+                   head_to_head_text(self._vs_as_given))
         throughput = m.throughput_samples_per_s
         throughput = ("?" if throughput is None else
                       f"{human(throughput)} samples/s ({human(low)}-{human(high)})"
@@ -311,10 +328,7 @@ class TuneResult:
                       else f"{human(throughput)} samples/s (measured briefly: no interval)")
         careful = self.record.vs_careful
         careful = ("the winner is the careful configuration itself" if careful is None else
-                   f"{careful.ratio:.3f}x ({careful.ci[0]:.3f}-{careful.ci[1]:.3f}), "
-                   f"{careful.verdict.value}"
-                   if not careful.failure and None not in (careful.ratio, *careful.ci)
-                   else f"not measured ({careful.failure or 'no interval'})")
+                   head_to_head_text(careful))
         rows = [("winner", self.record.winner), ("throughput", f"{throughput}, batch {m.batch}"),
                 ("over eval()+inference_mode", careful),
                 ("over the model as given", speedup), ("note", self.record.winner_note)]

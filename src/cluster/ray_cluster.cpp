@@ -28,14 +28,44 @@ std::string last_line(const std::string& text) {
   return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
+// Why HOST:PORT is not one ("" when it is): Ray waits half a minute on an address it cannot
+// parse before it says so, so its shape is checked here.
+std::string host_port_problem(const std::string& where) {
+  const std::size_t colon = where.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "no HOST:PORT";
+  const std::string host = where.substr(0, colon), port = where.substr(colon + 1);
+  if (host.find_first_of("/ \t@?#") != std::string::npos) return "the host '" + host + "' is not one";
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) < 1 ||
+      std::stol(port) > 65535)
+    return "the port '" + port + "' is not a number from 1 to 65535";
+  return "";
+}
+
+std::string checked_address(const std::string& address, const std::string& where,
+                            const std::string& given_as) {
+  if (const std::string problem = host_port_problem(where); !problem.empty())
+    throw UsageError(given_as + " '" + address + "': " + problem +
+                     "; expected ray://HOST:PORT (Ray Client) or HOST:PORT (the head's GCS)");
+  return address;
+}
+
 }  // namespace
 
 std::string ray_address_of(const std::string& cluster, const std::string& ray_address_variable) {
-  if (cluster.rfind("ray://", 0) == 0 && cluster.size() > 6) return cluster;
+  if (cluster.rfind("ray://", 0) == 0 && cluster.size() > 6)
+    return checked_address(cluster, cluster.substr(6), "--cluster");
   if (cluster.rfind("ray:", 0) == 0 && cluster.size() > 4 && cluster.find("//") == std::string::npos)
-    return cluster.substr(4);
+    return checked_address(cluster, cluster.substr(4), "--cluster").substr(4);
   if (cluster == "ray") {
-    if (!ray_address_variable.empty()) return ray_address_variable;
+    // RAY_ADDRESS may also be Ray's own "auto" (the cluster this machine is part of).
+    if (ray_address_variable == "auto") return ray_address_variable;
+    if (!ray_address_variable.empty())
+      return checked_address(ray_address_variable,
+                             ray_address_variable.rfind("ray://", 0) == 0
+                                 ? ray_address_variable.substr(6)
+                                 : ray_address_variable,
+                             "RAY_ADDRESS");
     throw UsageError(
         "--cluster ray: no cluster named: set RAY_ADDRESS (e.g. RAY_ADDRESS=HEAD:6379, as `ray "
         "start --head` prints it) or give --cluster ray://HEAD:10001; start one with `ray start "

@@ -70,4 +70,10 @@ void keep_scratch_dir() {
   scratch().keep = true;
 }
 
+void keep_scratch_dir_if_named(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  Scratch& s = scratch();
+  if (!s.path.empty() && message.find(s.path.string()) != std::string::npos) s.keep = true;
+}
+
 }  // namespace torchperf

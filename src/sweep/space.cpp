@@ -234,7 +234,18 @@ Space build_space(const WorkloadTraits& traits,
   for (const auto& axis : space.axes)
     if (axis.knob == "runtime") families = axis.values;
   const std::vector<WorkloadTraits> views = runtime_views(traits, families);
-  // A value only another runtime on the axes takes leaves a point at its own runtime's baseline.
+  // A value only another runtime on the axes takes leaves a point at its own runtime's baseline
+  // when the sweep chose it. A value the user asked for is never swapped for another: where the
+  // point's runtime takes the knob but not that value (a batch outside a program's range, a
+  // TorchScript graph for Python), the point is left out; when that leaves a runtime none of the
+  // values asked for, the plan says why.
+  struct Refusal {
+    const Runtime* runtime;
+    std::string knob;
+    std::set<std::string> values;
+    std::string reason;
+  };
+  std::map<std::string, Refusal> refused;  // by runtime and knob
   const auto own_runtime = [&](const Configuration& c) {
     if (views.size() < 2) return c;
     const Runtime& mine = runtime_for(c.get("runtime").value_or(""),
@@ -246,7 +257,20 @@ Space build_space(const WorkloadTraits& traits,
       bool elsewhere = false;
       for (const auto& view : views)
         elsewhere |= view.runtime != own_view.runtime && applies_in(k, view, value);
-      if (knob == "runtime" || applies_in(k, own_view, value) || !elsewhere) own.set(knob, value);
+      if (knob == "runtime" || applies_in(k, own_view, value) || !elsewhere) {
+        own.set(knob, value);
+        continue;
+      }
+      const Applicability taken_here = k.applies(own_view, k.baseline(own_view));
+      if (requested.count(knob) && taken_here.applies) {
+        Refusal& r = refused[mine.name() + " " + knob];
+        r.runtime = &mine;
+        r.knob = knob;
+        r.values.insert(value);
+        r.reason = k.applies(own_view, value).reason;
+        throw ConfigError("a value asked for that the point's runtime does not take: " + knob +
+                          "=" + value + " for " + mine.label());
+      }
     }
     return own;
   };
@@ -261,7 +285,11 @@ Space build_space(const WorkloadTraits& traits,
         std::find(axis.values.begin(), axis.values.end(), axis.baseline) != axis.values.end();
     space.origin.set(axis.knob, has_baseline ? axis.baseline : axis.values.front());
   }
-  space.origin = own_runtime(space.origin);
+  try {
+    space.origin = own_runtime(space.origin);
+  } catch (const ConfigError&) {
+    // An origin whose runtime refuses a value asked for: counted from as it is.
+  }
   ResolvedConfiguration baseline;
   try {
     baseline = resolve(space.origin, traits);
@@ -273,8 +301,8 @@ Space build_space(const WorkloadTraits& traits,
     Configuration c;
     for (std::size_t i = 0; i < space.axes.size(); ++i)
       c.set(space.axes[i].knob, space.axes[i].values[index[i]]);
-    c = own_runtime(c);
     try {
+      c = own_runtime(c);
       const ResolvedConfiguration r = resolve(c, traits);
       const std::string key = r.to_string();
       if (seen.insert(key).second) {
@@ -297,7 +325,31 @@ Space build_space(const WorkloadTraits& traits,
   }
   for (const auto& [reason, count] : dropped)
     space.dropped.push_back(std::to_string(count) + " dropped: " + reason);
-  if (space.points.empty()) throw UsageError("the space to sweep is empty");
+  // One note per knob and reason, naming the runtimes it leaves without a value asked for.
+  std::map<std::pair<std::string, std::string>, std::pair<std::string, std::set<std::string>>>
+      notes;  // (knob, reason) -> (runtimes, values)
+  for (const auto& [id, r] : refused) {
+    const WorkloadTraits view = r.runtime->view(traits);
+    const Knob& knob = find_knob(r.knob);
+    const auto& asked = requested.at(r.knob);
+    if (std::any_of(asked.begin(), asked.end(),
+                    [&](const std::string& v) { return applies_in(knob, view, v); }))
+      continue;
+    auto& [runtimes, values] = notes[{r.knob, r.reason}];
+    runtimes += (runtimes.empty() ? "" : ", ") + r.runtime->label();
+    values.insert(r.values.begin(), r.values.end());
+  }
+  std::string refusals;
+  for (const auto& [what, where] : notes) {
+    std::string values;
+    for (const auto& v : where.second) values += (values.empty() ? "" : ",") + v;
+    const std::string note = what.first + "=" + values + " does not apply to " + where.first +
+                             " (" + what.second +
+                             "): its points are left out, not run at another " + what.first;
+    space.left_out.push_back(note);
+    refusals += "; " + note;
+  }
+  if (space.points.empty()) throw UsageError("the space to sweep is empty" + refusals);
   space.expert_starts = expert_starts(space, traits, swept, seen);
   return space;
 }

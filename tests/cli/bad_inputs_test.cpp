@@ -78,6 +78,12 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget"},
       {{"tune", "builtin:mlp", "--accuracy", "cosine>=2", "--quiet"}, 2, "cannot be met"},
       {{"tune", "--resume", (dir / "none").string(), "--quiet"}, 6, "no journal"},
+      // Ray needs half a minute to give up on an address it cannot parse: refused at once.
+      {{"tune", "builtin:mlp", "--cluster", "ray://head:port", "--quiet"}, 2,
+       "--cluster 'ray://head:port': the port 'port' is not a number from 1 to 65535"},
+      // A folder that cannot be made: the operation and the path, not libstdc++'s words.
+      {{"serve-tune", "builtin:mlp", "--out", a_file + "/x", "--budget", "10s", "--quiet"}, 1,
+       "cannot create directories '" + a_file + "/x/logs': Not a directory"},
       {{"report", text}, 6, "is not a tune journal"},
       {{"trace", "/nonexistent.json"}, 8, "no such file"},
       {{"trace", text}, 8, "not JSON"},

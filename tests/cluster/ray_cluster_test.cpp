@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "torchperf/error.h"
 
 namespace torchperf {
@@ -34,6 +38,32 @@ TEST(RayClusterTest, WithoutAnAddressTheErrorSaysHowToStartACluster) {
       EXPECT_NE(std::string(e.what()).find("expected ray"), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(RayClusterTest, AnAddressThatIsNotHostAndPortIsRefusedAtOnceNamingWhatIsWrong) {
+  // Ray itself takes half a minute to give up on these.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"ray://head", "no HOST:PORT"},
+      {"ray://head:port", "the port 'port' is not a number from 1 to 65535"},
+      {"ray://head:99999", "the port '99999' is not a number from 1 to 65535"},
+      {"ray://head:0", "the port '0'"},
+      {"ray://:10001", "no HOST:PORT"},
+      {"ray://head/x:10001", "the host 'head/x' is not one"},
+      {"ray:head:", "the port ''"}};
+  for (const auto& [address, why] : bad) {
+    try {
+      ray_address_of(address, "");
+      ADD_FAILURE() << address;
+    } catch (const UsageError& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind("--cluster '", 0), 0u) << message;
+      EXPECT_NE(message.find(why), std::string::npos) << message;
+      EXPECT_NE(message.find("expected ray://HOST:PORT"), std::string::npos) << message;
+    }
+  }
+  EXPECT_THROW(ray_address_of("ray", "head:abc"), UsageError) << "RAY_ADDRESS is checked too";
+  EXPECT_EQ(ray_address_of("ray", "auto"), "auto");
+  EXPECT_EQ(ray_address_of("ray", "ray://[::1]:10001"), "ray://[::1]:10001");
 }
 
 TEST(RayClusterTest, ANodeIsLabelledByHostAddressAndTheStartOfItsId) {

@@ -90,6 +90,24 @@ TEST_F(ScratchDirTest, AFolderAnErrorNamedAFileInIsKept) {
   EXPECT_TRUE(fs::exists(fs::path(dir) / "inputs.pt"));
 }
 
+TEST_F(ScratchDirTest, AnErrorThatNamesNoFileInItLeavesNothingBehind) {
+  const auto [dir, status] = in_child([] {
+    const std::string made = made_and_written();
+    keep_scratch_dir_if_named("model.pt2: not a torch.export program (expected ...)");
+    return made;
+  });
+  ASSERT_EQ(status, 0);
+  ASSERT_EQ(dir.rfind("error", 0), std::string::npos) << dir;
+  EXPECT_FALSE(fs::exists(dir)) << "no message named it";
+  const auto [named, status2] = in_child([] {
+    const std::string made = made_and_written();
+    keep_scratch_dir_if_named("the export crashed; its log: " + scratch_path("export-0.log"));
+    return made;
+  });
+  ASSERT_EQ(status2, 0);
+  EXPECT_TRUE(fs::exists(fs::path(named) / "inputs.pt")) << "the message named a file in it";
+}
+
 TEST_F(ScratchDirTest, ASecondUserWorksBesideTheFirstUsersFolders) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as a second user";
   // The first user's folders, kept and private, and the fixed folder torchperf used to share.

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "support/test_support.h"
 #include "torchperf/error.h"
@@ -222,6 +224,54 @@ TEST(SpaceTest, AValueThatNoRuntimeSweptTakesIsRefusedNamingTheRuntimeThatWould)
   }
   // Both runtimes swept: each value has a runtime that takes it, and no point is refused.
   EXPECT_NO_THROW(build_space(program, {{"runtime", {"cpp", "python"}}, {"graph", {"eager", "aoti"}}}));
+}
+
+TEST(SpaceTest, AValueAskedForIsNeverSwappedForAnotherWhereAPointsRuntimeRefusesIt) {
+  // A built-in runs in C++ as TorchScript (any batch) and in Python as its program (batch
+  // 1..4096): Python points are left out at a batch outside that range, never run at batch 1.
+  const WorkloadTraits builtin = testing::image_builtin_traits();
+  const Space big = build_space(builtin, {{"runtime", {"cpp", "python"}}, {"batch", {"1000000"}}});
+  ASSERT_FALSE(big.points.empty());
+  for (const auto& p : big.points) {
+    EXPECT_EQ(runtime_of(resolve(p.config, builtin), builtin).name(), "torchscript") << p.key;
+    EXPECT_NE(p.key.find("batch=1000000"), std::string::npos) << p.key;
+  }
+  // One note for every runtime that runs the program: AOTInductor and both of Python's.
+  std::vector<std::string> batch_notes;
+  for (const auto& l : big.left_out)
+    if (l.rfind("batch=", 0) == 0) batch_notes.push_back(l);
+  ASSERT_EQ(batch_notes.size(), 1u);
+  const std::string& note = batch_notes[0];
+  EXPECT_EQ(note.rfind("batch=1000000 does not apply to ", 0), 0u) << note;
+  for (const char* runtime : {"AOTInductor", "Python eager", "Python torch.compile"})
+    EXPECT_NE(note.find(runtime), std::string::npos) << note;
+  EXPECT_NE(note.find("(outside the batch range the program was exported with"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("its points are left out, not run at another batch"), std::string::npos);
+  // A TorchScript graph pinned: Python points are left out, not run eagerly.
+  const Space frozen = build_space(builtin, {{"runtime", {"cpp", "python"}}, {"graph", {"frozen"}}});
+  for (const auto& p : frozen.points)
+    EXPECT_EQ(resolve(p.config, builtin).value("graph"), "frozen") << p.key;
+  ASSERT_FALSE(frozen.left_out.empty());
+  EXPECT_NE(frozen.left_out.back().find("graph=frozen does not apply to Python"),
+            std::string::npos)
+      << frozen.left_out.back();
+  // Values for each runtime on one axis are the way to sweep across runtimes: a runtime that
+  // takes one of them is not noted for the others.
+  const Space both = build_space(
+      builtin, {{"runtime", {"cpp", "python"}}, {"graph", {"frozen", "compile"}}, {"batch", {"8"}}});
+  for (const auto& l : both.left_out) EXPECT_EQ(l.rfind("graph=", 0), std::string::npos) << l;
+  std::set<std::string> graphs;
+  for (const auto& p : both.points) graphs.insert(resolve(p.config, builtin).value("graph"));
+  EXPECT_EQ(graphs, (std::set<std::string>{"frozen", "compile"}));
+  // Every point refused: the error says why.
+  try {
+    build_space(builtin, {{"runtime", {"python"}}, {"batch", {"1000000"}}});
+    ADD_FAILURE() << "a space of Python points outside the program's range";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("batch=1000000"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SpaceTest, InformativeOrderPutsTheOriginThenSingleChangesFirstAndIsSeeded) {

@@ -18,4 +18,7 @@ std::string scratch_path(const std::string& name);
 // Keep the folder when the process ends: an error message named a file in it (a child's log).
 void keep_scratch_dir();
 
+// Keep it only when `message` names it: an error that names no file in it leaves nothing behind.
+void keep_scratch_dir_if_named(const std::string& message);
+
 }  // namespace torchperf
