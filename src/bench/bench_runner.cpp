@@ -624,6 +624,7 @@ Comparison compare_sides(Measurement a, Measurement b, const PairedSampleSet& pa
   c.speedup = paired.speedup_estimate;
   c.stop = paired.stop;
   c.separate_processes = separate_processes;
+  if (!paired.others_cores.empty()) c.round_load = round_load(paired.others_cores);
   // Per-round ratios compare equal numbers of calls; with different batch sizes, compare
   // samples/s.
   if (c.a.batch != c.b.batch)

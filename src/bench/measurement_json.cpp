@@ -310,6 +310,10 @@ json to_json(const Comparison& c) {
             {"median", nullable(c.speedup.median)},
             {"rounds", c.speedup.rounds}}},
           {"separate_processes", c.separate_processes},
+          {"round_load", c.round_load ? json{{"windows", c.round_load->windows},
+                                             {"busy_windows", c.round_load->busy_windows},
+                                             {"max_cores", c.round_load->max_cores}}
+                                      : json(nullptr)},
           {"stop_reason", to_string(c.stop)},
           {"verdict", to_string(c.verdict)}};
 }

@@ -95,6 +95,22 @@ double others_cores(const CpuTimes& before, const CpuTimes& after) {
   return std::max(0.0, others / wall);
 }
 
+bool RoundLoad::varied() const {
+  const std::size_t quiet = windows - busy_windows;
+  const std::size_t rarer = std::min(busy_windows, quiet);
+  return windows >= 3 && rarer >= 1 && 4 * rarer >= windows;
+}
+
+RoundLoad round_load(const std::vector<double>& others_cores) {
+  RoundLoad r;
+  r.windows = others_cores.size();
+  for (double c : others_cores) {
+    r.busy_windows += c >= 0.5;
+    r.max_cores = std::max(r.max_cores, c);
+  }
+  return r;
+}
+
 void MachineLoad::sample() {
   const auto now = read_cpu_times();
   if (!now) return;

@@ -170,6 +170,8 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
   set.a.block_iterations = set.b.block_iterations = block;
   const auto start = time_.now();
   std::size_t next_check = 0;
+  std::optional<CpuTimes> load_read = load_probe_ ? load_probe_() : std::nullopt;
+  auto load_read_at = time_.now();
   for (std::size_t round = 0;; ++round) {
     Nanoseconds ta, tb;
     if (round % 2 == 0) {
@@ -185,6 +187,12 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
     set.b.iteration_ns.push_back(b_ns);
     // A block too short for the clock to see counts as the shortest it could resolve.
     set.speedup.push_back(std::max(b_ns, 1.0) / std::max(a_ns, 1.0));
+    if (load_probe_ && time_.now() - load_read_at >= kLoadWindow) {
+      const std::optional<CpuTimes> now = load_probe_();
+      if (load_read && now) set.others_cores.push_back(others_cores(*load_read, *now));
+      load_read = now;
+      load_read_at = time_.now();
+    }
     const auto measured = time_.now() - start;
     set.a.measured = set.b.measured = measured;
     if (progress) progress(std::min(1.0, to_seconds(measured) / to_seconds(options_.time_budget)));

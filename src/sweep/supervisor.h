@@ -96,6 +96,10 @@ class Supervisor {
 
   // Confirmation.
   HeadToHead compare(const std::string& a, const std::string& b, const std::string& why);
+  // One run of the pair, journaled; load: other work in its rounds' windows, where it was read.
+  HeadToHead run_pair(const Configuration& ca, const Configuration& cb, HeadToHead h,
+                      const std::string& id, const std::string& why,
+                      std::optional<RoundLoad>& load);
   std::vector<std::string> choose_leaders(const std::vector<const PointResult*>& ok) const;
   void compare_winner(const std::string& winner);
   void single_changes();

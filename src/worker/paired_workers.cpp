@@ -6,6 +6,7 @@
 #include "torchperf/bench/measurement_json.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
+#include "torchperf/measure/machine_load.h"
 #include "torchperf/worker/protocol.h"
 #include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
@@ -143,6 +144,9 @@ BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& r
                       worker_of(*options.vs) == RuntimeWorker::kPython;
   Sampler sampler(time, python ? python_sampling(sampling_options(options))
                                : sampling_options(options));
+  // Other work read between rounds: a head-to-head whose rounds saw a busy machine in some and a
+  // quiet one in others is measured again by tune.
+  sampler.set_load_probe(read_cpu_times);
   const PairedSampleSet paired =
       sampler.measure_paired(a->timed_run(*b), b->timed_run(*a), [&](double f) {
         if (progress) progress("warm-up and measuring", f);

@@ -176,6 +176,13 @@ void read_wire(const json& j, BenchResult& r) {
   out.speedup.median = number(s.at("median"));
   out.speedup.rounds = s.at("rounds").get<std::size_t>();
   out.separate_processes = c.at("separate_processes").get<bool>();
+  if (const auto l = c.find("round_load"); l != c.end() && l->is_object()) {
+    RoundLoad load;
+    load.windows = l->at("windows").get<std::size_t>();
+    load.busy_windows = l->at("busy_windows").get<std::size_t>();
+    load.max_cores = number(l->at("max_cores"));
+    out.round_load = load;
+  }
   out.verdict = verdict_from_string(c.at("verdict").get<std::string>());
   r.comparison = std::move(out);
 }

@@ -85,6 +85,7 @@ TEST_F(NodeJobTest, AComparisonRunsBothSidesHereAndItsReplyReadsBackAsACompariso
   NodeJob j = job(NodeJobKind::kCompare);
   j.configuration = "threads=1,batch=8";
   j.versus = "threads=1,batch=1";
+  j.workload.time_s = 0.8;  // windows of rounds long enough to read the machine's load in
   SteadyTimeSource clock;
   const WorkerOutcome out = run_node_job(j, clock);
   ASSERT_EQ(out.ending, Ending::kAnswered) << out.message;
@@ -95,6 +96,10 @@ TEST_F(NodeJobTest, AComparisonRunsBothSidesHereAndItsReplyReadsBackAsACompariso
   EXPECT_GT(r.comparison->speedup.ratio, 0);
   EXPECT_EQ(r.comparison->a.batch, 8);
   EXPECT_EQ(r.comparison->b.batch, 1);
+  // Other work read between its rounds, a window at a time, travels with the reply.
+  ASSERT_TRUE(r.comparison->round_load.has_value());
+  EXPECT_GE(r.comparison->round_load->windows, 2u);
+  EXPECT_LE(r.comparison->round_load->busy_windows, r.comparison->round_load->windows);
 }
 
 TEST_F(NodeJobTest, AnInterruptedJobSaysSoAndAFailedOneKeepsItsKind) {

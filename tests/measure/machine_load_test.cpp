@@ -33,6 +33,18 @@ TEST(MachineLoadTest, AMachineIsBusyWhenOtherWorkTakesHalfACoreBeforeOrDuringThe
   EXPECT_EQ(busy.free_cores(1), 1);  // never below one core
 }
 
+TEST(MachineLoadTest, AHeadToHeadVariedWhenBothABusyAndAQuietMachineTookAQuarterOfItsWindows) {
+  EXPECT_FALSE(round_load({0.1, 0.0, 0.2, 0.0}).varied()) << "quiet throughout";
+  EXPECT_FALSE(round_load({1.0, 0.9, 1.0, 0.8}).varied()) << "busy throughout: one regime";
+  const RoundLoad once = round_load({1.2, 0.0, 0.1, 0.0});
+  EXPECT_TRUE(once.varied());
+  EXPECT_EQ(once.busy_windows, 1u);
+  EXPECT_EQ(once.windows, 4u);
+  EXPECT_DOUBLE_EQ(once.max_cores, 1.2);
+  EXPECT_FALSE(round_load({1.0, 0, 0, 0, 0, 0, 0, 0}).varied()) << "one window in eight";
+  EXPECT_FALSE(round_load({1.0, 0.0}).varied()) << "too few windows to tell";
+}
+
 TEST(MachineLoadTest, ABusyLoopStartedElsewhereIsOthersAndOurOwnSpinIsOurs) {
   if (!read_cpu_times()) GTEST_SKIP() << "no /proc here";
   // Our own spinning thread is our process tree's CPU time (never others').

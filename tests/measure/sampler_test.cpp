@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <optional>
 #include <stdexcept>
+#include <vector>
 
 namespace torchperf {
 namespace {
@@ -196,6 +198,36 @@ TEST(SamplerTest, PairedRunOfAVerySlowPairStopsAtThreeTimesItsBudget) {
   // without an interval rather than run on.
   EXPECT_EQ(set.speedup.size(), 3u);
   EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kUndetermined);
+}
+
+TEST(SamplerTest, APairedRunReadsTheMachinesLoadBetweenRoundsOnceAWindowHasPassed) {
+  ManualTimeSource clock;
+  ScriptedRun a{clock, {}, milliseconds(20)};
+  ScriptedRun b{clock, {}, milliseconds(30)};
+  SamplingOptions o = quick();
+  o.time_budget = milliseconds(1500);
+  o.min_samples = 30;  // 30 rounds of 50 ms: six windows of 250 ms
+  Sampler sampler(clock, o);
+  // 2 CPUs: each window adds 0.5 s of total CPU time; other work takes one core in the first
+  // three windows and none after. Reads are counted: never one inside a block.
+  CpuTimes t{0, 0, 0, 2};
+  int reads = 0, calls_at_last_read = -1;
+  sampler.set_load_probe([&]() -> std::optional<CpuTimes> {
+    EXPECT_NE(a.calls + b.calls, calls_at_last_read) << "two reads with no round between";
+    calls_at_last_read = a.calls + b.calls;
+    if (reads++ > 0) {
+      t.total_s += 0.5;
+      t.busy_s += reads <= 4 ? 0.25 : 0.0;
+    }
+    return t;
+  });
+  const PairedSampleSet set = sampler.measure_paired(a.timed(), b.timed());
+  ASSERT_EQ(set.speedup.size(), 30u);
+  EXPECT_EQ(set.others_cores, (std::vector<double>{1, 1, 1, 0, 0, 0}));
+  EXPECT_TRUE(round_load(set.others_cores).varied());
+  // Without a probe, nothing is read.
+  Sampler plain(clock, o);
+  EXPECT_TRUE(plain.measure_paired(a.timed(), b.timed()).others_cores.empty());
 }
 
 TEST(SamplerTest, PairedRunAlternatesWhichSideGoesFirstAndEntersEachSideOnce) {

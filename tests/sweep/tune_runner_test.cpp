@@ -130,6 +130,35 @@ TEST(DecideWinnerTest, FailedComparisonsLeaveTheLeaderUnconfirmed) {
   EXPECT_TRUE(decide_winner({}, {}, nullptr, nullptr).winner.empty());
 }
 
+TEST(LoadedPairTest, AHeadToHeadWhoseRoundsSawLoadComeAndGoIsMeasuredOnceMoreAndSaid) {
+  RoundLoad varied;
+  varied.windows = 8;
+  varied.busy_windows = 3;
+  varied.max_cores = 1.04;
+  const LoadedPair first = after_varied_load(varied, "winner vs careful", 0, true);
+  EXPECT_TRUE(first.again);
+  EXPECT_EQ(first.note,
+            "the head-to-head winner vs careful saw other work come and go (3 of 8 windows of its "
+            "rounds had half a core or more taken, up to 1.0): measured again");
+  const LoadedPair second = after_varied_load(varied, "winner vs careful", 1, true);
+  EXPECT_FALSE(second.again) << "once more at most";
+  EXPECT_NE(second.note.find("again: its ratio mixes a busy and a quiet machine"),
+            std::string::npos)
+      << second.note;
+  const LoadedPair no_room = after_varied_load(varied, "winner vs careful", 0, false);
+  EXPECT_FALSE(no_room.again);
+  EXPECT_NE(no_room.note.find("the budget left no room to measure it again"), std::string::npos);
+  // Steady load, busy or quiet, or none read (a cluster node without /proc): nothing to say.
+  RoundLoad steady;
+  steady.windows = 8;
+  steady.busy_windows = 8;
+  for (const auto& load : {std::optional<RoundLoad>(steady), std::optional<RoundLoad>()}) {
+    const LoadedPair kept = after_varied_load(load, "winner vs careful", 0, true);
+    EXPECT_FALSE(kept.again);
+    EXPECT_TRUE(kept.note.empty());
+  }
+}
+
 TEST_F(TuneRunnerTest, FaultsCostTheirPointsOnlyAndAPassingWinnerIsConfirmed) {
   SteadyTimeSource clock;
   const TuneResult r = run_tune(options(), clock);

@@ -83,6 +83,8 @@ struct Comparison {
   StopReason stop = StopReason::kTimeBudgetSpent;
   Verdict verdict = Verdict::kUndetermined;
   bool separate_processes = false;  // each side in its own worker: they differ in process state
+  // Other work in the windows of its rounds, where the pair's driver read the machine's load.
+  std::optional<RoundLoad> round_load;
 };
 
 struct BenchResult {

@@ -3,6 +3,7 @@
 // tune samples it so that a busy run is said, not reported as a finding.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -20,6 +21,18 @@ std::optional<CpuTimes> read_cpu_times();
 
 // The cores other work kept busy between two readings, on average (>= 0).
 double others_cores(const CpuTimes& before, const CpuTimes& after);
+
+// Other work in the windows of a paired run (a head-to-head), each a few rounds long: one whose
+// windows saw a busy machine in some and a quiet one in others mixes two regimes (a side at two
+// threads loses more to a neighbour than one at one thread), and tune measures it again.
+struct RoundLoad {
+  std::size_t windows = 0;       // windows with a reading
+  std::size_t busy_windows = 0;  // those in which other work took half a core or more
+  double max_cores = 0;
+  // Both regimes, the rarer in at least a quarter of three or more windows.
+  bool varied() const;
+};
+RoundLoad round_load(const std::vector<double>& others_cores);
 
 // Samples taken over a run: the interval before the sweep, then each interval during it.
 class MachineLoad {

@@ -5,10 +5,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torchperf/measure/clock.h"
+#include "torchperf/measure/machine_load.h"
 #include "torchperf/measure/ratio_estimate.h"
 #include "torchperf/measure/statistics.h"
 
@@ -89,7 +92,14 @@ struct PairedSampleSet {
   std::vector<double> speedup;  // per round: B's iteration time / A's, so > 1 means A is faster
   RatioEstimate speedup_estimate;
   StopReason stop = StopReason::kTimeBudgetSpent;
+  // Other work's cores in each window of rounds, when the sampler has a load probe.
+  std::vector<double> others_cores;
 };
+
+// The machine's CPU times now (read_cpu_times), or nullopt; a paired run reads it between rounds.
+using LoadProbe = std::function<std::optional<CpuTimes>()>;
+// A window of rounds long enough for /proc/stat's 10 ms ticks to tell half a core from none.
+inline constexpr Nanoseconds kLoadWindow = std::chrono::milliseconds(250);
 
 class Sampler {
  public:
@@ -108,6 +118,8 @@ class Sampler {
   // sides that differ in it run in two processes, each a TimedRun with block set.
   PairedSampleSet measure_paired(const TimedRun& a, const TimedRun& b,
                                  const Progress& progress = nullptr);
+  // Read between rounds (never inside a block), once a window has passed: others_cores.
+  void set_load_probe(LoadProbe probe) { load_probe_ = std::move(probe); }
 
   const SamplingOptions& options() const { return options_; }
 
@@ -119,6 +131,7 @@ class Sampler {
 
   TimeSource& time_;
   SamplingOptions options_;
+  LoadProbe load_probe_;
 };
 
 }  // namespace torchperf

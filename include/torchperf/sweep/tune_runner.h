@@ -199,6 +199,15 @@ WinnerDecision decide_winner(const std::vector<std::string>& leaders,
                              const std::function<double(const std::string&)>& cosine,
                              const std::function<long long(const std::string&)>& batch = nullptr);
 
+// What a head-to-head whose rounds saw other work come and go (RoundLoad::varied) is followed by:
+// measured again (once, where the budget fits another pair), or kept with a note that says why.
+struct LoadedPair {
+  bool again = false;
+  std::string note;  // "" when its load did not vary
+};
+LoadedPair after_varied_load(const std::optional<RoundLoad>& load, const std::string& why,
+                             int attempt, bool another_fits);
+
 // The header a journal starts with for these options (what --resume checks).
 nlohmann::json journal_header(const TuneOptions& options);
 // The experiment options a journal was written for (for --resume with no other flags).
