@@ -356,8 +356,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         measured = sum(1 for p in record.points if p.status is PointStatus.OK)
         if record.budget_exhausted and not record.points:
             named = f"budget '{budget}'" if budget is not None else "the default budget"
-            raise ValueError(f"{named} measured nothing: after loading the model it left no room "
-                             "for one point's worker; raise it (or lower time_s)")
+            # The core says why: what a point would have cost, and what was left.
+            raise ValueError(f"{named} measured nothing: {record.winner_note}")
         raise TorchperfError(f"tune found no winner: {record.winner_note} ({measured} "
                              f"points passed; see {journal})", exit_code=ErrorKind.INVALID_RESULT)
     with open(os.path.join(out, "tune.json"), "w") as f:

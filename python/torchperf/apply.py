@@ -124,7 +124,8 @@ def _package_winner(result, configuration, device):
                  f"journal {result.journal} names one")
         raise TorchperfError(f"apply: the winner's AOTInductor package is missing ({where}): tune "
                              "again, or load a result saved with result.save", exit_code=ErrorKind.MODEL)
-    runner = torch._inductor.aoti_load_package(package)
+    runner = python_settings.package_call(torch._inductor.aoti_load_package(package),
+                                          example_inputs(result))
     # A bf16 package was compiled from the program cast to bf16: its inputs are bf16, converted
     # per call as the Python runtime's bf16 points convert them.
     precision = "bf16" if configuration.get("precision") == "bf16" else "fp32"

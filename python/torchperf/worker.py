@@ -207,7 +207,8 @@ class Side:
                 import torch._dynamo
 
                 torch._dynamo.reset()
-            fn = model if package else python_settings.compiled(model, graph, grad)
+            fn = (python_settings.package_call(model, self.inputs) if package else
+                  python_settings.compiled(model, graph, grad))
             self.fn = python_settings.call_function(fn, grad, precision, self.device,
                                                     settings["format"])
         except python_settings.SettingsError as e:

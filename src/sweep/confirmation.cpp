@@ -190,7 +190,17 @@ void Supervisor::confirm() {
     return x->score > y->score;
   });
   if (ok.empty()) {
-    result_.winner_note = "no configuration finished and passed the accuracy guard";
+    // Nothing ran: the budget is why, and what a point would have cost says by how much.
+    const std::string compiles = artefacts_->plan_text();
+    result_.winner_note =
+        result_.points.empty() && search_->cut_by_budget()
+            ? fmt::format("the budget of {} ran out before any point ran: {:.0f} s were left "
+                          "for points after loading the model, and a point takes ~{:.0f} s to "
+                          "measure{}; raise the budget",
+                          budget_words(o_.budget_s), std::max(0.0, budget_.remaining_s()),
+                          budget_.point_estimate_s(false),
+                          compiles.empty() ? "" : " after what it compiles first (" + compiles + ")")
+            : "no configuration finished and passed the accuracy guard";
     return;
   }
   ok = crownable(std::move(ok));

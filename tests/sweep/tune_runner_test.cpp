@@ -272,6 +272,10 @@ TEST_F(TuneRunnerTest, ABudgetTooSmallSaysSoAndRunsNothing) {
   EXPECT_FALSE(r.winner);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_NE(r.notes[0].find("single-knob changes run first"), std::string::npos) << r.notes[0];
+  // Why there is no winner: the budget, with what a point would have needed; not the guard.
+  EXPECT_EQ(r.winner_note.rfind("the budget of 1 s ran out before any point ran: ", 0), 0u)
+      << r.winner_note;
+  EXPECT_NE(r.winner_note.find("a point takes ~"), std::string::npos) << r.winner_note;
 }
 
 TEST_F(TuneRunnerTest, ASmartSearchScreensBrieflyAndMeasuresItsFinalistsAgainInFull) {
