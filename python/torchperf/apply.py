@@ -109,7 +109,7 @@ def _python_winner(result, model, configuration, device):
     return make_applied(fn, configuration, device, _threads(configuration))
 
 
-def _package_winner(result, configuration, device):
+def _package_winner(result, configuration, device, inputs):
     import torch
     import torch._inductor
 
@@ -124,8 +124,7 @@ def _package_winner(result, configuration, device):
                  f"journal {result.journal} names one")
         raise TorchperfError(f"apply: the winner's AOTInductor package is missing ({where}): tune "
                              "again, or load a result saved with result.save", exit_code=ErrorKind.MODEL)
-    runner = python_settings.package_call(torch._inductor.aoti_load_package(package),
-                                          example_inputs(result))
+    runner = python_settings.package_call(torch._inductor.aoti_load_package(package), inputs)
     # A bf16 package was compiled from the program cast to bf16: its inputs are bf16, converted
     # per call as the Python runtime's bf16 points convert them.
     precision = "bf16" if configuration.get("precision") == "bf16" else "fp32"
@@ -169,10 +168,9 @@ def guard_answer(stdout):
                              f"object with 'passes' and 'why', got {first!r})") from None
 
 
-def guard(result, applied):
+def guard(result, applied, inputs):
     """The applied callable's output on the example inputs, judged by the core against the
     model's own (`torchperf guard`, tune's accuracy bounds); TorchperfError when it fails."""
-    inputs = example_inputs(result)
     reference = os.path.join(result.folder, "example_outputs.pt")
     if not os.path.exists(reference):
         raise TorchperfError(f"apply: '{reference}' is missing: the result folder lacks your "
@@ -210,7 +208,7 @@ def careful(model, device, threads):
     return make_applied(fn, configuration, device, threads)
 
 
-def check_here(result, model, winner, device):
+def check_here(result, model, winner, device, inputs):
     """The applied winner timed in this process against the careful baseline and the model as
     given, at the winner's threads, alternated: an AppliedCheck. The careful baseline is returned
     instead of a winner slower than it in every round."""
@@ -218,7 +216,7 @@ def check_here(result, model, winner, device):
 
     from torchperf import in_process
 
-    inputs = tuple(t.to(device) for t in example_inputs(result))
+    inputs = tuple(t.to(device) for t in inputs)
     threads = winner._threads
     baseline = careful(model, device, threads)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else None
@@ -293,13 +291,14 @@ def apply(result, model):
     configuration = result.record.winner_configuration
     device = torch.device("cuda" if result.environment.get("cuda") and torch.cuda.is_available()
                           else "cpu")
+    inputs = example_inputs(result)  # read once: the package's call spec, the guard, the check
     # A package (graph=aoti*) runs in Python's loader, as the python runtime measured it.
     if configuration.get("runtime", "cpp") == "python" and \
             not configuration.get("graph", "").startswith("aoti"):
         applied = _python_winner(result, model, configuration, device)
     else:
-        applied = _package_winner(result, configuration, device)
-    verdict = guard(result, applied)
+        applied = _package_winner(result, configuration, device, inputs)
+    verdict = guard(result, applied, inputs)
     if configuration.get("runtime") == "python" and configuration.get("graph", "eager") != "eager":
         # torch.compile's cache artifacts of what apply just compiled, for result.save.
         try:
@@ -309,7 +308,7 @@ def apply(result, model):
         except Exception:  # a torch without the mega-cache: save holds no compile cache
             result._cache_artifacts = None
     cosine = f"cosine {verdict.cosine:.6f}" if verdict.cosine is not None else verdict.accuracy
-    applied, check = check_here(result, model, applied, device)
+    applied, check = check_here(result, model, applied, device, inputs)
     result.applied_check = check
     if not check.kept:
         say(f"apply: {result.record.winner} loses to eval()+inference_mode in this process "

@@ -105,7 +105,7 @@ RoundLoad round_load(const std::vector<double>& others_cores) {
   RoundLoad r;
   r.windows = others_cores.size();
   for (double c : others_cores) {
-    r.busy_windows += c >= 0.5;
+    r.busy_windows += c >= kBusyCores;
     r.max_cores = std::max(r.max_cores, c);
   }
   return r;
@@ -141,7 +141,7 @@ double MachineLoad::during_max() const {
 }
 
 bool MachineLoad::busy() const {
-  return before_.value_or(0) >= 0.5 || during_median() >= 0.5;
+  return before_.value_or(0) >= kBusyCores || during_median() >= kBusyCores;
 }
 
 int MachineLoad::free_cores(int usable) const {

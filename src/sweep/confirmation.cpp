@@ -45,7 +45,6 @@ HeadToHead Supervisor::compare(const std::string& a, const std::string& b, const
     const LoadedPair next = after_varied_load(load, why, attempt, pair_fits());
     if (!next.note.empty()) result_.notes.push_back(next.note);
     if (!next.again) return h;
-    compared_.erase(id);
   }
 }
 
@@ -194,10 +193,11 @@ void Supervisor::confirm() {
     const std::string compiles = artefacts_->plan_text();
     result_.winner_note =
         result_.points.empty() && search_->cut_by_budget()
-            ? fmt::format("the budget of {} ran out before any point ran: {:.0f} s were left "
-                          "for points after loading the model, and a point takes ~{:.0f} s to "
-                          "measure{}; raise the budget",
-                          budget_words(o_.budget_s), std::max(0.0, budget_.remaining_s()),
+            ? fmt::format("the budget of {} ran out before any point ran: after loading the model "
+                          "and holding back {:.0f} s for the confirmation, {:.0f} s were left for "
+                          "points, and a point takes ~{:.0f} s to measure{}; raise the budget",
+                          budget_words(o_.budget_s), budget_.held_back_s(),
+                          std::max(0.0, budget_.remaining_s()),
                           budget_.point_estimate_s(false),
                           compiles.empty() ? "" : " after what it compiles first (" + compiles + ")")
             : "no configuration finished and passed the accuracy guard";

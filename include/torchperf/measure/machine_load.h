@@ -22,6 +22,9 @@ std::optional<CpuTimes> read_cpu_times();
 // The cores other work kept busy between two readings, on average (>= 0).
 double others_cores(const CpuTimes& before, const CpuTimes& after);
 
+// Other work of at least this many cores makes a machine, or a window of rounds, busy.
+inline constexpr double kBusyCores = 0.5;
+
 // Other work in the windows of a paired run (a head-to-head), each a few rounds long: one whose
 // windows saw a busy machine in some and a quiet one in others mixes two regimes (a side at two
 // threads loses more to a neighbour than one at one thread), and tune measures it again.
