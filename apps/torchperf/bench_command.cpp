@@ -134,6 +134,11 @@ Runner add_bench_command(CLI::App& app) {
   cmd->add_option("--input", flags->inputs,
                   "Input spec per forward argument, batch dimension excluded: 3x224x224, "
                   "'int64:128@0..30522;int64:128' (repeat or join with ';')");
+  cmd->add_option("--dim", flags->options.dims,
+                  "A named input dimension's sizes, one --dim per name: S=8..512 (uniform), "
+                  "S=lognormal:MEDIAN:SIGMA:MIN..MAX, S=file:LENGTHS (one a line); with --input "
+                  "int64:S@0..30522 each timed call runs a pass over a stream of batches whose "
+                  "lengths follow it (docs/shapes.md)");
   cmd->add_option("--inputs-file", flags->options.inputs_file,
                   "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
   cmd->add_option("--python-module", flags->options.python_module,

@@ -2,6 +2,7 @@
 // accuracy bounds): header-only, torch-free.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,18 @@ inline std::vector<std::string> split(const std::string& text, char separator) {
     if (at == std::string::npos) return pieces;
     start = at + 1;
   }
+}
+
+// The text as a positive whole number, or nothing (signs, spaces, fractions and overflow included).
+inline std::optional<long long> positive_whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  long long value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value <= 0) return std::nullopt;
+  return value;
 }
 
 }  // namespace torchperf

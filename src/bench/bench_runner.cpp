@@ -36,6 +36,7 @@ namespace {
 struct Session {
   std::unique_ptr<ModelSource> source;
   std::optional<InputSpec> spec;
+  std::vector<NamedDim> dims;  // one per named dimension of spec (--dim)
   std::string input_source;
   std::vector<c10::IValue> file_inputs;
   c10::Device device = c10::kCPU;
@@ -67,7 +68,14 @@ Session open_session(const BenchOptions& options) {
   } else if (!options.input_spec.empty()) {
     s.spec = parse_input_spec(options.input_spec);
     s.input_source = to_string(*s.spec);
+    std::vector<NamedDim> given;
+    for (const auto& d : options.dims) given.push_back(parse_dim_option(d));
+    s.dims = dims_for(s.spec->named_dims(), given);
   } else if (auto spec = s.source->default_inputs()) {
+    if (!options.dims.empty())
+      throw UsageError("--dim " + options.dims.front() + ": the model's own inputs (" +
+                       to_string(*spec) + ") name no dimension; give --input with one named, e.g. "
+                       "int64:S@0..30522");
     s.spec = spec;
     s.input_source = to_string(*spec);
   } else {
@@ -103,7 +111,16 @@ Workload load_workload(const Session& s) {
   w.device = s.device;
   w.spec = s.spec;
   w.seed = s.seed;
-  w.inputs = s.spec ? make_inputs(*s.spec, 1, s.seed) : s.file_inputs;
+  if (!s.dims.empty()) {
+    StreamRecipe recipe;
+    recipe.spec = *s.spec;
+    recipe.dims = s.dims;
+    recipe.seed = s.seed;
+    w.stream_recipe = recipe;
+    w.inputs = make_inputs(with_sizes(*s.spec, typical_sizes(s.dims, s.seed)), 1, s.seed);
+  } else {
+    w.inputs = s.spec ? make_inputs(*s.spec, 1, s.seed) : s.file_inputs;
+  }
   for (auto& v : w.inputs) v = v.toTensor().to(s.device);
   check_input_count(*w.model, w.inputs, s.source->name());
   return w;
@@ -314,6 +331,7 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
 }
 
 std::int64_t batch_of(const Workload& w) {
+  if (w.stream) return w.stream->samples;
   if (w.inputs.empty() || !w.inputs[0].isTensor() || w.inputs[0].toTensor().dim() == 0) return 1;
   return w.inputs[0].toTensor().size(0);
 }
@@ -349,6 +367,16 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   m.peak_memory_kind = device_peak >= 0 ? "cuda-caching-allocator" : "process-rss";
   add_page_faults(m, faults_per_iteration);
   m.flops_per_sample = ref.flops_per_sample;
+  if (const auto& stream = p.workload.stream) {
+    StreamFigures f;
+    for (const auto& d : p.workload.stream_recipe->dims)
+      f.dims += (f.dims.empty() ? "" : " ") + d.name + "=" + d.distribution.text;
+    f.batches = static_cast<std::int64_t>(stream->batches.size());
+    f.useful_tokens = stream->useful_elements;
+    f.padded_tokens = stream->padded_elements;
+    f.padding_share = stream->padding_share();
+    m.stream = f;
+  }
   add_timing(m, samples, sampling, paired);
 
   std::vector<at::Tensor> output;

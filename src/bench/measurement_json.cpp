@@ -144,6 +144,17 @@ Measurement measurement_from_json(const json& j) {
     if (c.contains("graph_break_reasons"))
       m.graph_break_reasons = c.at("graph_break_reasons").get<std::vector<std::string>>();
   }
+  if (j.contains("stream") && j.at("stream").is_object()) {
+    const json& s = j.at("stream");
+    StreamFigures f;
+    f.dims = s.at("dims").get<std::string>();
+    f.batches = s.at("batches").get<std::int64_t>();
+    f.useful_tokens = s.at("useful_tokens").get<std::int64_t>();
+    f.padded_tokens = s.at("padded_tokens").get<std::int64_t>();
+    f.padding_share = s.at("padding_share").get<double>();
+    f.tokens_per_s = number_or_nan(s.at("tokens_per_s"));
+    m.stream = f;
+  }
   if (j.contains("cuda_graphs") && j.at("cuda_graphs").is_object())
     m.capture_s = number_or_nan(j.at("cuda_graphs").value("capture_s", json(nullptr)));
   const json& memory = j.at("memory");
@@ -281,6 +292,13 @@ json to_json(const Measurement& m) {
                                          {"graph_breaks", m.graph_breaks},
                                          {"graph_break_reasons", m.graph_break_reasons}}},
       {"cuda_graphs", m.capture_s < 0 ? json(nullptr) : json{{"capture_s", m.capture_s}}},
+      {"stream", !m.stream ? json(nullptr)
+                           : json{{"dims", m.stream->dims},
+                                  {"batches", m.stream->batches},
+                                  {"useful_tokens", m.stream->useful_tokens},
+                                  {"padded_tokens", m.stream->padded_tokens},
+                                  {"padding_share", m.stream->padding_share},
+                                  {"tokens_per_s", nullable(m.stream->tokens_per_s)}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

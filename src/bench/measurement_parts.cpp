@@ -131,6 +131,11 @@ void add_timing(Measurement& m, const SampleSet& samples, const SamplingOptions&
     m.throughput_ci = {batch / (sum.median_ci.high * 1e-9), batch / (sum.median_ci.low * 1e-9)};
     m.achieved_gflops =
         static_cast<double>(m.flops_per_sample) * m.throughput_samples_per_s / 1e9;
+    if (m.stream) {
+      // The FLOPs were counted at the typical length, not on the stream's mix of lengths.
+      m.achieved_gflops = 0;
+      m.stream->tokens_per_s = static_cast<double>(m.stream->useful_tokens) / (sum.median * 1e-9);
+    }
   }
   m.latency_p50_ms = sum.median * 1e-6;
   m.latency_p90_ms = sum.p90 * 1e-6;

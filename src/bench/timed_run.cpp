@@ -22,7 +22,12 @@ TimedRun make_timed_run(Workload& workload, const ResolvedConfiguration& config)
   run.iterate = [w, c] {
     Undo undo = enter_scope(*c, *w, KnobScope::kCall);
     try {
-      w->model->forward(w->inputs);
+      // A stream of varying shapes: one timed call is one pass over its batches, so that every
+      // block holds the same mix of lengths and the time per pass is the workload's.
+      if (w->stream)
+        for (const auto& batch : w->stream->batches) w->model->forward(batch.inputs);
+      else
+        w->model->forward(w->inputs);
     } catch (const std::exception& e) {
       undo();
       // Name the configuration that failed: in a --vs comparison it may be either side.

@@ -25,6 +25,10 @@ void check_value(const Knob& knob, const std::string& value) {
                         value + "'");
     return;
   }
+  if (knob.check_form) {
+    knob.check_form(value);
+    return;
+  }
   const auto values = all_values(knob);
   if (std::find(values.begin(), values.end(), value) == values.end()) {
     std::string list, missing;

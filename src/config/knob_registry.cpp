@@ -125,8 +125,77 @@ Knob batch_knob() {
   };
   k.prepare = [](const std::string& value, Workload& w) {
     if (!w.spec) return;
+    if (w.stream_recipe) {  // the stream's batches are built once its other knobs are set
+      w.stream_recipe->batch = std::stoll(value);
+      w.inputs = make_inputs(with_sizes(*w.spec, typical_sizes(w.stream_recipe->dims, w.seed)),
+                             std::stoll(value), w.seed);
+      for (auto& v : w.inputs) v = v.toTensor().to(w.device);
+      return;
+    }
     w.inputs = make_inputs(*w.spec, std::stoll(value), w.seed);
     for (auto& v : w.inputs) v = v.toTensor().to(w.device);
+  };
+  return k;
+}
+
+// The stream's knobs (issue 52) apply only where a named dimension varies; a program exported for
+// AOTInductor runs at the sizes it was exported with.
+Applicability applies_to_varying_shapes(const WorkloadTraits& t) {
+  if (t.named_dims.empty())
+    return Applicability::no("no input dimension varies (name one in --input, e.g. "
+                             "int64:S@0..30522, and give --dim S=...)");
+  if (t.exported_program)
+    return Applicability::no("AOTInductor runs a program at the sizes it was exported with: "
+                             "varying lengths are measured in TorchScript");
+  return Applicability::yes();
+}
+
+Knob padding_knob() {
+  Knob k;
+  k.name = "padding";
+  k.description =
+      "what a batch's named dimensions are padded up to: its longest sample (batch-max), that "
+      "rounded up to a multiple (multiple:M), the first bucket edge that holds it (buckets:E1/E2/"
+      "...), or the longest length there is (max)";
+  k.values = [](const WorkloadTraits& t) {
+    std::vector<std::string> v{"batch-max", "multiple:64"};
+    if (!t.suggested_buckets.empty()) v.push_back(t.suggested_buckets);
+    v.push_back("max");
+    return v;
+  };
+  k.check_form = [](const std::string& value) { parse_padding(value); };
+  k.baseline = [](const WorkloadTraits&) { return "batch-max"; };
+  // 001 and 004: bucket sequences of similar length, so that few shapes waste little compute.
+  k.expert = [](const WorkloadTraits& t) {
+    return t.suggested_buckets.empty() ? std::vector<std::string>{}
+                                       : std::vector<std::string>{t.suggested_buckets};
+  };
+  k.listed_at_baseline = false;  // configurations of fixed shapes keep their names
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return applies_to_varying_shapes(t);
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (w.stream_recipe) w.stream_recipe->padding = parse_padding(value);
+  };
+  return k;
+}
+
+Knob batching_knob() {
+  Knob k;
+  k.name = "batching";
+  k.description =
+      "how arriving samples become batches: in arrival order, or each window of W sorted by "
+      "length first (sorted:W; a sample waits for its window)";
+  k.values = [](const WorkloadTraits&) { return fixed({"arrival", "sorted:64", "sorted:256"}); };
+  k.check_form = [](const std::string& value) { parse_batching(value); };
+  k.baseline = [](const WorkloadTraits&) { return "arrival"; };
+  k.expert = [](const WorkloadTraits&) { return fixed({"sorted:256"}); };
+  k.listed_at_baseline = false;
+  k.applies = [](const WorkloadTraits& t, const std::string&) {
+    return applies_to_varying_shapes(t);
+  };
+  k.prepare = [](const std::string& value, Workload& w) {
+    if (w.stream_recipe) w.stream_recipe->batching = parse_batching(value);
   };
   return k;
 }
@@ -848,7 +917,8 @@ const std::vector<Knob>& knob_registry() {
   static const std::vector<Knob> registry = [] {
     std::vector<Knob> r = {
         runtime_knob(),
-        threads_knob(),   batch_knob(),       mode_knob(),     grad_knob(),
+        threads_knob(),   batch_knob(),       padding_knob(),  batching_knob(),
+        mode_knob(),      grad_knob(),
         pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
         graph_knob(),     cuda_graphs_knob(), cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),

@@ -1,5 +1,7 @@
 #include "torchperf/models/input_spec.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -26,6 +28,14 @@ double parse_number(const std::string& text, const std::string& whole) {
   }
   throw UsageError("input spec '" + whole + "': expected a number in the range, got '" + text +
                    "'");
+}
+
+// A letter first, so that "3x224" stays sizes and "x" never starts a name ('x' separates).
+bool is_dim_name(const std::string& text) {
+  if (text.empty() || !std::isalpha(static_cast<unsigned char>(text[0]))) return false;
+  for (char c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
 }
 
 std::string format_number(double v) {
@@ -62,6 +72,11 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
   std::istringstream dims(body);
   for (std::string dim; std::getline(dims, dim, 'x');) {
     dim = trim(dim);
+    if (is_dim_name(dim)) {
+      t.shape.push_back(0);
+      t.dim_names.push_back(dim);
+      continue;
+    }
     std::size_t used = 0;
     long long value = 0;
     try {
@@ -73,9 +88,10 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
     }
     if (dim.empty() || used != dim.size() || value <= 0)
       throw UsageError("input spec '" + whole +
-                       "': expected dimensions like 3x224x224 (positive integers), got '" + body +
-                       "'");
+                       "': expected dimensions like 3x224x224 (positive integers, or a name like S "
+                       "whose sizes --dim gives), got '" + body + "'");
     t.shape.push_back(value);
+    t.dim_names.emplace_back();
   }
   if (t.has_range && !is_floating(t.dtype)) {
     const bool integral = t.low == std::floor(t.low) && t.high == std::floor(t.high);
@@ -126,13 +142,42 @@ InputSpec parse_input_spec(const std::string& text) {
   return spec;
 }
 
+std::vector<std::string> InputSpec::named_dims() const {
+  std::vector<std::string> names;
+  for (const auto& t : tensors)
+    for (const auto& name : t.dim_names)
+      if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(name);
+  return names;
+}
+
+InputSpec with_sizes(const InputSpec& spec,
+                     const std::vector<std::pair<std::string, std::int64_t>>& sizes) {
+  InputSpec sized = spec;
+  for (auto& t : sized.tensors)
+    for (std::size_t i = 0; i < t.dim_names.size(); ++i) {
+      if (t.dim_names[i].empty()) continue;
+      const auto found = std::find_if(sizes.begin(), sizes.end(),
+                                      [&](const auto& s) { return s.first == t.dim_names[i]; });
+      if (found == sizes.end())
+        throw UsageError("input spec '" + to_string(spec) + "': dimension " + t.dim_names[i] +
+                         " is named but has no distribution; expected --dim " + t.dim_names[i] +
+                         "=MIN..MAX (or lognormal:MEDIAN:SIGMA:MIN..MAX, or file:LENGTHS)");
+      t.shape[i] = found->second;
+      t.dim_names[i].clear();
+    }
+  return sized;
+}
+
 std::string to_string(const InputSpec& spec) {
   std::string out;
   for (const auto& t : spec.tensors) {
     if (!out.empty()) out += ";";
     if (t.dtype != DType::kFloat32) out += to_string(t.dtype) + ":";
     for (std::size_t i = 0; i < t.shape.size(); ++i)
-      out += (i ? "x" : "") + std::to_string(t.shape[i]);
+      out += (i ? "x" : "") + (i < t.dim_names.size() && !t.dim_names[i].empty()
+                                   ? t.dim_names[i]
+                                   : std::to_string(t.shape[i]));
     if (t.has_range) out += "@" + format_number(t.low) + ".." + format_number(t.high);
   }
   return out;

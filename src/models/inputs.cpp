@@ -38,6 +38,8 @@ std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch,
                                      std::uint64_t seed) {
   if (batch <= 0)
     throw UsageError("batch: expected a positive integer, got " + std::to_string(batch));
+  // A named dimension has no one size: the stream (shape_stream.h) sizes it per sample.
+  if (!spec.named_dims().empty()) with_sizes(spec, {});
   at::Generator gen = at::detail::createCPUGenerator(seed);
   std::vector<c10::IValue> inputs;
   for (const auto& t : spec.tensors) {

@@ -69,6 +69,15 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
   traits.cuda = workload.device.is_cuda();
   traits.cpu_fuser = traits.cuda || compat::cpu_fuser_available();
   traits.inputs_from_file = inputs_from_file;
+  if (workload.stream_recipe) {
+    for (const auto& d : workload.stream_recipe->dims) {
+      traits.named_dims.push_back(d.name);
+      traits.dim_max.push_back(d.distribution.max);
+    }
+    if (!workload.stream_recipe->dims.empty())
+      traits.suggested_buckets =
+          suggested_buckets(workload.stream_recipe->dims[0].distribution, workload.seed);
+  }
   traits.saved_training = workload.model->is_training();
   traits.usable_cores = std::max(1, usable_cores());
   traits.default_threads = at::get_num_threads();
@@ -81,6 +90,14 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
       workload.inputs[0].toTensor().dim() > 0)
     traits.default_batch = workload.inputs[0].toTensor().size(0);
   return traits;
+}
+
+void finish_stream(Workload& workload) {
+  if (!workload.stream_recipe) return;
+  auto stream = std::make_shared<ShapeStream>(build_stream(*workload.stream_recipe));
+  for (auto& batch : stream->batches)
+    for (auto& v : batch.inputs) v = v.toTensor().to(workload.device);
+  workload.stream = std::move(stream);
 }
 
 }  // namespace torchperf

@@ -86,8 +86,15 @@ std::string format_measurement(const Measurement& m) {
   out += knob_lines(m.configuration);
   out += row("throughput", fmt::format("{:.2f} samples/s  {}", m.throughput_samples_per_s,
                                        interval(m.throughput_ci, 2)));
-  out += row("latency per call", fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms",
-                                             m.latency_p50_ms, m.latency_p90_ms, m.latency_p99_ms));
+  if (m.stream)
+    out += row("stream", fmt::format("{}: {:.0f} useful tokens/s; padding {} of the {} tokens a "
+                                     "pass of {} batches ran",
+                                     m.stream->dims, m.stream->tokens_per_s,
+                                     percent(m.stream->padding_share), m.stream->padded_tokens,
+                                     m.stream->batches));
+  out += row(m.stream ? "latency per pass" : "latency per call",
+             fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms", m.latency_p50_ms,
+                         m.latency_p90_ms, m.latency_p99_ms));
   out += row("median CI / CV",
              fmt::format("±{}  /  {}", percent(s.median_ci_relative), percent(s.cv)));
   out += row("samples", fmt::format("{} blocks of {} call(s) in {:.2f} s; {} {}", s.count,

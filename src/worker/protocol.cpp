@@ -35,6 +35,7 @@ json error_reply(const std::string& kind, const std::string& message) {
 json wire_value(const BenchOptions& o) {
   json j = {{"model", o.model},
             {"input_spec", o.input_spec},
+            {"dims", o.dims},
             {"inputs_file", o.inputs_file},
             {"python_module", o.python_module},
             {"time_s", o.time_s},
@@ -53,6 +54,7 @@ void read_wire(const json& j, BenchOptions& o) {
   o = BenchOptions{};
   o.model = j.at("model").get<std::string>();
   o.input_spec = j.at("input_spec").get<std::string>();
+  o.dims = j.value("dims", std::vector<std::string>{});
   o.inputs_file = j.at("inputs_file").get<std::string>();
   o.python_module = j.at("python_module").get<std::string>();
   o.time_s = j.at("time_s").get<double>();
@@ -91,6 +93,9 @@ json to_json(const WorkloadTraits& t) {
           {"torchscript_form", t.torchscript_form},
           {"program_form", t.program_form},
           {"caller_module", t.caller_module},
+          {"named_dims", t.named_dims},
+          {"dim_max", t.dim_max},
+          {"suggested_buckets", t.suggested_buckets},
           {"program",
            {{"dynamic", t.program.dynamic},
             {"min", t.program.min},
@@ -127,6 +132,9 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.torchscript_form = j.value("torchscript_form", t.torchscript);
   t.program_form = j.value("program_form", t.exported_program);
   t.caller_module = j.value("caller_module", false);
+  t.named_dims = j.value("named_dims", std::vector<std::string>{});
+  t.dim_max = j.value("dim_max", std::vector<long long>{});
+  t.suggested_buckets = j.value("suggested_buckets", std::string());
   if (j.contains("program") && j.at("program").is_object()) {
     const json& p = j.at("program");
     t.program.dynamic = p.at("dynamic").get<bool>();

@@ -43,7 +43,8 @@ TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message("3xax224").find("3xax224"), std::string::npos);
+  EXPECT_NE(message("3x2.5x224").find("3x2.5x224"), std::string::npos);
+  EXPECT_NE(message("3x_ax224").find("or a name like S"), std::string::npos);
   EXPECT_NE(message("0x3").find("positive"), std::string::npos);
   EXPECT_NE(message("3x99999999999999999999").find("dimension 99999999999999999999 is too large"),
             std::string::npos)
@@ -58,6 +59,29 @@ TEST(InputSpecTest, RejectsMalformedSpecsWithTheOffendingPart) {
   EXPECT_NE(message("bool:4@0..5").find("bool range"), std::string::npos);
   EXPECT_NE(message("int64:4@0.2..0.7").find("whole numbers"), std::string::npos);
   EXPECT_NE(message("@0..5").find("expected dimensions"), std::string::npos);
+}
+
+TEST(InputSpecTest, ANamedDimensionIsKeptByNameAndPrintedBack) {
+  const InputSpec s = parse_input_spec("int64:S@0..30522;int64:S@1..2;4xT");
+  EXPECT_EQ(s.named_dims(), (std::vector<std::string>{"S", "T"}));
+  EXPECT_EQ(s.tensors[0].dim_names, (std::vector<std::string>{"S"}));
+  EXPECT_EQ(s.tensors[2].dim_names, (std::vector<std::string>{"", "T"}));
+  EXPECT_EQ(to_string(s), "int64:S@0..30522;int64:S@1..2;4xT");
+}
+
+TEST(InputSpecTest, SizesSetNamedDimensionsAndAMissingOneNamesTheDimOption) {
+  const InputSpec s = parse_input_spec("int64:S@0..100;3xS");
+  const InputSpec sized = with_sizes(s, {{"S", 7}});
+  EXPECT_EQ(sized.tensors[1].shape, (std::vector<std::int64_t>{3, 7}));
+  EXPECT_TRUE(sized.named_dims().empty());
+  try {
+    with_sizes(s, {});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension S is named but has no distribution; expected --dim S="),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace torchperf

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "torchperf/config/configuration.h"
 
@@ -14,6 +15,8 @@ struct BenchOptions {
   std::string model;                // "builtin:NAME" or a TorchScript file
   std::string input_spec;           // empty: the model's own default (built-ins) — files need one
   std::string inputs_file;          // tensors saved with torch.save, instead of a spec
+  // One "NAME=DISTRIBUTION" per named dimension of input_spec (--dim; length_distribution.h).
+  std::vector<std::string> dims;
   // The caller's own nn.Module, saved by the Python API (python/torchperf/module_file.py): the
   // python runtime times it instead of the program's module, whose input checks and pytree calls
   // cost microseconds a call that the caller's code does not pay. Empty: the program's module.

@@ -29,6 +29,18 @@ struct OutputQuality {
 // kernel and faulting it in again each call (a healthy steady state reuses its pages: ~0).
 inline constexpr double kPageFaultsNearZero = 1.0;
 
+// A stream of varying shapes (--dim): a timed call is one pass over its batches, so the
+// measurement's batch is the pass's samples and its samples/s are useful samples (padding is
+// not a sample). Tokens are the named dimensions' elements, padding excluded.
+struct StreamFigures {
+  std::string dims;             // "S=lognormal:40:0.9:4..512"
+  std::int64_t batches = 0;     // per pass
+  std::int64_t useful_tokens = 0;  // per pass
+  std::int64_t padded_tokens = 0;  // per pass, padding included
+  double padding_share = 0;        // of the padded tokens
+  double tokens_per_s = 0;         // useful tokens per second
+};
+
 struct Measurement {
   std::string model;
   std::string inputs;        // shapes and dtypes actually fed, e.g. "Float[8,3,224,224]"
@@ -63,6 +75,7 @@ struct Measurement {
   OutputQuality quality;
   std::uint64_t flops_per_sample = 0;
   double achieved_gflops = 0;
+  std::optional<StreamFigures> stream;
   // What the process that ran it confirmed about itself: process knobs as seen from inside
   // (allocator and BLAS libraries loaded, OpenMP variables, inter-op threads).
   std::map<std::string, std::string> process;

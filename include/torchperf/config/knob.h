@@ -72,6 +72,9 @@ struct Knob {
   bool integer_valued = false;
   long long min_integer = 1;  // workers may be 0
   std::function<std::vector<std::string>(const WorkloadTraits&)> values;
+  // A knob whose values have a grammar (padding=buckets:32/64/512) rather than a list: throws
+  // ConfigError for a value outside it, and values() lists only what a sweep tries.
+  std::function<void(const std::string& value)> check_form;
   // The value a user gets by just calling forward after loading the model.
   std::function<std::string(const WorkloadTraits&)> baseline;
   std::function<Applicability(const WorkloadTraits&, const std::string& value)> applies;

@@ -1,5 +1,6 @@
 // How a model is fed when the user gives shapes instead of tensors: one entry per forward argument,
-// e.g. "3x224x224" or "int64:128@0..30522;int64:128@1..2". The batch dimension is prepended.
+// e.g. "3x224x224" or "int64:128@0..30522;int64:128@1..2". The batch dimension is prepended. A
+// dimension may be named ("int64:S@0..30522"): its sizes then come from a distribution (--dim).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,8 @@ bool is_floating(DType dtype);
 
 struct TensorSpec {
   DType dtype = DType::kFloat32;
-  std::vector<std::int64_t> shape;  // without the batch dimension
+  std::vector<std::int64_t> shape;  // without the batch dimension; 0 where the dimension is named
+  std::vector<std::string> dim_names;  // one per dimension: "" for a fixed size, else its name
   // Values are drawn from [low, high): integers uniformly, floats from a unit normal when no range.
   bool has_range = false;
   double low = 0;
@@ -24,10 +26,16 @@ struct TensorSpec {
 
 struct InputSpec {
   std::vector<TensorSpec> tensors;
+  // The named dimensions, each once, in the order they first appear.
+  std::vector<std::string> named_dims() const;
 };
 
-// Grammar: TENSOR (';' TENSOR)*, TENSOR = [DTYPE ':'] DIM ('x' DIM)* ['@' LOW '..' HIGH].
+// Grammar: TENSOR (';' TENSOR)*, TENSOR = [DTYPE ':'] DIM ('x' DIM)* ['@' LOW '..' HIGH], DIM a
+// positive integer or a name (a letter, then letters, digits or '_').
 InputSpec parse_input_spec(const std::string& text);
+// The spec with each named dimension set to its size here (sizes maps a name to a size); throws
+// UsageError for a name sizes lacks, saying --dim is what gives it.
+InputSpec with_sizes(const InputSpec& spec, const std::vector<std::pair<std::string, std::int64_t>>& sizes);
 std::string to_string(const InputSpec& spec);
 
 }  // namespace torchperf

@@ -1,0 +1,42 @@
+// Where a named input dimension's sizes come from (issue 52): given once, as --dim does it, and
+// drawn seeded, so every point of a tune is fed the same stream of lengths.
+//   S=8..512                       uniform over the whole numbers from 8 to 512
+//   S=lognormal:40:0.9:4..512      lognormal with median 40 and sigma 0.9, redrawn outside 4..512
+//   S=file:lengths.txt             one length a line (e.g. counted from real data), drawn from
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torchperf {
+
+struct LengthDistribution {
+  enum class Kind { kUniform, kLogNormal, kFile };
+  Kind kind = Kind::kUniform;
+  std::int64_t min = 1;
+  std::int64_t max = 1;
+  double median = 0;  // lognormal
+  double sigma = 0;   // lognormal
+  std::vector<std::int64_t> lengths;  // file: drawn from uniformly, with repeats
+  std::string text;                   // as given, for messages and results
+
+  // n lengths, each within [min, max]; the same seed gives the same lengths.
+  std::vector<std::int64_t> draw(std::size_t n, std::uint64_t seed) const;
+};
+
+struct NamedDim {
+  std::string name;
+  LengthDistribution distribution;
+};
+
+// "NAME=DISTRIBUTION"; throws UsageError naming the option and what was expected (a file that
+// cannot be read, or a line in it that is not a positive whole number, is named with its line).
+NamedDim parse_dim_option(const std::string& text);
+
+// The distributions for a spec's named dimensions, in their order; throws UsageError for a
+// named dimension without one and for a --dim naming no dimension of the spec.
+std::vector<NamedDim> dims_for(const std::vector<std::string>& named,
+                               const std::vector<NamedDim>& given);
+
+}  // namespace torchperf

@@ -1,0 +1,79 @@
+// A workload whose shapes vary (issue 52): samples drawn from the named dimensions' distributions,
+// grouped into batches by a batching policy and padded by a padding policy, all built before
+// timing, so that a timed call only runs the model and every configuration sees the same samples.
+#pragma once
+
+#include <torch/script.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
+
+namespace torchperf {
+
+// What a batch's named dimensions are padded up to: the batch's longest (batch-max), that rounded
+// up to a multiple of M (multiple:M), the first bucket edge that holds it (buckets:E1,E2,...), or
+// the distribution's longest (max). Never past the distribution's longest.
+struct PaddingPolicy {
+  enum class Kind { kBatchMax, kMultiple, kBuckets, kMax };
+  Kind kind = Kind::kBatchMax;
+  std::int64_t multiple = 1;
+  std::vector<std::int64_t> edges;  // ascending
+  std::string text;
+
+  std::int64_t padded(std::int64_t longest, std::int64_t distribution_max) const;
+};
+// Bucket edges are written E1/E2/... (a configuration string separates knobs with commas; commas
+// are accepted here too). Throws ConfigError naming the value and the forms expected.
+PaddingPolicy parse_padding(const std::string& text);
+
+// How arriving samples become batches: in arrival order, or each window of W sorted by length
+// first (the latency a window adds is the wait for its W samples).
+struct BatchingOrder {
+  std::int64_t window = 0;  // 0: arrival order
+  std::string text = "arrival";
+};
+BatchingOrder parse_batching(const std::string& text);
+
+struct StreamRecipe {
+  InputSpec spec;               // with named dimensions
+  std::vector<NamedDim> dims;   // one per named dimension, as dims_for gives them
+  std::int64_t batch = 1;       // samples per batch
+  std::size_t batches = 16;     // batches in the stream
+  PaddingPolicy padding;
+  BatchingOrder batching;
+  std::uint64_t seed = 0;
+};
+
+struct StreamBatch {
+  std::vector<c10::IValue> inputs;        // padded; padding holds 0
+  std::vector<std::int64_t> lengths;      // per sample, the first named dimension's own size
+  std::int64_t padded_length = 0;         // the first named dimension's padded size
+  std::int64_t useful_elements = 0;       // per sample the product of its named sizes, summed
+  std::int64_t padded_elements = 0;       // the same at the padded sizes
+};
+
+struct ShapeStream {
+  std::vector<StreamBatch> batches;
+  std::int64_t samples = 0;
+  std::int64_t useful_elements = 0;  // "tokens" for a sequence model
+  std::int64_t padded_elements = 0;
+  double padding_share() const;      // the share of padded elements that are padding
+};
+
+// Each named dimension at its median size (of 1001 seeded draws): the unpadded samples a stream's
+// reference, accuracy guard and FLOP count are made at.
+std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vector<NamedDim>& dims,
+                                                                std::uint64_t seed);
+// Bucket edges a sweep tries for a distribution: its median, upper quartile and 90th percentile
+// rounded up to multiples of 8, then its longest ("buckets:40/72/136/512").
+std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed);
+
+// Throws ConfigError when the padding cannot hold a length the distribution gives (bucket edges
+// below its longest), UsageError for a named dimension without a distribution.
+ShapeStream build_stream(const StreamRecipe& recipe);
+
+}  // namespace torchperf

@@ -1,0 +1,196 @@
+#include "torchperf/models/shape_stream.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "torchperf/error.h"
+#include "torchperf/models/inputs.h"
+#include "torchperf/text.h"
+
+namespace torchperf {
+namespace {
+
+constexpr const char* kPaddingForms = "batch-max, multiple:M, buckets:E1/E2/... or max";
+
+std::int64_t parse_count(const std::string& text, const std::string& whole) {
+  if (const auto value = positive_whole_number(text)) return *value;
+  throw ConfigError("'" + whole + "': expected a positive whole number, got '" + text + "'");
+}
+
+// One sample: its own size for each named dimension.
+using Sizes = std::vector<std::pair<std::string, std::int64_t>>;
+
+std::int64_t product(const Sizes& sizes) {
+  std::int64_t p = 1;
+  for (const auto& [name, size] : sizes) p *= size;
+  return p;
+}
+
+}  // namespace
+
+std::int64_t PaddingPolicy::padded(std::int64_t longest, std::int64_t distribution_max) const {
+  switch (kind) {
+    case Kind::kBatchMax:
+      return longest;
+    case Kind::kMultiple:
+      return std::min(std::max(longest, (longest + multiple - 1) / multiple * multiple),
+                      std::max(longest, distribution_max));
+    case Kind::kBuckets:
+      for (std::int64_t edge : edges)
+        if (edge >= longest) return edge;
+      return longest;  // build_stream refused such edges before any batch was made
+    case Kind::kMax:
+      return std::max(longest, distribution_max);
+  }
+  return longest;
+}
+
+PaddingPolicy parse_padding(const std::string& raw) {
+  const std::string text = trim(raw);
+  PaddingPolicy p;
+  p.text = text;
+  if (text == "batch-max") return p;
+  if (text == "max") {
+    p.kind = PaddingPolicy::Kind::kMax;
+    return p;
+  }
+  if (text.rfind("multiple:", 0) == 0) {
+    p.kind = PaddingPolicy::Kind::kMultiple;
+    p.multiple = parse_count(trim(text.substr(9)), "padding=" + text);
+    return p;
+  }
+  if (text.rfind("buckets:", 0) == 0) {
+    p.kind = PaddingPolicy::Kind::kBuckets;
+    // '/' between edges: a configuration string separates its knobs with commas.
+    std::string edges = text.substr(8);
+    std::replace(edges.begin(), edges.end(), ',', '/');
+    for (const auto& edge : split(edges, '/'))
+      p.edges.push_back(parse_count(edge, "padding=" + text));
+    if (!std::is_sorted(p.edges.begin(), p.edges.end()) ||
+        std::adjacent_find(p.edges.begin(), p.edges.end()) != p.edges.end())
+      throw ConfigError("'padding=" + text + "': expected bucket edges in ascending order");
+    return p;
+  }
+  throw ConfigError("'padding=" + text + "': expected " + kPaddingForms);
+}
+
+BatchingOrder parse_batching(const std::string& raw) {
+  const std::string text = trim(raw);
+  BatchingOrder b;
+  b.text = text;
+  if (text == "arrival") return b;
+  if (text.rfind("sorted:", 0) == 0) {
+    b.window = parse_count(trim(text.substr(7)), "batching=" + text);
+    return b;
+  }
+  throw ConfigError("'batching=" + text + "': expected arrival or sorted:W (sort each window of W "
+                    "samples by length before forming batches)");
+}
+
+std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vector<NamedDim>& dims,
+                                                                std::uint64_t seed) {
+  std::vector<std::pair<std::string, std::int64_t>> sizes;
+  for (const auto& d : dims) {
+    auto lengths = d.distribution.draw(1001, seed);
+    std::nth_element(lengths.begin(), lengths.begin() + 500, lengths.end());
+    sizes.emplace_back(d.name, lengths[500]);
+  }
+  return sizes;
+}
+
+std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed) {
+  auto lengths = distribution.draw(1000, seed);
+  std::sort(lengths.begin(), lengths.end());
+  std::vector<std::int64_t> edges;
+  for (double q : {0.5, 0.75, 0.9}) {
+    const std::int64_t v = lengths[static_cast<std::size_t>(q * (lengths.size() - 1))];
+    const std::int64_t edge = std::min(distribution.max, (v + 7) / 8 * 8);
+    if (edges.empty() || edge > edges.back()) edges.push_back(edge);
+  }
+  if (edges.empty() || edges.back() < distribution.max) edges.push_back(distribution.max);
+  std::string text = "buckets:";
+  for (std::size_t i = 0; i < edges.size(); ++i) text += (i ? "/" : "") + std::to_string(edges[i]);
+  return text;
+}
+
+double ShapeStream::padding_share() const {
+  return padded_elements > 0
+             ? static_cast<double>(padded_elements - useful_elements) / padded_elements
+             : 0;
+}
+
+ShapeStream build_stream(const StreamRecipe& r) {
+  const auto named = r.spec.named_dims();
+  const std::vector<NamedDim> dims = dims_for(named, r.dims);
+  if (r.batch <= 0 || r.batches == 0)
+    throw UsageError("a stream needs a positive batch and batch count");
+  if (r.padding.kind == PaddingPolicy::Kind::kBuckets)
+    for (const auto& d : dims)
+      if (r.padding.edges.empty() || r.padding.edges.back() < d.distribution.max)
+        throw ConfigError("'padding=" + r.padding.text + "': the bucket edges do not cover " +
+                          d.name + "'s longest length " + std::to_string(d.distribution.max) +
+                          " (" + d.name + "=" + d.distribution.text + "); end them at " +
+                          std::to_string(d.distribution.max) + " or above");
+
+  // Each sample's sizes, in arrival order; each dimension its own seeded draw.
+  const std::size_t count = r.batches * static_cast<std::size_t>(r.batch);
+  std::vector<Sizes> samples(count);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const auto lengths = dims[k].distribution.draw(count, r.seed + 7919 * (k + 1));
+    for (std::size_t i = 0; i < count; ++i) samples[i].emplace_back(dims[k].name, lengths[i]);
+  }
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  if (r.batching.window > 0)
+    for (std::size_t start = 0; start < count; start += r.batching.window) {
+      const auto end = std::min(count, start + static_cast<std::size_t>(r.batching.window));
+      std::stable_sort(order.begin() + start, order.begin() + end, [&](auto a, auto b) {
+        return product(samples[a]) < product(samples[b]);
+      });
+    }
+
+  ShapeStream stream;
+  for (std::size_t b = 0; b < r.batches; ++b) {
+    StreamBatch batch;
+    const auto first = order.begin() + b * r.batch;
+    const std::vector<std::size_t> members(first, first + r.batch);
+    Sizes padded;
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+      std::int64_t longest = 0;
+      for (auto i : members) longest = std::max(longest, samples[i][k].second);
+      padded.emplace_back(dims[k].name, r.padding.padded(longest, dims[k].distribution.max));
+    }
+    const InputSpec padded_spec = with_sizes(r.spec, padded);
+    for (std::size_t t = 0; t < r.spec.tensors.size(); ++t) {
+      std::vector<std::int64_t> shape{r.batch};
+      shape.insert(shape.end(), padded_spec.tensors[t].shape.begin(),
+                   padded_spec.tensors[t].shape.end());
+      batch.inputs.emplace_back(
+          at::zeros(shape, at::TensorOptions().dtype(to_scalar_type(r.spec.tensors[t].dtype))));
+    }
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      const std::size_t i = members[j];
+      // The sample's own values, seeded by its place in the arrival order, so a sample holds the
+      // same values whichever batch and padding it lands in.
+      const auto own = make_inputs(with_sizes(r.spec, samples[i]), 1, r.seed + 104729 * (i + 1));
+      for (std::size_t t = 0; t < own.size(); ++t) {
+        at::Tensor slot = batch.inputs[t].toTensor()[static_cast<std::int64_t>(j)];
+        const auto& names = r.spec.tensors[t].dim_names;
+        for (std::size_t d = 0; d < names.size(); ++d)
+          if (!names[d].empty()) slot = slot.narrow(static_cast<std::int64_t>(d), 0, own[t].toTensor().size(d + 1));
+        slot.copy_(own[t].toTensor()[0]);
+      }
+      batch.lengths.push_back(samples[i].empty() ? 0 : samples[i][0].second);
+      batch.useful_elements += product(samples[i]);
+      batch.padded_elements += product(padded);
+    }
+    batch.padded_length = padded.empty() ? 0 : padded[0].second;
+    stream.samples += r.batch;
+    stream.useful_elements += batch.useful_elements;
+    stream.padded_elements += batch.padded_elements;
+    stream.batches.push_back(std::move(batch));
+  }
+  return stream;
+}
+
+}  // namespace torchperf

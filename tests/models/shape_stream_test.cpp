@@ -1,0 +1,94 @@
+#include "torchperf/models/shape_stream.h"
+
+#include <gtest/gtest.h>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+StreamRecipe encoder_recipe(const std::string& padding, const std::string& batching = "arrival") {
+  StreamRecipe r;
+  r.spec = parse_input_spec("int64:S@1..1000;int64:S@1..2");
+  r.dims = {parse_dim_option("S=lognormal:40:0.9:4..512")};
+  r.batch = 8;
+  r.batches = 12;
+  r.padding = parse_padding(padding);
+  r.batching = parse_batching(batching);
+  r.seed = 5;
+  return r;
+}
+
+}  // namespace
+
+TEST(ShapeStreamTest, BatchMaxPadsEachBatchToItsLongestAndTheMaskMarksThePadding) {
+  const ShapeStream s = build_stream(encoder_recipe("batch-max"));
+  ASSERT_EQ(s.batches.size(), 12u);
+  EXPECT_EQ(s.samples, 96);
+  for (const auto& b : s.batches) {
+    const auto longest = *std::max_element(b.lengths.begin(), b.lengths.end());
+    EXPECT_EQ(b.padded_length, longest);
+    const at::Tensor ids = b.inputs[0].toTensor();
+    const at::Tensor mask = b.inputs[1].toTensor();
+    EXPECT_EQ(ids.sizes(), (std::vector<std::int64_t>{8, longest}));
+    // The mask is 1 on each sample's own tokens and 0 on its padding; ids are 0 on padding.
+    EXPECT_EQ(mask.sum().item<std::int64_t>(), b.useful_elements);
+    EXPECT_EQ((ids == 0).logical_and(mask == 1).sum().item<std::int64_t>(), 0);
+  }
+  EXPECT_GT(s.padding_share(), 0.0);
+  EXPECT_LT(s.padding_share(), 1.0);
+}
+
+TEST(ShapeStreamTest, SortingAWindowByLengthWastesLessPaddingThanArrivalOrder) {
+  const ShapeStream arrival = build_stream(encoder_recipe("batch-max"));
+  const ShapeStream sorted = build_stream(encoder_recipe("batch-max", "sorted:96"));
+  EXPECT_EQ(arrival.useful_elements, sorted.useful_elements);  // the same samples
+  EXPECT_LT(sorted.padding_share(), arrival.padding_share());
+  EXPECT_LT(sorted.padding_share(), build_stream(encoder_recipe("max")).padding_share());
+}
+
+TEST(ShapeStreamTest, MultiplesAndBucketsRoundUpAndNeverPastTheLongestLength) {
+  for (const auto& b : build_stream(encoder_recipe("multiple:64")).batches) {
+    EXPECT_TRUE(b.padded_length % 64 == 0 || b.padded_length == 512) << b.padded_length;
+    EXPECT_LE(b.padded_length, 512);
+  }
+  for (const auto& b : build_stream(encoder_recipe("buckets:32/128/512")).batches)
+    EXPECT_TRUE(b.padded_length == 32 || b.padded_length == 128 || b.padded_length == 512);
+  for (const auto& b : build_stream(encoder_recipe("max")).batches) EXPECT_EQ(b.padded_length, 512);
+}
+
+TEST(ShapeStreamTest, ASampleHoldsTheSameValuesWhateverItIsPaddedTo) {
+  const ShapeStream a = build_stream(encoder_recipe("batch-max"));
+  const ShapeStream b = build_stream(encoder_recipe("max"));
+  const auto n = a.batches[0].lengths[0];
+  EXPECT_TRUE(a.batches[0].inputs[0].toTensor()[0].narrow(0, 0, n).equal(
+      b.batches[0].inputs[0].toTensor()[0].narrow(0, 0, n)));
+}
+
+TEST(ShapeStreamTest, BucketEdgesThatDoNotCoverTheLongestLengthAreRefusedByName) {
+  try {
+    build_stream(encoder_recipe("buckets:32,64,256"));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not cover S's longest length 512"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ShapeStreamTest, MalformedPolicyValuesNameTheFormsExpected) {
+  const auto message = [](auto parse, const std::string& text) {
+    try {
+      parse(text);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(parse_padding, "pow2").find("batch-max, multiple:M, buckets"), std::string::npos);
+  EXPECT_NE(message(parse_padding, "multiple:0").find("positive whole number"), std::string::npos);
+  EXPECT_NE(message(parse_padding, "buckets:64/32").find("ascending"), std::string::npos);
+  EXPECT_NE(message(parse_batching, "sorted:").find("positive whole number"), std::string::npos);
+  EXPECT_NE(message(parse_batching, "random").find("arrival or sorted:W"), std::string::npos);
+}
+
+}  // namespace torchperf
