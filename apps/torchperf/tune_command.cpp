@@ -95,6 +95,7 @@ int run(TuneFlags& f) {
     for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
              {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
              {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
+             {"--dim", [&] { o.workload.dims = given.workload.dims; }},
              {"--python-module", [&] { o.workload.python_module = given.workload.python_module; }},
              {"--device", [&] { o.workload.device = given.workload.device; }},
              {"--seed", [&] { o.workload.seed = given.workload.seed; }},
@@ -228,6 +229,9 @@ Runner add_tune_command(CLI::App& app) {
   };
   experiment(cmd->add_option("--input", f->inputs,
                              "Input spec per forward argument, batch excluded (as for bench)"));
+  experiment(cmd->add_option("--dim", f->options.workload.dims,
+                             "A named input dimension's sizes (as for bench): S=8..512, "
+                             "S=lognormal:MEDIAN:SIGMA:MIN..MAX or S=file:LENGTHS"));
   experiment(cmd->add_option("--inputs-file", f->options.workload.inputs_file,
                              "Tensors saved with torch.save, instead of a spec"));
   experiment(cmd->add_option("--python-module", f->options.workload.python_module,

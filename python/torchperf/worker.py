@@ -126,6 +126,11 @@ def load_model(kind, path):
             return torch.jit.load(path, map_location="cpu").eval()
         except Exception as e:
             raise JobError(ErrorKind.MODEL, f"model '{path}': torch.jit.load failed ({concise(e)})")
+    if kind == "builtin":  # NAME@SEED: the built-in's own definition, as its forms were made
+        from torchperf import builtin_models
+
+        name, seed = path.rsplit("@", 1)
+        return builtin_models.build(name, int(seed))
     if kind == "python":
         from torchperf import export_source
 
@@ -134,8 +139,20 @@ def load_model(kind, path):
             return export_source.build_model(reference, export_source.load_callable(reference)).eval()
         except SystemExit as e:  # export_source fails with a message on stderr and an exit code
             raise JobError(ErrorKind.MODEL, f"--from-python '{reference}' could not be loaded (exit {e.code})")
-    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, package, torchscript or python)")
+    raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, package, torchscript, builtin or python)")
 
+
+
+def load_stream(path):
+    """The stream's batches (a list of tuples of tensors) the C++ side saved, or none."""
+    import torch
+
+    if not path:
+        return []
+    try:
+        return [tuple(batch) for batch in torch.load(path)]
+    except Exception as e:
+        raise JobError(ErrorKind.WORKLOAD, f"stream file '{path}': {concise(e)}")
 
 
 def save_compile_artifacts(path):
@@ -201,6 +218,9 @@ class Side:
             # The inputs as the caller holds them (on the device, in fp32 and their own layout):
             # the conversions the point needs are timed, as apply's callable makes them per call.
             self.inputs = tuple(t.to(self.device) for t in inputs)
+            # Shapes that vary (--dim): a timed call is one pass over the stream's batches, built
+            # by the C++ side so that every runtime runs the same samples.
+            self.stream = [tuple(t.to(self.device) for t in batch) for batch in load_stream(settings["stream"])]
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
             if graph != "eager" and not package:
@@ -231,8 +251,28 @@ class Side:
             self.graph_break_count = int(sum(reasons.values()))
             self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
             save_compile_artifacts(os.environ.get("TORCHPERF_COMPILE_ARTIFACTS", ""))
+        self.stream_warm_s, self.stream_graphs = -1.0, 0
+        if self.stream:
+            self.warm_stream(graph != "eager" and not package)
         self.setup_ms = (time.perf_counter() - started) * 1e3
         self.peak_reset = reset_high_water()
+
+    def warm_stream(self, compiling):
+        """One pass over the stream before timing: each of its shapes compiled (torch.compile
+        recompiles per new size unless its graph is dynamic) or allocated once, a one-off cost
+        reported apart, as the first call's compile is."""
+        from torch._dynamo.utils import counters
+
+        graphs = counters["stats"]["unique_graphs"]
+        warm = time.perf_counter()
+        try:
+            for batch in self.stream:
+                self.fn(*batch)
+            self.sync()
+        except Exception as e:
+            self.raise_call_error(e, compiling)
+        self.stream_warm_s = time.perf_counter() - warm
+        self.stream_graphs = int(counters["stats"]["unique_graphs"] - graphs)
 
     def raise_call_error(self, error, compiling):
         if is_out_of_memory(error):
@@ -256,6 +296,7 @@ class Side:
         import torch
 
         return {"setup_ms": self.setup_ms, "compile_s": self.compile_s,
+                "stream_warm_s": self.stream_warm_s, "stream_graphs": self.stream_graphs,
                 "graph_break_count": self.graph_break_count,
                 "graph_break_reasons": self.graph_break_reasons, "rss_before_bytes": self.rss_before,
                 "process": {"runtime": "python", "python": sys.version.split()[0],
@@ -266,14 +307,19 @@ class Side:
     def block(self, iterations):
         if iterations < 1:
             raise JobError(ErrorKind.PROTOCOL, f"block of {iterations} iterations: expected at least 1")
-        fn, inputs = self.fn, self.inputs
+        fn, inputs, stream = self.fn, self.inputs, self.stream
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         self.sync()
         start = time.perf_counter_ns()
         # Each call's outputs are dropped before the next call, as the C++ worker drops its
         # IValue: torch.compile's CUDA graphs (reduce-overhead) may then overwrite them.
-        for _ in range(iterations):
-            fn(*inputs)
+        if stream:
+            for _ in range(iterations):
+                for batch in stream:
+                    fn(*batch)
+        else:
+            for _ in range(iterations):
+                fn(*inputs)
         self.sync()
         ns = time.perf_counter_ns() - start
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
@@ -309,7 +355,7 @@ def answer_of(handler):
 # The fields of each message, as protocol.h lists them (`torchperf __protocol` prints that list;
 # tests/python/test_worker.py checks these against it). A missing or mistyped field is a protocol
 # error naming it, as on the C++ side.
-PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "graph": str,
+PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "stream": str, "graph": str,
                        "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
                        "tf32": str}

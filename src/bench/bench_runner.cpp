@@ -276,6 +276,7 @@ struct Prepared {
   WorkloadTraits traits;
   ResolvedConfiguration config;
   double setup_ms = 0;
+  double stream_warm_s = -1;
   std::int64_t rss_before = 0;
   TimedRun run;
 };
@@ -327,7 +328,29 @@ std::unique_ptr<Prepared> prepare(const Session& s, const Configuration& request
   apply_configuration(p->config, runtime, p->workload);
   p->setup_ms = to_seconds(time.now() - start) * 1e3;
   p->run = make_timed_run(p->workload, p->config);
+  if (p->workload.stream) {
+    // One pass before timing: each shape's first call (TorchScript's profiling runs, a CUDA
+    // graph's capture, the allocator's first blocks) is a one-off cost, reported apart.
+    const auto warm = time.now();
+    p->run.enter();
+    ScopeExit leave(p->run.exit);
+    p->run.iterate();
+    p->run.synchronize();
+    p->stream_warm_s = to_seconds(time.now() - warm);
+  }
   return p;
+}
+
+StreamFigures figures_of(const ShapeStream& stream, const StreamRecipe& recipe) {
+  StreamFigures f;
+  for (const auto& d : recipe.dims)
+    f.dims += (f.dims.empty() ? "" : " ") + d.name + "=" + d.distribution.text;
+  f.batches = static_cast<std::int64_t>(stream.batches.size());
+  f.samples = stream.samples;
+  f.useful_tokens = stream.useful_elements;
+  f.padded_tokens = stream.padded_elements;
+  f.padding_share = stream.padding_share();
+  return f;
 }
 
 std::int64_t batch_of(const Workload& w) {
@@ -368,14 +391,8 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
   add_page_faults(m, faults_per_iteration);
   m.flops_per_sample = ref.flops_per_sample;
   if (const auto& stream = p.workload.stream) {
-    StreamFigures f;
-    for (const auto& d : p.workload.stream_recipe->dims)
-      f.dims += (f.dims.empty() ? "" : " ") + d.name + "=" + d.distribution.text;
-    f.batches = static_cast<std::int64_t>(stream->batches.size());
-    f.useful_tokens = stream->useful_elements;
-    f.padded_tokens = stream->padded_elements;
-    f.padding_share = stream->padding_share();
-    m.stream = f;
+    m.stream = figures_of(*stream, *p.workload.stream_recipe);
+    m.stream->warm_s = p.stream_warm_s;
   }
   add_timing(m, samples, sampling, paired);
 
@@ -472,6 +489,29 @@ void save_reference(const BenchOptions& options, const std::string& batch,
   if (!inputs_path.empty())
     write_pickle(c10::ivalue::Tuple::create(std::vector<c10::IValue>(inputs.begin(), inputs.end())),
                  inputs_path, "inputs");
+}
+
+std::optional<StreamFigures> save_stream(const BenchOptions& options,
+                                         const ResolvedConfiguration& config,
+                                         const std::string& path) {
+  if (options.dims.empty()) return std::nullopt;
+  const Session session = open_session(options);
+  if (session.dims.empty()) return std::nullopt;
+  StreamRecipe recipe;
+  recipe.spec = *session.spec;
+  recipe.dims = session.dims;
+  recipe.seed = session.seed;
+  // The knobs that shape the stream, as the C++ runtimes' prepare reads them.
+  if (config.knob("batch").applicable) recipe.batch = std::stoll(config.value("batch"));
+  if (config.knob("padding").applicable) recipe.padding = parse_padding(config.value("padding"));
+  if (config.knob("batching").applicable)
+    recipe.batching = parse_batching(config.value("batching"));
+  const ShapeStream stream = build_stream(recipe);
+  // A tuple of tuples: torch.load's weights-only unpickler takes those, not a generic list.
+  std::vector<c10::IValue> batches;
+  for (const auto& batch : stream.batches) batches.emplace_back(c10::ivalue::Tuple::create(batch.inputs));
+  write_pickle(c10::ivalue::Tuple::create(std::move(batches)), path, "stream");
+  return figures_of(stream, recipe);
 }
 
 std::string BenchResult::invalid_reason() const {

@@ -149,10 +149,13 @@ Measurement measurement_from_json(const json& j) {
     StreamFigures f;
     f.dims = s.at("dims").get<std::string>();
     f.batches = s.at("batches").get<std::int64_t>();
+    f.samples = s.at("samples").get<std::int64_t>();
     f.useful_tokens = s.at("useful_tokens").get<std::int64_t>();
     f.padded_tokens = s.at("padded_tokens").get<std::int64_t>();
     f.padding_share = s.at("padding_share").get<double>();
     f.tokens_per_s = number_or_nan(s.at("tokens_per_s"));
+    f.warm_s = s.value("warm_s", -1.0);
+    f.warm_graphs = s.value("warm_graphs", std::int64_t{0});
     m.stream = f;
   }
   if (j.contains("cuda_graphs") && j.at("cuda_graphs").is_object())
@@ -295,10 +298,13 @@ json to_json(const Measurement& m) {
       {"stream", !m.stream ? json(nullptr)
                            : json{{"dims", m.stream->dims},
                                   {"batches", m.stream->batches},
+                                  {"samples", m.stream->samples},
                                   {"useful_tokens", m.stream->useful_tokens},
                                   {"padded_tokens", m.stream->padded_tokens},
                                   {"padding_share", m.stream->padding_share},
-                                  {"tokens_per_s", nullable(m.stream->tokens_per_s)}}},
+                                  {"tokens_per_s", nullable(m.stream->tokens_per_s)},
+                                  {"warm_s", m.stream->warm_s},
+                                  {"warm_graphs", m.stream->warm_graphs}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

@@ -138,15 +138,12 @@ Knob batch_knob() {
   return k;
 }
 
-// The stream's knobs (issue 52) apply only where a named dimension varies; a program exported for
-// AOTInductor runs at the sizes it was exported with.
+// The stream's knobs (issue 52) apply only where a named dimension varies (a runtime that cannot
+// take varying sizes refuses the workload itself).
 Applicability applies_to_varying_shapes(const WorkloadTraits& t) {
   if (t.named_dims.empty())
     return Applicability::no("no input dimension varies (name one in --input, e.g. "
                              "int64:S@0..30522, and give --dim S=...)");
-  if (t.exported_program)
-    return Applicability::no("AOTInductor runs a program at the sizes it was exported with: "
-                             "varying lengths are measured in TorchScript");
   return Applicability::yes();
 }
 

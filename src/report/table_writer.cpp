@@ -92,6 +92,14 @@ std::string format_measurement(const Measurement& m) {
                                      m.stream->dims, m.stream->tokens_per_s,
                                      percent(m.stream->padding_share), m.stream->padded_tokens,
                                      m.stream->batches));
+  if (m.stream && m.stream->warm_s >= 0)
+    out += row("stream warm-up",
+               fmt::format("{:.2f} s for the first pass over every shape{} (before timing)",
+                           m.stream->warm_s,
+                           m.stream->warm_graphs > 0
+                               ? fmt::format(", torch.compile compiling {} graph(s)",
+                                             m.stream->warm_graphs)
+                               : ""));
   out += row(m.stream ? "latency per pass" : "latency per call",
              fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms", m.latency_p50_ms,
                          m.latency_p90_ms, m.latency_p99_ms));

@@ -125,10 +125,15 @@ class AotiRuntime final : public CppRuntime {
   std::string name() const override { return "aoti"; }
   std::string label() const override { return "C++ AOTInductor"; }
   Applicability accepts(const WorkloadTraits& model) const override {
-    return model.program_form
-               ? Applicability::yes()
-               : Applicability::no("needs a torch.export program (.pt2): export the model with "
-                                   "torch.export.save, or pass --from-python MODULE:CALLABLE");
+    if (!model.program_form)
+      return Applicability::no("needs a torch.export program (.pt2): export the model with "
+                               "torch.export.save, or pass --from-python MODULE:CALLABLE");
+    // A package runs the program's shapes; which of its dimensions besides the batch are
+    // dynamic is not read yet, so a stream of varying lengths is not run through it.
+    if (!model.named_dims.empty())
+      return Applicability::no("varying input sizes (--dim) are measured in TorchScript and in "
+                               "Python here, not yet in an AOTInductor package");
+    return Applicability::yes();
   }
   ModelForm form(const WorkloadTraits&) const override { return ModelForm::kProgram; }
   std::vector<std::string> graphs(const WorkloadTraits&) const override {

@@ -66,7 +66,7 @@ class PythonRuntime : public Runtime {
     // and the worker's mapped libraries confirm it.
     // cuDNN's benchmark and TF32 are torch.backends flags in Python as in C++ (CUDA only).
     if (knob == "threads" || knob == "batch" || knob == "allocator" ||
-        knob == "cudnn_benchmark" || knob == "tf32")
+        knob == "cudnn_benchmark" || knob == "tf32" || knob == "padding" || knob == "batching")
       return std::nullopt;
     if (knob == "grad") return Applicability::yes();
     if (knob == "graph") {

@@ -129,6 +129,7 @@ nlohmann::json experiment_json(const TuneOptions& o) {
   // Only when given: a journal from before --as-given keeps its fingerprint.
   if (!o.as_given.empty()) j["as_given"] = o.as_given;
   if (!w.python_module.empty()) j["python_module"] = w.python_module;
+  if (!w.dims.empty()) j["dims"] = w.dims;  // only when given, as above
   return j;
 }
 
@@ -137,6 +138,7 @@ void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
     BenchOptions& w = o.workload;
     w.model = j.at("model").get<std::string>();
     w.input_spec = j.at("input_spec").get<std::string>();
+    w.dims = j.value("dims", std::vector<std::string>{});
     w.inputs_file = j.at("inputs_file").get<std::string>();
     w.device = j.at("device").get<std::string>();
     w.seed = j.at("seed").get<std::uint64_t>();

@@ -59,6 +59,11 @@ std::pair<std::string, std::string> python_model(const BenchOptions& options, co
                     .path;
     return {"package", fs::absolute(package).string()};
   }
+  // A built-in's program was exported at one length; a stream of lengths runs its Python
+  // definition, built as its forms were (so with the same weights).
+  if (runtime.form(traits) == ModelForm::kProgram && !options.dims.empty() &&
+      options.model.rfind("builtin:", 0) == 0)
+    return {"builtin", options.model.substr(8) + "@0"};  // build_builtin's weights: seed 0
   if (runtime.form(traits) == ModelForm::kProgram && !options.python_module.empty() &&
       options.python_module != BenchOptions::kProgramStandsIn)
     return {"module", fs::absolute(options.python_module).string()};
@@ -167,6 +172,12 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
                     : input_values[0].toTensor().size(0);
   base_.configuration = config_;
   base_.flops_per_sample = expected_.flops_per_sample;
+  if (!options.dims.empty()) {
+    side.stream = dir_ + "/python-stream-" + tag_ + ".pt";
+    base_.stream = save_stream(options, config_, side.stream);
+    stream_file_ = side.stream;
+    if (base_.stream) base_.batch = base_.stream->samples;
+  }
 
   ChildEnvironment environment = with_python_path(worker_environment(requested));
   if (runtime.form(description.traits) == ModelForm::kProgram)
@@ -190,6 +201,10 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
     base_.compile_s = 0;
     base_.compile_cache_hit = true;
   }
+  if (base_.stream) {
+    base_.stream->warm_s = ready.stream_warm_s;
+    base_.stream->warm_graphs = ready.stream_graphs;
+  }
   base_.graph_breaks = ready.graph_break_count;
   base_.graph_break_reasons = ready.graph_break_reasons;
   base_.rss_before_bytes = ready.rss_before_bytes;
@@ -203,7 +218,11 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
         ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
 }
 
-PythonSide::~PythonSide() = default;
+PythonSide::~PythonSide() {
+  if (stream_file_.empty()) return;
+  std::error_code ignored;
+  fs::remove(stream_file_, ignored);
+}
 
 nlohmann::json PythonSide::ask(const nlohmann::json& request, const std::string& doing) {
   return ask_side(*worker_, request, timeout_s_, name_, log_, doing);

@@ -76,7 +76,7 @@ def files(tmp_path_factory):
 def side(kind, model, inputs, **settings):
     """A python-side request: every field protocol.h lists, the settings' defaults overridden."""
     request = {"protocol": 1, "job": "python-side", "model_kind": kind, "model": model,
-               "inputs": inputs, "graph": "eager", "precision": "fp32", "format": "contiguous",
+               "inputs": inputs, "stream": "", "graph": "eager", "precision": "fp32", "format": "contiguous",
                "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu",
                "cudnn_benchmark": "n/a", "tf32": "n/a"}
     request.update(settings)

@@ -58,4 +58,11 @@ std::string reference_batch(const BenchOptions& options, const Configuration& co
 void save_reference(const BenchOptions& options, const std::string& batch,
                     const std::string& path, const std::string& inputs_path = "");
 
+// A workload with named dimensions (--dim): its stream's batches at the configuration's batch,
+// padding and batching, written to path (a torch.save tuple of tuples of CPU tensors) for the
+// Python worker, which runs the same samples. Nothing (and no file) for fixed shapes.
+std::optional<StreamFigures> save_stream(const BenchOptions& options,
+                                         const ResolvedConfiguration& config,
+                                         const std::string& path);
+
 }  // namespace torchperf

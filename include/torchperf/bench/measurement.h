@@ -35,10 +35,16 @@ inline constexpr double kPageFaultsNearZero = 1.0;
 struct StreamFigures {
   std::string dims;             // "S=lognormal:40:0.9:4..512"
   std::int64_t batches = 0;     // per pass
+  std::int64_t samples = 0;     // per pass
   std::int64_t useful_tokens = 0;  // per pass
   std::int64_t padded_tokens = 0;  // per pass, padding included
   double padding_share = 0;        // of the padded tokens
   double tokens_per_s = 0;         // useful tokens per second
+  // The first pass over the stream, before timing: every shape compiled, captured or allocated
+  // once. A one-off cost, reported apart as a compile is; graphs: what torch.compile compiled
+  // in it (0 for the C++ runtimes).
+  double warm_s = -1;
+  std::int64_t warm_graphs = 0;
 };
 
 struct Measurement {

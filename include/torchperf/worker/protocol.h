@@ -151,9 +151,12 @@ struct FinishReply {
 // one more call's outputs for the C++ side's guard.
 struct PythonSideRequest {
   static constexpr const char* kJob = "python-side";
-  std::string model_kind;  // program | module | torchscript | python
+  std::string model_kind;  // program | module | torchscript | builtin (NAME@SEED) | python
   std::string model;       // a file, or MODULE:CALLABLE for python
   std::string inputs;      // a torch.save file of the input tensors
+  // A torch.save list of batches (tuples of tensors) whose shapes vary (--dim), or "": a timed
+  // call is then one pass over them (save_stream wrote it).
+  std::string stream;
   std::string graph;       // eager | compile | compile-reduce-overhead | compile-max-autotune …
   std::string precision;   // fp32 | bf16 | fp16 (weights converted) | bf16-autocast | fp16-autocast
   std::string format;      // contiguous | channels_last
@@ -168,6 +171,7 @@ struct PythonSideRequest {
     v("model_kind", model_kind);
     v("model", model);
     v("inputs", inputs);
+    v("stream", stream);
     v("graph", graph);
     v("precision", precision);
     v("format", format);
@@ -182,6 +186,8 @@ struct PythonSideRequest {
 struct PythonSideReady {
   double setup_ms = 0;
   double compile_s = -1;  // the first call under torch.compile; -1 when eager
+  double stream_warm_s = -1;        // a stream's first pass, before timing (-1: no stream)
+  std::int64_t stream_graphs = 0;   // graphs torch.compile compiled in that pass
   std::int64_t graph_break_count = 0;
   std::vector<std::string> graph_break_reasons;  // the first three
   std::int64_t rss_before_bytes = 0;
@@ -190,6 +196,8 @@ struct PythonSideReady {
   void fields(V& v) {
     v("setup_ms", setup_ms);
     v("compile_s", compile_s);
+    v("stream_warm_s", stream_warm_s);
+    v("stream_graphs", stream_graphs);
     v("graph_break_count", graph_break_count);
     v("graph_break_reasons", graph_break_reasons);
     v("rss_before_bytes", rss_before_bytes);

@@ -48,6 +48,7 @@ class PythonSide {
   BenchOptions options_;
   ResolvedConfiguration config_;
   std::string dir_, tag_, log_, name_;
+  std::string stream_file_;  // the stream's batches, written for the worker; removed at the end
   double timeout_s_ = 0;
   SavedOutputs expected_;
   Measurement base_;  // what is known before timing
