@@ -180,7 +180,8 @@ def _modules():
         "mlp": MLP,
         "resnet18": ResNet,
         "convbn": ConvBiasBN,
-        "encoder": lambda: Encoder(1000, 64, 2, 4, 256, 128),
+        # Positions up to 512, as bert-base's: a stream of lengths (--dim) may reach them.
+        "encoder": lambda: Encoder(1000, 64, 2, 4, 256, 512),
         "encoder:bert-base": lambda: Encoder(30522, 768, 12, 12, 3072, 512),
     }
 

@@ -306,6 +306,8 @@ void apply_configuration(const ResolvedConfiguration& config, const Runtime& run
     throw CompileError("configuration " + config.to_string() + ": " + e.what());
   } catch (const ResourceLimit& e) {
     throw ResourceLimit("configuration " + config.to_string() + ": " + e.what());
+  } catch (const ConfigError& e) {  // a value its workload cannot take (bucket edges too short)
+    throw ConfigError("configuration " + config.to_string() + ": " + e.what());
   } catch (const Interrupted&) {
     throw;
   } catch (const std::exception& e) {

@@ -37,7 +37,8 @@ const std::vector<BuiltinModelInfo>& builtin_models() {
       {"mlp", "3-layer perceptron 784-512-512-10 (Linear+ReLU)", parse_input_spec("784")},
       {"resnet18", "ResNet-18, torchvision's architecture, random weights",
        parse_input_spec("3x224x224")},
-      {"encoder", "BERT-style transformer encoder, tiny (2 layers, hidden 64, sequence 32)",
+      {"encoder", "BERT-style transformer encoder, tiny (2 layers, hidden 64, sequence 32; "
+                   "positions up to 512)",
        encoder_inputs(32, 1000)},
       {"encoder:bert-base", "BERT-base-sized encoder (12 layers, hidden 768, sequence 128)",
        encoder_inputs(128, 30522)},

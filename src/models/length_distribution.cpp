@@ -76,8 +76,8 @@ std::vector<std::int64_t> LengthDistribution::draw(std::size_t n, std::uint64_t 
       case Kind::kUniform:
         out.push_back(std::uniform_int_distribution<std::int64_t>(min, max)(engine));
         break;
-      case Kind::kFile:
-        out.push_back(lengths[std::uniform_int_distribution<std::size_t>(0, lengths.size() - 1)(engine)]);
+      case Kind::kFile:  // real arrivals keep their order: replayed, from the top again
+        out.push_back(lengths[i % lengths.size()]);
         break;
       case Kind::kLogNormal: {
         // Redrawn outside the range rather than clamped, which would pile the tail at MAX; a

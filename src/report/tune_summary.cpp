@@ -110,7 +110,10 @@ std::string format_tune(const TuneResult& r) {
       out += h.a == *r.winner
                  ? fmt::format("       vs {}: {}\n", h.b, head_to_head_text(h))
                  : fmt::format("       the sweep's leader vs {}: {}\n", h.b, head_to_head_text(h));
-    const std::string batch = w ? std::to_string(w->metrics.batch) : "?";
+    // The configuration's batch: a stream's measurement counts the samples of a whole pass.
+    const std::string batch = Configuration::parse(*r.winner)
+                                  .get("batch")
+                                  .value_or(w ? std::to_string(w->metrics.batch) : "?");
     // The careful baseline leads: it is the code a careful person writes, the bar to clear.
     const std::string careful_name =
         r.as_given.empty() ? "careful (eval, no autograd)" : "careful (your model, eval + inference_mode)";

@@ -39,6 +39,9 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
   const std::string a_file = (dir / "a-file").string();
   std::ofstream(a_file) << "x";
   const std::string text = fixture("not_a_model.txt");
+  const std::string lengths = (dir / "lengths.txt").string();
+  std::ofstream(lengths) << "12\nx\n";
+  const std::string named = "int64:S@0..1000;int64:S@1..2";  // issue 52: lengths that vary
   const std::vector<BadInput> table = {
       // The model file first, before the flags that feed it.
       {{"bench", "/nonexistent/model.pt"}, 4, "no such file"},
@@ -96,6 +99,19 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"guard", dir.string(), text}, 4, "is a folder; expected a file written by torch.save"},
       {{"serve", "builtin:mlp", "--max-batch", "0"}, 2, "--max-batch 0"},
       {{"train", "builtin:mlp", "--ladder", "--rounds", "1"}, 2, "--rounds"},
+      {{"bench", "builtin:encoder", "--input", named}, 2, "S is named but has no distribution"},
+      {{"bench", "builtin:encoder", "--input", "int64:32@0..1000;int64:32@1..2", "--dim", "S=4..64"},
+       2, "the input spec names no dimension S"},
+      {{"bench", "builtin:encoder", "--dim", "S=4..64"}, 2, "name no dimension; give --input"},
+      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=file:" + lengths}, 2,
+       "line 2: expected one positive whole number, got 'x'"},
+      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=64..4"}, 2, "is empty"},
+      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--padding", "buckets:16/32"},
+       2, "do not cover S's longest length 64"},
+      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--padding", "pow2"}, 2,
+       "expected batch-max, multiple:M"},
+      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--graph", "aoti"}, 2,
+       "not yet in an AOTInductor package"},
       {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,
        "connection refused"},
       {{"load", "http://127.0.0.1:99999", "--model", "m", "--rate", "10", "--duration", "1"}, 2,

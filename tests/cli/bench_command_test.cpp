@@ -308,4 +308,38 @@ TEST(BenchCommandTest, ABuiltinRunsInEveryRuntimeFromOneDefinition) {
   EXPECT_FALSE(std::filesystem::is_empty(std::filesystem::path(cache) / "inductor"));
 }
 
+TEST(BenchCommandTest, AStreamOfLengthsRunsTheSameSamplesInCppAndPythonAndSortingCutsThePadding) {
+  // Issue 52: a named length with its distribution; each runtime times passes over one stream.
+  const auto stream_of = [](const std::vector<std::string>& how) {
+    std::vector<std::string> args = {"bench", "builtin:encoder", "--input",
+                                     "int64:S@0..1000;int64:S@1..2", "--dim",
+                                     "S=lognormal:20:0.8:4..128", "--batch", "4", "--time", "0.3",
+                                     "--target-ci", "0.5", "--grad", "inference", "--json", "--quiet"};
+    args.insert(args.end(), how.begin(), how.end());
+    const CliRun run = run_cli(args);
+    EXPECT_TRUE(testing::measured(run)) << how.back() << run.err;
+    const auto m = nlohmann::json::parse(run.out)["measurement"];
+    EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.999) << m["quality"].dump();
+    return m;
+  };
+  const auto arrival = stream_of({"--batching", "arrival"});
+  const auto sorted = stream_of({"--batching", "sorted:64"});
+  const auto python = stream_of({"--runtime", "python", "--batching", "sorted:64"});
+  const auto& s = sorted["stream"];
+  EXPECT_EQ(s["batches"].get<int>(), 16);
+  EXPECT_EQ(s["samples"].get<int>(), 64);
+  EXPECT_EQ(sorted["batch"].get<int>(), 64);  // a timed call is a pass: its samples
+  EXPECT_GE(s["warm_s"].get<double>(), 0.0);
+  // The same samples whatever their order: the same useful tokens, less padding when sorted.
+  EXPECT_EQ(s["useful_tokens"], arrival["stream"]["useful_tokens"]);
+  EXPECT_LT(s["padding_share"].get<double>(), arrival["stream"]["padding_share"].get<double>());
+  EXPECT_EQ(python["stream"]["padded_tokens"], s["padded_tokens"]);
+  EXPECT_EQ(python["stream"]["useful_tokens"], s["useful_tokens"]);
+  // Useful tokens per second follow from the useful samples per second.
+  const double tokens_per_sample = s["useful_tokens"].get<double>() / s["samples"].get<double>();
+  EXPECT_NEAR(s["tokens_per_s"].get<double>(),
+              sorted["throughput_samples_per_s"].get<double>() * tokens_per_sample,
+              1e-6 * s["tokens_per_s"].get<double>());
+}
+
 }  // namespace torchperf

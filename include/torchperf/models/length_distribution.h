@@ -2,7 +2,8 @@
 // drawn seeded, so every point of a tune is fed the same stream of lengths.
 //   S=8..512                       uniform over the whole numbers from 8 to 512
 //   S=lognormal:40:0.9:4..512      lognormal with median 40 and sigma 0.9, redrawn outside 4..512
-//   S=file:lengths.txt             one length a line (e.g. counted from real data), drawn from
+//   S=file:lengths.txt             one length a line (e.g. counted from real data), replayed in
+//                                  the file's order (arrival order kept; the seed plays no part)
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct LengthDistribution {
   std::int64_t max = 1;
   double median = 0;  // lognormal
   double sigma = 0;   // lognormal
-  std::vector<std::int64_t> lengths;  // file: drawn from uniformly, with repeats
+  std::vector<std::int64_t> lengths;  // file: replayed in order, cycling
   std::string text;                   // as given, for messages and results
 
   // n lengths, each within [min, max]; the same seed gives the same lengths.
