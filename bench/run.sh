@@ -84,7 +84,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -887,4 +887,13 @@ for m in readme-mlp encoder; do
   TORCHPERF_CLI="$tp_binary" PYTHONPATH="$root/python" "$python" "$here/applied_promise.py" "$m" \
       "${BENCH_PROMISE_BUDGET:-3m}" "${BENCH_PROMISE_ROUNDS:-9}" "${BENCH_PROMISE_SECONDS:-0.3}" "$promise_out" 2>/dev/null
 done
+fi
+
+if section 21; then
+# Issue 52. Lengths that vary: tune's winner on a stream skewed short against padding to 512 and
+# against a careful person's Python (sorting, buckets, torch.compile dynamic or static per bucket,
+# bf16 autocast where the CPU has it), each side in its own process, alternated rounds.
+echo "== 21. lengths that vary: the built-in encoder, batch 16, lognormal lengths (median 40, to 512); tune (${BENCH_SHAPES_BUDGET:-5m}) vs by hand, ${BENCH_SHAPES_ROUNDS:-3} rounds"
+PYTHONPATH="$root/python" "$python" "$here/shapes_vs_hand.py" "$tp_binary" "${BENCH_SHAPES_BUDGET:-5m}" \
+    "${BENCH_SHAPES_ROUNDS:-3}" "${BENCH_SHAPES_SECONDS:-3}" "$build/bench-shapes"
 fi
