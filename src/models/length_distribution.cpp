@@ -82,11 +82,14 @@ std::vector<std::int64_t> LengthDistribution::draw(std::size_t n, std::uint64_t 
       case Kind::kLogNormal: {
         // Redrawn outside the range rather than clamped, which would pile the tail at MAX; a
         // range far from the median falls back to clamping after 64 tries.
+        // Compared as doubles: a draw far in the tail (a large sigma) is no whole number to round.
         std::lognormal_distribution<double> lognormal(std::log(median), sigma);
+        const double low = static_cast<double>(min) - 0.5, high = static_cast<double>(max) + 0.5;
         double v = lognormal(engine);
-        for (int tries = 0; tries < 64 && (std::llround(v) < min || std::llround(v) > max); ++tries)
-          v = lognormal(engine);
-        out.push_back(std::clamp<std::int64_t>(std::llround(v), min, max));
+        for (int tries = 0; tries < 64 && !(v >= low && v < high); ++tries) v = lognormal(engine);
+        out.push_back(std::clamp<std::int64_t>(
+            std::llround(std::clamp(v, static_cast<double>(min), static_cast<double>(max))), min,
+            max));
         break;
       }
     }

@@ -36,8 +36,8 @@ std::int64_t PaddingPolicy::padded(std::int64_t longest, std::int64_t distributi
       return std::min(std::max(longest, (longest + multiple - 1) / multiple * multiple),
                       std::max(longest, distribution_max));
     case Kind::kBuckets:
-      for (std::int64_t edge : edges)
-        if (edge >= longest) return edge;
+      for (std::int64_t edge : edges)  // a dimension shorter than the edges stops at its longest
+        if (edge >= longest) return std::min(edge, std::max(longest, distribution_max));
       return longest;  // build_stream refused such edges before any batch was made
     case Kind::kMax:
       return std::max(longest, distribution_max);

@@ -22,10 +22,10 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   const auto run = testing::run_cli({"knobs", "--json"});
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
-  // 13 for bench and tune (4 of them train's too; cuda_graphs among them), 9 train-only (step
-  // among them), 8 worker knobs of bench and tune (the runtime first: the others are resolved
-  // for it)
-  EXPECT_EQ(j["knobs"].size(), 30u);
+  // 15 for bench and tune (4 of them train's too; cuda_graphs, padding and batching among them),
+  // 9 train-only (step among them), 8 worker knobs of bench and tune (the runtime first: the
+  // others are resolved for it)
+  EXPECT_EQ(j["knobs"].size(), 32u);
   EXPECT_EQ(j["knobs"][0]["name"], "runtime");
   EXPECT_EQ(j["knobs"][1]["name"], "threads");
   EXPECT_TRUE(j["knobs"][1]["integer_valued"].get<bool>());

@@ -91,4 +91,11 @@ TEST(ShapeStreamTest, MalformedPolicyValuesNameTheFormsExpected) {
   EXPECT_NE(message(parse_batching, "random").find("arrival or sorted:W"), std::string::npos);
 }
 
+TEST(ShapeStreamTest, EachNamedDimensionIsPaddedWithinItsOwnLongestLength) {
+  StreamRecipe r = encoder_recipe("buckets:32/128/512");
+  r.spec = parse_input_spec("int64:S@1..1000;2xSxT");
+  r.dims = {parse_dim_option("S=lognormal:40:0.9:4..512"), parse_dim_option("T=1..5")};
+  for (const auto& b : build_stream(r).batches) EXPECT_LE(b.inputs[1].toTensor().size(3), 5);
+}
+
 }  // namespace torchperf
