@@ -355,6 +355,16 @@ StreamFigures figures_of(const ShapeStream& stream, const StreamRecipe& recipe) 
   return f;
 }
 
+// What a run is fed, in LibTorch's names; a stream's as its typical (median-length) samples and
+// where its lengths come from, not as one fixed shape.
+std::string inputs_text(const Session& s, const Workload& w) {
+  std::string text = describe_inputs(w.inputs);
+  if (s.dims.empty()) return text;
+  text += " at the median length; a stream of";
+  for (const auto& d : s.dims) text += " " + d.name + "=" + d.distribution.text;
+  return text;
+}
+
 std::int64_t batch_of(const Workload& w) {
   if (w.stream) return w.stream->samples;
   if (w.inputs.empty() || !w.inputs[0].isTensor() || w.inputs[0].toTensor().dim() == 0) return 1;
@@ -367,7 +377,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
                    double faults_per_iteration, const SamplingOptions& sampling, bool paired) {
   Measurement m;
   m.model = s.source->name();
-  m.inputs = describe_inputs(p.workload.inputs);
+  m.inputs = inputs_text(s, p.workload);
   m.input_source = s.input_source;
   m.device = p.workload.device.str();
   m.batch = batch_of(p.workload);
@@ -451,7 +461,7 @@ WorkloadDescription describe(const BenchOptions& options) {
   Workload w = load_workload(session);
   WorkloadDescription d;
   d.model = session.source->name();
-  d.inputs = describe_inputs(w.inputs);
+  d.inputs = inputs_text(session, w);
   d.input_source = session.input_source;
   d.traits = describe_workload(w, session.spec == std::nullopt,
                                session.source->program_signature());

@@ -174,6 +174,21 @@ Knob padding_knob() {
   k.prepare = [](const std::string& value, Workload& w) {
     if (w.stream_recipe) w.stream_recipe->padding = parse_padding(value);
   };
+  // The policy lives in the caller's collate function, which torchperf does not write yet.
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    const PaddingPolicy p = parse_padding(value);
+    const std::string target =
+        p.kind == PaddingPolicy::Kind::kBuckets    ? "the first of these edges that holds its longest sample: " + value.substr(8)
+        : p.kind == PaddingPolicy::Kind::kMultiple ? "its longest sample rounded up to a multiple of " + std::to_string(p.multiple)
+        : p.kind == PaddingPolicy::Kind::kMax      ? "the longest length there is"
+                                                   : "its longest sample";
+    const std::string how = "padding=" + value + ": in your collate function, pad each batch's "
+                            "varying dimension with 0 up to " + target + " (the attention mask 0 there)";
+    KnobCode c;
+    c.cpp_setup = {"// " + how};
+    c.python_setup = {"# " + how};
+    return c;
+  };
   return k;
 }
 
@@ -193,6 +208,15 @@ Knob batching_knob() {
   };
   k.prepare = [](const std::string& value, Workload& w) {
     if (w.stream_recipe) w.stream_recipe->batching = parse_batching(value);
+  };
+  k.code = [](const std::string& value, bool /*cuda*/) {
+    if (value == "arrival") return KnobCode{};
+    const std::string how = "batching=" + value + ": sort each window of " + value.substr(7) +
+                            " requests by length before cutting it into batches";
+    KnobCode c;
+    c.cpp_setup = {"// " + how};
+    c.python_setup = {"# " + how};
+    return c;
   };
   return k;
 }

@@ -159,4 +159,26 @@ TEST(KnobRegistryTest, ThreadValuesForASweepCoverOneToAllCores) {
   EXPECT_EQ(find_knob("threads").values(t), (std::vector<std::string>{"1", "2", "4", "6"}));
 }
 
+TEST(KnobRegistryTest, TheStreamsKnobsApplyOnlyWhereALengthVariesAndSayWhatTheCollateDoes) {
+  const Knob& padding = find_knob("padding");
+  WorkloadTraits fixed_shapes;
+  EXPECT_FALSE(padding.applies(fixed_shapes, "max").applies);
+  WorkloadTraits varying;
+  varying.named_dims = {"S"};
+  varying.suggested_buckets = "buckets:40/72/512";
+  EXPECT_TRUE(padding.applies(varying, "buckets:40/72/512").applies);
+  EXPECT_EQ(padding.expert(varying), std::vector<std::string>{"buckets:40/72/512"});
+  EXPECT_NO_THROW(padding.check_form("buckets:8/16"));
+  EXPECT_THROW(padding.check_form("pow2"), ConfigError);
+  const KnobCode code = padding.code("buckets:40/72/512", false);
+  ASSERT_EQ(code.python_setup.size(), 1u);
+  EXPECT_NE(code.python_setup[0].find("the first of these edges that holds its longest sample: "
+                                      "40/72/512"),
+            std::string::npos)
+      << code.python_setup[0];
+  EXPECT_TRUE(find_knob("batching").code("arrival", false).python_setup.empty());
+  EXPECT_NE(find_knob("batching").code("sorted:256", false).python_setup[0].find("window of 256"),
+            std::string::npos);
+}
+
 }  // namespace torchperf
