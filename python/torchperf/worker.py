@@ -142,9 +142,8 @@ def load_model(kind, path):
     raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, package, torchscript, builtin or python)")
 
 
-
 def load_stream(path):
-    """The stream's batches (a list of tuples of tensors) the C++ side saved, or none."""
+    """The stream's batches (a tuple of tuples of tensors) the C++ side saved, or none."""
     import torch
 
     if not path:

@@ -302,6 +302,7 @@ void apply_configuration(const ResolvedConfiguration& config, const Runtime& run
                      "serve runs runtime=cpp configurations only)");
   try {
     prepare_workload(config, w);
+    finish_stream(w);  // here, not for the reference: only a timed run needs the stream's batches
   } catch (const CompileError& e) {  // a compile keeps its kind (and exit code), named by config
     throw CompileError("configuration " + config.to_string() + ": " + e.what());
   } catch (const ResourceLimit& e) {

@@ -9,7 +9,6 @@ void prepare_workload(const ResolvedConfiguration& config, Workload& workload) {
     const auto& resolved = config.knob(knob.name);
     if (resolved.applicable) knob.prepare(resolved.value, workload);
   }
-  finish_stream(workload);
 }
 
 Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, KnobScope scope) {

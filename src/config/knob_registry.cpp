@@ -97,6 +97,15 @@ Knob threads_knob() {
   return k;
 }
 
+// What a value asks of the user's own code, said as a comment in the snippets (C++ and Python)
+// where torchperf writes no code for it.
+KnobCode said_in_user_code(const std::string& how) {
+  KnobCode c;
+  c.cpp_setup = {"// " + how};
+  c.python_setup = {"# " + how};
+  return c;
+}
+
 Knob batch_knob() {
   Knob k;
   k.name = "batch";
@@ -182,12 +191,9 @@ Knob padding_knob() {
         : p.kind == PaddingPolicy::Kind::kMultiple ? "its longest sample rounded up to a multiple of " + std::to_string(p.multiple)
         : p.kind == PaddingPolicy::Kind::kMax      ? "the longest length there is"
                                                    : "its longest sample";
-    const std::string how = "padding=" + value + ": in your collate function, pad each batch's "
-                            "varying dimension with 0 up to " + target + " (the attention mask 0 there)";
-    KnobCode c;
-    c.cpp_setup = {"// " + how};
-    c.python_setup = {"# " + how};
-    return c;
+    return said_in_user_code("padding=" + value + ": in your collate function, pad each "
+                             "batch's varying dimension with 0 up to " + target +
+                             " (the attention mask 0 there)");
   };
   return k;
 }
@@ -211,12 +217,8 @@ Knob batching_knob() {
   };
   k.code = [](const std::string& value, bool /*cuda*/) {
     if (value == "arrival") return KnobCode{};
-    const std::string how = "batching=" + value + ": sort each window of " + value.substr(7) +
-                            " requests by length before cutting it into batches";
-    KnobCode c;
-    c.cpp_setup = {"// " + how};
-    c.python_setup = {"# " + how};
-    return c;
+    return said_in_user_code("batching=" + value + ": sort each window of " + value.substr(7) +
+                             " requests by length before cutting it into batches");
   };
   return k;
 }
@@ -479,12 +481,8 @@ Knob format_knob() {
 
 // A rewrite of the model is not a line of user code: the snippet says how to get it instead.
 KnobCode rewrite_in_user_code(const std::string& what) {
-  const std::string how =
-      what + " (torchperf lint names them), or load the file torchperf lint --fix writes";
-  KnobCode c;
-  c.cpp_setup = {"// " + how};
-  c.python_setup = {"# " + how};
-  return c;
+  return said_in_user_code(
+      what + " (torchperf lint names them), or load the file torchperf lint --fix writes");
 }
 
 // The hidden sizes a multiple leaves to pad, as "300 and 100"; empty when all are multiples.

@@ -70,10 +70,7 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
   traits.cpu_fuser = traits.cuda || compat::cpu_fuser_available();
   traits.inputs_from_file = inputs_from_file;
   if (workload.stream_recipe) {
-    for (const auto& d : workload.stream_recipe->dims) {
-      traits.named_dims.push_back(d.name);
-      traits.dim_max.push_back(d.distribution.max);
-    }
+    for (const auto& d : workload.stream_recipe->dims) traits.named_dims.push_back(d.name);
     if (!workload.stream_recipe->dims.empty())
       traits.suggested_buckets =
           suggested_buckets(workload.stream_recipe->dims[0].distribution, workload.seed);

@@ -94,7 +94,6 @@ json to_json(const WorkloadTraits& t) {
           {"program_form", t.program_form},
           {"caller_module", t.caller_module},
           {"named_dims", t.named_dims},
-          {"dim_max", t.dim_max},
           {"suggested_buckets", t.suggested_buckets},
           {"program",
            {{"dynamic", t.program.dynamic},
@@ -133,7 +132,6 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.program_form = j.value("program_form", t.exported_program);
   t.caller_module = j.value("caller_module", false);
   t.named_dims = j.value("named_dims", std::vector<std::string>{});
-  t.dim_max = j.value("dim_max", std::vector<long long>{});
   t.suggested_buckets = j.value("suggested_buckets", std::string());
   if (j.contains("program") && j.at("program").is_object()) {
     const json& p = j.at("program");

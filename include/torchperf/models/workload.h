@@ -30,7 +30,8 @@ struct Workload {
 };
 
 // The stream's batches built from the recipe and moved to the workload's device (after the
-// knobs that set the recipe were prepared). A workload without named dimensions is left as is.
+// knobs that set the recipe were prepared, by the run that times them). A workload without named
+// dimensions is left as is.
 void finish_stream(Workload& workload);
 
 // Inspects a loaded (untransformed) workload: graph operators, input ranks and dtypes, device,

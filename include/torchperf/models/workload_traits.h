@@ -52,7 +52,6 @@ struct WorkloadTraits {
   // Named input dimensions whose sizes vary (--dim): the padding and batching knobs apply, and
   // these bucket edges (the lengths' quartiles and their longest, as drawn) are what a sweep tries.
   std::vector<std::string> named_dims;
-  std::vector<long long> dim_max;        // each named dimension's longest
   std::string suggested_buckets;         // "buckets:E1/E2/..." for the first named dimension
   bool uint8_data = false;        // training data are 8-bit images (the transfer knob)
   bool python_definition = false;  // train: the model's Python definition can be built (a built-in)

@@ -154,7 +154,7 @@ struct PythonSideRequest {
   std::string model_kind;  // program | module | torchscript | builtin (NAME@SEED) | python
   std::string model;       // a file, or MODULE:CALLABLE for python
   std::string inputs;      // a torch.save file of the input tensors
-  // A torch.save list of batches (tuples of tensors) whose shapes vary (--dim), or "": a timed
+  // A torch.save tuple of batches (tuples of tensors) whose shapes vary (--dim), or "": a timed
   // call is then one pass over them (save_stream wrote it).
   std::string stream;
   std::string graph;       // eager | compile | compile-reduce-overhead | compile-max-autotune …
