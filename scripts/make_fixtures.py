@@ -181,6 +181,27 @@ def make_program_fixtures(out, stack, resnet):
 
     torch.export.save(torch.export.export(Scaled(), (torch.randn(2, 32), 3)),
                       os.path.join(out, "int_argument.pt2"))
+    # Token ids and their mask, of a length that varies (issue 52): exported with the length
+    # dynamic (Dim on batch and length, 2..256), and with it static at 32.
+    class TokenPool(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(1000, 16)
+            self.out = torch.nn.Linear(16, 4)
+
+        def forward(self, input_ids, attention_mask):
+            mask = attention_mask.unsqueeze(-1).to(torch.float32)
+            pooled = (self.embed(input_ids) * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            return self.out(pooled)
+
+    torch.manual_seed(0)
+    pool = TokenPool().eval()
+    ids, mask = torch.randint(0, 1000, (2, 32)), torch.ones(2, 32, dtype=torch.int64)
+    length = torch.export.Dim("length", min=2, max=256)
+    torch.export.save(torch.export.export(pool, (ids, mask), dynamic_shapes=(
+        {0: batch, 1: length}, {0: batch, 1: length})), os.path.join(out, "token_pool_dynamic.pt2"))
+    torch.export.save(torch.export.export(pool, (ids, mask), dynamic_shapes=({0: batch}, {0: batch})),
+                      os.path.join(out, "token_pool_static.pt2"))
     with open(os.path.join(out, "mlp_dynamic.pt2"), "rb") as f:
         data = f.read()
     with open(os.path.join(out, "truncated.pt2"), "wb") as f:

@@ -59,7 +59,7 @@ int run(BenchFlags& flags) {
     std::string stem = flags.source.callable;
     for (auto& c : stem)
       if (c == ':' || c == '/') c = '.';
-    options.model = export_python_source(flags.source, options.model, options.input_spec,
+    options.model = export_python_source(flags.source, options.model, options.input_spec, options.dims,
                                          stem + ".pt2", flags.quiet);
   }
   if (options.model.empty())

@@ -34,10 +34,11 @@ SourceExport python_source_request(const std::string& callable, const std::strin
 }
 
 std::string export_python_source(const PythonSourceFlags& flags, const std::string& model,
-                                 const std::string& input_spec, const std::string& out_path,
+                                 const std::string& input_spec, const std::vector<std::string>& dims, const std::string& out_path,
                                  bool quiet) {
   SourceExport request = python_source_request(flags.callable, model, input_spec, "to export with");
   request.static_batch = flags.static_batch;
+  request.dims = dims;
   request.out_path = out_path;
   if (!quiet) std::cerr << "torchperf: exporting " << flags.callable << " with torch.export to " << out_path << "\n";
   export_from_python(request, within(flags.compile_timeout_s));

@@ -27,7 +27,7 @@ SourceExport python_source_request(const std::string& callable, const std::strin
 // Exports flags.callable fed by input_spec to out_path (a line on stderr says where, unless
 // quiet) and returns out_path. Throws UsageError when --input is missing or a model was given too.
 std::string export_python_source(const PythonSourceFlags& flags, const std::string& model,
-                                 const std::string& input_spec, const std::string& out_path,
+                                 const std::string& input_spec, const std::vector<std::string>& dims, const std::string& out_path,
                                  bool quiet);
 
 }  // namespace torchperf::cli

@@ -123,7 +123,7 @@ int run(TuneFlags& f) {
         throw UsageError("--out '" + o.out_dir + "' holds a tune journal already: continue it with "
                          "--resume, or choose another --out");
       o.workload.model = export_python_source(
-          f.source, f.model_opt->count() ? o.workload.model : "", o.workload.input_spec,
+          f.source, f.model_opt->count() ? o.workload.model : "", o.workload.input_spec, o.workload.dims,
           std::filesystem::absolute(std::filesystem::path(o.out_dir) / "model.pt2").string(), f.quiet);
     }
     if (o.workload.model.empty()) throw UsageError("tune: expected a model (or --resume DIR)");

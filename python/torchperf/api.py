@@ -100,8 +100,75 @@ def describe_signature(inputs):
                      for t in inputs)
 
 
-def export(model, inputs, path):
-    """model exported to path with a dynamic batch; the export's own error as a TorchperfError."""
+def distribution_range(name, text):
+    """The sizes a --dim distribution gives, (low, high): "4..512", "lognormal:40:0.9:4..512", or
+    "file:PATH" (its shortest and longest lengths). The core checks the rest of the text."""
+    if not isinstance(text, str):
+        raise TypeError(f"dims['{name}']: expected a distribution as --dim writes it "
+                        f"('8..512', 'lognormal:40:0.9:4..512', 'file:lengths.txt'), got "
+                        f"{type(text).__name__}")
+    bounds = re.search(r"(\d+)\.\.(\d+)$", text)
+    if bounds:
+        return int(bounds[1]), int(bounds[2])
+    if text.startswith("file:"):
+        try:
+            with open(text[len("file:"):]) as f:
+                lengths = [int(line) for line in f if line.strip()]
+        except (OSError, ValueError) as e:
+            raise ValueError(f"dims['{name}']: {text}: expected a file of one length a line "
+                             f"({e})") from None
+        if lengths:
+            return min(lengths), max(lengths)
+    raise ValueError(f"dims['{name}']: {text!r}: expected MIN..MAX, lognormal:MEDIAN:SIGMA:MIN..MAX "
+                     "or file:LENGTHS")
+
+
+def varying_dimensions(inputs, dims):
+    """For dims ({"S": "lognormal:40:0.9:4..512"}, or {"S": (DISTRIBUTION, {input: dimension})}),
+    the core's --input spec with those dimensions named and, per input, {dimension: (name, low,
+    high)} for torch.export. A distribution alone names dimension 1 of every input that has one
+    (token ids and their mask: [batch, length])."""
+    import torch
+
+    if not isinstance(dims, dict) or not dims:
+        raise TypeError(f"dims: expected a dict of name -> distribution, got {dims!r}")
+    named = [{} for _ in inputs]
+    for name, value in dims.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+            raise ValueError(f"dims: {name!r}: expected a name (a letter, then letters, digits "
+                             "or '_')")
+        text, at = value if isinstance(value, tuple) else (value, None)
+        low, high = distribution_range(name, text)
+        if at is None:
+            at = {i: 1 for i, t in enumerate(inputs) if t.dim() >= 2}
+            if len(dims) > 1:
+                raise ValueError(f"dims: {len(dims)} names: say where each lies, as "
+                                 f"{{'{name}': ('{text}', {{0: 1}})}} (input 0, dimension 1)")
+        for i, d in at.items():
+            if not (0 <= i < len(inputs)) or not (1 <= d < inputs[i].dim()):
+                raise ValueError(f"dims['{name}']: input {i} dimension {d}: expected an input "
+                                 f"and a dimension after its batch ({_child.describe_tensors(inputs)})")
+            if inputs[i].shape[d] <= 2:
+                # torch.export specialises a size of 1 and takes one of 2 for the batch's.
+                raise ValueError(f"dims['{name}']: input {i} dimension {d} is {inputs[i].shape[d]} "
+                                 "in example_inputs: give an example at least 3 long there")
+            named[i][d] = (name, low, high)
+    parts = []
+    for t, varying in zip(inputs, named):
+        sizes = "x".join(varying[d][0] if d in varying else str(t.shape[d])
+                         for d in range(1, t.dim()))
+        dtype = str(t.dtype).replace("torch.", "")
+        part = f"{dtype}:{sizes}"
+        if not t.is_floating_point() and t.dtype != torch.bool and t.numel():
+            # Token ids drawn within the example's range; a mask of ones stays ones (padding: 0).
+            part += f"@{int(t.min())}..{int(t.max()) + 1}"
+        parts.append(part)
+    return ";".join(parts), named
+
+
+def export(model, inputs, path, named=None):
+    """model exported to path with a dynamic batch (and named's dimensions dynamic); the export's
+    own error as a TorchperfError."""
     import torch
 
     from torchperf import export_source
@@ -112,7 +179,7 @@ def export(model, inputs, path):
     was_training = model.training
     model.eval()
     try:
-        export_source.export_program(model, inputs, path)
+        export_source.export_program(model, inputs, path, named=named)
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
         raise TorchperfError(
@@ -258,14 +325,18 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
 
 def tune(model, example_inputs, *, budget=None, objective="throughput", space=None, out=None,
          resume=False, accuracy=None, time_s=None, search=None, progress=True, cluster=None,
-         **knobs):
+         dims=None, **knobs):
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
     TuneResult: every point, the winner with its interval and its speedup over the model as given
     (measured head to head), the journal and report, and apply(model).
 
     cluster="ray" measures the points on the Ray cluster at $RAY_ADDRESS (or "ray://HOST:PORT"),
     one point per node at a time, as `tune --cluster` does (docs/cluster.md). budget=None is the
-    CLI's own default (`torchperf tune --help` shows it); a number is seconds."""
+    CLI's own default (`torchperf tune --help` shows it); a number is seconds.
+
+    dims={"S": "lognormal:40:0.9:4..512"} tunes over a stream of lengths (docs/shapes.md): S is
+    dimension 1 of every input (or say where: {"S": (DISTRIBUTION, {input: dimension})}), exported
+    dynamic, and the padding and batching policies join the space."""
     from torchperf.result import TuneResult
 
     if cluster is not None and (not isinstance(cluster, str) or not cluster.startswith("ray")):
@@ -273,6 +344,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
                          "'ray://HOST:PORT' or 'ray:HOST:PORT'")
     checked_model(model)
     inputs = checked_inputs(example_inputs)
+    spec, named = varying_dimensions(inputs, dims) if dims is not None else (None, None)
     if isinstance(budget, (int, float)):
         budget = f"{budget}s"
     out = os.path.abspath(out or default_out(model))
@@ -303,7 +375,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
     program = os.path.join(out, "model.pt2")
     module = os.path.join(out, "module.pt")
     if not resume:
-        export(model, inputs, program)
+        export(model, inputs, program, named)
         with open(identity_file, "w") as f:
             json.dump(identity, f)
         # "@program": the module could not travel; its program stands in, from Python still.
@@ -321,6 +393,10 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
                 "--as-given", configuration_key(as_given),
                 "--objective", objective]
         args += ["--python-module", module]
+        if spec is not None:
+            args += ["--input", spec]
+            for name, value in dims.items():
+                args += ["--dim", f"{name}={value[0] if isinstance(value, tuple) else value}"]
         if space is not None:
             args += ["--space", space_text(space)]
         if accuracy is not None:

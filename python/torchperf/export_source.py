@@ -91,22 +91,49 @@ def explain(model, inputs):
                   breaks=breaks[:20])
 
 
-def export_program(model, inputs, out, static_batch=False):
-    """Exports `model` (in eval mode, its inputs with a batch of at least 2) to `out` with a
-    dynamic batch dimension shared by every input, unless static_batch; returns whether the batch
-    is dynamic. torch.export's own exception propagates. Shared with the Python API."""
+def example_length(low, high):
+    """A size within [low, high] to export a varying dimension at: not 2 (the example's batch:
+    torch.export would take two dimensions of one size for one symbol) and not 1 (specialised)."""
+    for size in (17, low, high):
+        if low <= size <= high and size > 2:
+            return size
+    return high
+
+
+def dynamic_shapes(inputs, named=None, static_batch=False):
+    """torch.export's dynamic_shapes: dimension 0 of every input one shared batch (unless
+    static_batch), and each named dimension a Dim of its own, shared by name across inputs.
+    named holds, per input, {dimension: (name, low, high)} (the batch counted as dimension 0)."""
     import torch
 
-    dynamic = None
-    if not static_batch:
-        batch = torch.export.Dim("batch", min=1, max=65536)
-        dynamic = tuple({0: batch} if t.dim() > 0 else None for t in inputs)
+    batch = None if static_batch else torch.export.Dim("batch", min=1, max=65536)
+    dims = {}
+    shapes = []
+    for i, t in enumerate(inputs):
+        spec = {0: batch} if batch is not None and t.dim() > 0 else {}
+        for d, (name, low, high) in ((named[i] if named and i < len(named) else {}) or {}).items():
+            if name not in dims:
+                # Dim's min below 2 is refused or specialised by torch.export: 2 is where it starts.
+                dims[name] = torch.export.Dim(name, min=max(2, low), max=max(high, 3))
+            spec[d] = dims[name]
+        shapes.append(spec or None)
+    return tuple(shapes) if any(shapes) else None
+
+
+def export_program(model, inputs, out, static_batch=False, named=None):
+    """Exports `model` (in eval mode, its inputs with a batch of at least 2) to `out` with a
+    dynamic batch dimension shared by every input, unless static_batch, and each named dimension
+    dynamic over its range (dynamic_shapes' named); returns whether the batch is dynamic.
+    torch.export's own exception propagates. Shared with the Python API."""
+    import torch
+
+    dynamic = dynamic_shapes(inputs, named, static_batch)
     program = torch.export.export(model, tuple(inputs), dynamic_shapes=dynamic)
     # Written aside and renamed: a reader never sees half a program.
     partial = out + f".partial-{os.getpid()}.pt2"
     torch.export.save(program, partial)
     os.replace(partial, out)
-    return dynamic is not None
+    return not static_batch
 
 
 def main():
@@ -116,6 +143,9 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--static-batch", action="store_true")
     parser.add_argument("--explain", action="store_true")
+    parser.add_argument("--spec", default="", help="the input spec, its dimensions named")
+    parser.add_argument("--dim", action="append", default=[],
+                        help="NAME=LOW..HIGH: a named dimension of --spec, exported dynamic")
     args = parser.parse_args()
 
     import torch
@@ -139,7 +169,11 @@ def main():
                                            f"failed ({_child.concise(e)})")
         return
     try:
-        dynamic = export_program(model, inputs, args.out, static_batch=args.static_batch)
+        from torchperf.builtin_models import named_dimensions, parse_ranges
+
+        named = named_dimensions(args.spec, parse_ranges(args.dim)) if args.dim else None
+        dynamic = export_program(model, inputs, args.out, static_batch=args.static_batch,
+                                 named=named)
     except Exception as e:
         _child.fail(_child.BAD_SOURCE, f"--from-python '{args.callable}': torch.export failed "
                                        f"({_child.concise(e)})")

@@ -156,9 +156,11 @@ class Metrics:
     cosine: float | None = None
     batch: int | None = None
     peak_memory_bytes: int | None = None
+    tokens_per_s: float | None = None  # a stream of lengths (dims=...): useful tokens/s
+    padding_share: float | None = None
 
     NUMBERS = ("throughput_samples_per_s", "latency_p50_ms", "latency_p99_ms", "cosine", "batch",
-               "peak_memory_bytes")
+               "peak_memory_bytes", "tokens_per_s", "padding_share")
 
     @classmethod
     def from_json(cls, value, where="metrics"):
@@ -205,6 +207,7 @@ class Point:
                 "throughput_low": low, "throughput_high": high,
                 "latency_p50_ms": m.latency_p50_ms, "latency_p99_ms": m.latency_p99_ms,
                 "cosine": m.cosine, "batch": m.batch, "peak_memory_bytes": m.peak_memory_bytes,
+                "tokens_per_s": m.tokens_per_s, "padding_share": m.padding_share,
                 "reason": self.reason}
 
 

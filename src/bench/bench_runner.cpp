@@ -71,6 +71,7 @@ Session open_session(const BenchOptions& options) {
     std::vector<NamedDim> given;
     for (const auto& d : options.dims) given.push_back(parse_dim_option(d));
     s.dims = dims_for(s.spec->named_dims(), given);
+    if (!s.dims.empty()) s.source->vary(*s.spec, s.dims);
   } else if (auto spec = s.source->default_inputs()) {
     if (!options.dims.empty())
       throw UsageError("--dim " + options.dims.front() + ": the model's own inputs (" +

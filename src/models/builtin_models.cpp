@@ -58,7 +58,19 @@ const BuiltinModelInfo& find_builtin(const std::string& name) {
 }
 
 BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed) {
-  const BuiltinModelInfo& info = find_builtin(name);
+  return materialise_builtin(name, seed, find_builtin(name).default_inputs, {});
+}
+
+BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed, const InputSpec& spec,
+                                 const std::vector<NamedDim>& dims) {
+  find_builtin(name);  // an unknown name is refused before anything is written
+  // Export needs each named dimension's range only: "S=4..512".
+  std::vector<std::string> ranges;
+  for (const auto& d : dims)
+    ranges.push_back(d.name + "=" + std::to_string(d.distribution.min) + ".." +
+                     std::to_string(d.distribution.max));
+  std::string varying;  // "" for the built-in's own spec: its entry is the one it always had
+  for (const auto& r : ranges) varying += " " + r;
   const std::string definition = python_package_dir() + "/torchperf/builtin_models.py";
   const std::string text = read_file(definition);
   if (text.empty())
@@ -69,7 +81,8 @@ BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed) {
     if (c == ':' || c == '/') c = '-';
   const std::string key = c10::sha1(text + "|" + compat::torch_version() + "|" +
                                     std::to_string(seed) + "|" +
-                                    std::to_string(kBuiltinMaxBatch))
+                                    std::to_string(kBuiltinMaxBatch) +
+                                    (varying.empty() ? "" : "|" + to_string(spec) + varying))
                               .str()
                               .substr(0, 16);
   const fs::path entry = fs::path(torchperf_cache_dir()) / "builtins" / (entry_name + "-" + key);
@@ -84,8 +97,12 @@ BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed) {
   if (fs::exists(files.program) && fs::exists(files.torchscript)) return files;  // made meanwhile
   PythonStep step;
   step.module = "torchperf.builtin_models";
-  step.args = {name, entry.string(), "--inputs", to_string(info.default_inputs), "--seed",
+  step.args = {name, entry.string(), "--inputs", to_string(spec), "--seed",
                std::to_string(seed), "--max-batch", std::to_string(kBuiltinMaxBatch)};
+  for (const auto& r : ranges) {
+    step.args.push_back("--dim");
+    step.args.push_back(r);
+  }
   step.what = "exporting builtin:" + name + " from its Python definition";
   run_python_step(step);
   if (!fs::exists(files.program) || !fs::exists(files.torchscript))

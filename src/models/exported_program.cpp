@@ -129,13 +129,15 @@ ProgramSignature read_program_signature(const std::string& path) {
         if (size.contains("as_int")) {
           in.sizes.push_back(size.at("as_int").get<std::int64_t>());
           in.dynamic.push_back(false);
+          in.symbols.emplace_back();
         } else {
           const auto& expr = size.at("as_expr");
           in.sizes.push_back(expr.contains("hint") && expr.at("hint").contains("as_int")
                                  ? expr.at("hint").at("as_int").get<std::int64_t>()
                                  : 1);
           in.dynamic.push_back(true);
-          if (in.dynamic.size() == 1) first_symbol = symbol_of(expr.at("expr_str").get<std::string>());
+          in.symbols.push_back(symbol_of(expr.at("expr_str").get<std::string>()));
+          if (in.dynamic.size() == 1) first_symbol = in.symbols.back();
         }
       }
       if (sig.inputs.empty()) batch_symbol = first_symbol;
@@ -145,21 +147,26 @@ ProgramSignature read_program_signature(const std::string& path) {
     if (sig.inputs.empty()) throw ModelError("model '" + path + "': the program takes no inputs");
     sig.exported_batch = sig.inputs[0].sizes.empty() ? 1 : sig.inputs[0].sizes[0];
     sig.dynamic_batch = !batch_symbol.empty() && batch_consistent;
-    if (sig.dynamic_batch) {
-      const auto ranges = doc.value("range_constraints", nlohmann::json::object());
-      if (ranges.contains(batch_symbol)) {
-        const auto& r = ranges.at(batch_symbol);
-        // torch.export.Dim.DYNAMIC and Dim("batch") without a max write the range's missing end
-        // as null (the file says [2, inf]); older writers as a huge number (int_oo). Both: none.
-        const auto bound = [&](const char* field, std::int64_t otherwise) {
-          const auto it = r.find(field);
-          return it != r.end() && it->is_number_integer() ? it->get<std::int64_t>() : otherwise;
-        };
-        sig.batch_min = std::max<std::int64_t>(1, bound("min_val", 1));
-        const auto max = bound("max_val", 0);
-        sig.batch_max = max >= (std::int64_t{1} << 62) ? 0 : max;
-      }
+    // torch.export.Dim.DYNAMIC and Dim("batch") without a max write the range's missing end as
+    // null (the file says [2, inf]); older writers as a huge number (int_oo). Both: none.
+    const auto ranges = doc.value("range_constraints", nlohmann::json::object());
+    for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+      const auto bound = [&](const char* field, std::int64_t otherwise) {
+        const auto f = it.value().find(field);
+        return f != it.value().end() && f->is_number_integer() ? f->get<std::int64_t>() : otherwise;
+      };
+      SymbolRange r;
+      r.min = std::max<std::int64_t>(1, bound("min_val", 1));
+      const auto max = bound("max_val", 0);
+      r.max = max >= (std::int64_t{1} << 62) ? 0 : max;
+      sig.ranges.emplace_back(it.key(), r);
     }
+    if (sig.dynamic_batch)
+      for (const auto& [symbol, r] : sig.ranges)
+        if (symbol == batch_symbol) {
+          sig.batch_min = r.min;
+          sig.batch_max = r.max;
+        }
   } catch (const ModelError&) {
     throw;
   } catch (const std::exception& e) {
@@ -168,6 +175,51 @@ ProgramSignature read_program_signature(const std::string& path) {
                      sig.torch_version + ")");
   }
   return sig;
+}
+
+std::optional<SymbolRange> ProgramSignature::range_of(std::size_t input, std::size_t dim) const {
+  if (input >= inputs.size() || dim >= inputs[input].dynamic.size() || !inputs[input].dynamic[dim])
+    return std::nullopt;
+  const std::string& symbol = dim < inputs[input].symbols.size() ? inputs[input].symbols[dim] : "";
+  for (const auto& [name, r] : ranges)
+    if (name == symbol) return r;
+  return SymbolRange{};  // dynamic, its range not written: 1.. and no upper bound
+}
+
+void check_program_takes(const ProgramSignature& program, const InputSpec& spec,
+                         const std::vector<NamedDim>& dims, const std::string& model) {
+  const auto distribution_of = [&](const std::string& name) -> const LengthDistribution* {
+    for (const auto& d : dims)
+      if (d.name == name) return &d.distribution;
+    return nullptr;
+  };
+  for (std::size_t i = 0; i < spec.tensors.size() && i < program.inputs.size(); ++i) {
+    const ProgramInput& in = program.inputs[i];
+    const auto& names = spec.tensors[i].dim_names;
+    for (std::size_t d = 0; d < names.size(); ++d) {
+      const LengthDistribution* dist = names[d].empty() ? nullptr : distribution_of(names[d]);
+      if (!dist) continue;
+      const std::size_t at = d + 1;  // the program's dimensions count the batch
+      if (at >= in.sizes.size())
+        throw WorkloadError(fmt::format(
+            "model '{}': input '{}' has {} dimensions with the batch, --input names a {}th ({})",
+            model, in.name, in.sizes.size(), at + 1, names[d]));
+      const auto range = program.range_of(i, at);
+      if (!range)
+        throw WorkloadError(fmt::format(
+            "model '{}': input '{}' dimension {} was exported static (size {}), so {}={} cannot "
+            "vary in it: export with that dimension dynamic, e.g. dynamic_shapes={{'{}': {{0: "
+            "batch, {}: torch.export.Dim('{}', min={}, max={})}}}}",
+            model, in.name, at, in.sizes[at], names[d], dist->text, in.name, at, names[d],
+            std::max<std::int64_t>(2, dist->min), dist->max));
+      if (dist->min < range->min || (range->max > 0 && dist->max > range->max))
+        throw WorkloadError(fmt::format(
+            "model '{}': {}={} gives sizes {}..{}, outside the range input '{}' dimension {} was "
+            "exported with ({}..{}): give a distribution within it, or export with a wider Dim",
+            model, names[d], dist->text, dist->min, dist->max, in.name, at, range->min,
+            range->max > 0 ? std::to_string(range->max) : std::string("any")));
+    }
+  }
 }
 
 InputSpec ProgramSignature::input_spec() const {
@@ -185,10 +237,15 @@ std::string ProgramSignature::describe() const {
   std::string out;
   for (const auto& in : inputs) {
     out += (out.empty() ? "" : ", ") + in.name + ": " + to_string(in.dtype) + "[";
-    for (std::size_t d = 0; d < in.sizes.size(); ++d)
-      out += (d ? "," : "") + (in.dynamic[d] ? (d == 0 && dynamic_batch ? std::string("batch")
-                                                                          : std::string("dyn"))
-                                             : std::to_string(in.sizes[d]));
+    for (std::size_t d = 0; d < in.sizes.size(); ++d) {
+      if (!in.dynamic[d] || (d == 0 && dynamic_batch)) {
+        out += (d ? "," : "") + (in.dynamic[d] ? std::string("batch") : std::to_string(in.sizes[d]));
+        continue;
+      }
+      const auto input = static_cast<std::size_t>(&in - inputs.data());
+      const SymbolRange r = range_of(input, d).value_or(SymbolRange{});
+      out += fmt::format("{}{}..{}", d ? "," : "", r.min, r.max > 0 ? std::to_string(r.max) : "");
+    }
     out += "]";
   }
   if (dynamic_batch)

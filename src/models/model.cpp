@@ -48,6 +48,9 @@ class ExportedProgramSource final : public ModelSource {
   std::string program_path() const override { return path_; }
   const ProgramSignature* program_signature() const override { return &signature_; }
   std::unique_ptr<Model> load_program() const override { return load(); }
+  void vary(const InputSpec& spec, const std::vector<NamedDim>& dims) override {
+    check_program_takes(signature_, spec, dims, path_);
+  }
 
  private:
   std::string path_;
@@ -63,7 +66,9 @@ class BuiltinSource final : public ModelSource {
     return std::make_unique<TorchScriptModel>(build_builtin(info_.name));
   }
   std::optional<InputSpec> default_inputs() const override { return info_.default_inputs; }
-  std::string program_path() const override { return materialise_builtin(info_.name).program; }
+  std::string program_path() const override {
+    return materialise_builtin(info_.name, 0, spec_ ? *spec_ : info_.default_inputs, dims_).program;
+  }
   const ProgramSignature* program_signature() const override {
     if (!signature_) signature_ = read_program_signature(program_path());
     return &*signature_;
@@ -71,9 +76,17 @@ class BuiltinSource final : public ModelSource {
   std::unique_ptr<Model> load_program() const override {
     return std::make_unique<ExportedProgramModel>(program_path(), *program_signature());
   }
+  // Its program is exported again with them dynamic (a cache entry of its own).
+  void vary(const InputSpec& spec, const std::vector<NamedDim>& dims) override {
+    spec_ = spec;
+    dims_ = dims;
+    signature_.reset();
+  }
 
  private:
   BuiltinModelInfo info_;
+  std::optional<InputSpec> spec_;  // the spec the program is fed, when not the built-in's own
+  std::vector<NamedDim> dims_;
   mutable std::optional<ProgramSignature> signature_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "torchperf/error.h"
 #include "torchperf/models/inputs.h"
+#include "torchperf/models/shape_stream.h"
 #include "torchperf/models/python_side.h"
 #include "torchperf/process/scratch_dir.h"
 
@@ -24,11 +25,17 @@ void check_callable(const std::string& callable) {
                      "': expected MODULE:CALLABLE (e.g. mymodels:Net, importable from here)");
 }
 
-// The example inputs at batch 2 (export specialises a size of 1), as a torch.save tuple.
-fs::path write_example(const InputSpec& inputs) {
+// The example inputs at batch 2 (export specialises a size of 1), as a torch.save tuple; a named
+// dimension at its median size, but never 1 (specialised) nor 2 (the batch's: torch.export would
+// take two dimensions of one size for one symbol).
+fs::path write_example(const InputSpec& inputs, const std::vector<NamedDim>& dims) {
   const fs::path example = scratch_path("example-inputs.pt");
+  auto sizes = typical_sizes(dims, 0);
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i].second <= 2) sizes[i].second = std::min<std::int64_t>(3, dims[i].distribution.max);
   std::vector<c10::IValue> tensors;
-  for (const auto& v : make_inputs(inputs, 2, 0)) tensors.push_back(v);
+  for (const auto& v : make_inputs(dims.empty() ? inputs : with_sizes(inputs, sizes), 2, 0))
+    tensors.push_back(v);
   const auto bytes = torch::jit::pickle_save(c10::ivalue::Tuple::create(tensors));
   std::ofstream out(example, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -38,10 +45,20 @@ fs::path write_example(const InputSpec& inputs) {
 nlohmann::json run_source_step(const SourceExport& request, const CommandLimits& limits,
                                bool explain) {
   check_callable(request.callable);
-  const fs::path example = write_example(request.inputs);
+  std::vector<NamedDim> given;
+  for (const auto& d : request.dims) given.push_back(parse_dim_option(d));
+  const std::vector<NamedDim> dims = dims_for(request.inputs.named_dims(), given);
+  const fs::path example = write_example(request.inputs, dims);
   PythonStep step;
   step.module = "torchperf.export_source";
   step.args = {request.callable, example.string(), explain ? "-" : request.out_path};
+  if (!dims.empty()) {
+    step.args.insert(step.args.end(), {"--spec", to_string(request.inputs)});
+    // Export needs each named dimension's range only.
+    for (const auto& d : dims)
+      step.args.insert(step.args.end(), {"--dim", d.name + "=" + std::to_string(d.distribution.min) +
+                                                      ".." + std::to_string(d.distribution.max)});
+  }
   if (request.static_batch) step.args.push_back("--static-batch");
   if (explain) step.args.push_back("--explain");
   step.limits = limits;

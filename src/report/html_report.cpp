@@ -4,16 +4,55 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "torchperf/config/configuration.h"
 #include "torchperf/report/analysis_text.h"
 #include "torchperf/report/apply_snippets.h"
 #include "torchperf/report/vega_specs.h"
 
 namespace torchperf {
 namespace {
+
+// A stream of lengths (issue 52): per padding and batching policy, its best point in useful
+// tokens/s and the padding it ran; "" when no point ran a stream.
+std::string stream_policies(const RunAnalysis& a) {
+  struct Best {
+    std::size_t index;
+    double tokens_per_s;
+  };
+  std::map<std::pair<std::string, std::string>, Best> best;
+  for (std::size_t i : a.measured) {
+    const PointResult& p = a.run.points[i];
+    if (!std::isfinite(p.metrics.tokens_per_s)) continue;
+    const Configuration c = Configuration::parse(p.key);
+    const auto policy = std::make_pair(c.get("padding").value_or("batch-max"),
+                                       c.get("batching").value_or("arrival"));
+    const auto it = best.find(policy);
+    if (it == best.end() || p.metrics.tokens_per_s > it->second.tokens_per_s)
+      best[policy] = {i, p.metrics.tokens_per_s};
+  }
+  if (best.empty()) return "";
+  std::vector<std::pair<std::pair<std::string, std::string>, Best>> rows(best.begin(), best.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& x, const auto& y) { return x.second.tokens_per_s > y.second.tokens_per_s; });
+  std::string out =
+      "<h3>Padding and batching over the stream of lengths</h3><p>Each policy's best point, in "
+      "useful tokens/s (padding excluded).</p><table class=policies><tr><th>padding</th>"
+      "<th>batching</th><th>useful tokens/s</th><th>padding share</th><th>configuration</th></tr>";
+  for (const auto& [policy, b] : rows) {
+    const PointResult& p = a.run.points[b.index];
+    out += "<tr><td><code>" + html_escape(policy.first) + "</code></td><td><code>" +
+           html_escape(policy.second) + "</code></td><td>" +
+           html_escape(fmt::format("{:.0f}", b.tokens_per_s)) + "</td><td>" +
+           html_escape(fmt::format("{:.1f}%", 100 * p.metrics.padding_share)) +
+           "</td><td><code>" + html_escape(p.key) + "</code></td></tr>";
+  }
+  return out + "</table>";
+}
 
 // What to do, first: the run, its warnings and the recommendations with their evidence.
 std::string run_summary(const RunAnalysis& a) {
@@ -77,6 +116,7 @@ std::string run_summary(const RunAnalysis& a) {
     }
     out += "</table>";
   }
+  out += stream_policies(a);
   out += "<h3>Recommendations</h3>";
   for (const auto& rec : a.recommendations)
     out += "<div class=\"rec kind-" + rec.kind + "\"><b>" + html_escape(rec.kind) + "</b>" +

@@ -99,6 +99,10 @@ std::string format_tune(const TuneResult& r) {
     if (w)
       out += fmt::format("       {} {}  {}  peak {}\n", value_text(r, *w), r.objective.unit(),
                          quality_text(w->metrics), format_bytes(w->metrics.peak_memory_bytes));
+    if (w && std::isfinite(w->metrics.tokens_per_s))
+      out += fmt::format("       {:.0f} useful tokens/s over the stream of lengths; {:.1f}% of "
+                         "the tokens it ran were padding\n",
+                         w->metrics.tokens_per_s, 100 * w->metrics.padding_share);
     out += "       " + r.winner_note + "\n";
     if (r.tie) {
       out += "       tied:";

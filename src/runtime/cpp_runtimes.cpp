@@ -128,11 +128,8 @@ class AotiRuntime final : public CppRuntime {
     if (!model.program_form)
       return Applicability::no("needs a torch.export program (.pt2): export the model with "
                                "torch.export.save, or pass --from-python MODULE:CALLABLE");
-    // A package runs the program's shapes; which of its dimensions besides the batch are
-    // dynamic is not read yet, so a stream of varying lengths is not run through it.
-    if (!model.named_dims.empty())
-      return Applicability::no("varying input sizes (--dim) are measured in TorchScript and in "
-                               "Python here, not yet in an AOTInductor package");
+    // A stream of varying sizes (--dim) runs too: the session checked that the program takes
+    // them (a built-in's is exported with them dynamic).
     return Applicability::yes();
   }
   ModelForm form(const WorkloadTraits&) const override { return ModelForm::kProgram; }

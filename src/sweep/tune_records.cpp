@@ -84,6 +84,10 @@ PointMetrics metrics_of(const Measurement& m) {
   p.latency_p50_high_ms = m.samples.summary.median_ci.high * 1e-6;
   p.batch = m.batch;
   p.peak_memory_bytes = m.peak_memory_bytes;
+  if (m.stream) {
+    p.tokens_per_s = m.stream->tokens_per_s;
+    p.padding_share = m.stream->padding_share;
+  }
   p.comparable = m.quality.comparable;
   p.cosine = m.quality.cosine;
   p.max_abs_error = m.quality.max_abs_error;

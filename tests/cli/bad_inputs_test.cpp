@@ -110,8 +110,11 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
        2, "do not cover S's longest length 64"},
       {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--padding", "pow2"}, 2,
        "expected batch-max, multiple:M"},
-      {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--graph", "aoti"}, 2,
-       "not yet in an AOTInductor package"},
+      // A program's named dimension: exported static, or exported over a narrower range.
+      {{"bench", fixture("token_pool_static.pt2"), "--input", "int64:S@0..1000;int64:S@1..2",
+        "--dim", "S=4..64"}, 5, "dimension 1 was exported static (size 32)"},
+      {{"bench", fixture("token_pool_dynamic.pt2"), "--input", "int64:S@0..1000;int64:S@1..2",
+        "--dim", "S=4..300"}, 5, "outside the range input 'input_ids' dimension 1 was exported with (2..256)"},
       {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,
        "connection refused"},
       {{"load", "http://127.0.0.1:99999", "--model", "m", "--rate", "10", "--duration", "1"}, 2,

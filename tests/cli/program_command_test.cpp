@@ -252,6 +252,26 @@ TEST(ProgramCommandTest, TuneOfAProgramMeasuresBothRuntimesAndItsReportNamesTheB
   fs::remove_all(out.parent_path());
 }
 
+TEST(ProgramCommandTest, AProgramExportedWithADynamicLengthRunsAStreamOfLengthsInItsPackage) {
+  // Issue 52: Dim on batch and length; the package and eager PyTorch run the same samples.
+  const auto stream_of = [](const std::string& runtime) {
+    const CliRun run = run_cli({"bench", fixture("token_pool_dynamic.pt2"), "--input",
+                                "int64:S@0..1000;int64:S@1..2", "--dim",
+                                "S=lognormal:20:0.8:2..256", "--batch", "4", "--runtime", runtime,
+                                "--time", "0.2", "--target-ci", "0.5", "--json", "--quiet"});
+    EXPECT_TRUE(testing::measured(run)) << runtime << run.err;
+    return nlohmann::json::parse(run.out)["measurement"];
+  };
+  const auto package = stream_of("cpp");
+  const auto eager = stream_of("python");
+  EXPECT_EQ(package["configuration"]["knobs"]["graph"]["value"], "aoti");
+  EXPECT_GT(package["quality"]["cosine"].get<double>(), 0.9999);
+  EXPECT_EQ(package["stream"]["batches"], 16);
+  EXPECT_EQ(package["stream"]["useful_tokens"], eager["stream"]["useful_tokens"]);
+  EXPECT_EQ(package["stream"]["padded_tokens"], eager["stream"]["padded_tokens"]);
+  EXPECT_GT(package["stream"]["tokens_per_s"].get<double>(), 0);
+}
+
 TEST(ProgramCommandTest, FromPythonExportsAUsersModuleBesideTheResultsWithADynamicBatch) {
   const fs::path dir = temp_dir("source");
   std::ofstream(dir / "netmod.py") << "import torch\n"

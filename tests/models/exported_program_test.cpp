@@ -54,6 +54,49 @@ TEST(ExportedProgramTest, ABatchExportedAsDimDynamicIsReadAsUnbounded) {
   EXPECT_EQ(sig.describe(), "input: float32[batch,32] (batch 2..any)");
 }
 
+TEST(ExportedProgramTest, ReadsADynamicLengthAndItsRangeBesideTheBatch) {
+  const ProgramSignature sig = read_program_signature(fixture("token_pool_dynamic.pt2"));
+  ASSERT_EQ(sig.inputs.size(), 2u);
+  ASSERT_TRUE(sig.range_of(0, 1).has_value());
+  EXPECT_EQ(sig.range_of(0, 1)->min, 2);
+  EXPECT_EQ(sig.range_of(0, 1)->max, 256);
+  EXPECT_EQ(sig.inputs[0].symbols[1], sig.inputs[1].symbols[1]) << "one Dim shared by both inputs";
+  EXPECT_NE(sig.inputs[0].symbols[0], sig.inputs[0].symbols[1]);
+  EXPECT_EQ(sig.batch_max, 4096) << "the batch's range is not the length's";
+  EXPECT_EQ(sig.describe(),
+            "input_ids: int64[batch,2..256], attention_mask: int64[batch,2..256] (batch 1..4096)");
+  EXPECT_FALSE(read_program_signature(fixture("token_pool_static.pt2")).range_of(0, 1).has_value());
+}
+
+TEST(ExportedProgramTest, AProgramTakesAStreamWhoseLengthsLieWithinItsDynamicRange) {
+  const InputSpec spec = parse_input_spec("int64:S@0..1000;int64:S@1..2");
+  const ProgramSignature dynamic = read_program_signature(fixture("token_pool_dynamic.pt2"));
+  EXPECT_NO_THROW(check_program_takes(dynamic, spec, {parse_dim_option("S=2..256")}, "m.pt2"));
+  try {
+    check_program_takes(dynamic, spec, {parse_dim_option("S=8..512")}, "m.pt2");
+    FAIL() << "a distribution past the program's range was taken";
+  } catch (const WorkloadError& e) {
+    EXPECT_NE(std::string(e.what()).find("S=8..512 gives sizes 8..512, outside the range input "
+                                         "'input_ids' dimension 1 was exported with (2..256)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ExportedProgramTest, AProgramExportedWithAStaticLengthRefusesAStreamSayingHowToExportIt) {
+  const ProgramSignature fixed = read_program_signature(fixture("token_pool_static.pt2"));
+  try {
+    check_program_takes(fixed, parse_input_spec("int64:S@0..1000;int64:S@1..2"),
+                        {parse_dim_option("S=4..200")}, "m.pt2");
+    FAIL() << "a static length took a stream";
+  } catch (const WorkloadError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("input 'input_ids' dimension 1 was exported static (size 32)"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("torch.export.Dim('S', min=4, max=200)"), std::string::npos) << message;
+  }
+}
+
 TEST(ExportedProgramTest, ADamagedProgramIsAModelErrorNamingTheFile) {
   try {
     read_program_signature(fixture("corrupt_program.pt2"));

@@ -227,6 +227,27 @@ def test_tune_of_a_small_module_returns_every_point_and_the_winner(tuned):
     assert "<table>" in result._repr_html_()
 
 
+def test_a_tune_over_a_stream_of_lengths_ranks_padding_policies_in_useful_tokens(tmp_path):
+    # Issue 52: dims= names the length; the module is exported with it dynamic, and every point
+    # runs the same stream of lengths.
+    from token_models import TokenPool
+
+    torch.manual_seed(0)
+    example = (torch.randint(0, 100, (4, 16)), torch.ones(4, 16, dtype=torch.int64))
+    result = torchperf.tune(TokenPool(), example, dims={"S": "lognormal:12:0.8:3..64"},
+                            budget="3m", out=str(tmp_path / "run"), search="exhaustive",
+                            time_s=0.2, progress=False,
+                            space="runtime=python;graph=eager;threads=1;precision=fp32;"
+                                  "grad=inference;padding=batch-max,max;batching=arrival")
+    by_padding = {p["padding"]: p for p in result.points if p["status"] == "ok"}
+    assert set(by_padding) == {"batch-max", "max"}, result.points
+    assert all(p["tokens_per_s"] > 0 for p in by_padding.values())
+    # Padding every batch to the longest length (64) pads more than each batch's own longest.
+    assert by_padding["max"]["padding_share"] > by_padding["batch-max"]["padding_share"]
+    with open(result.report) as f:
+        assert "Padding and batching over the stream of lengths" in f.read()
+
+
 def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned, capfd):
     model, result, _, _ = tuned
     fast = result.apply(model)

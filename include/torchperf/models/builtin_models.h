@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
 
 namespace torchperf {
 
@@ -36,6 +37,10 @@ struct BuiltinFiles {
 // the cache has them: keyed by name, seed, the definition's text and the torch version, written
 // whole or not at all, one process at a time per entry.
 BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed = 0);
+// The same with the program fed spec, whose named dimensions vary (issue 52): each exported
+// dynamic over its distribution's range (an entry of its own in the cache).
+BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed, const InputSpec& spec,
+                                 const std::vector<NamedDim>& dims);
 // Its TorchScript form, loaded (eval mode; parameters require grad, as an nn.Module's do).
 torch::jit::Module build_builtin(const std::string& name, std::uint64_t seed = 0);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
 
 namespace torchperf {
 
@@ -22,6 +23,13 @@ struct ProgramInput {
   DType dtype = DType::kFloat32;
   std::vector<std::int64_t> sizes;  // the example's sizes (a dynamic one: its hint)
   std::vector<bool> dynamic;        // per dimension
+  std::vector<std::string> symbols;  // per dimension: its symbol ("s53"), "" when static
+};
+
+// A dynamic dimension's range as the program was exported with it (torch.export.Dim's min and
+// max); max 0: no upper bound.
+struct SymbolRange {
+  std::int64_t min = 1, max = 0;
 };
 
 struct ProgramSignature {
@@ -33,6 +41,10 @@ struct ProgramSignature {
   bool convolutional = false;                 // the graph calls aten.convolution / conv2d
   bool linear = false;                        // aten.linear / addmm / mm
   std::string torch_version;                  // the torch that exported it
+  std::vector<std::pair<std::string, SymbolRange>> ranges;  // every dynamic symbol's
+
+  // The range of input's dimension dim (counting the batch as 0); nullopt when it is static.
+  std::optional<SymbolRange> range_of(std::size_t input, std::size_t dim) const;
 
   // The spec that feeds it (without the batch dimension): what --input may leave out.
   InputSpec input_spec() const;
@@ -42,5 +54,11 @@ struct ProgramSignature {
 
 // Throws ModelError naming the file when the program's JSON is missing or not understood.
 ProgramSignature read_program_signature(const std::string& path);
+
+// A stream of varying sizes (issue 52) fed to a program: each named dimension of spec must be
+// dynamic in the program, and its distribution within the range it was exported with; else
+// WorkloadError naming the model, the input, the dimension and what export call would take it.
+void check_program_takes(const ProgramSignature& program, const InputSpec& spec,
+                         const std::vector<NamedDim>& dims, const std::string& model);
 
 }  // namespace torchperf

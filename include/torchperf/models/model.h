@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
 
 namespace torchperf {
 
@@ -73,6 +74,9 @@ class ModelSource {
   virtual std::string program_path() const { return ""; }
   virtual const ProgramSignature* program_signature() const { return nullptr; }
   virtual std::unique_ptr<Model> load_program() const { return nullptr; }
+  // The workload's named dimensions vary over dims (issue 52): a source that exports its program
+  // exports them dynamic; a program file is checked to take them (WorkloadError if it does not).
+  virtual void vary(const InputSpec& /*spec*/, const std::vector<NamedDim>& /*dims*/) {}
 };
 
 // "builtin:NAME[:PRESET]" or a path to a TorchScript file. Throws ModelError for a missing or

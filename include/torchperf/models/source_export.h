@@ -14,6 +14,7 @@ namespace torchperf {
 struct SourceExport {
   std::string callable;   // MODULE:CALLABLE, imported from the working folder
   InputSpec inputs;       // the example (made at batch 2: export specialises a size of 1)
+  std::vector<std::string> dims;  // --dim NAME=DISTRIBUTION: named dimensions exported dynamic
   bool static_batch = false;
   std::string out_path;   // the .pt2 written
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct PointMetrics {
   double latency_p50_low_ms = 0, latency_p50_high_ms = 0;  // the median's CI
   std::int64_t batch = 1;
   std::int64_t peak_memory_bytes = 0;
+  // A stream of varying lengths (issue 52): useful tokens/s and the padding's share; NaN without.
+  double tokens_per_s = std::numeric_limits<double>::quiet_NaN();
+  double padding_share = std::numeric_limits<double>::quiet_NaN();
   bool comparable = true;
   double cosine = 1, max_abs_error = 0, max_rel_error = 0;
   std::optional<double> top1;  // fraction of rows whose argmax agrees
