@@ -37,17 +37,44 @@ def checked_model(model, what="model"):
     return model
 
 
-def checked_inputs(example_inputs):
-    """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0)."""
+def in_forward_order(model, named):
+    """A dict of forward's argument -> tensor as the tuple forward takes positionally (the core
+    feeds it so): ValueError for a name forward does not take, or one left out before a given one
+    or without a default."""
+    import inspect
+
+    parameters = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in parameters]
+    for name in named:
+        if name not in names:
+            raise ValueError(f"example_inputs: forward has no argument '{name}' (it takes "
+                             f"{', '.join(names)})")
+    last = max(names.index(name) for name in named)
+    for p in parameters[:last + 1]:
+        if p.name not in named:
+            raise ValueError(f"example_inputs: argument '{p.name}' is left out before "
+                             f"'{names[last]}'; torchperf feeds forward in order: give it too")
+    for p in parameters[last + 1:]:
+        if p.default is p.empty:
+            raise ValueError(f"example_inputs: argument '{p.name}' has no default and is not given")
+    return tuple(named[name] for name in names[:last + 1])
+
+
+def checked_inputs(example_inputs, model=None):
+    """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0); a
+    dict of argument -> tensor is put in forward's order."""
     import torch
 
+    if isinstance(example_inputs, dict) and example_inputs and model is not None:
+        example_inputs = in_forward_order(model, example_inputs)
     inputs = (example_inputs,) if torch.is_tensor(example_inputs) else example_inputs
     if not isinstance(inputs, (tuple, list)) or not inputs or \
             not all(torch.is_tensor(t) for t in inputs):
         kinds = type(example_inputs).__name__ if not isinstance(example_inputs, (tuple, list)) \
             else "(" + ", ".join(type(t).__name__ for t in example_inputs) + ")"
-        raise TypeError(f"example_inputs: expected a tensor or a tuple of tensors (one per forward "
-                        f"argument), got {kinds}")
+        raise TypeError(f"example_inputs: expected a tensor, a tuple of tensors (one per forward "
+                        f"argument) or a dict of argument -> tensor, got {kinds}")
     if any(t.dim() == 0 for t in inputs):
         raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): expected a batch dimension first "
                          "in every tensor; a 0-d tensor has none")
@@ -298,7 +325,7 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
     """Measures the model under one configuration (knob=value, as the CLI's flags: runtime="python",
     threads=2, graph="compile", ...) in a worker process; returns a BenchResult."""
     checked_model(model)
-    inputs = checked_inputs(example_inputs)
+    inputs = checked_inputs(example_inputs, model)
     eager_outputs(model, inputs)
     folder = tempfile.mkdtemp(prefix="torchperf-bench-")
     try:
@@ -343,7 +370,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
         raise ValueError(f"cluster={cluster!r}: expected 'ray' (the cluster at $RAY_ADDRESS), "
                          "'ray://HOST:PORT' or 'ray:HOST:PORT'")
     checked_model(model)
-    inputs = checked_inputs(example_inputs)
+    inputs = checked_inputs(example_inputs, model)
     spec, named = varying_dimensions(inputs, dims) if dims is not None else (None, None)
     if isinstance(budget, (int, float)):
         budget = f"{budget}s"

@@ -204,6 +204,12 @@ def build(name, seed=0):
     return _modules()[name]().eval()
 
 
+def spec_entries(spec):
+    """The entries of an input spec, each without the forward argument it may name
+    ("attention_mask=int64:S@1..2" -> "int64:S@1..2"): the core passes them in forward's order."""
+    return [part.split("=", 1)[-1] for part in spec.split(";")]
+
+
 def example_inputs(spec, batch=2, sizes=None):
     """Inputs of `batch` rows as an input spec describes them ("3x224x224",
     "int64:32@0..1000;int64:32@1..2": ints drawn within their range). A named dimension
@@ -211,7 +217,7 @@ def example_inputs(spec, batch=2, sizes=None):
     import torch
 
     tensors = []
-    for part in spec.split(";"):
+    for part in spec_entries(spec):
         if part.startswith("int64:"):
             shape, _, bounds = part[len("int64:"):].partition("@")
             low, _, high = bounds.partition("..")
@@ -227,7 +233,7 @@ def named_dimensions(spec, ranges):
     """Per input of spec, {dimension: (name, low, high)} for its named dimensions (the batch
     counted as dimension 0), their ranges from ranges ({"S": (4, 512)})."""
     named = []
-    for part in spec.split(";"):
+    for part in spec_entries(spec):
         shape = part.split(":", 1)[1] if part.startswith("int64:") else part
         dims = shape.partition("@")[0].split("x")
         named.append({i + 1: (d, *ranges[d]) for i, d in enumerate(dims) if not d.isdigit()})

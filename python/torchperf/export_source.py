@@ -136,6 +136,20 @@ def export_program(model, inputs, out, static_batch=False, named=None):
     return not static_batch
 
 
+def forward_order(model, spec, count):
+    """The order (indices into the spec's entries) forward takes them in, when the entries name
+    the arguments they feed ("attention_mask=int64:S@1..2;input_ids=..."); as given otherwise."""
+    from torchperf import api
+
+    arguments = [part.split("=", 1)[0] if "=" in part else None for part in spec.split(";")] \
+        if spec else []
+    if not any(arguments):
+        return list(range(count))
+    if not all(arguments):
+        raise ValueError(f"input spec '{spec}': name every input, or none")
+    return list(api.in_forward_order(model, {a: i for i, a in enumerate(arguments)}))
+
+
 def main():
     parser = argparse.ArgumentParser(prog="torchperf.export_source")
     parser.add_argument("callable")
@@ -152,6 +166,11 @@ def main():
 
     model = build_model(args.callable, load_callable(args.callable)).eval()
     inputs = tuple(torch.load(args.inputs))
+    try:
+        order = forward_order(model, args.spec, len(inputs))
+    except ValueError as e:
+        _child.fail(_child.REJECTED_INPUTS, f"--from-python '{args.callable}': {e}")
+    inputs = tuple(inputs[i] for i in order)
     try:
         with torch.no_grad():
             model(*inputs)
@@ -172,6 +191,8 @@ def main():
         from torchperf.builtin_models import named_dimensions, parse_ranges
 
         named = named_dimensions(args.spec, parse_ranges(args.dim)) if args.dim else None
+        if named:
+            named = [named[i] for i in order]
         dynamic = export_program(model, inputs, args.out, static_batch=args.static_batch,
                                  named=named)
     except Exception as e:

@@ -68,6 +68,12 @@ Session open_session(const BenchOptions& options) {
   } else if (!options.input_spec.empty()) {
     s.spec = parse_input_spec(options.input_spec);
     s.input_source = to_string(*s.spec);
+    if (s.spec->names_arguments()) {
+      // Fed positionally from here on: forward's argument names put each entry in its place.
+      const auto model = s.source->load();
+      s.spec = in_forward_order(*s.spec, model->input_names(), model->required_inputs(),
+                                s.source->name());
+    }
     std::vector<NamedDim> given;
     for (const auto& d : options.dims) given.push_back(parse_dim_option(d));
     s.dims = dims_for(s.spec->named_dims(), given);

@@ -48,6 +48,19 @@ TensorSpec parse_tensor(const std::string& raw, const std::string& whole) {
   TensorSpec t;
   std::string body = trim(raw);
   if (body.empty()) throw UsageError("input spec '" + whole + "': an input is empty");
+  if (const auto equals = body.find('='); equals != std::string::npos) {
+    t.argument = trim(body.substr(0, equals));
+    body = trim(body.substr(equals + 1));
+    const bool identifier =
+        !t.argument.empty() &&
+        (std::isalpha(static_cast<unsigned char>(t.argument[0])) || t.argument[0] == '_') &&
+        std::all_of(t.argument.begin(), t.argument.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier)
+      throw UsageError("input spec '" + whole + "': expected ARGUMENT=SPEC with forward's argument "
+                       "name before '=' (e.g. attention_mask=int64:S@1..2), got '" + t.argument + "'");
+    if (body.empty()) throw UsageError("input spec '" + whole + "': " + t.argument + "= is empty");
+  }
   if (const auto at = body.find('@'); at != std::string::npos) {
     const std::string range = body.substr(at + 1);
     body = body.substr(0, at);
@@ -173,6 +186,7 @@ std::string to_string(const InputSpec& spec) {
   std::string out;
   for (const auto& t : spec.tensors) {
     if (!out.empty()) out += ";";
+    if (!t.argument.empty()) out += t.argument + "=";
     if (t.dtype != DType::kFloat32) out += to_string(t.dtype) + ":";
     for (std::size_t i = 0; i < t.shape.size(); ++i)
       out += (i ? "x" : "") + (i < t.dim_names.size() && !t.dim_names[i].empty()
@@ -181,6 +195,57 @@ std::string to_string(const InputSpec& spec) {
     if (t.has_range) out += "@" + format_number(t.low) + ".." + format_number(t.high);
   }
   return out;
+}
+
+bool InputSpec::names_arguments() const {
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [](const TensorSpec& t) { return !t.argument.empty(); });
+}
+
+InputSpec in_forward_order(const InputSpec& spec, const std::vector<std::string>& arguments,
+                           std::size_t required, const std::string& model) {
+  if (!spec.names_arguments()) return spec;
+  std::string takes;
+  for (const auto& a : arguments) takes += (takes.empty() ? "" : ", ") + a;
+  const std::string where = "model '" + model + "' (forward takes " + takes + ")";
+  std::vector<const TensorSpec*> at(arguments.size(), nullptr);
+  std::size_t next = 0;  // unnamed entries fill forward's arguments from the first
+  bool seen_named = false;
+  for (const auto& t : spec.tensors) {
+    std::size_t i = next;
+    if (t.argument.empty()) {
+      if (seen_named)
+        throw WorkloadError("input spec '" + to_string(spec) + "': an input without a name after "
+                            "a named one; name it too, for " + where);
+      ++next;
+    } else {
+      seen_named = true;
+      i = static_cast<std::size_t>(std::find(arguments.begin(), arguments.end(), t.argument) -
+                                   arguments.begin());
+      if (i == arguments.size())
+        throw WorkloadError("input spec: forward has no argument '" + t.argument + "' in " + where);
+    }
+    if (i >= arguments.size())
+      throw WorkloadError("input spec '" + to_string(spec) + "': more inputs than " + where);
+    if (at[i])
+      throw WorkloadError("input spec '" + to_string(spec) + "': argument '" + arguments[i] +
+                          "' is given twice, for " + where);
+    at[i] = &t;
+  }
+  InputSpec ordered;
+  std::size_t given = at.size();
+  while (given > 0 && !at[given - 1]) --given;
+  for (std::size_t i = 0; i < given; ++i) {
+    if (!at[i])
+      throw WorkloadError("input spec '" + to_string(spec) + "': argument '" + arguments[i] +
+                          "' is left out before '" + arguments[given - 1] + "'; torchperf feeds "
+                          "forward in order: give it too, for " + where);
+    ordered.tensors.push_back(*at[i]);
+  }
+  if (given < required)
+    throw WorkloadError("input spec '" + to_string(spec) + "': argument '" + arguments[given] +
+                        "' has no default and is not given, for " + where);
+  return ordered;
 }
 
 }  // namespace torchperf

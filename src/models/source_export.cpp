@@ -52,8 +52,10 @@ nlohmann::json run_source_step(const SourceExport& request, const CommandLimits&
   PythonStep step;
   step.module = "torchperf.export_source";
   step.args = {request.callable, example.string(), explain ? "-" : request.out_path};
-  if (!dims.empty()) {
+  // The spec tells the Python side the arguments its entries name, and where named dimensions lie.
+  if (!dims.empty() || request.inputs.names_arguments())
     step.args.insert(step.args.end(), {"--spec", to_string(request.inputs)});
+  if (!dims.empty()) {
     // Export needs each named dimension's range only.
     for (const auto& d : dims)
       step.args.insert(step.args.end(), {"--dim", d.name + "=" + std::to_string(d.distribution.min) +

@@ -84,4 +84,53 @@ TEST(InputSpecTest, SizesSetNamedDimensionsAndAMissingOneNamesTheDimOption) {
   }
 }
 
+
+TEST(InputSpecTest, AnEntryMayNameForwardsArgumentAndIsPrintedBackWithIt) {
+  const InputSpec spec = parse_input_spec("attention_mask=int64:S@1..2;input_ids=int64:S@0..100");
+  EXPECT_EQ(spec.tensors[0].argument, "attention_mask");
+  EXPECT_TRUE(spec.names_arguments());
+  EXPECT_FALSE(parse_input_spec("int64:S@0..100").names_arguments());
+  EXPECT_EQ(to_string(spec), "attention_mask=int64:S@1..2;input_ids=int64:S@0..100");
+  EXPECT_THROW(parse_input_spec("1mask=int64:8"), UsageError);
+  EXPECT_THROW(parse_input_spec("mask="), UsageError);
+}
+
+TEST(InputSpecTest, NamedEntriesAreFedInForwardsOrder) {
+  const std::vector<std::string> forward = {"input_ids", "attention_mask", "token_type_ids"};
+  const InputSpec spec = parse_input_spec("attention_mask=int64:S@1..2;input_ids=int64:S@0..100");
+  const InputSpec ordered = in_forward_order(spec, forward, 1, "m.pt");
+  ASSERT_EQ(ordered.tensors.size(), 2u);
+  EXPECT_EQ(ordered.tensors[0].argument, "input_ids");
+  EXPECT_EQ(ordered.tensors[1].argument, "attention_mask");
+  // Unnamed entries first, in order, then named ones.
+  EXPECT_EQ(to_string(in_forward_order(parse_input_spec("int64:8@0..9;token_type_ids=int64:8@0..2;"
+                                                        "attention_mask=int64:8@1..2"),
+                                       forward, 1, "m.pt")),
+            "int64:8@0..9;attention_mask=int64:8@1..2;token_type_ids=int64:8@0..2");
+}
+
+TEST(InputSpecTest, ANameForwardDoesNotTakeOrAGapBeforeAGivenArgumentIsAWorkloadErrorNamingIt) {
+  const std::vector<std::string> forward = {"input_ids", "attention_mask", "token_type_ids"};
+  const auto message = [&](const std::string& text, std::size_t required = 1) {
+    try {
+      in_forward_order(parse_input_spec(text), forward, required, "m.pt");
+    } catch (const WorkloadError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("input_ids=8;mask=8").find("forward has no argument 'mask' in model 'm.pt' "
+                                               "(forward takes input_ids, attention_mask, "
+                                               "token_type_ids)"),
+            std::string::npos);
+  EXPECT_NE(message("input_ids=8;token_type_ids=8").find("argument 'attention_mask' is left out "
+                                                         "before 'token_type_ids'"),
+            std::string::npos);
+  EXPECT_NE(message("input_ids=8;input_ids=8").find("'input_ids' is given twice"), std::string::npos);
+  EXPECT_NE(message("input_ids=8;8").find("an input without a name after a named one"),
+            std::string::npos);
+  EXPECT_NE(message("input_ids=8", 2).find("'attention_mask' has no default and is not given"),
+            std::string::npos);
+}
+
 }  // namespace torchperf

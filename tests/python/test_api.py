@@ -68,9 +68,25 @@ def test_something_that_is_not_a_module_is_refused_naming_its_type():
 
 
 def test_example_inputs_that_are_not_tensors_are_refused():
-    with pytest.raises(TypeError, match=r"example_inputs: expected a tensor or a tuple of tensors "
+    with pytest.raises(TypeError, match=r"example_inputs: expected a tensor, a tuple of tensors "
                                         r".*got \(list, int\)"):
         torchperf.tune(mlp(), ([1, 2], 3))
+
+
+def test_example_inputs_by_forwards_argument_names_are_put_in_its_order_or_refused_naming_one():
+    from token_models import TokenPool
+
+    ids, mask = torch.randint(0, 100, (4, 16)), torch.ones(4, 16, dtype=torch.int64)
+    model = TokenPool()
+    ordered = api.checked_inputs({"attention_mask": mask, "input_ids": ids}, model)
+    assert ordered[0] is ids and ordered[1] is mask
+    with pytest.raises(ValueError, match=r"forward has no argument 'mask' \(it takes input_ids, "
+                                         r"attention_mask\)"):
+        api.checked_inputs({"input_ids": ids, "mask": mask}, model)
+    with pytest.raises(ValueError, match=r"argument 'input_ids' is left out before 'attention_mask'"):
+        api.checked_inputs({"attention_mask": mask}, model)
+    with pytest.raises(ValueError, match=r"argument 'attention_mask' has no default"):
+        api.checked_inputs({"input_ids": ids}, model)
 
 
 def test_example_inputs_of_the_wrong_shape_are_refused_naming_the_shape():
@@ -233,7 +249,9 @@ def test_a_tune_over_a_stream_of_lengths_ranks_padding_policies_in_useful_tokens
     from token_models import TokenPool
 
     torch.manual_seed(0)
-    example = (torch.randint(0, 100, (4, 16)), torch.ones(4, 16, dtype=torch.int64))
+    # By forward's argument names, out of its order: the keyword form works too.
+    example = {"attention_mask": torch.ones(4, 16, dtype=torch.int64),
+               "input_ids": torch.randint(0, 100, (4, 16))}
     result = torchperf.tune(TokenPool(), example, dims={"S": "lognormal:12:0.8:3..64"},
                             budget="3m", out=str(tmp_path / "run"), search="exhaustive",
                             time_s=0.2, progress=False,
