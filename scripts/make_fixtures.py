@@ -134,6 +134,21 @@ def main(out):
     torch.save(torch.randn(2, 3, 224, 224), os.path.join(out, "inputs_image.pt"))
     torch.save((torch.randn(4, 8, 16), torch.randn(4, 8, 16)), os.path.join(out, "inputs_pair.pt"))
     torch.save({"not": "tensors"}, os.path.join(out, "inputs_dict.pt"))
+    # Real samples of varying length (issue 52): dicts of forward's arguments, the mask first (not
+    # forward's order), 48 lengths from 3 to 62; and two whose samples disagree.
+    torch.manual_seed(0)
+    samples = []
+    for i in range(48):
+        n = 3 + (i * 37) % 60
+        samples.append({"attention_mask": torch.ones(n, dtype=torch.int64),
+                        "input_ids": torch.randint(0, 100, (n,))})
+    torch.save(samples, os.path.join(out, "token_samples.pt"))
+    torch.save(samples[:5] + [{"attention_mask": torch.ones(1, 9, dtype=torch.int64),
+                               "input_ids": torch.randint(0, 100, (9,))}],
+               os.path.join(out, "token_samples_rank.pt"))
+    torch.save(samples[:2] + [{"attention_mask": torch.ones(9),
+                               "input_ids": torch.randint(0, 100, (9,))}],
+               os.path.join(out, "token_samples_dtype.pt"))
 
     # Files that are not TorchScript models, each in its own way.
     torch.save(resnet.state_dict(), os.path.join(out, "state_dict.pt"))

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "torchperf/error.h"
+#include "torchperf/models/inputs.h"
 
 namespace torchperf {
 
@@ -23,6 +24,11 @@ void validate(const BenchOptions& options) {
   if (options.memory_cap_bytes < 0) throw UsageError("--memory-cap: expected a size > 0");
   if (!options.input_spec.empty() && !options.inputs_file.empty())
     throw UsageError("--input and --inputs-file both given; expected one way to feed the model");
+}
+
+bool varies_in_size(const BenchOptions& options) {
+  return !options.dims.empty() ||
+         (!options.inputs_file.empty() && holds_input_samples(options.inputs_file));
 }
 
 }  // namespace torchperf

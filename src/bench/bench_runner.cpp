@@ -36,7 +36,8 @@ namespace {
 struct Session {
   std::unique_ptr<ModelSource> source;
   std::optional<InputSpec> spec;
-  std::vector<NamedDim> dims;  // one per named dimension of spec (--dim)
+  std::vector<NamedDim> dims;  // one per named dimension of spec (--dim, or a file of samples)
+  std::vector<std::vector<at::Tensor>> samples;  // a file's real samples, in spec's order
   std::string input_source;
   std::vector<c10::IValue> file_inputs;
   c10::Device device = c10::kCPU;
@@ -63,8 +64,28 @@ Session open_session(const BenchOptions& options) {
   // for a 4-row MLP here): only one far beyond the budget, and beyond a second, is conclusive.
   if (options.stop_when_a_call_exceeds_time) s.call_limit_s = std::max(10 * options.time_s, 1.0);
   if (!options.inputs_file.empty()) {
-    s.file_inputs = load_inputs_file(options.inputs_file);
     s.input_source = "file:" + options.inputs_file;
+    if (auto samples = load_input_samples(options.inputs_file)) {
+      if (!options.dims.empty())
+        throw UsageError("--dim " + options.dims.front() + ": the samples of --inputs-file " +
+                         options.inputs_file + " give the sizes themselves");
+      // Real samples of varying sizes: a stream of them, like a --dim one.
+      if (samples->spec.names_arguments()) {
+        const auto model = s.source->load();
+        order_samples(*samples, in_forward_order(samples->spec, model->input_names(),
+                                                 model->required_inputs(), s.source->name()));
+      }
+      if (samples->dims.empty())
+        throw WorkloadError("inputs file '" + options.inputs_file + "': its " +
+                            std::to_string(samples->samples.size()) + " samples have the same "
+                            "sizes; save them batched (torch.stack) as one tuple of tensors");
+      s.spec = samples->spec;
+      s.dims = samples->dims;
+      s.samples = std::move(samples->samples);
+      s.source->vary(*s.spec, s.dims);
+    } else {
+      s.file_inputs = load_inputs_file(options.inputs_file);
+    }
   } else if (!options.input_spec.empty()) {
     s.spec = parse_input_spec(options.input_spec);
     s.input_source = to_string(*s.spec);
@@ -109,6 +130,15 @@ void check_input_count(const Model& model, const std::vector<c10::IValue>& input
                       std::to_string(inputs.size()) + " (" + describe_inputs(inputs) + ")");
 }
 
+StreamRecipe stream_recipe_of(const Session& s) {
+  StreamRecipe recipe;
+  recipe.spec = *s.spec;
+  recipe.dims = s.dims;
+  recipe.seed = s.seed;
+  recipe.samples = s.samples;
+  return recipe;
+}
+
 Workload load_workload(const Session& s) {
   Workload w;
   w.model = s.source->load();
@@ -119,12 +149,8 @@ Workload load_workload(const Session& s) {
   w.spec = s.spec;
   w.seed = s.seed;
   if (!s.dims.empty()) {
-    StreamRecipe recipe;
-    recipe.spec = *s.spec;
-    recipe.dims = s.dims;
-    recipe.seed = s.seed;
-    w.stream_recipe = recipe;
-    w.inputs = make_inputs(with_sizes(*s.spec, typical_sizes(s.dims, s.seed)), 1, s.seed);
+    w.stream_recipe = stream_recipe_of(s);
+    w.inputs = typical_inputs(*w.stream_recipe, 1);
   } else {
     w.inputs = s.spec ? make_inputs(*s.spec, 1, s.seed) : s.file_inputs;
   }
@@ -478,7 +504,7 @@ WorkloadDescription describe(const BenchOptions& options) {
 }
 
 std::string reference_batch(const BenchOptions& options, const Configuration& config) {
-  if (!options.inputs_file.empty()) return "n/a";
+  if (!options.inputs_file.empty() && !holds_input_samples(options.inputs_file)) return "n/a";
   return config.get("batch").value_or("1");
 }
 
@@ -514,13 +540,10 @@ void save_reference(const BenchOptions& options, const std::string& batch,
 std::optional<StreamFigures> save_stream(const BenchOptions& options,
                                          const ResolvedConfiguration& config,
                                          const std::string& path) {
-  if (options.dims.empty()) return std::nullopt;
+  if (!varies_in_size(options)) return std::nullopt;
   const Session session = open_session(options);
   if (session.dims.empty()) return std::nullopt;
-  StreamRecipe recipe;
-  recipe.spec = *session.spec;
-  recipe.dims = session.dims;
-  recipe.seed = session.seed;
+  StreamRecipe recipe = stream_recipe_of(session);
   // The knobs that shape the stream, as the C++ runtimes' prepare reads them.
   if (config.knob("batch").applicable) recipe.batch = std::stoll(config.value("batch"));
   if (config.knob("padding").applicable) recipe.padding = parse_padding(config.value("padding"));

@@ -136,8 +136,7 @@ Knob batch_knob() {
     if (!w.spec) return;
     if (w.stream_recipe) {  // the stream's batches are built once its other knobs are set
       w.stream_recipe->batch = std::stoll(value);
-      w.inputs = make_inputs(with_sizes(*w.spec, typical_sizes(w.stream_recipe->dims, w.seed)),
-                             std::stoll(value), w.seed);
+      w.inputs = typical_inputs(*w.stream_recipe, std::stoll(value));
       for (auto& v : w.inputs) v = v.toTensor().to(w.device);
       return;
     }

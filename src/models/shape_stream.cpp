@@ -119,6 +119,31 @@ double ShapeStream::padding_share() const {
              : 0;
 }
 
+std::vector<c10::IValue> typical_inputs(const StreamRecipe& r, std::int64_t batch) {
+  const auto typical = typical_sizes(r.dims, r.seed);
+  if (r.samples.empty()) return make_inputs(with_sizes(r.spec, typical), batch, r.seed);
+  std::size_t best = 0;
+  std::int64_t best_gap = -1;
+  for (std::size_t i = 0; i < r.samples.size(); ++i) {
+    std::int64_t gap = 0;
+    for (std::size_t k = 0; k < r.dims.size(); ++k) {
+      const auto& lengths = r.dims[k].distribution.lengths;
+      gap += std::abs(lengths[i % lengths.size()] - typical[k].second);
+    }
+    if (best_gap < 0 || gap < best_gap) {
+      best = i;
+      best_gap = gap;
+    }
+  }
+  std::vector<c10::IValue> inputs;
+  for (const auto& t : r.samples[best]) {
+    std::vector<std::int64_t> repeats(static_cast<std::size_t>(t.dim()) + 1, 1);
+    repeats[0] = batch;
+    inputs.emplace_back(t.unsqueeze(0).repeat(repeats));
+  }
+  return inputs;
+}
+
 ShapeStream build_stream(const StreamRecipe& r) {
   const auto named = r.spec.named_dims();
   const std::vector<NamedDim> dims = dims_for(named, r.dims);
@@ -172,7 +197,12 @@ ShapeStream build_stream(const StreamRecipe& r) {
       const std::size_t i = members[j];
       // The sample's own values, seeded by its place in the arrival order, so a sample holds the
       // same values whichever batch and padding it lands in.
-      const auto own = make_inputs(with_sizes(r.spec, samples[i]), 1, r.seed + 104729 * (i + 1));
+      std::vector<c10::IValue> own;
+      if (r.samples.empty()) {
+        own = make_inputs(with_sizes(r.spec, samples[i]), 1, r.seed + 104729 * (i + 1));
+      } else {
+        for (const auto& t : r.samples[i % r.samples.size()]) own.emplace_back(t.unsqueeze(0));
+      }
       for (std::size_t t = 0; t < own.size(); ++t) {
         at::Tensor slot = batch.inputs[t].toTensor()[static_cast<std::int64_t>(j)];
         const auto& names = r.spec.tensors[t].dim_names;

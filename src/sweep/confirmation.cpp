@@ -7,6 +7,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
+#include "torchperf/models/inputs.h"
 #include "torchperf/sweep/tune_plan.h"
 #include "torchperf/worker/paired_workers.h"
 #include "torchperf/worker/protocol.h"
@@ -255,7 +256,8 @@ void Supervisor::compare_winner(const std::string& winner) {
   const std::string winner_config = space_.points[index_of_.at(winner)].config.to_string();
   // The batch the winner ran at, resolved: a program exported with a static batch runs at its
   // own, which its configuration does not name (the batch knob is the program's, not a choice).
-  const std::string batch = o_.workload.inputs_file.empty()
+  const std::string batch = o_.workload.inputs_file.empty() ||
+                                    holds_input_samples(o_.workload.inputs_file)
                                 ? resolve(space_.points[index_of_.at(winner)].config, desc_.traits)
                                       .value("batch")
                                 : "n/a";

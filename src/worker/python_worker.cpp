@@ -61,7 +61,7 @@ std::pair<std::string, std::string> python_model(const BenchOptions& options, co
   }
   // A built-in's program was exported at one length; a stream of lengths runs its Python
   // definition, built as its forms were (so with the same weights).
-  if (runtime.form(traits) == ModelForm::kProgram && !options.dims.empty() &&
+  if (runtime.form(traits) == ModelForm::kProgram && varies_in_size(options) &&
       options.model.rfind("builtin:", 0) == 0)
     return {"builtin", options.model.substr(8) + "@0"};  // build_builtin's weights: seed 0
   if (runtime.form(traits) == ModelForm::kProgram && !options.python_module.empty() &&
@@ -172,11 +172,13 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
                     : input_values[0].toTensor().size(0);
   base_.configuration = config_;
   base_.flops_per_sample = expected_.flops_per_sample;
-  if (!options.dims.empty()) {
-    side.stream = dir_ + "/python-stream-" + tag_ + ".pt";
-    base_.stream = save_stream(options, config_, side.stream);
-    stream_file_ = side.stream;
-    if (base_.stream) base_.batch = base_.stream->samples;
+  if (varies_in_size(options)) {
+    const std::string stream = dir_ + "/python-stream-" + tag_ + ".pt";
+    base_.stream = save_stream(options, config_, stream);
+    if (base_.stream) {
+      side.stream = stream_file_ = stream;
+      base_.batch = base_.stream->samples;
+    }
   }
 
   ChildEnvironment environment = with_python_path(worker_environment(requested));

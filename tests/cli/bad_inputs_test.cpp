@@ -110,6 +110,11 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
        2, "do not cover S's longest length 64"},
       {{"bench", "builtin:encoder", "--input", named, "--dim", "S=4..64", "--padding", "pow2"}, 2,
        "expected batch-max, multiple:M"},
+      // Real samples that disagree: in a rank, in a dtype.
+      {{"bench", "builtin:encoder", "--inputs-file", fixture("token_samples_rank.pt")}, 4,
+       "differ in the rank of input 0; every sample has the same inputs, ranks and dtypes"},
+      {{"bench", "builtin:encoder", "--inputs-file", fixture("token_samples_dtype.pt")}, 4,
+       "differ in the dtype of input 0"},
       // A program's named dimension: exported static, or exported over a narrower range.
       {{"bench", fixture("token_pool_static.pt2"), "--input", "int64:S@0..1000;int64:S@1..2",
         "--dim", "S=4..64"}, 5, "dimension 1 was exported static (size 32)"},

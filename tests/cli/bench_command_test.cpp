@@ -342,4 +342,27 @@ TEST(BenchCommandTest, AStreamOfLengthsRunsTheSameSamplesInCppAndPythonAndSortin
               1e-6 * s["tokens_per_s"].get<double>());
 }
 
+TEST(BenchCommandTest, AnInputsFileOfRealSamplesIsAStreamOfTheirOwnSizesInCppAndPython) {
+  // Issue 52: 48 tokenised samples, dicts of forward's arguments (the mask first); no --dim.
+  const auto stream_of = [](const std::string& runtime) {
+    const CliRun run = run_cli({"bench", "builtin:encoder", "--inputs-file",
+                                fixture("token_samples.pt"), "--batch", "4", "--runtime", runtime,
+                                "--batching", "sorted:16", "--time", "0.2", "--target-ci", "0.5",
+                                "--grad", "inference", "--json", "--quiet"});
+    EXPECT_TRUE(testing::measured(run)) << runtime << run.err;
+    const auto m = nlohmann::json::parse(run.out)["measurement"];
+    EXPECT_GT(m["quality"]["cosine"].get<double>(), 0.999) << runtime << m["quality"].dump();
+    return m;
+  };
+  const auto cpp = stream_of("cpp");
+  const auto python = stream_of("python");
+  // 64 samples a pass: the file's 48, then its first 16 again; their own lengths, 3 to 62.
+  std::int64_t tokens = 0;
+  for (int i = 0; i < 64; ++i) tokens += 3 + ((i % 48) * 37) % 60;
+  EXPECT_EQ(cpp["stream"]["useful_tokens"].get<std::int64_t>(), tokens);
+  EXPECT_EQ(python["stream"]["useful_tokens"], cpp["stream"]["useful_tokens"]);
+  EXPECT_EQ(python["stream"]["padded_tokens"], cpp["stream"]["padded_tokens"]);
+  EXPECT_EQ(cpp["stream"]["dims"], "S=samples:" + fixture("token_samples.pt"));
+}
+
 }  // namespace torchperf

@@ -44,6 +44,42 @@ TEST(InputsTest, RefusesFilesThatHoldNoTensors) {
   EXPECT_THROW(load_inputs_file("/nonexistent.pt"), ModelError);
 }
 
+TEST(InputsTest, AFileOfSamplesNamesTheDimensionThatVariesWithTheSamplesOwnSizes) {
+  const auto samples = load_input_samples(testing::fixture("token_samples.pt"));
+  ASSERT_TRUE(samples.has_value());
+  ASSERT_EQ(samples->samples.size(), 48u);
+  // A dict per sample: forward's argument names, in the file's order (the mask first).
+  EXPECT_EQ(to_string(samples->spec), "attention_mask=int64:S@1..2;input_ids=int64:S@0..100");
+  ASSERT_EQ(samples->dims.size(), 1u) << "the ids and their mask share one length";
+  const LengthDistribution& s = samples->dims[0].distribution;
+  EXPECT_EQ(s.kind, LengthDistribution::Kind::kFile);
+  EXPECT_EQ(s.min, 3);
+  EXPECT_EQ(s.max, 62);
+  EXPECT_EQ(s.lengths[5], samples->samples[5][1].size(0));
+  EXPECT_TRUE(holds_input_samples(testing::fixture("token_samples.pt")));
+  EXPECT_FALSE(holds_input_samples(testing::fixture("inputs_pair.pt")));
+  EXPECT_FALSE(load_input_samples(testing::fixture("inputs_image.pt")).has_value());
+}
+
+TEST(InputsTest, SamplesThatDisagreeInRankOrDtypeAreAModelErrorNamingTheSample) {
+  const auto message = [](const std::string& file) {
+    try {
+      load_input_samples(testing::fixture(file));
+    } catch (const ModelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("token_samples_rank.pt").find("sample 5 (attention_mask Long[1,9], "
+                                                  "input_ids Long[9]) and sample 0"),
+            std::string::npos);
+  EXPECT_NE(message("token_samples_rank.pt").find("differ in the rank of input 0"), std::string::npos);
+  EXPECT_NE(message("token_samples_dtype.pt").find("sample 2 (attention_mask Float[9]"),
+            std::string::npos);
+  EXPECT_NE(message("token_samples_dtype.pt").find("differ in the dtype of input 0"),
+            std::string::npos);
+}
+
 TEST(InputsTest, DescribesShapesAndDtypes) {
   const auto inputs = make_inputs(parse_input_spec("3x2;int64:4"), 2, 0);
   EXPECT_EQ(describe_inputs(inputs), "Float[2,3,2]; Long[2,4]");

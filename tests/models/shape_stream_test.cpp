@@ -39,6 +39,29 @@ TEST(ShapeStreamTest, BatchMaxPadsEachBatchToItsLongestAndTheMaskMarksThePadding
   EXPECT_LT(s.padding_share(), 1.0);
 }
 
+TEST(ShapeStreamTest, RealSamplesFillTheBatchesWithTheirOwnValuesAndTypicalInputsPickOne) {
+  StreamRecipe r;
+  r.spec = parse_input_spec("int64:S@1..100");
+  r.samples = {{at::arange(1, 3)}, {at::arange(1, 6)}, {at::arange(1, 4)}};
+  r.dims = {NamedDim{"S", {}}};
+  r.dims[0].distribution.kind = LengthDistribution::Kind::kFile;
+  r.dims[0].distribution.lengths = {2, 5, 3};
+  r.dims[0].distribution.min = 2;
+  r.dims[0].distribution.max = 5;
+  r.batch = 2;
+  r.batches = 3;  // 6 samples: the file's 3, twice, in its order
+  const ShapeStream s = build_stream(r);
+  ASSERT_EQ(s.batches.size(), 3u);
+  // Batch 0: samples 0 and 1, padded to 5 with zeros.
+  EXPECT_TRUE(s.batches[0].inputs[0].toTensor().equal(
+      at::tensor({1, 2, 0, 0, 0, 1, 2, 3, 4, 5}, at::kLong).view({2, 5})));
+  EXPECT_EQ(s.batches[1].lengths, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(s.useful_elements, 2 * (2 + 5 + 3));
+  // The typical inputs: the sample nearest the median length (3), repeated to the batch.
+  const auto typical = typical_inputs(r, 4);
+  EXPECT_TRUE(typical[0].toTensor().equal(at::arange(1, 4).repeat({4, 1})));
+}
+
 TEST(ShapeStreamTest, SortingAWindowByLengthWastesLessPaddingThanArrivalOrder) {
   const ShapeStream arrival = build_stream(encoder_recipe("batch-max"));
   const ShapeStream sorted = build_stream(encoder_recipe("batch-max", "sorted:96"));

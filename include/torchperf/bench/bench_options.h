@@ -48,5 +48,7 @@ struct BenchOptions {
 // Throws UsageError for contradictory or out-of-range options (a time budget <= 0, both an input
 // spec and an inputs file).
 void validate(const BenchOptions& options);
+// Whether the workload is a stream of varying sizes: --dim, or an inputs file of samples.
+bool varies_in_size(const BenchOptions& options);
 
 }  // namespace torchperf

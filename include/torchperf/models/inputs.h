@@ -5,10 +5,12 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
 
 namespace torchperf {
 
@@ -18,6 +20,25 @@ std::vector<c10::IValue> make_inputs(const InputSpec& spec, std::int64_t batch, 
 
 // A tensor, or a tuple/list of tensors, saved with torch.save. Throws ModelError naming the file.
 std::vector<c10::IValue> load_inputs_file(const std::string& path);
+
+// Real samples of sizes that vary (issue 52), e.g. tokenised text: a torch.save list of samples,
+// each a tuple of tensors or a dict of forward's argument -> tensor, without the batch dimension.
+// The dimensions whose sizes differ between samples are named (S, then S2, ... where they differ
+// differently), each with the samples' own sizes as a lengths file replayed in their order.
+struct InputSamples {
+  InputSpec spec;               // the dtypes, named dimensions, integer ranges; arguments (a dict)
+  std::vector<NamedDim> dims;   // one per named dimension
+  std::vector<std::vector<at::Tensor>> samples;  // in the file's order, as spec orders them
+};
+// nullopt when the file holds batched inputs instead (load_inputs_file reads those). Throws
+// ModelError naming the file and the sample when samples disagree in their inputs, a rank or a
+// dtype.
+std::optional<InputSamples> load_input_samples(const std::string& path);
+// Whether the file holds samples (load_input_samples) rather than batched inputs: its batch is then
+// a knob. Throws as load_input_samples does for a file that is neither.
+bool holds_input_samples(const std::string& path);
+// The samples in the order of spec's entries after in_forward_order put them in forward's order.
+void order_samples(InputSamples& samples, const InputSpec& ordered);
 
 // Shapes and dtypes of inputs in LibTorch's names, e.g. "Float[8,3,224,224]; Long[8,128]".
 std::string describe_inputs(const std::vector<c10::IValue>& inputs);

@@ -46,6 +46,9 @@ struct StreamRecipe {
   PaddingPolicy padding;
   BatchingOrder batching;
   std::uint64_t seed = 0;
+  // Real samples (an inputs file of them, inputs.h), unbatched, in arrival order: their values
+  // fill the batches, sample i having the sizes dims' lengths files give it. Empty: drawn.
+  std::vector<std::vector<at::Tensor>> samples;
 };
 
 struct StreamBatch {
@@ -68,6 +71,9 @@ struct ShapeStream {
 // reference, accuracy guard and FLOP count are made at.
 std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vector<NamedDim>& dims,
                                                                 std::uint64_t seed);
+// The typical inputs at batch: drawn at the typical sizes, or (real samples) the first sample
+// nearest them, repeated batch times. The reference, the accuracy guard and the FLOP count use them.
+std::vector<c10::IValue> typical_inputs(const StreamRecipe& recipe, std::int64_t batch);
 // Bucket edges a sweep tries for a distribution: its median, upper quartile and 90th percentile
 // rounded up to multiples of 8, then its longest ("buckets:40/72/136/512").
 std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed);
