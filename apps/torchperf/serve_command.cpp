@@ -261,6 +261,9 @@ Runner add_serve_command(CLI::App& app) {
                   "TorchScript file, or builtin:NAME; may come from a --config file");
   cmd->add_option("--input", f->inputs,
                   "Input spec per forward argument, batch dimension excluded (as for bench)");
+  cmd->add_option("--dim", f->model.dims,
+                  "A named input dimension's sizes (as for bench: S=4..512): requests vary in it "
+                  "up to its MAX, a longer one is refused with 400; requests merge only at one size");
   cmd->add_option("--config", f->config,
                   "Configuration string, or a FILE.json written by tune or report (its model and "
                   "inputs apply when not given)");

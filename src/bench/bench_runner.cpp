@@ -783,9 +783,24 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
   c.batch_min = view.dynamic_batch ? std::max<long long>(1, view.batch_min) : view.default_batch;
   c.batch_max = view.dynamic_batch ? view.batch_max : view.default_batch;
   // The batch knob re-made the inputs from the spec; the spec's dtypes are what a client sends.
-  const auto batch = batch_of(c.workload);
-  const auto given = s.spec ? make_inputs(*s.spec, batch, s.seed) : s.file_inputs;
+  // A stream's pass is not a call: a served call is one batch of the configuration's.
+  const auto batch = c.workload.stream_recipe ? c.workload.stream_recipe->batch : batch_of(c.workload);
+  c.workload.stream.reset();
+  const auto given = !s.dims.empty() ? typical_inputs(stream_recipe_of(s), batch)
+                     : s.spec       ? make_inputs(*s.spec, batch, s.seed)
+                                    : s.file_inputs;
   for (const auto& v : given) c.given_inputs.push_back(v.toTensor());
+  if (s.spec)
+    for (const auto& t : s.spec->tensors) {
+      std::vector<std::int64_t> longest;
+      for (const auto& name : t.dim_names) {
+        std::int64_t l = 0;
+        for (const auto& d : s.dims)
+          if (d.name == name) l = d.distribution.max;
+        longest.push_back(l);
+      }
+      c.longest.push_back(std::move(longest));
+    }
   return c;
 }
 

@@ -63,6 +63,11 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
     if (!fits)
       throw RequestError(fmt::format("input '{}' ({}): expected shape {}, got {}", t.name, s.name,
                                      shape_text(s.shape), shape_text(t.shape)));
+    for (std::size_t d = 1; d < s.longest.size() && d < t.shape.size(); ++d)
+      if (s.longest[d] > 0 && t.shape[d] > s.longest[d])
+        throw RequestError(fmt::format("input '{}': size {} in dimension {} is past the longest "
+                                       "the model is served for, {} (its --dim's MAX)",
+                                       t.name, t.shape[d], d, s.longest[d]));
     if (const std::size_t bad = count_nonfinite(t); bad > 0)
       throw RequestError(fmt::format("input '{}': {} NaN/Inf value{}; expected finite numbers",
                                      t.name, bad, bad == 1 ? "" : "s"));
@@ -106,7 +111,17 @@ std::vector<std::vector<const InferenceRequest*>> split_by_batch_range(
   std::int64_t in_run = 0;
   for (const InferenceRequest* r : batch) {
     const std::int64_t n = request_batch(*r);
-    if (runs.empty() || (signature.batch_max > 0 && in_run + n > signature.batch_max)) {
+    // Requests merge along the batch only when their other sizes agree (a varying length does
+    // not: each length runs as its own call, unpadded).
+    const auto same_sizes = [&](const InferenceRequest& a) {
+      for (std::size_t i = 0; i < a.inputs.size() && i < r->inputs.size(); ++i)
+        if (!std::equal(a.inputs[i].shape.begin() + 1, a.inputs[i].shape.end(),
+                        r->inputs[i].shape.begin() + 1, r->inputs[i].shape.end()))
+          return false;
+      return true;
+    };
+    if (runs.empty() || (signature.batch_max > 0 && in_run + n > signature.batch_max) ||
+        !same_sizes(*runs.back().front())) {
       runs.emplace_back();
       in_run = 0;
     }

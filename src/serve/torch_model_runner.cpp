@@ -69,8 +69,17 @@ class TorchModelRunner final : public ModelRunner {
                         "dimension",
                         i));
       const std::string name = i < names.size() ? names[i] : "input" + std::to_string(i);
-      signature_.inputs.push_back(
-          {name, wire_type_of(given.scalar_type(), "input '" + name + "'"), batched_shape(given)});
+      WireTensorSpec spec{name, wire_type_of(given.scalar_type(), "input '" + name + "'"),
+                          batched_shape(given), {}};
+      // A named dimension (--dim) varies between requests, up to its longest size.
+      if (i < w_.longest.size()) {
+        spec.longest.assign(1, 0);
+        for (std::size_t d = 0; d < w_.longest[i].size() && d + 1 < spec.shape.size(); ++d) {
+          spec.longest.push_back(w_.longest[i][d]);
+          if (w_.longest[i][d] > 0) spec.shape[d + 1] = -1;
+        }
+      }
+      signature_.inputs.push_back(std::move(spec));
       fed_.push_back({fed.scalar_type(), fed.dim() == 4 && !fed.is_contiguous() &&
                                              fed.is_contiguous(at::MemoryFormat::ChannelsLast)});
     }
@@ -128,7 +137,8 @@ class TorchModelRunner final : public ModelRunner {
     }
     std::vector<c10::IValue> inputs;
     for (std::size_t i = 0; i < signature_.inputs.size(); ++i) {
-      std::vector<std::int64_t> shape = signature_.inputs[i].shape;
+      // The requests' own sizes (a call's requests agree in them; a named dimension varies).
+      std::vector<std::int64_t> shape = batch.front()->inputs[i].shape;
       shape[0] = total;
       at::Tensor t =
           at::empty(shape, at::TensorOptions().dtype(torch_type(signature_.inputs[i].type)));

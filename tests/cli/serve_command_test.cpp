@@ -90,6 +90,40 @@ TEST(ServeCommandTest, EachBadRequestGetsItsStatusAndAReasonAndNeverA200) {
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
+TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets400) {
+  // Issue 52: --dim declares the lengths served; each length runs as its own call, unpadded.
+  ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
+                      "S=4..64", "--max-batch", "4"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  httplib::Client c("127.0.0.1", serve.port());
+  const auto meta = nlohmann::json::parse(c.Get("/v2/models/encoder")->body);
+  EXPECT_EQ(meta.at("inputs")[0].at("shape"), nlohmann::json::array({-1, -1}));
+  const auto request = [&](int length) {
+    const std::vector<std::int64_t> ids(length, 7), mask(length, 1);
+    const nlohmann::json body = {
+        {"inputs",
+         {{{"name", "input_ids"}, {"datatype", "INT64"}, {"shape", {1, length}}, {"data", ids}},
+          {{"name", "attention_mask"}, {"datatype", "INT64"}, {"shape", {1, length}}, {"data", mask}}}}};
+    return c.Post("/v2/models/encoder/infer", body.dump(), "application/json");
+  };
+  for (const int length : {5, 64, 17}) {
+    const auto answer = request(length);
+    ASSERT_TRUE(answer);
+    ASSERT_EQ(answer->status, 200) << answer->body;
+    // The sequence output keeps the request's own length: nothing was padded.
+    EXPECT_EQ(nlohmann::json::parse(answer->body).at("outputs")[0].at("shape"),
+              nlohmann::json::array({1, length, 64}));
+  }
+  const auto past = request(65);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->status, 400);
+  EXPECT_NE(past->body.find("size 65 in dimension 1 is past the longest the model is served for, "
+                            "64"),
+            std::string::npos)
+      << past->body;
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
 TEST(ServeCommandTest, LoadReportsPercentilesAndTheObjectivesVerdictAsJson) {
   ServeProcess serve({"builtin:mlp"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();

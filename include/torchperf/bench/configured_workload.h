@@ -22,6 +22,9 @@ struct ConfiguredWorkload {
   // The batches the model takes as it runs here: a torch.export program's range (its one batch
   // when it was exported static); any for TorchScript. batch_max 0: no bound.
   std::int64_t batch_min = 1, batch_max = 0;
+  // Per input, per dimension after the batch: a named dimension's longest size (its --dim MAX,
+  // what a client may send), 0 for a fixed one.
+  std::vector<std::vector<std::int64_t>> longest;
 };
 
 // Throws as bench does: UsageError for bad options, ModelError for a model that cannot be
