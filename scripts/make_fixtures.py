@@ -143,6 +143,18 @@ def main(out):
         samples.append({"attention_mask": torch.ones(n, dtype=torch.int64),
                         "input_ids": torch.randint(0, 100, (n,))})
     torch.save(samples, os.path.join(out, "token_samples.pt"))
+    # Token ids averaged over every position, padding included (no mask): padding changes its
+    # answer, which the stream's padding check must catch.
+    class TokenMean(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(100, 8)
+
+        def forward(self, input_ids: torch.Tensor):
+            return self.embed(input_ids).mean(1)
+
+    torch.manual_seed(0)
+    save(torch.jit.script(TokenMean().eval()), "token_mean.pt")
     torch.save(samples[:5] + [{"attention_mask": torch.ones(1, 9, dtype=torch.int64),
                                "input_ids": torch.randint(0, 100, (9,))}],
                os.path.join(out, "token_samples_rank.pt"))

@@ -17,6 +17,8 @@ class CompileMode:
     cuda_graphs: bool
     trains: bool
     autotunes: bool
+    dynamic: str | None = None  # torch.compile's dynamic=: None its default, "on" True, "off" False
+    varying_only: bool = False  # offered only where a dimension varies (--dim)
 
 
 MODES = (
@@ -25,8 +27,12 @@ MODES = (
     CompileMode("compile-max-autotune", "max-autotune", False, True, True, True),
     CompileMode("compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", True, False,
                 False, True),
+    CompileMode("compile-dynamic", None, False, False, False, False, "on", True),
+    CompileMode("compile-static", None, False, False, False, False, "off", True),
 )
 
 # graph value -> torch.compile's mode: the inference runtime's, and the training step's.
 INFERENCE = {m.graph: m.mode for m in MODES}
+# graph value -> torch.compile's dynamic= (None: its default).
+DYNAMIC = {m.graph: {"on": True, "off": False}.get(m.dynamic) for m in MODES}
 TRAINING = {m.graph: m.mode for m in MODES if m.trains}

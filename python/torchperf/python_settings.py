@@ -181,4 +181,5 @@ def compiled(model, graph, grad):
     inductor_config.freezing = grad != "on"
     # torch.compile's own default for shapes, as a user writes it: dynamic=False read 0.88x of it
     # per call on a 55 µs MLP (its guards cost more), and one shape compiles static either way.
-    return torch.compile(model, mode=COMPILE_MODES[graph])
+    # compile-dynamic and compile-static set it where a dimension varies (docs/shapes.md).
+    return torch.compile(model, mode=COMPILE_MODES[graph], dynamic=compile_modes.DYNAMIC[graph])

@@ -324,11 +324,18 @@ class Side:
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         return {"ns": ns, "minor_faults": faults}
 
-    def finish(self, path):
+    def finish(self, path, padding_check="", padding_outputs=""):
         outputs = self.fn(*self.inputs)
         self.sync()
         peak = resident_high_water_bytes()
         count = _child.save_outputs(outputs, path) if path else len(_child.flatten(outputs))
+        if padding_check:
+            # Each sample's padded batch, and the sample alone unpadded: padding must not change
+            # its answer (the C++ side cuts the batch's row to the sample and compares).
+            for i, (batch, sample) in enumerate(load_stream(padding_check)):
+                _child.save_outputs(self.fn(*self.stream[batch]), f"{padding_outputs}-{i}-padded.pt")
+                alone = tuple(t.to(self.device) for t in sample)
+                _child.save_outputs(self.fn(*alone), f"{padding_outputs}-{i}-alone.pt")
         return {"peak_memory_bytes": peak, "peak_memory_reset": self.peak_reset,
                 "outputs": count}
 
@@ -359,7 +366,7 @@ PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "stream":
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
                        "tf32": str}
 PYTHON_BLOCK_REQUEST = {"iterations": int}
-PYTHON_FINISH_REQUEST = {"outputs": str}
+PYTHON_FINISH_REQUEST = {"outputs": str, "padding_check": str, "padding_outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
               dict: "object"}
 
@@ -454,7 +461,8 @@ def serve(lines, out):
         if job == "python-block":
             return side.block(fields(request, PYTHON_BLOCK_REQUEST)["iterations"])
         if job == "python-finish":
-            return side.finish(fields(request, PYTHON_FINISH_REQUEST)["outputs"])
+            job = fields(request, PYTHON_FINISH_REQUEST)
+            return side.finish(job["outputs"], job["padding_check"], job["padding_outputs"])
         raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
     return serve_side(lines, out, "python-side", "python-finish", open_side, handle)

@@ -405,6 +405,31 @@ std::int64_t batch_of(const Workload& w) {
   return w.inputs[0].toTensor().size(0);
 }
 
+// Padding must not change an answer (it does in a model that takes no attention mask): the
+// shortest, median and longest samples' rows of their padded batches against each sample run
+// alone, unpadded, in the same configuration. Not timed.
+void check_padding(Measurement& m, Prepared& p) {
+  const ShapeStream& stream = *p.workload.stream;
+  const std::vector<c10::IValue> typical = p.workload.inputs;
+  ScopeExit restore([&] { p.workload.inputs = typical; });
+  std::vector<PaddedRun> runs;
+  try {
+    for (const StreamSlot& slot : padding_check_slots(stream)) {
+      PaddedRun r;
+      r.slot = slot;
+      p.workload.inputs = stream.batches[slot.batch].inputs;
+      r.padded = to_cpu_copy(flatten_output(forward_in_scope(p.config, p.workload)));
+      p.workload.inputs = unpadded_sample(stream, *p.workload.stream_recipe, slot);
+      r.alone = to_cpu_copy(flatten_output(forward_in_scope(p.config, p.workload)));
+      runs.push_back(std::move(r));
+    }
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("configuration " + p.config.to_string() + " failed on a sample alone: " +
+                         compat::concise_error_message(e.what()));
+  }
+  add_padding_check(m, runs);
+}
+
 // Fills a measurement from its samples and checks its output against the reference.
 // paired: the samples come from an interleaved comparison, whose stopping rule is the ratio's.
 Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, const Reference& ref,
@@ -450,6 +475,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
                          " failed: " + compat::concise_error_message(e.what()));
   }
   add_output_check(m, ref.outputs, output);
+  if (p.workload.stream) check_padding(m, p);
   const ResolvedKnob& threads = p.config.knob("threads");
   if (threads.applicable && std::stoi(threads.value) > p.traits.usable_cores)
     m.warnings.push_back("threads=" + threads.value + " exceeds the " +
@@ -537,9 +563,9 @@ void save_reference(const BenchOptions& options, const std::string& batch,
                  inputs_path, "inputs");
 }
 
-std::optional<StreamFigures> save_stream(const BenchOptions& options,
-                                         const ResolvedConfiguration& config,
-                                         const std::string& path) {
+std::optional<SavedStream> save_stream(const BenchOptions& options,
+                                       const ResolvedConfiguration& config, const std::string& path,
+                                       const std::string& check_path) {
   if (!varies_in_size(options)) return std::nullopt;
   const Session session = open_session(options);
   if (session.dims.empty()) return std::nullopt;
@@ -554,7 +580,14 @@ std::optional<StreamFigures> save_stream(const BenchOptions& options,
   std::vector<c10::IValue> batches;
   for (const auto& batch : stream.batches) batches.emplace_back(c10::ivalue::Tuple::create(batch.inputs));
   write_pickle(c10::ivalue::Tuple::create(std::move(batches)), path, "stream");
-  return figures_of(stream, recipe);
+  SavedStream saved{figures_of(stream, recipe), padding_check_slots(stream)};
+  std::vector<c10::IValue> checks;
+  for (const auto& slot : saved.check_slots)
+    checks.emplace_back(c10::ivalue::Tuple::create(
+        {c10::IValue(static_cast<std::int64_t>(slot.batch)),
+         c10::ivalue::Tuple::create(unpadded_sample(stream, recipe, slot))}));
+  write_pickle(c10::ivalue::Tuple::create(std::move(checks)), check_path, "padding check");
+  return saved;
 }
 
 std::string BenchResult::invalid_reason() const {

@@ -156,6 +156,13 @@ Measurement measurement_from_json(const json& j) {
     f.tokens_per_s = number_or_nan(s.at("tokens_per_s"));
     f.warm_s = s.value("warm_s", -1.0);
     f.warm_graphs = s.value("warm_graphs", std::int64_t{0});
+    if (s.contains("padding_check") && s.at("padding_check").is_object()) {
+      const json& c = s.at("padding_check");
+      f.padding_check_lengths = c.at("lengths").get<std::vector<std::int64_t>>();
+      f.padding_check.comparable = c.at("comparable").get<bool>();
+      f.padding_check.cosine = number_or_nan(c.at("cosine"));
+      f.padding_check.max_abs_error = number_or_nan(c.at("max_abs_error"));
+    }
     m.stream = f;
   }
   if (j.contains("cuda_graphs") && j.at("cuda_graphs").is_object())
@@ -304,7 +311,15 @@ json to_json(const Measurement& m) {
                                   {"padding_share", m.stream->padding_share},
                                   {"tokens_per_s", nullable(m.stream->tokens_per_s)},
                                   {"warm_s", m.stream->warm_s},
-                                  {"warm_graphs", m.stream->warm_graphs}}},
+                                  {"warm_graphs", m.stream->warm_graphs},
+                                  {"padding_check",
+                                   m.stream->padding_check_lengths.empty()
+                                       ? json(nullptr)
+                                       : json{{"lengths", m.stream->padding_check_lengths},
+                                              {"comparable", m.stream->padding_check.comparable},
+                                              {"cosine", nullable(m.stream->padding_check.cosine)},
+                                              {"max_abs_error",
+                                               nullable(m.stream->padding_check.max_abs_error)}}}}},
       {"memory",
        {{"rss_before_bytes", m.rss_before_bytes},
         {"peak_bytes", m.peak_memory_bytes},

@@ -153,6 +153,45 @@ void add_page_faults(Measurement& m, double faults_per_iteration) {
         faults_per_iteration));
 }
 
+void add_padding_check(Measurement& m, const std::vector<PaddedRun>& runs) {
+  if (runs.empty() || !m.stream) return;
+  Accuracy worst;
+  std::vector<std::int64_t> lengths;
+  for (const PaddedRun& r : runs) {
+    const auto cut = cut_to_sample(r.padded, r.slot.row, r.alone);
+    Accuracy a;
+    if (cut) {
+      a = compare_outputs(r.alone, *cut);
+    } else {
+      a.comparable = false;
+      a.note = "a padded output at length " + std::to_string(r.slot.length) +
+               " cannot be cut to the unpadded sample's shape";
+    }
+    lengths.push_back(r.slot.length);
+    const bool worse = lengths.size() == 1 || (!a.comparable && worst.comparable) ||
+                       (a.comparable == worst.comparable && a.cosine < worst.cosine);
+    if (worse) worst = a;
+  }
+  m.stream->padding_check_lengths = lengths;
+  m.stream->padding_check = quality_of(worst);
+  // Folded into the quality the guard reads: a policy that changes an answer is caught.
+  OutputQuality& q = m.quality;
+  q.comparable = q.comparable && worst.comparable;
+  if (!worst.comparable) q.note += (q.note.empty() ? "" : "; ") + ("padding: " + worst.note);
+  q.cosine = std::min(q.cosine, worst.cosine);
+  q.max_abs_error = std::max(q.max_abs_error, worst.max_abs_error);
+  q.max_rel_error = std::max(q.max_rel_error, worst.max_rel_error);
+  if (q.top1_agreement && worst.top1_agreement)
+    q.top1_agreement = std::min(*q.top1_agreement, *worst.top1_agreement);
+  if (!worst.comparable)
+    m.warnings.push_back("padded outputs not comparable with the unpadded samples': " + worst.note);
+  else if (worst.cosine < 0.999)
+    m.warnings.push_back(fmt::format("padding changes the answer: cosine {:.6f} between a sample "
+                                     "padded in its batch and run alone (does the model take an "
+                                     "attention mask?)",
+                                     worst.cosine));
+}
+
 void add_output_check(Measurement& m, const std::vector<at::Tensor>& reference,
                       const std::vector<at::Tensor>& output) {
   m.quality = quality_of(compare_outputs(reference, output));

@@ -579,7 +579,8 @@ Knob graph_knob() {
       "once per measurement). C++ AOTInductor (a torch.export program or a built-in): aoti "
       "(freezing), aoti-max-autotune (kernel choices benchmarked while compiling); compiled once, "
       "cached. Python (runtime=python): eager; compile (torch.compile), compile-reduce-overhead "
-      "(CUDA graphs), compile-max-autotune, compile-max-autotune-no-cudagraphs";
+      "(CUDA graphs), compile-max-autotune, compile-max-autotune-no-cudagraphs; where a dimension "
+      "varies (--dim), compile-dynamic and compile-static (torch.compile's dynamic=True/False)";
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t); };
   k.baseline = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t).front(); };
@@ -1010,6 +1011,7 @@ std::vector<std::string> all_values(const Knob& knob) {
   WorkloadTraits both = cuda;
   both.program_form = true;
   both.convolutional = both.image_input = true;
+  both.named_dims = {"S"};  // the values only a varying dimension offers (compile-static, ...)
   std::vector<std::string> out;
   const auto add = [&](const WorkloadTraits& t) {
     for (const auto& v : knob.values(t))

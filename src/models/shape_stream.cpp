@@ -211,6 +211,7 @@ ShapeStream build_stream(const StreamRecipe& r) {
         slot.copy_(own[t].toTensor()[0]);
       }
       batch.lengths.push_back(samples[i].empty() ? 0 : samples[i][0].second);
+      batch.sizes.push_back(samples[i]);
       batch.useful_elements += product(samples[i]);
       batch.padded_elements += product(padded);
     }
@@ -221,6 +222,61 @@ ShapeStream build_stream(const StreamRecipe& r) {
     stream.batches.push_back(std::move(batch));
   }
   return stream;
+}
+
+std::vector<StreamSlot> padding_check_slots(const ShapeStream& stream) {
+  std::vector<StreamSlot> all;
+  for (std::size_t b = 0; b < stream.batches.size(); ++b)
+    for (std::size_t j = 0; j < stream.batches[b].lengths.size(); ++j)
+      all.push_back({b, static_cast<std::int64_t>(j), stream.batches[b].lengths[j]});
+  if (all.empty()) return {};
+  std::vector<StreamSlot> sorted = all;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const StreamSlot& a, const StreamSlot& b) { return a.length < b.length; });
+  std::vector<StreamSlot> chosen;
+  for (const StreamSlot& s : {sorted.front(), sorted[sorted.size() / 2], sorted.back()})
+    if (std::none_of(chosen.begin(), chosen.end(),
+                     [&](const StreamSlot& c) { return c.length == s.length; }))
+      chosen.push_back(s);
+  return chosen;
+}
+
+std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const StreamRecipe& recipe,
+                                         const StreamSlot& slot) {
+  const StreamBatch& batch = stream.batches.at(slot.batch);
+  const auto& own = batch.sizes.at(static_cast<std::size_t>(slot.row));
+  std::vector<c10::IValue> inputs;
+  for (std::size_t t = 0; t < batch.inputs.size(); ++t) {
+    at::Tensor x = batch.inputs[t].toTensor().narrow(0, slot.row, 1);
+    const auto& names = recipe.spec.tensors.at(t).dim_names;
+    for (std::size_t d = 0; d < names.size(); ++d) {
+      if (names[d].empty()) continue;
+      for (const auto& [name, size] : own)
+        if (name == names[d]) x = x.narrow(static_cast<std::int64_t>(d) + 1, 0, size);
+    }
+    inputs.emplace_back(x.contiguous());
+  }
+  return inputs;
+}
+
+std::optional<std::vector<at::Tensor>> cut_to_sample(const std::vector<at::Tensor>& padded,
+                                                     std::int64_t row,
+                                                     const std::vector<at::Tensor>& unpadded) {
+  if (padded.size() != unpadded.size()) return std::nullopt;
+  std::vector<at::Tensor> cut;
+  for (std::size_t o = 0; o < padded.size(); ++o) {
+    const at::Tensor& want = unpadded[o];
+    if (padded[o].dim() == 0 || padded[o].dim() != want.dim() || row >= padded[o].size(0))
+      return std::nullopt;
+    at::Tensor x = padded[o].narrow(0, row, 1);
+    for (std::int64_t d = 1; d < x.dim(); ++d) {
+      if (x.size(d) == want.size(d)) continue;
+      if (x.size(d) < want.size(d)) return std::nullopt;
+      x = x.narrow(d, 0, want.size(d));
+    }
+    cut.push_back(x);
+  }
+  return cut;
 }
 
 }  // namespace torchperf

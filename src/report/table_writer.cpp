@@ -100,6 +100,18 @@ std::string format_measurement(const Measurement& m) {
                                ? fmt::format(", torch.compile compiling {} graph(s)",
                                              m.stream->warm_graphs)
                                : ""));
+  if (m.stream && !m.stream->padding_check_lengths.empty()) {
+    std::string lengths;
+    for (const auto l : m.stream->padding_check_lengths)
+      lengths += (lengths.empty() ? "" : ", ") + std::to_string(l);
+    out += row("padding check",
+               m.stream->padding_check.comparable
+                   ? fmt::format("lengths {}: cosine {:.6f}, max abs err {:.3g} padded in its "
+                                 "batch against alone",
+                                 lengths, m.stream->padding_check.cosine,
+                                 m.stream->padding_check.max_abs_error)
+                   : "lengths " + lengths + ": not comparable (" + m.stream->padding_check.note + ")");
+  }
   out += row(m.stream ? "latency per pass" : "latency per call",
              fmt::format("p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms", m.latency_p50_ms,
                          m.latency_p90_ms, m.latency_p99_ms));

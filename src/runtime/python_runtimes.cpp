@@ -14,6 +14,9 @@ const std::vector<CompileMode>& compile_modes() {
       {"compile-reduce-overhead", "reduce-overhead", true, true, true, false},
       {"compile-max-autotune", "max-autotune", false, true, true, true},
       {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false, false, true},
+      // Lengths that vary (issue 52): the shapes torch.compile specialises on, chosen.
+      {"compile-dynamic", nullptr, false, false, false, false, "on", true},
+      {"compile-static", nullptr, false, false, false, false, "off", true},
   };
   return modes;
 }
@@ -50,7 +53,8 @@ class PythonRuntime : public Runtime {
     std::vector<std::string> out = {"eager"};
     if (!view.program_form) return out;  // torch.compile does not trace a ScriptModule
     for (const auto& m : compile_modes())
-      if (!m.cuda_only || view.cuda) out.push_back(m.graph);
+      if ((!m.cuda_only || view.cuda) && (!m.varying_only || !view.named_dims.empty()))
+        out.push_back(m.graph);
     return out;
   }
   std::vector<std::string> expert_graphs(const WorkloadTraits& view) const override {
@@ -84,6 +88,10 @@ class PythonRuntime : public Runtime {
       if (m && m->cuda_only && !view.cuda)
         return Applicability::no("graph=" + value + " replays CUDA graphs: it exists only on "
                                  "CUDA devices");
+      if (m && m->varying_only && view.named_dims.empty())
+        return Applicability::no("graph=" + value + " sets torch.compile's dynamic=, which "
+                                 "differs only where a dimension varies (--dim): one shape "
+                                 "compiles static either way");
       return Applicability::yes();
     }
     if (knob == "precision") {
@@ -146,7 +154,9 @@ class PythonRuntime : public Runtime {
         "import torch._inductor.config",
         "torch._inductor.config.freezing = True  # applied when the first call runs without autograd",
         m->mode ? "model = torch.compile(model, mode=\"" + std::string(m->mode) + "\")"
-                : std::string("model = torch.compile(model)"),
+        : m->dynamic ? "model = torch.compile(model, dynamic=" +
+                           std::string(std::string(m->dynamic) == "on" ? "True" : "False") + ")"
+                     : std::string("model = torch.compile(model)"),
         "# the first call compiles (torchperf reports its time apart from the run's)"};
     s.cpp_setup = {"// graph=" + graph + " is torch.compile: the Python snippet applies it"};
     (void)cuda;

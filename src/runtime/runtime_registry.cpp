@@ -99,6 +99,7 @@ const Runtime& runtime_running(const std::string& graph) {
   everything.cuda = true;
   everything.torchscript_form = true;
   everything.program_form = true;
+  everything.named_dims = {"S"};  // the graphs offered only where a dimension varies
   std::string known;
   for (const Runtime* r : runtimes())
     for (const auto& g : r->graphs(r->view(everything))) {
@@ -156,6 +157,7 @@ const Runtime& runtime_of_key(const std::string& key) {
   WorkloadTraits unknown;
   unknown.program_form = true;
   unknown.caller_module = true;
+  unknown.named_dims = {"S"};
   return runtime_for(family, graph, unknown);
 }
 

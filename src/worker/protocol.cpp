@@ -222,7 +222,9 @@ json worker_protocol_schema() {
                       {"cuda_only", m.cuda_only},
                       {"cuda_graphs", m.cuda_graphs},
                       {"trains", m.trains},
-                      {"autotunes", m.autotunes}};
+                      {"autotunes", m.autotunes},
+                      {"dynamic", m.dynamic ? json(m.dynamic) : json(nullptr)},
+                      {"varying_only", m.varying_only}};
   // The error table, which the Python side mirrors (python/torchperf/error_kinds.py).
   json& kinds = schema["error_kinds"] = json::object();
   for (const auto& row : kErrorKinds) kinds[std::string(row.name)] = row.exit_code;

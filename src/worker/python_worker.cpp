@@ -174,9 +174,12 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   base_.flops_per_sample = expected_.flops_per_sample;
   if (varies_in_size(options)) {
     const std::string stream = dir_ + "/python-stream-" + tag_ + ".pt";
-    base_.stream = save_stream(options, config_, stream);
-    if (base_.stream) {
+    const std::string check = dir_ + "/python-padding-check-" + tag_ + ".pt";
+    if (auto saved = save_stream(options, config_, stream, check)) {
+      base_.stream = saved->figures;
+      check_slots_ = saved->check_slots;
       side.stream = stream_file_ = stream;
+      check_file_ = check;
       base_.batch = base_.stream->samples;
     }
   }
@@ -221,9 +224,9 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
 }
 
 PythonSide::~PythonSide() {
-  if (stream_file_.empty()) return;
   std::error_code ignored;
-  fs::remove(stream_file_, ignored);
+  if (!stream_file_.empty()) fs::remove(stream_file_, ignored);
+  if (!check_file_.empty()) fs::remove(check_file_, ignored);
 }
 
 nlohmann::json PythonSide::ask(const nlohmann::json& request, const std::string& doing) {
@@ -252,11 +255,21 @@ TimedRun PythonSide::timed_run(WorkerSession* peer) {
 Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& sampling,
                                bool paired) {
   const std::string outputs = dir_ + "/python-outputs-" + tag_ + ".pt";
+  // The padding check's outputs: PREFIX-I-padded.pt (sample I's batch) and PREFIX-I-alone.pt.
+  const std::string checked = check_file_.empty() ? "" : dir_ + "/python-padding-" + tag_;
   const auto finished = from_reply<PythonFinishReply>(
-      ask(to_request(PythonFinishRequest{outputs}), "finishing"), "finish");
+      ask(to_request(PythonFinishRequest{outputs, check_file_, checked}), "finishing"), "finish");
   const SavedOutputs produced = load_saved_outputs(outputs, "outputs file");
   std::error_code ignored;
   fs::remove(outputs, ignored);
+  std::vector<PaddedRun> runs;
+  for (std::size_t i = 0; i < check_slots_.size() && !checked.empty(); ++i) {
+    const std::string stem = checked + "-" + std::to_string(i);
+    runs.push_back({check_slots_[i], load_saved_outputs(stem + "-padded.pt", "padding check").outputs,
+                    load_saved_outputs(stem + "-alone.pt", "padding check").outputs});
+    fs::remove(stem + "-padded.pt", ignored);
+    fs::remove(stem + "-alone.pt", ignored);
+  }
 
   Measurement m = base_;
   m.peak_memory_bytes = finished.peak_memory_bytes;
@@ -273,6 +286,7 @@ Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& 
                                 : 0);
   add_timing(m, samples, sampling, paired);
   add_output_check(m, expected_.outputs, produced.outputs);
+  add_padding_check(m, runs);
   return m;
 }
 

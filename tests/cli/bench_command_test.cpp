@@ -342,6 +342,32 @@ TEST(BenchCommandTest, AStreamOfLengthsRunsTheSameSamplesInCppAndPythonAndSortin
               1e-6 * s["tokens_per_s"].get<double>());
 }
 
+TEST(BenchCommandTest, APaddingThatChangesTheAnswerIsCaughtAndAMaskedModelPassesTheCheck) {
+  // Issue 52: each sample padded in its batch against itself alone, folded into the quality.
+  const auto stream_of = [](const std::string& model, const std::string& spec,
+                            const std::string& runtime = "cpp") {
+    const CliRun run = run_cli({"bench", model, "--input", spec, "--dim", "S=4..64", "--batch",
+                                "4", "--padding", "max", "--runtime", runtime, "--time", "0.2",
+                                "--target-ci", "0.5", "--json", "--quiet"});
+    EXPECT_TRUE(testing::measured(run)) << model << run.err;
+    return nlohmann::json::parse(run.out)["measurement"];
+  };
+  const auto masked = stream_of("builtin:encoder", "int64:S@0..1000;int64:S@1..2");
+  const auto& check = masked["stream"]["padding_check"];
+  EXPECT_EQ(check["lengths"].size(), 3u) << check.dump();
+  EXPECT_GT(check["cosine"].get<double>(), 0.999) << check.dump();
+  const auto unmasked = stream_of(fixture("token_mean.pt"), "int64:S@1..100");
+  EXPECT_LT(unmasked["stream"]["padding_check"]["cosine"].get<double>(), 0.99);
+  EXPECT_LT(unmasked["quality"]["cosine"].get<double>(), 0.99) << "the guard reads it";
+  EXPECT_NE(unmasked["warnings"].dump().find("padding changes the answer"), std::string::npos)
+      << unmasked["warnings"].dump();
+  // The Python runtime runs the same check on the same samples.
+  const auto in_python = stream_of(fixture("token_mean.pt"), "int64:S@1..100", "python");
+  EXPECT_EQ(in_python["stream"]["padding_check"]["lengths"],
+            unmasked["stream"]["padding_check"]["lengths"]);
+  EXPECT_LT(in_python["quality"]["cosine"].get<double>(), 0.99);
+}
+
 TEST(BenchCommandTest, AnInputsFileOfRealSamplesIsAStreamOfTheirOwnSizesInCppAndPython) {
   // Issue 52: 48 tokenised samples, dicts of forward's arguments (the mask first); no --dim.
   const auto stream_of = [](const std::string& runtime) {

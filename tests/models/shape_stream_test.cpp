@@ -62,6 +62,29 @@ TEST(ShapeStreamTest, RealSamplesFillTheBatchesWithTheirOwnValuesAndTypicalInput
   EXPECT_TRUE(typical[0].toTensor().equal(at::arange(1, 4).repeat({4, 1})));
 }
 
+TEST(ShapeStreamTest, PaddingIsCheckedOnTheShortestMedianAndLongestSamplesCutBackToTheirSizes) {
+  StreamRecipe r = encoder_recipe("max");
+  const ShapeStream s = build_stream(r);
+  const auto slots = padding_check_slots(s);
+  ASSERT_EQ(slots.size(), 3u);
+  std::vector<std::int64_t> all;
+  for (const auto& b : s.batches) all.insert(all.end(), b.lengths.begin(), b.lengths.end());
+  EXPECT_EQ(slots.front().length, *std::min_element(all.begin(), all.end()));
+  EXPECT_EQ(slots.back().length, *std::max_element(all.begin(), all.end()));
+  const StreamSlot& shortest = slots.front();
+  const auto alone = unpadded_sample(s, r, shortest);
+  EXPECT_EQ(alone[0].toTensor().sizes(), (std::vector<std::int64_t>{1, shortest.length}));
+  EXPECT_EQ(alone[1].toTensor().sum().item<std::int64_t>(), shortest.length) << "no padding left";
+  // An output [batch, padded length, 3] is cut to the sample's row and its own length; a pooled
+  // one [batch, 3] to its row; one shorter than the sample's cannot be cut.
+  const std::int64_t padded = s.batches[shortest.batch].padded_length;
+  const auto cut = cut_to_sample({at::ones({8, padded, 3}), at::ones({8, 3})}, shortest.row,
+                                 {at::ones({1, shortest.length, 3}), at::ones({1, 3})});
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ((*cut)[0].sizes(), (std::vector<std::int64_t>{1, shortest.length, 3}));
+  EXPECT_FALSE(cut_to_sample({at::ones({8, 2})}, 0, {at::ones({1, 3})}).has_value());
+}
+
 TEST(ShapeStreamTest, SortingAWindowByLengthWastesLessPaddingThanArrivalOrder) {
   const ShapeStream arrival = build_stream(encoder_recipe("batch-max"));
   const ShapeStream sorted = build_stream(encoder_recipe("batch-max", "sorted:96"));

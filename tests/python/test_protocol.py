@@ -10,7 +10,8 @@ from torchperf import compile_modes, ray_bridge
 def test_the_compile_modes_are_the_cores_table():
     listed = protocol_schema()["compile_modes"]
     ours = {m.graph: {"mode": m.mode, "cuda_only": m.cuda_only, "cuda_graphs": m.cuda_graphs,
-                      "trains": m.trains, "autotunes": m.autotunes} for m in compile_modes.MODES}
+                      "trains": m.trains, "autotunes": m.autotunes, "dynamic": m.dynamic,
+                      "varying_only": m.varying_only} for m in compile_modes.MODES}
     assert ours == listed
     assert set(compile_modes.TRAINING) == {g for g, m in listed.items() if m["trains"]}
 

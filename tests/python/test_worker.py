@@ -84,7 +84,8 @@ def side(kind, model, inputs, **settings):
 
 
 def finish(worker, path):
-    return worker.ask({"protocol": 1, "job": "python-finish", "outputs": str(path)})
+    return worker.ask({"protocol": 1, "job": "python-finish", "outputs": str(path),
+                       "padding_check": "", "padding_outputs": ""})
 
 
 def saved_outputs(path):
@@ -324,7 +325,13 @@ def test_each_torch_compile_mode_is_a_graph_value_and_an_unknown_one_is_refused(
     assert python_settings.COMPILE_MODES == {
         "compile": None, "compile-reduce-overhead": "reduce-overhead",
         "compile-max-autotune": "max-autotune",
-        "compile-max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+        "compile-max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs",
+        "compile-dynamic": None, "compile-static": None}
+    # The two for lengths that vary set torch.compile's dynamic= instead of its mode.
+    from torchperf import compile_modes
+
+    assert {g: d for g, d in compile_modes.DYNAMIC.items() if d is not None} == {
+        "compile-dynamic": True, "compile-static": False}
     with pytest.raises(python_settings.SettingsError, match="compile-fastest"):
         python_settings.compiled(torch.nn.Linear(2, 2), "compile-fastest", "inference")
 

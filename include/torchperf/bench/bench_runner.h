@@ -12,6 +12,7 @@
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/sampler.h"
+#include "torchperf/models/shape_stream.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -60,9 +61,14 @@ void save_reference(const BenchOptions& options, const std::string& batch,
 
 // A workload with named dimensions (--dim): its stream's batches at the configuration's batch,
 // padding and batching, written to path (a torch.save tuple of tuples of CPU tensors) for the
-// Python worker, which runs the same samples. Nothing (and no file) for fixed shapes.
-std::optional<StreamFigures> save_stream(const BenchOptions& options,
-                                         const ResolvedConfiguration& config,
-                                         const std::string& path);
+// Python worker, which runs the same samples; and the padding check's samples, unpadded, to
+// check_path (a tuple of (batch index, tuple of tensors)). Nothing (and no file) for fixed shapes.
+struct SavedStream {
+  StreamFigures figures;
+  std::vector<StreamSlot> check_slots;
+};
+std::optional<SavedStream> save_stream(const BenchOptions& options,
+                                       const ResolvedConfiguration& config, const std::string& path,
+                                       const std::string& check_path);
 
 }  // namespace torchperf

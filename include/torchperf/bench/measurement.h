@@ -45,6 +45,11 @@ struct StreamFigures {
   // in it (0 for the C++ runtimes).
   double warm_s = -1;
   std::int64_t warm_graphs = 0;
+  // Padding must not change an answer: the shortest, median and longest samples' rows of their
+  // padded batches against each sample run alone, unpadded, in the same configuration. Empty
+  // lengths: not checked (the Python runtimes).
+  std::vector<std::int64_t> padding_check_lengths;
+  OutputQuality padding_check;  // the worst of them
 };
 
 struct Measurement {

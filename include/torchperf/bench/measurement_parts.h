@@ -11,6 +11,8 @@
 
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/sampler.h"
+#include "torchperf/models/accuracy.h"
+#include "torchperf/models/shape_stream.h"
 
 namespace torchperf {
 
@@ -37,5 +39,17 @@ void add_page_faults(Measurement& m, double faults_per_iteration);
 // Inf values.
 void add_output_check(Measurement& m, const std::vector<at::Tensor>& reference,
                       const std::vector<at::Tensor>& output);
+
+// One sample of a stream run both ways in one configuration: its padded batch's outputs and its
+// own, run alone unpadded (shape_stream.h's padding_check_slots say which samples).
+struct PaddedRun {
+  StreamSlot slot;
+  std::vector<at::Tensor> padded;  // the whole batch's, on the CPU
+  std::vector<at::Tensor> alone;
+};
+// A stream's padding check, the worst of its samples: kept with the stream's figures and folded
+// into the quality the accuracy guard reads, with a warning when padding changes an answer (a
+// model without an attention mask). Call after add_output_check.
+void add_padding_check(Measurement& m, const std::vector<PaddedRun>& runs);
 
 }  // namespace torchperf

@@ -6,6 +6,7 @@
 #include <torch/script.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ struct StreamRecipe {
 struct StreamBatch {
   std::vector<c10::IValue> inputs;        // padded; padding holds 0
   std::vector<std::int64_t> lengths;      // per sample, the first named dimension's own size
+  // per sample, each named dimension's own size
+  std::vector<std::vector<std::pair<std::string, std::int64_t>>> sizes;
   std::int64_t padded_length = 0;         // the first named dimension's padded size
   std::int64_t useful_elements = 0;       // per sample the product of its named sizes, summed
   std::int64_t padded_elements = 0;       // the same at the padded sizes
@@ -77,6 +80,24 @@ std::vector<c10::IValue> typical_inputs(const StreamRecipe& recipe, std::int64_t
 // Bucket edges a sweep tries for a distribution: its median, upper quartile and 90th percentile
 // rounded up to multiples of 8, then its longest ("buckets:40/72/136/512").
 std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed);
+
+// A sample of a built stream, where it lies: its batch and its row there.
+struct StreamSlot {
+  std::size_t batch = 0;
+  std::int64_t row = 0;
+  std::int64_t length = 0;  // its first named dimension's own size
+};
+// The samples padding is checked on: the stream's shortest, the one nearest its median length and
+// its longest (fewer when they coincide).
+std::vector<StreamSlot> padding_check_slots(const ShapeStream& stream);
+// A slot's sample as it arrived: its row of the padded batch cut to its own sizes, at batch 1.
+std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const StreamRecipe& recipe,
+                                         const StreamSlot& slot);
+// A slot's row of its padded batch's outputs, each cut down to the shape the unpadded sample's
+// output has (padding only lengthens a dimension); nullopt when a shape cannot be cut to it.
+std::optional<std::vector<at::Tensor>> cut_to_sample(const std::vector<at::Tensor>& padded,
+                                                     std::int64_t row,
+                                                     const std::vector<at::Tensor>& unpadded);
 
 // Throws ConfigError when the padding cannot hold a length the distribution gives (bucket edges
 // below its longest), UsageError for a named dimension without a distribution.

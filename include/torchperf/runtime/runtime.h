@@ -60,6 +60,12 @@ struct CompileMode {
   bool cuda_graphs;   // replays CUDA graphs on CUDA
   bool trains;        // offered for the training step
   bool autotunes;     // benchmarks kernel choices while compiling
+  // torch.compile's dynamic= (nullptr: its default, automatic: static first, then dynamic after a
+  // recompile), "on" (dynamic=True) or "off" (dynamic=False: a graph per shape, up to its
+  // recompile limit); offered only where a dimension varies (--dim), as one shape compiles
+  // static whatever dynamic= says.
+  const char* dynamic = nullptr;
+  bool varying_only = false;
 };
 const std::vector<CompileMode>& compile_modes();
 // The mode a graph value names; nullptr for a graph that is not torch.compile's.

@@ -224,9 +224,16 @@ struct PythonBlockRequest {
 struct PythonFinishRequest {
   static constexpr const char* kJob = "python-finish";
   std::string outputs;  // where one more call's outputs are saved, in the reference's format
+  // A stream's padding check ("" none): its samples, unpadded, as the C++ side saved them (a tuple
+  // of (batch index, tuple of tensors)); each one's batch and itself alone are run, their outputs
+  // saved to PADDING_OUTPUTS-I-padded.pt and PADDING_OUTPUTS-I-alone.pt.
+  std::string padding_check;
+  std::string padding_outputs;
   template <typename V>
   void fields(V& v) {
     v("outputs", outputs);
+    v("padding_check", padding_check);
+    v("padding_outputs", padding_outputs);
   }
 };
 struct PythonFinishReply {

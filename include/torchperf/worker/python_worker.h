@@ -49,6 +49,8 @@ class PythonSide {
   ResolvedConfiguration config_;
   std::string dir_, tag_, log_, name_;
   std::string stream_file_;  // the stream's batches, written for the worker; removed at the end
+  std::string check_file_;   // the padding check's samples, unpadded; removed at the end
+  std::vector<StreamSlot> check_slots_;
   double timeout_s_ = 0;
   SavedOutputs expected_;
   Measurement base_;  // what is known before timing
