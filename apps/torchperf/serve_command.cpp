@@ -22,6 +22,7 @@
 #include "torchperf/config/configuration_file.h"
 #include "torchperf/error.h"
 #include "torchperf/models/input_spec.h"
+#include "torchperf/models/length_distribution.h"
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/torch_model_runner.h"
@@ -169,6 +170,7 @@ struct LoadFlags {
   std::string duration = "10s";
   std::string arrivals = "poisson";
   std::string slo;
+  std::string dim;
   bool json = false;
   bool quiet = false;
 };
@@ -198,6 +200,12 @@ void print_summary(const LoadOptions& o, const LoadRun& run, const LoadSummary& 
                                : fmt::format("{} - {}", ms(p.ci.low), ms(p.ci.high));
     std::cout << fmt::format("    p{:<6g} {:>10}   ({})\n", p.quantile * 100, ms(p.value_s), ci);
   }
+  if (!s.by_length.empty()) {
+    std::cout << "  by length   the answered requests in quarters by length\n";
+    for (const auto& l : s.by_length)
+      std::cout << fmt::format("    {:>4}-{:<4} {:>6} ok   p50 {:>10}   p99 {:>10}\n", l.low, l.high,
+                               l.ok, ms(l.p50_s), ms(l.p99_s));
+  }
   std::cout << fmt::format("  generator   sent late by {} (median), {} (max)\n",
                            ms(s.median_send_lag_s), ms(s.max_send_lag_s));
   if (s.verdict)
@@ -221,6 +229,7 @@ int run_load_command(LoadFlags& f) {
   }
   std::optional<LatencyObjective> objective;
   if (!f.slo.empty()) objective = parse_latency_objective(f.slo);
+  if (!f.dim.empty()) o.lengths = parse_dim_option(f.dim).distribution;
   validate(o);
   ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
   const LoadRun run =
@@ -312,6 +321,10 @@ Runner add_load_command(CLI::App& app) {
   cmd->add_option("--concurrency", f->options.concurrency,
                   "Closed loop: clients sending back to back");
   cmd->add_option("--duration", f->duration, "How long to send (e.g. 60s, 2m)")->default_val("10s");
+  cmd->add_option("--dim", f->dim,
+                  "NAME=DISTRIBUTION (as for bench: S=lognormal:40:0.9:4..512): each request's "
+                  "varying dimensions take a length drawn from it; the summary adds latency by "
+                  "length");
   cmd->add_option("--slo", f->slo,
                   "Latency objective, e.g. p99=50ms: VALID when enough requests show it holds "
                   "at 99% confidence (exit 3 when not)");

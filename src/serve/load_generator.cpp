@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -22,13 +23,15 @@ namespace {
 constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
 
 // Values a model takes: unit normal floats, zeros for integers (a valid index into any table).
-WireTensor sample_tensor(const WireTensorSpec& spec, std::mt19937_64& rng) {
+// A varying dimension past the batch takes length; the batch is 1.
+WireTensor sample_tensor(const WireTensorSpec& spec, std::mt19937_64& rng, std::int64_t length = 1) {
   WireTensor t;
   t.name = spec.name;
   t.type = spec.type;
   std::size_t n = 1;
-  for (const auto d : spec.shape) {
-    t.shape.push_back(d < 0 ? 1 : d);
+  for (std::size_t i = 0; i < spec.shape.size(); ++i) {
+    const auto d = spec.shape[i];
+    t.shape.push_back(d >= 0 ? d : i == 0 ? 1 : length);
     n *= static_cast<std::size_t>(t.shape.back());
   }
   t.bytes.assign(n * element_size(spec.type), 0);
@@ -162,29 +165,52 @@ LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgres
   LoadRun run;
   run.signature = read_signature(o);
   std::mt19937_64 rng(o.arrivals.seed);
-  std::vector<WireTensor> inputs;
-  for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng));
-  const bool binary =
-      o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
-        return t.type == WireType::kFp16 || t.type == WireType::kBf16;
-      });
-  const EncodedRequest encoded = encode_inference_request(inputs, binary, true);
-  Request request;
-  request.path = "/v2/models/" + o.model + "/infer";
-  request.body = encoded.body;
-  request.content_type = encoded.json_length ? "application/octet-stream" : "application/json";
-  if (encoded.json_length)
-    request.headers.emplace(kHeaderLength, std::to_string(*encoded.json_length));
+  const auto request_of = [&](std::int64_t length) {
+    std::vector<WireTensor> inputs;
+    for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng, length));
+    const bool binary =
+        o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
+          return t.type == WireType::kFp16 || t.type == WireType::kBf16;
+        });
+    const EncodedRequest encoded = encode_inference_request(inputs, binary, true);
+    Request request;
+    request.path = "/v2/models/" + o.model + "/infer";
+    request.body = encoded.body;
+    request.content_type = encoded.json_length ? "application/octet-stream" : "application/json";
+    if (encoded.json_length)
+      request.headers.emplace(kHeaderLength, std::to_string(*encoded.json_length));
+    return request;
+  };
 
   const bool closed = o.concurrency > 0;
   const std::vector<double> schedule =
       closed ? std::vector<double>{} : schedule_arrivals(o.arrivals);
+  // Lengths that vary (--dim): request i has lengths[i % n], one request built per length.
+  std::vector<std::int64_t> lengths{0};
+  std::map<std::int64_t, Request> requests;
+  if (o.lengths) {
+    const bool varies = std::any_of(
+        run.signature.inputs.begin(), run.signature.inputs.end(), [](const WireTensorSpec& s) {
+          return std::any_of(s.shape.begin() + (s.shape.empty() ? 0 : 1), s.shape.end(),
+                             [](std::int64_t d) { return d < 0; });
+        });
+    if (!varies)
+      throw UsageError(fmt::format("--dim {}: model '{}' at {} has no dimension that varies past "
+                                   "the batch (serve it with --dim)",
+                                   o.lengths->text, o.model, o.url));
+    lengths = o.lengths->draw(std::max<std::size_t>(schedule.size(), 4096), o.arrivals.seed);
+    for (const auto l : lengths)
+      if (!requests.count(l)) requests.emplace(l, request_of(l));
+  } else {
+    requests.emplace(0, request_of(1));
+  }
   const std::size_t clients =
       closed ? o.concurrency : std::min(o.connections, std::max<std::size_t>(1, schedule.size()));
   const double duration = o.arrivals.duration_s;
   // Nothing is sent after this: a request due later would have waited past the timeout anyway.
   const double last_send_s = duration + o.timeout_s;
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> sent{0};  // a closed loop's requests, for their lengths
   std::atomic<std::size_t> done{0};
   Stop stop;
   std::mutex merge;
@@ -207,10 +233,12 @@ LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgres
       for (;;) {
         if (stop.now) break;
         double due = -1;
+        std::size_t i = 0;
         if (closed) {
           if (to_seconds(time.now() - start) >= duration) break;
+          i = sent.fetch_add(1);
         } else {
-          const std::size_t i = next.fetch_add(1);
+          i = next.fetch_add(1);
           if (i >= schedule.size()) break;
           due = schedule[i];
           std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
@@ -219,7 +247,9 @@ LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgres
             break;
           }
         }
-        RequestRecord rec = send(*client, request, o, time, start, due);
+        const std::int64_t length = lengths[i % lengths.size()];
+        RequestRecord rec = send(*client, requests.at(length), o, time, start, due);
+        rec.length = length;
         if (rec.outcome == RequestOutcome::kConnection) {
           // One retry on a fresh connection tells a closed keep-alive from a server that is gone.
           client = connect(o);

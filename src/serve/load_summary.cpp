@@ -99,6 +99,31 @@ std::string to_string(RequestOutcome outcome) {
   return "unknown";
 }
 
+// The answered requests in four groups by length (quartiles; fewer where lengths repeat), each
+// with its median and p99 latency: a long request's wait is not hidden in the whole's figures.
+std::vector<LengthLatency> latency_by_length(const std::vector<RequestRecord>& records) {
+  std::vector<std::pair<std::int64_t, double>> answered;
+  for (const auto& r : records)
+    if (r.outcome == RequestOutcome::kOk && r.length > 0)
+      answered.emplace_back(r.length, r.done_s - r.scheduled_s);
+  if (answered.empty()) return {};
+  std::sort(answered.begin(), answered.end());
+  std::vector<LengthLatency> out;
+  std::size_t from = 0;
+  for (int q = 1; q <= 4 && from < answered.size(); ++q) {
+    std::size_t to = std::max(from + 1, answered.size() * static_cast<std::size_t>(q) / 4);
+    // A length is never split between two groups.
+    while (to < answered.size() && answered[to].first == answered[to - 1].first) ++to;
+    std::vector<double> latency;
+    for (std::size_t i = from; i < to; ++i) latency.push_back(answered[i].second);
+    std::sort(latency.begin(), latency.end());
+    out.push_back({answered[from].first, answered[to - 1].first, latency.size(),
+                   quantile_sorted(latency, 0.5), quantile_sorted(latency, 0.99)});
+    from = to;
+  }
+  return out;
+}
+
 LoadSummary summarize_load(const std::vector<RequestRecord>& records, double duration_s,
                            const std::optional<LatencyObjective>& objective, double confidence) {
   if (!(duration_s > 0)) throw std::invalid_argument("summarize_load: duration must be positive");
@@ -130,6 +155,7 @@ LoadSummary summarize_load(const std::vector<RequestRecord>& records, double dur
       s.latency.push_back(
           {q, quantile_sorted(ok, q), quantile_confidence_interval_sorted(ok, q, confidence)});
   if (objective) s.verdict = judge(*objective, std::move(judged));
+  s.by_length = latency_by_length(records);
   return s;
 }
 
@@ -146,6 +172,12 @@ nlohmann::json to_json(const LoadSummary& s) {
   for (const auto& p : s.latency)
     j["latency_s"][percentile_name(p.quantile)] = {
         {"value", p.value_s}, {"ci", {nullable(p.ci.low), nullable(p.ci.high)}}};
+  if (!s.by_length.empty()) {
+    j["latency_by_length_s"] = nlohmann::json::array();
+    for (const auto& l : s.by_length)
+      j["latency_by_length_s"].push_back(
+          {{"lengths", {l.low, l.high}}, {"ok", l.ok}, {"p50", l.p50_s}, {"p99", l.p99_s}});
+  }
   if (s.verdict) {
     const ObjectiveVerdict& v = *s.verdict;
     j["objective"] = {{"text", v.objective.text},

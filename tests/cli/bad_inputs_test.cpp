@@ -122,6 +122,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
         "--dim", "S=4..300"}, 5, "outside the range input 'input_ids' dimension 1 was exported with (2..256)"},
       {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--duration", "1"}, 1,
        "connection refused"},
+      {{"load", "http://127.0.0.1:1", "--model", "m", "--rate", "10", "--dim", "S=64..4"}, 2,
+       "is empty"},
       {{"load", "http://127.0.0.1:99999", "--model", "m", "--rate", "10", "--duration", "1"}, 2,
        "port 99999 is out of range (expected 1-65535)"},
   };

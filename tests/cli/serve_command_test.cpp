@@ -44,6 +44,12 @@ TEST(ServeCommandTest, ServesTheModelAndAnswersTheProtocolsEndpoints) {
             nlohmann::json::array({1, 10}));
   EXPECT_NE(c.Get("/metrics")->body.find("torchperf_responses_total{code=\"200\"} 1"),
             std::string::npos);
+  // load --dim against a model whose sizes are all fixed: refused, naming the flag.
+  const auto load = run_cli({"load", "http://127.0.0.1:" + std::to_string(serve.port()), "--model",
+                             "mlp", "--dim", "S=4..64", "--rate", "5", "--duration", "1s", "--quiet"});
+  EXPECT_EQ(load.exit_code, 2) << load.err;
+  EXPECT_NE(load.err.find("has no dimension that varies past the batch"), std::string::npos)
+      << load.err;
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
@@ -121,6 +127,17 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
                             "64"),
             std::string::npos)
       << past->body;
+  // load --dim draws each request's length: every one answered, the latency given by length.
+  const std::string url = "http://127.0.0.1:" + std::to_string(serve.port());
+  const auto load = run_cli({"load", url, "--model", "encoder", "--dim", "S=lognormal:16:0.8:4..64",
+                             "--rate", "20", "--duration", "2s", "--json", "--quiet"});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  const auto summary = nlohmann::json::parse(load.out);
+  EXPECT_EQ(summary["ok"], summary["requests"]);
+  const auto& by_length = summary["latency_by_length_s"];
+  ASSERT_GE(by_length.size(), 2u) << summary.dump();
+  EXPECT_GE(by_length.front()["lengths"][0].get<int>(), 4);
+  EXPECT_LE(by_length.back()["lengths"][1].get<int>(), 64);
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 

@@ -23,6 +23,26 @@ std::vector<RequestRecord> run_of(std::size_t n, Latency latency) {
 
 }  // namespace
 
+TEST(LoadSummaryTest, RequestsOfVaryingLengthsGetTheirLatencyByQuarterOfLengthNeverSplittingOne) {
+  // 100 requests of lengths 1..10 (ten each), each answered in a millisecond per token.
+  auto records = run_of(100, [](std::size_t i) { return 1e-3 * static_cast<double>(1 + i % 10); });
+  for (std::size_t i = 0; i < records.size(); ++i) records[i].length = 1 + static_cast<std::int64_t>(i % 10);
+  const LoadSummary s = summarize_load(records, 1.0, std::nullopt);
+  ASSERT_EQ(s.by_length.size(), 4u);
+  EXPECT_EQ(s.by_length.front().low, 1);
+  EXPECT_EQ(s.by_length.back().high, 10);
+  std::size_t ok = 0;
+  for (std::size_t g = 0; g < s.by_length.size(); ++g) {
+    ok += s.by_length[g].ok;
+    if (g > 0) EXPECT_GT(s.by_length[g].low, s.by_length[g - 1].high) << "a length split in two";
+  }
+  EXPECT_EQ(ok, 100u);
+  EXPECT_LT(s.by_length.front().p50_s, s.by_length.back().p50_s);
+  EXPECT_TRUE(summarize_load(run_of(10, [](std::size_t) { return 0.01; }), 1.0, std::nullopt)
+                  .by_length.empty())
+      << "no lengths, no table";
+}
+
 TEST(LoadSummaryTest, LatencyIsMeasuredFromTheScheduledTimeNotFromWhenItWasSent) {
   // The generator fell 40 ms behind on one request; the server answered it 10 ms after it left.
   auto records = run_of(100, [](std::size_t) { return 0.010; });

@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "torchperf/measure/clock.h"
+#include "torchperf/models/length_distribution.h"
 #include "torchperf/serve/arrivals.h"
 #include "torchperf/serve/load_summary.h"
 #include "torchperf/serve/model_runner.h"
@@ -24,6 +26,9 @@ struct LoadOptions {
   std::size_t connections = 64;  // open loop: clients sending, each with its own connection
   double timeout_s = 10;         // a request unanswered this long is a timeout
   bool binary = true;            // inputs as binary data (else JSON numbers)
+  // load --dim: each request's varying dimensions (-1 past the batch in the server's metadata)
+  // take one length drawn from it, seeded; none: they take 1.
+  std::optional<LengthDistribution> lengths;
 };
 
 // UsageError naming the option: a URL that is not http://HOST:PORT, an empty model, a closed

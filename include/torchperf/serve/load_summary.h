@@ -45,6 +45,14 @@ struct RequestRecord {
   double sent_s = 0;       // when it left
   double done_s = 0;       // when the answer (or the failure) came
   RequestOutcome outcome = RequestOutcome::kOk;
+  std::int64_t length = 0;  // its varying dimensions' size (load --dim); 0 when none vary
+};
+
+// The latency of the answered requests whose length lies in [low, high] (load --dim).
+struct LengthLatency {
+  std::int64_t low = 0, high = 0;
+  std::size_t ok = 0;
+  double p50_s = 0, p99_s = 0;
 };
 
 struct PercentileLatency {
@@ -73,6 +81,8 @@ struct LoadSummary {
   double median_send_lag_s = 0;
   std::map<std::string, std::size_t> errors;  // by outcome, failures only
   std::optional<ObjectiveVerdict> verdict;
+  // Requests of varying lengths: the latency of each quarter of them by length, shortest first.
+  std::vector<LengthLatency> by_length;
 };
 
 // The confidence of an objective's claim: one-sided, as MLPerf's early stopping.
