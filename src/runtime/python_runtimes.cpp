@@ -10,10 +10,11 @@ namespace torchperf {
 // step can replay (max-autotune-no-cudagraphs is inference's).
 const std::vector<CompileMode>& compile_modes() {
   static const std::vector<CompileMode> modes = {
-      {"compile", nullptr, false, false, true, false},
-      {"compile-reduce-overhead", "reduce-overhead", true, true, true, false},
-      {"compile-max-autotune", "max-autotune", false, true, true, true},
-      {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false, false, true},
+      {"compile", nullptr, false, false, true, false, nullptr, false},
+      {"compile-reduce-overhead", "reduce-overhead", true, true, true, false, nullptr, false},
+      {"compile-max-autotune", "max-autotune", false, true, true, true, nullptr, false},
+      {"compile-max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs", true, false, false, true,
+       nullptr, false},
       // Lengths that vary (issue 52): the shapes torch.compile specialises on, chosen.
       {"compile-dynamic", nullptr, false, false, false, false, "on", true},
       {"compile-static", nullptr, false, false, false, false, "off", true},
