@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
+#include "test_paths.h"
 #include "torchperf/cluster/node_job.h"
 #include "torchperf/worker/protocol.h"
 

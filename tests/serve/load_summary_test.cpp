@@ -34,7 +34,9 @@ TEST(LoadSummaryTest, RequestsOfVaryingLengthsGetTheirLatencyByQuarterOfLengthNe
   std::size_t ok = 0;
   for (std::size_t g = 0; g < s.by_length.size(); ++g) {
     ok += s.by_length[g].ok;
-    if (g > 0) EXPECT_GT(s.by_length[g].low, s.by_length[g - 1].high) << "a length split in two";
+    if (g > 0) {
+      EXPECT_GT(s.by_length[g].low, s.by_length[g - 1].high) << "a length split in two";
+    }
   }
   EXPECT_EQ(ok, 100u);
   EXPECT_LT(s.by_length.front().p50_s, s.by_length.back().p50_s);

@@ -29,7 +29,7 @@ struct WireTensorSpec {
   std::vector<std::int64_t> shape;  // -1 where a size varies: the batch, a named dimension
   // Per dimension, the longest size a varying one takes (a named dimension's --dim MAX): a
   // request past it is refused. Empty, or 0 for a dimension: no limit.
-  std::vector<std::int64_t> longest;
+  std::vector<std::int64_t> longest = {};
 };
 
 // GET /v2/models/NAME: the name, its one version, the platform and the tensors.
