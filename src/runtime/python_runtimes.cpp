@@ -142,7 +142,9 @@ class PythonRuntime : public Runtime {
     if (knob == "format")
       return view.convolutional ? std::vector<std::string>{"channels_last"}
                                 : std::vector<std::string>{};
-    if (knob == "threads" || knob == "batch") return std::nullopt;
+    // The stream's policies are the guides' for every runtime (bucketing, sorting by length).
+    if (knob == "threads" || knob == "batch" || knob == "padding" || knob == "batching")
+      return std::nullopt;
     return std::vector<std::string>{};
   }
   RuntimeSnippet snippet(const std::string& graph, bool cuda) const override {
