@@ -66,9 +66,7 @@ BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed, co
   find_builtin(name);  // an unknown name is refused before anything is written
   // Export needs each named dimension's range only: "S=4..512".
   std::vector<std::string> ranges;
-  for (const auto& d : dims)
-    ranges.push_back(d.name + "=" + std::to_string(d.distribution.min) + ".." +
-                     std::to_string(d.distribution.max));
+  for (const auto& d : dims) ranges.push_back(range_option(d));
   std::string varying;  // "" for the built-in's own spec: its entry is the one it always had
   for (const auto& r : ranges) varying += " " + r;
   const std::string definition = python_package_dir() + "/torchperf/builtin_models.py";

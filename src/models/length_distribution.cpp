@@ -97,6 +97,11 @@ std::vector<std::int64_t> LengthDistribution::draw(std::size_t n, std::uint64_t 
   return out;
 }
 
+std::string range_option(const NamedDim& dim) {
+  return dim.name + "=" + std::to_string(dim.distribution.min) + ".." +
+         std::to_string(dim.distribution.max);
+}
+
 NamedDim parse_dim_option(const std::string& text) {
   const auto eq = text.find('=');
   NamedDim dim;

@@ -55,12 +55,8 @@ nlohmann::json run_source_step(const SourceExport& request, const CommandLimits&
   // The spec tells the Python side the arguments its entries name, and where named dimensions lie.
   if (!dims.empty() || request.inputs.names_arguments())
     step.args.insert(step.args.end(), {"--spec", to_string(request.inputs)});
-  if (!dims.empty()) {
-    // Export needs each named dimension's range only.
-    for (const auto& d : dims)
-      step.args.insert(step.args.end(), {"--dim", d.name + "=" + std::to_string(d.distribution.min) +
-                                                      ".." + std::to_string(d.distribution.max)});
-  }
+  // Export needs each named dimension's range only.
+  for (const auto& d : dims) step.args.insert(step.args.end(), {"--dim", range_option(d)});
   if (request.static_batch) step.args.push_back("--static-batch");
   if (explain) step.args.push_back("--explain");
   step.limits = limits;

@@ -34,6 +34,8 @@ struct NamedDim {
 // "NAME=DISTRIBUTION"; throws UsageError naming the option and what was expected (a file that
 // cannot be read, or a line in it that is not a positive whole number, is named with its line).
 NamedDim parse_dim_option(const std::string& text);
+// "S=4..512": the dimension's name and the range its sizes lie in, what an export needs of it.
+std::string range_option(const NamedDim& dim);
 
 // The distributions for a spec's named dimensions, in their order; throws UsageError for a
 // named dimension without one and for a --dim naming no dimension of the spec.
