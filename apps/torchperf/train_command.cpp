@@ -21,6 +21,7 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/process/scratch_dir.h"
+#include "torchperf/sweep/tune_options.h"
 #include "torchperf/train/chrome_trace.h"
 #include "torchperf/train/train_report.h"
 #include "torchperf/train/training_session.h"
@@ -51,6 +52,7 @@ struct TrainFlags {
   std::string html;
   bool json = false;
   bool quiet = false;
+  std::string memory_cap;
 };
 
 TraceSchedule parse_schedule(const std::string& text) {
@@ -90,6 +92,17 @@ int run(TrainFlags& f) {
   const TraceSchedule schedule = parse_schedule(f.trace_schedule);
 
   const double budget_s = budget_seconds(f.budget);
+  if (!f.memory_cap.empty()) f.spec.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
+  const RankSpec& ranks = f.spec.ranks;
+  if (ranks.node_rank > 0 && f.ladder)
+    throw UsageError("--ladder: the driving node (--node-rank 0) climbs; node " +
+                     std::to_string(ranks.node_rank) + " only runs its ranks (drop --ladder)");
+  if (ranks.nnodes > 1 && f.ladder)
+    throw UsageError("--ladder runs on one node (each rung's ranks start anew, which the other "
+                     "nodes would have to follow); with --nnodes, train one configuration");
+  if (ranks.distributed() && !f.trace.empty())
+    throw UsageError("--trace: the trace is of a TorchScript step in this process; DDP's ranks "
+                     "step in Python (`torchperf trace` reads PyTorch's own profiler traces)");
   TrainingContext context = TrainingContext::open(f.spec);
   // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
   const TrainingPlan given = plan_of(context, config);
@@ -100,6 +113,15 @@ int run(TrainFlags& f) {
   report.device = context.device;
   report.loss = context.loss;
   report.optimizer = f.spec.optimizer == "adam" ? "Adam" : "SGD (momentum 0.9)";
+  if (!context.ranks_plan.empty()) report.notes.push_back(context.ranks_plan);
+  if (!context.ranks_warning.empty()) {
+    report.notes.push_back("warning: " + context.ranks_warning);
+    if (!f.quiet) std::cerr << "train: warning: " << context.ranks_warning << "\n";
+  }
+  if (f.spec.memory_cap_bytes > 0 && !given.in_python())
+    report.notes.push_back("--memory-cap: a TorchScript step runs in this process, where the cap "
+                           "is the capacity advice reads, not a limit; the Python step "
+                           "(step=eager) is held to it");
 
   ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
   std::unique_ptr<TrainingSession> last;
@@ -109,6 +131,7 @@ int run(TrainFlags& f) {
   workers.log_dir = scratch_path("train-workers");
   std::filesystem::create_directories(workers.log_dir);
   workers.limits.time_limit_s = 600;
+  workers.limits.memory_cap_bytes = f.spec.memory_cap_bytes;
   workers.tick = [](double) { return !StopSignals::requested(); };
   if (f.ladder) {
     const StopSignals stop_signals;
@@ -129,6 +152,10 @@ int run(TrainFlags& f) {
     events.attempt = [&](const Attempt& a) {
       if (f.quiet) return;
       bar.finish();
+      if (!a.failure.empty()) {
+        std::cerr << "  tried " << a.change << ": failed (" << a.failure << ")\n";
+        return;
+      }
       std::cerr << "  tried " << a.change << ": " << fmt::format("{:.3f}x", a.speedup.ratio)
                 << (a.kept ? " (kept)" : " (not kept)") << "\n";
     };
@@ -148,8 +175,24 @@ int run(TrainFlags& f) {
     bar.update("warming up (and compiling) in Python", 0.2, 0);
     HeadToHeadOptions unused;
     RemoteTrainingSide side(context, config, unused, f.warmup, workers, "train");
+    if (side.facts().followed) {
+      // Not the driving node: its ranks trained under node 0's launcher, which reports.
+      bar.finish();
+      std::filesystem::remove_all(workers.log_dir);
+      if (!f.quiet)
+        std::cerr << fmt::format("train: node {} of {}: its {} rank(s) trained with the driving "
+                                 "node's, and ended; the report is node 0's\n",
+                                 ranks.node_rank, ranks.nnodes, ranks.nproc);
+      if (f.json)
+        std::cout << nlohmann::json{{"schema", "torchperf.train/1"},
+                                    {"node_rank", ranks.node_rank},
+                                    {"followed", true}}
+                         .dump(2)
+                  << "\n";
+      return kSuccess;
+    }
     report.configuration = config.to_string();
-    report.notes = resolve_training(config, context.traits).notes;
+    for (const auto& n : resolve_training(config, context.traits).notes) report.notes.push_back(n);
     if (side.compile_s() >= 0)
       report.notes.push_back(fmt::format("torch.compile took {:.1f} s (the first step; not in the "
                                          "step times)",
@@ -162,7 +205,7 @@ int run(TrainFlags& f) {
   } else {
     last = std::make_unique<TrainingSession>(context, config);
     report.configuration = last->configuration().to_string();
-    report.notes = last->configuration().notes;
+    for (const auto& n : last->configuration().notes) report.notes.push_back(n);
     const double total = static_cast<double>(f.warmup + f.steps);
     report.breakdown = last->run(f.warmup, f.steps, [&](std::size_t done) {
       bar.update("training steps", done / total, 0);
@@ -259,6 +302,28 @@ Runner add_train_command(CLI::App& app) {
   cmd->add_option("--html", f->html, "Write the HTML report (stacked step-time bars) to FILE.html");
   cmd->add_flag("--json", f->json, "Print the result as JSON");
   cmd->add_flag("--quiet", f->quiet, "No progress output");
+  cmd->add_option("--nproc", f->spec.ranks.nproc,
+                  "DDP ranks on this node, started by torch's launcher (torch.distributed.run); "
+                  "the step runs in Python, wrapped in DistributedDataParallel")
+      ->default_val(1);
+  cmd->add_option("--nnodes", f->spec.ranks.nnodes,
+                  "Nodes (launcher invocations) meeting at one c10d rendezvous")
+      ->default_val(1);
+  cmd->add_option("--node-rank", f->spec.ranks.node_rank,
+                  "This node: 0 drives and reports (it hosts the rendezvous); others only run "
+                  "their ranks")
+      ->default_val(0);
+  cmd->add_option("--rdzv-endpoint", f->spec.ranks.rdzv_endpoint,
+                  "HOST:PORT of the rendezvous, the same on every node (--nnodes > 1)");
+  cmd->add_option("--collective-timeout", f->spec.ranks.collective_timeout_s,
+                  "Seconds a rank waits in an all-reduce for the others before the run fails")
+      ->default_val(120);
+  cmd->add_option("--join-timeout", f->spec.ranks.join_timeout_s,
+                  "Seconds every node has to join the rendezvous")
+      ->default_val(120);
+  cmd->add_option("--memory-cap", f->memory_cap,
+                  "Memory each training process may use (e.g. 2G, 512M): a step over it is out of "
+                  "memory, and the ladder does not try a batch it estimates would not fit");
   add_knob_flags(*cmd, training_knobs(), f->knob_values);
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;

@@ -19,6 +19,7 @@
 #include "torchperf/runtime/runtime.h"
 #include "process_knobs.h"
 #include "runtime_knob.h"
+#include "training_scale_knobs.h"
 
 namespace torchperf {
 namespace {
@@ -941,7 +942,9 @@ const std::vector<Knob>& knob_registry() {
         pad_knob(),       qengine_knob(),     precision_knob(),   format_knob(),   conv_bias_knob(),
         graph_knob(),     cuda_graphs_knob(), cudnn_benchmark_knob(), tf32_knob(), executor_knob(),
         workers_knob(),   prefetch_knob(),    pin_memory_knob(), non_blocking_knob(),
-        transfer_knob(),  amp_knob(),         zero_grad_knob(),   step_knob()};
+        transfer_knob(),  amp_knob(),         zero_grad_knob()};
+    for (auto& k : training_scale_knobs()) r.push_back(std::move(k));
+    r.push_back(step_knob());
     for (auto& k : worker_knobs()) r.push_back(std::move(k));
     for (auto& k : r) let_runtime_decide(k);
     return r;

@@ -71,6 +71,9 @@ class TorchScriptRuntime final : public CppRuntime {
   }
   Applicability trains(const std::string& step, const WorkloadTraits& model) const override {
     if (step != "torchscript") return Applicability::no("TorchScript trains with step=torchscript");
+    if (model.world_size > 1)
+      return Applicability::no("DDP's ranks train in Python (step=eager or compile): LibTorch's "
+                               "C++ API has no DistributedDataParallel");
     return model.torchscript_form ? Applicability::yes()
                                   : Applicability::no("the model has no TorchScript form");
   }

@@ -11,6 +11,69 @@ namespace {
 
 std::string step_ms(const Breakdown& b) { return fmt::format("{:.1f} ms", b.step_ns * 1e-6); }
 
+// The peak at k times the batch: the activations a forward keeps grow with it (checkpointed:
+// the blocks' inputs, and about as much again for the block being recomputed), the rest
+// (weights, gradients, optimizer state, the runtime) does not.
+double predicted_peak(const Breakdown& b, double k, bool checkpointed) {
+  const double activations = static_cast<double>(b.activation_bytes);
+  const double rest = static_cast<double>(b.peak_memory_bytes) - activations;
+  return rest + k * (checkpointed ? 2.0 * static_cast<double>(b.checkpointed_activation_bytes)
+                                  : activations);
+}
+
+// DDP: the all-reduce backward could not hide, a rank that lags, a graph walked for nothing.
+void advise_ranks(const Breakdown& b, const AdviceContext& c, std::vector<Advice>& out) {
+  if (c.world_size < 2) return;
+  const TrainingPlan& p = c.plan;
+  const double exposed = b.share_of(Phase::kAllReduce);
+  if (exposed > kAllReduceThreshold) {
+    const std::string evidence = fmt::format(
+        "the all-reduce that backward waited for is {} of the {} step (threshold {}), over {} "
+        "ranks",
+        percent(exposed), step_ms(b), percent(kAllReduceThreshold), c.world_size);
+    if (p.accumulate > 1 && !p.no_sync && !p.ddp.static_graph)
+      out.push_back({"all-reduce",
+                     fmt::format("all-reduce once per optimizer step: the first {} of {} "
+                                 "micro-batches under DDP's no_sync()",
+                                 p.accumulate - 1, p.accumulate),
+                     evidence, "no_sync", "on", false,
+                     exposed * static_cast<double>(p.accumulate - 1) / p.accumulate});
+    if (!p.ddp.gradient_as_bucket_view)
+      out.push_back({"all-reduce", "let gradients be views into DDP's buckets (no copy into them)",
+                     evidence, "gradient_as_bucket_view", "on", false, exposed * 0.3});
+    // Larger buckets: fewer, larger all-reduces; smaller: the first starts sooner in backward.
+    out.push_back({"all-reduce", "larger DDP buckets (fewer all-reduce calls)", evidence,
+                   "ddp_bucket_mb", std::to_string(p.ddp.bucket_mb * 4), false, exposed * 0.25});
+    if (p.ddp.bucket_mb >= 2)
+      out.push_back({"all-reduce", "smaller DDP buckets (the first all-reduce starts sooner)",
+                     evidence, "ddp_bucket_mb", std::to_string(std::max(1LL, p.ddp.bucket_mb / 5)),
+                     false, exposed * 0.2});
+    if (!p.ddp.static_graph && !(p.no_sync && p.accumulate > 1))
+      out.push_back({"all-reduce", "tell DDP the graph is static (buckets ordered once)", evidence,
+                     "static_graph", "on", false, exposed * 0.15});
+  }
+  if (b.unused_parameters == 0 && p.ddp.find_unused_parameters == "on")
+    out.push_back({"all-reduce",
+                   "stop searching for unused parameters (find_unused_parameters=auto)",
+                   "every parameter gets a gradient, and find_unused_parameters=on walks the "
+                   "graph each step",
+                   "find_unused_parameters", "auto", false, 0.05});
+  if (b.step_ns > 0 && b.straggler_gap_ns / b.step_ns > kStragglerThreshold) {
+    const RankBreakdown* slowest = &b.ranks.front();
+    for (const auto& r : b.ranks)
+      if (r.busy_ns > slowest->busy_ns) slowest = &r;
+    out.push_back({"straggler",
+                   "balance the ranks: the others wait for the slowest at every all-reduce (its "
+                   "data, its cores, its node's load)",
+                   fmt::format("rank {}'s own work is {:.1f} ms longer than the median rank's, {} "
+                               "of the step (threshold {})",
+                               slowest->rank, b.straggler_gap_ns * 1e-6,
+                               percent(b.straggler_gap_ns / b.step_ns),
+                               percent(kStragglerThreshold)),
+                   "", "", false, b.straggler_gap_ns / b.step_ns});
+  }
+}
+
 // Loader threads from the next count up, doubling, to the usable cores: 1, 2, 4, … 16.
 std::vector<std::string> worker_counts(int from, int cores) {
   std::vector<std::string> out;
@@ -101,13 +164,52 @@ void advise_precision_and_memory(const Breakdown& b, const AdviceContext& c, std
                        ? (c.bf16 || !c.cuda ? "bf16" : "fp16")
                        : "",
                    true, memory});
-  const bool room = memory >= 0 && memory < kMemoryLowThreshold;
+  // With the activations measured (--memory-cap), a batch's peak is predicted from them: only
+  // they grow with the batch. Without, all of the peak is taken to grow, from half the capacity.
+  const bool measured = b.activation_bytes > 0 && b.peak_memory_bytes > 0 &&
+                        b.memory_capacity_bytes > 0;
+  const double limit = kMemoryHighThreshold * static_cast<double>(b.memory_capacity_bytes);
+  const bool room = measured || (memory >= 0 && memory < kMemoryLowThreshold);
   if (room && compute < kUtilisationThreshold) {
-    // Larger batches while their memory (taken as growing with the batch) stays under the
-    // high-water threshold: 2x, 4x, … of the batch.
+    // Larger batches while their memory stays under the high-water threshold: 2x, 4x, … of the
+    // batch. A batch that would not fit is not tried.
     std::vector<std::string> sizes;
-    for (long long k = 2; k <= 64 && memory * static_cast<double>(k) < kMemoryHighThreshold; k *= 2)
+    long long largest = p.batch;
+    for (long long k = 2; k <= 64; k *= 2) {
+      const bool fits = measured ? predicted_peak(b, k, false) <= limit
+                                 : memory * static_cast<double>(k) < kMemoryHighThreshold;
+      if (!fits) break;
       sizes.push_back(std::to_string(p.batch * k));
+      largest = p.batch * k;
+    }
+    // Capped by memory: checkpointing the repeated blocks keeps their inputs only, and the
+    // batch it lets fit is tried with it (kept only if samples/s wins).
+    if (measured && p.checkpoint == "off" && b.checkpointed_activation_bytes > 0 &&
+        c.python_definition) {
+      std::vector<std::string> checkpointed;
+      for (long long k = 2; k <= 64; k *= 2)
+        if (p.batch * k > largest && predicted_peak(b, k, true) <= limit)
+          checkpointed.push_back(std::to_string(p.batch * k));
+      if (!checkpointed.empty()) {
+        const long long next = largest * 2;
+        Advice a{"memory",
+                 fmt::format("checkpoint the repeated blocks to fit a larger batch ({} … {})",
+                             checkpointed.front(), checkpointed.back()),
+                 fmt::format("compute is {} of the step; batch {} would need about {:.2f} GiB, "
+                             "over {} of the {:.2f} GiB cap (not tried); checkpointed, a forward "
+                             "keeps {:.0f}% of its activations",
+                             percent(compute), next,
+                             predicted_peak(b, static_cast<double>(next) / p.batch, false) /
+                                 1073741824.0,
+                             percent(kMemoryHighThreshold), b.memory_capacity_bytes / 1073741824.0,
+                             100.0 * b.checkpointed_activation_bytes / b.activation_bytes),
+                 "batch", checkpointed.front(), true, (1.0 - compute) * 0.9};
+        a.larger.assign(checkpointed.begin() + 1, checkpointed.end());
+        a.with = {{"checkpoint", "blocks"}};
+        if (!p.in_python()) a.with.push_back({"step", "eager"});  // checkpointing is Python's
+        out.push_back(a);
+      }
+    }
     if (!sizes.empty()) {
       Advice a{"utilisation",
                fmt::format("a larger batch ({} … {}; the memory it needs grows with it)",
@@ -229,6 +331,7 @@ std::vector<Advice> advise(const Breakdown& b, const AdviceContext& c) {
   advise_compute(b, c, out);
   advise_compile(b, c, out);
   advise_executor(b, c, out);
+  advise_ranks(b, c, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const Advice& a, const Advice& b) { return a.weight > b.weight; });
   return out;

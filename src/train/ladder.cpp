@@ -326,12 +326,23 @@ class Climb {
     a.separate_processes = separate;
     a.changes_training = c.changes_training;
     std::unique_ptr<LadderSide> next;
-    if (o_.verdict) {
-      a.speedup = o_.verdict(current_, c.candidate);
-    } else {
-      next = compare(c.candidate, separate, a);
+    try {
+      if (o_.verdict) {
+        a.speedup = o_.verdict(current_, c.candidate);
+      } else {
+        next = compare(c.candidate, separate, a);
+      }
+    } catch (const ResourceLimit& e) {
+      a.failure = e.what();  // over --memory-cap (or the device's): this batch does not fit
+    } catch (const ConfigError& e) {
+      a.failure = e.what();  // refused where it runs (DDP, the checkpoint wrapper)
     }
-    a.kept = a.speedup.wins(o_.compare.min_gain);
+    if (!a.failure.empty()) {
+      a.speedup.ratio = 0;
+      a.speedup.interval = {0, 0};
+      next.reset();
+    }
+    a.kept = a.failure.empty() && a.speedup.wins(o_.compare.min_gain);
     result_.attempts.push_back(a);
     if (events_.attempt) events_.attempt(a);
     if (!a.kept) return Outcome::kLost;

@@ -5,12 +5,14 @@
 namespace torchperf {
 
 const char* phase_name(Phase phase) {
-  static const char* kNames[] = {"data wait", "copy", "forward", "backward", "optimizer", "other"};
+  static const char* kNames[] = {"data wait", "copy",  "forward",   "backward",
+                                 "optimizer", "other", "all-reduce"};
   return kNames[static_cast<std::size_t>(phase)];
 }
 
 const char* phase_key(Phase phase) {
-  static const char* kKeys[] = {"data_wait", "copy", "forward", "backward", "optimizer", "other"};
+  static const char* kKeys[] = {"data_wait", "copy",  "forward",   "backward",
+                                "optimizer", "other", "all_reduce"};
   return kKeys[static_cast<std::size_t>(phase)];
 }
 
@@ -47,6 +49,29 @@ Breakdown summarize_steps(const std::vector<StepTimes>& steps) {
   b.utilisation = b.share_of(Phase::kForward) + b.share_of(Phase::kBackward) +
                   b.share_of(Phase::kOptimizer);
   return b;
+}
+
+RankBreakdown summarize_rank(int rank, const std::string& host, const std::vector<StepTimes>& steps,
+                             std::int64_t peak_memory_bytes) {
+  RankBreakdown r;
+  r.rank = rank;
+  r.host = host;
+  r.peak_memory_bytes = peak_memory_bytes;
+  const Breakdown b = summarize_steps(steps);
+  r.mean_ns = b.mean_ns;
+  r.step_ns = b.step_ns;
+  r.busy_ns = b.step_ns - b.mean_of(Phase::kAllReduce);
+  return r;
+}
+
+double straggler_gap_ns(const std::vector<RankBreakdown>& ranks) {
+  if (ranks.size() < 2) return 0;
+  std::vector<double> busy;
+  for (const auto& r : ranks) busy.push_back(r.busy_ns);
+  std::sort(busy.begin(), busy.end());
+  const std::size_t n = busy.size();
+  const double median = n % 2 ? busy[n / 2] : (busy[n / 2 - 1] + busy[n / 2]) / 2;
+  return busy.back() - median;
 }
 
 }  // namespace torchperf

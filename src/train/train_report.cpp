@@ -43,9 +43,29 @@ std::vector<Bar> bars(const TrainReport& r) {
 TextTable breakdown_table(const Breakdown& b) {
   TextTable t;
   t.header = {"phase", "ms/step", "share"};
-  for (std::size_t i = 0; i < kPhaseCount; ++i)
-    t.rows.push_back({phase_name(phase_at(i)), ms(b.mean_ns[i]), percent(b.share[i])});
+  for (std::size_t i = 0; i < kPhaseCount; ++i) {
+    // The all-reduce is DDP's: one process has none to show.
+    if (phase_at(i) == Phase::kAllReduce && b.ranks.empty()) continue;
+    t.rows.push_back({phase_name(phase_at(i)) + std::string(phase_at(i) == Phase::kAllReduce
+                                                                ? " (exposed)"
+                                                                : ""),
+                      ms(b.mean_ns[i]), percent(b.share[i])});
+  }
   t.rows.push_back({"step (wall)", ms(b.step_ns), "100.0%"});
+  return t;
+}
+
+TextTable ranks_table(const Breakdown& b) {
+  TextTable t;
+  t.header = {"rank", "host", "data wait", "forward", "backward", "all-reduce", "optimizer",
+              "step ms", "own work ms", "peak memory"};
+  for (const auto& r : b.ranks)
+    t.rows.push_back({std::to_string(r.rank), r.host, ms(r.mean_ns[0]),
+                      ms(r.mean_ns[static_cast<std::size_t>(Phase::kForward)]),
+                      ms(r.mean_ns[static_cast<std::size_t>(Phase::kBackward)]),
+                      ms(r.mean_ns[static_cast<std::size_t>(Phase::kAllReduce)]),
+                      ms(r.mean_ns[static_cast<std::size_t>(Phase::kOptimizer)]), ms(r.step_ns),
+                      ms(r.busy_ns), gib(r.peak_memory_bytes)});
   return t;
 }
 
@@ -55,14 +75,14 @@ std::string compile_seconds(double s) { return s >= 0 ? fmt::format("{:.1f} s", 
 TextTable ladder_table(const LadderResult& ladder) {
   TextTable t;
   t.header = {"step", "change", "samples/s", "step ms", "utilisation", "speedup (95% CI)",
-              "cumulative", "compile"};
+              "cumulative", "compile", "peak memory"};
   for (const auto& r : ladder.rungs)
     t.rows.push_back(
         {std::to_string(r.step), r.step == 0 ? "naive loop" : r.change + (r.changes_training ? " *" : ""),
          fmt::format("{:.1f}", r.breakdown.samples_per_second), ms(r.breakdown.step_ns),
          percent(r.breakdown.utilisation),
          r.step == 0 ? "-" : ratio(r.speedup.ratio) + " (" + interval(r.speedup.interval) + ")",
-         ratio(r.cumulative), compile_seconds(r.compile_s)});
+         ratio(r.cumulative), compile_seconds(r.compile_s), gib(r.breakdown.peak_memory_bytes)});
   return t;
 }
 
@@ -84,6 +104,12 @@ std::string format_train_report(const TrainReport& r) {
     if (b.memory_fraction() >= 0) out += fmt::format(" ({} of {})", percent(b.memory_fraction()),
                                                      gib(b.memory_capacity_bytes));
     out += "\n";
+    if (!b.ranks.empty()) {
+      out += fmt::format("  {} ranks; the step is the slowest rank's; straggler gap {} ms "
+                         "(the slowest rank's own work over the median rank's)\n",
+                         b.ranks.size(), ms(b.straggler_gap_ns));
+      out += ranks_table(b).render(TextFormat::kTerminal);
+    }
     if (b.skipped_steps) out += fmt::format("  {} step(s) skipped by the gradient scaler\n", b.skipped_steps);
     if (b.skipped_examples)
       out += fmt::format("  {} corrupt example(s) skipped\n", b.skipped_examples);
@@ -103,12 +129,18 @@ std::string format_train_report(const TrainReport& r) {
       out += "\nchanges tried head to head (B over A, samples/s, 95% CI)\n";
       TextTable t;
       t.header = {"change", "rule", "speedup", "95% CI", "processes", "compile", "kept"};
-      for (const auto& a : l.attempts)
+      std::vector<std::string> failures;
+      for (const auto& a : l.attempts) {
+        const bool failed = !a.failure.empty();
         t.rows.push_back({a.change + (a.changes_training ? " *" : ""), a.rule,
-                          ratio(a.speedup.ratio), interval(a.speedup.interval),
+                          failed ? "-" : ratio(a.speedup.ratio),
+                          failed ? "-" : interval(a.speedup.interval),
                           a.separate_processes ? "two" : "one", compile_seconds(a.compile_s),
-                          a.kept ? "yes" : "no"});
+                          a.kept ? "yes" : failed ? "no (failed)" : "no"});
+        if (failed) failures.push_back(a.change + ": " + a.failure);
+      }
       out += t.render(TextFormat::kTerminal);
+      for (const auto& f : failures) out += "  failed: " + f + "\n";
     }
     if (!l.held_back.empty()) {
       out += "\nadvised but not tried:\n";
@@ -123,6 +155,22 @@ std::string format_train_report(const TrainReport& r) {
   }
   return out;
 }
+
+namespace {
+
+nlohmann::json ranks_json(const Breakdown& b) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : b.ranks) {
+    nlohmann::json phases = nlohmann::json::object();
+    for (std::size_t i = 0; i < kPhaseCount; ++i) phases[phase_key(phase_at(i))] = r.mean_ns[i] * 1e-6;
+    out.push_back({{"rank", r.rank}, {"host", r.host}, {"phases_ms", phases},
+                   {"step_ms", r.step_ns * 1e-6}, {"own_work_ms", r.busy_ns * 1e-6},
+                   {"peak_memory_bytes", r.peak_memory_bytes}});
+  }
+  return out;
+}
+
+}  // namespace
 
 nlohmann::json to_json(const Breakdown& b) {
   nlohmann::json phases = nlohmann::json::object();
@@ -139,7 +187,12 @@ nlohmann::json to_json(const Breakdown& b) {
           {"peak_memory_bytes", b.peak_memory_bytes},
           {"memory_capacity_bytes", b.memory_capacity_bytes},
           {"skipped_steps", b.skipped_steps},
-          {"skipped_examples", b.skipped_examples}};
+          {"skipped_examples", b.skipped_examples},
+          {"ranks", ranks_json(b)},
+          {"straggler_gap_ms", b.straggler_gap_ns * 1e-6},
+          {"activation_bytes", b.activation_bytes},
+          {"checkpointed_activation_bytes", b.checkpointed_activation_bytes},
+          {"unused_parameters", b.unused_parameters}};
 }
 
 namespace {
@@ -188,7 +241,8 @@ nlohmann::json to_json(const TrainReport& r) {
                         {"separate_processes", a.separate_processes},
                         {"changes_training", a.changes_training},
                         {"compile_s", a.compile_s >= 0 ? nlohmann::json(a.compile_s) : nullptr},
-                        {"kept", a.kept}});
+                        {"kept", a.kept},
+                        {"failure", a.failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.failure)}});
   j["ladder"] = {{"rungs", rungs},
                  {"attempts", attempts},
                  {"held_back", r.ladder->held_back},
@@ -229,7 +283,7 @@ Panel breakdown_panel(const TrainReport& r) {
         {"color", {{"field", "phase"}, {"type", "nominal"},
                    {"scale", {{"domain", phases},
                               {"range", {"#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd",
-                                         "#7f7f7f"}}}}}},
+                                         "#7f7f7f", "#8c564b"}}}}}},
         {"order", {{"field", "phase_order"}}},
         {"tooltip", {{{"field", "configuration"}}, {{"field", "phase"}},
                      {{"field", "ms"}, {"format", ".1f"}},

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "torchperf/bench/bench_runner.h"
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
@@ -66,6 +68,37 @@ void describe_reduced_precision(TrainingContext& c, const c10::Device& device,
   }
 }
 
+// Ranks share this node's cores: each gets its share as its thread count (the threads knob's
+// baseline) and as the cores its counts (loader threads) are sized to.
+void plan_ranks(TrainingContext& c, int cores) {
+  const RankSpec& r = c.spec.ranks;
+  if (r.nproc < 1 || r.nnodes < 1) throw UsageError("--nproc and --nnodes: expected at least 1");
+  if (r.node_rank < 0 || r.node_rank >= r.nnodes)
+    throw UsageError("--node-rank " + std::to_string(r.node_rank) + ": expected 0 .. " +
+                     std::to_string(r.nnodes - 1) + " (--nnodes " + std::to_string(r.nnodes) + ")");
+  if (r.nnodes > 1 && r.rdzv_endpoint.empty())
+    throw UsageError("--nnodes " + std::to_string(r.nnodes) +
+                     ": expected --rdzv-endpoint HOST:PORT, the same on every node");
+  if (!r.rdzv_endpoint.empty() && r.rdzv_endpoint.rfind(':') == std::string::npos)
+    throw UsageError("--rdzv-endpoint '" + r.rdzv_endpoint + "': expected HOST:PORT");
+  if (!(r.collective_timeout_s > 0) || !(r.join_timeout_s > 0))
+    throw UsageError("--collective-timeout and --join-timeout: expected a positive time");
+  c.traits.world_size = r.world_size();
+  if (!r.distributed()) return;
+  const int share = std::max(1, std::max(1, cores) / r.nproc);
+  c.traits.usable_cores = share;
+  c.traits.default_threads = share;
+  c.ranks_plan = fmt::format("{} rank(s) on this node{} x {} thread(s) each, on {} usable cores; "
+                             "{}, DDP, a DistributedSampler per rank; batch is per rank",
+                             r.nproc,
+                             r.nnodes > 1 ? fmt::format(" of {} nodes", r.nnodes) : std::string(),
+                             share, cores, c.device.rfind("cuda", 0) == 0 ? "NCCL" : "gloo");
+  if (r.nproc > cores)
+    c.ranks_warning = fmt::format("{} ranks on {} usable cores: they share cores, and each "
+                                  "waits for the others at every all-reduce",
+                                  r.nproc, cores);
+}
+
 }  // namespace
 
 TrainingContext TrainingContext::open(const TrainingSpec& spec) {
@@ -93,6 +126,7 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
   c.traits.usable_cores = std::max(1, env.usable_cores);
   c.traits.default_threads = at::get_num_threads();
   c.traits.default_batch = 32;
+  plan_ranks(c, env.usable_cores);
   describe_reduced_precision(c, device, env);
   if (spec.model.rfind("python:", 0) == 0) {
     // The user's own nn.Module (--from-python): trained in Python only (no TorchScript form).
@@ -140,6 +174,7 @@ AdviceContext TrainingContext::advice_context(const TrainingPlan& plan) const {
   a.bf16 = bf16_hardware;
   a.uint8_data = traits.uint8_data;
   a.usable_cores = traits.usable_cores;
+  a.world_size = traits.world_size;
   a.reduced_precision_hardware = reduced_precision_hardware;
   a.reduced_precision_evidence = reduced_precision_evidence;
   return a;

@@ -1,6 +1,8 @@
 #include "torchperf/train/training_side.h"
 
 
+#include <algorithm>
+
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/memory_probe.h"
@@ -93,7 +95,20 @@ SideFactory training_side_factory() {
 }
 
 TrainingPlan plan_of(const TrainingContext& context, const Configuration& config) {
-  return plan_training(resolve_training(config, context.traits));
+  TrainingPlan plan = plan_training(resolve_training(config, context.traits));
+  // Knobs that only the Python step has, and pairs that PyTorch refuses together.
+  if (!plan.in_python() && (plan.accumulate > 1 || plan.checkpoint != "off"))
+    throw ConfigError(std::string(plan.accumulate > 1 ? "accumulate=" + std::to_string(plan.accumulate)
+                                                      : "checkpoint=" + plan.checkpoint) +
+                      " runs in the Python step (step=eager or compile), not step=" + plan.step);
+  if (plan.checkpoint.rfind("budget:", 0) == 0 && !plan.compiled())
+    throw ConfigError("checkpoint=" + plan.checkpoint +
+                      ": the activation memory budget is torch.compile's (step=compile); in eager "
+                      "use blocks or every:N");
+  if (plan.ddp.static_graph && plan.no_sync && plan.accumulate > 1)
+    throw ConfigError("static_graph=on with no_sync=on: DDP's static graph does not take steps "
+                      "whose all-reduce is skipped (its reducer asserts); choose one");
+  return plan;
 }
 
 RemoteTrainingSide::RemoteTrainingSide(const Configuration& config, const WorkerRun& run,
@@ -155,14 +170,33 @@ RemoteTrainingSide::RemoteTrainingSide(const TrainingContext& context, const Con
   r.warmup_steps = std::max<std::size_t>(warmup_steps, 1);  // the first step compiles
   r.steps = options.steps;
   r.settle_steps = options.settle_steps;
+  r.accumulate = plan.accumulate;
+  r.no_sync = plan.no_sync;
+  r.checkpoint = plan.checkpoint;
+  r.memory_cap_bytes = memory_cap_bytes_ = context.spec.memory_cap_bytes;
+  r.bucket_mb = plan.ddp.bucket_mb;
+  r.gradient_as_bucket_view = plan.ddp.gradient_as_bucket_view;
+  r.static_graph = plan.ddp.static_graph;
+  r.broadcast_buffers = plan.ddp.broadcast_buffers;
+  r.find_unused_parameters = plan.ddp.find_unused_parameters;
+  const RankSpec& ranks = context.spec.ranks;
+  r.nproc = ranks.nproc;
+  r.nnodes = ranks.nnodes;
+  r.node_rank = ranks.node_rank;
+  r.rdzv_endpoint = ranks.rdzv_endpoint;
+  r.collective_timeout_s = ranks.collective_timeout_s;
+  r.join_timeout_s = ranks.join_timeout_s;
+  // Each rank's log and error beside this side's own log: an error names the failed rank's.
+  r.rank_log_dir = log_.substr(0, log_.size() - 4) + "-ranks";
+  // Ranks: torch's launcher, driven through torchperf.rank_group; one process: the step itself.
+  const std::string module = ranks.distributed() ? "torchperf.rank_group" : "torchperf.train_worker";
   worker_ = std::make_unique<WorkerSession>(python_interpreter(),
                                             with_python_path(worker_environment(config)),
                                             run.limits, log_,
                                             run.tick,
-                                            std::vector<std::string>{"-m", "torchperf.train_worker"});
-  compile_s_ = from_reply<PythonTrainSideReady>(ask(to_request(r), "preparing"),
-                                                "python-train-side")
-                   .compile_s;
+                                            std::vector<std::string>{"-m", module});
+  facts_ = from_reply<PythonTrainSideReady>(ask(to_request(r), "preparing"), "python-train-side");
+  compile_s_ = facts_.compile_s;
 }
 
 RemoteTrainingSide::~RemoteTrainingSide() = default;
@@ -181,9 +215,9 @@ Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
   if (!python_) throw RuntimeFailure("a breakdown in a worker is the Python training worker's");
   const auto reply = from_reply<TrainBreakdownReply>(
       ask(to_request(TrainBreakdownRequest{steps}), "timing phases"), "a breakdown");
-  std::vector<StepTimes> times;
-  try {
-    for (const json& j : reply.steps) {
+  auto step_times = [](const std::vector<json>& steps) {
+    std::vector<StepTimes> times;
+    for (const json& j : steps) {
       StepTimes t;
       const auto ns = j.at("ns").get<std::vector<double>>();
       for (std::size_t i = 0; i < kPhaseCount && i < ns.size(); ++i) t.ns[i] = ns[i];
@@ -194,13 +228,31 @@ Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
       t.start_us = j.at("start_us").get<std::int64_t>();
       times.push_back(t);
     }
+    return times;
+  };
+  Breakdown b;
+  try {
+    b = summarize_steps(step_times(reply.steps));
+    for (const json& r : reply.ranks)
+      b.ranks.push_back(summarize_rank(r.at("rank").get<int>(), r.at("host").get<std::string>(),
+                                       step_times(r.at("steps").get<std::vector<json>>()),
+                                       r.at("peak_memory_bytes").get<std::int64_t>()));
   } catch (const json::exception& e) {
     throw WorkerProtocolError("training side " + name_ + ": a breakdown reply: " + e.what());
   }
-  Breakdown b = summarize_steps(times);
+  std::sort(b.ranks.begin(), b.ranks.end(),
+            [](const RankBreakdown& x, const RankBreakdown& y) { return x.rank < y.rank; });
+  b.straggler_gap_ns = straggler_gap_ns(b.ranks);
   b.peak_memory_bytes = reply.peak_memory_bytes;
   b.memory_capacity_bytes = reply.memory_capacity_bytes;
+  // A cap is the capacity the step has (the device's own, on CUDA, when smaller).
+  if (memory_cap_bytes_ > 0 &&
+      (b.memory_capacity_bytes < 0 || memory_cap_bytes_ < b.memory_capacity_bytes))
+    b.memory_capacity_bytes = memory_cap_bytes_;
   if (b.memory_capacity_bytes < 0) b.memory_capacity_bytes = memory_capacity_bytes();
+  b.activation_bytes = facts_.activation_bytes;
+  b.checkpointed_activation_bytes = facts_.checkpointed_activation_bytes;
+  if (facts_.world_size > 1) b.unused_parameters = static_cast<int>(facts_.unused_parameters);
   return b;
 }
 

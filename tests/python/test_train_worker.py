@@ -14,7 +14,12 @@ def train_side(**changes):
                "step": "eager", "threads": 1, "batch": 4, "channels_last": False,
                "cudnn_benchmark": False, "workers": 0, "prefetch": 2, "pin_memory": False,
                "non_blocking": False, "transfer": "float32", "amp": "off", "set_to_none": False,
-               "warmup_steps": 1, "steps": 2, "settle_steps": 1}
+               "warmup_steps": 1, "steps": 2, "settle_steps": 1, "accumulate": 1,
+               "no_sync": False, "checkpoint": "off", "memory_cap_bytes": 0, "bucket_mb": 25,
+               "gradient_as_bucket_view": False, "static_graph": False,
+               "broadcast_buffers": True, "find_unused_parameters": "auto", "nproc": 1,
+               "nnodes": 1, "node_rank": 0, "rdzv_endpoint": "", "collective_timeout_s": 60.0,
+               "join_timeout_s": 60.0, "rank_log_dir": ""}
     request.update(changes)
     return request
 
@@ -37,7 +42,7 @@ def test_an_eager_step_breaks_down_into_phases_that_add_up_to_the_step():
     assert answer["ok"], answer
     assert len(answer["steps"]) == 3
     for step in answer["steps"]:
-        assert len(step["ns"]) == 6 and all(t >= 0 for t in step["ns"])
+        assert len(step["ns"]) == 7 and all(t >= 0 for t in step["ns"])
         assert sum(step["ns"]) <= step["total_ns"] * 1.001
         assert step["samples"] == 4 and step["stepped"]
     assert answer["peak_memory_bytes"] > 0
@@ -101,4 +106,78 @@ def test_the_training_worker_speaks_the_fields_the_cpp_side_lists():
 
     entry = protocol_schema()["jobs"]["python-train-side"]
     assert wire_types(train_worker.PYTHON_TRAIN_SIDE_REQUEST) == entry["request"]
-    assert set(entry["ready"]) == {"setup_ms", "compile_s", "torch", "threads"}
+    assert set(entry["ready"]) == {"setup_ms", "compile_s", "torch", "threads", "world_size",
+                                   "unused_parameters", "checkpointed_blocks", "activation_bytes",
+                                   "checkpointed_activation_bytes", "followed"}
+
+
+def blocks_worker(tmp_path, **changes):
+    import os
+
+    import torch
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = tmp_path / "vectors.pt"
+    torch.save((torch.randn(256, 64), torch.randint(0, 10, (256,))), data)
+    worker = Worker(module="torchperf.train_worker", env={"PYTHONPATH": os.pathsep.join(
+        [os.path.join(here, "..", "..", "python"), here])})
+    return worker, train_side(model="python:rank_models:Blocks", data_source=f"tensors:{data}",
+                              batch=16, **changes)
+
+
+def test_accumulation_steps_the_optimizer_once_per_k_micro_batches(tmp_path):
+    worker, request = blocks_worker(tmp_path, accumulate=3)
+    assert worker.ask(request)["ok"]
+    answer = worker.ask(job("breakdown", steps=2))
+    assert answer["ok"], answer
+    assert all(step["samples"] == 48 for step in answer["steps"])
+    assert all(step["ns"][6] == 0 for step in answer["steps"])  # one process: no all-reduce
+    worker.ask(job("train-finish"))
+    worker.close()
+
+
+def test_checkpointing_recomputes_the_repeated_blocks_and_keeps_fewer_activations(tmp_path):
+    worker, request = blocks_worker(tmp_path, memory_cap_bytes=8 << 30)
+    ready = worker.ask(request)
+    assert ready["ok"], ready
+    assert ready["checkpointed_blocks"] == 0
+    # Saved for backward: each block's four activations without it, its input with it.
+    assert 0 < ready["checkpointed_activation_bytes"] < ready["activation_bytes"] / 2
+    worker.ask(job("train-finish"))
+    worker.close()
+    worker, request = blocks_worker(tmp_path, checkpoint="blocks", memory_cap_bytes=8 << 30)
+    ready = worker.ask(request)
+    assert ready["ok"], ready
+    assert ready["checkpointed_blocks"] == 6
+    assert ready["activation_bytes"] == ready["checkpointed_activation_bytes"]
+    assert worker.ask(job("train-block"))["ok"]
+    worker.ask(job("train-finish"))
+    worker.close()
+
+
+@pytest.mark.parametrize("checkpoint, message", [
+    ("every:0", "checkpoint 'every:0': expected off, blocks, every:N"),
+    ("budget:0.5", "the activation memory budget is torch.compile's"),
+])
+def test_a_checkpoint_that_cannot_apply_is_a_config_error(tmp_path, checkpoint, message):
+    worker, request = blocks_worker(tmp_path, checkpoint=checkpoint)
+    answer = worker.ask(request)
+    assert answer["error"]["kind"] == "config"
+    assert message in answer["error"]["message"]
+    worker.close()
+
+
+def test_a_model_without_repeated_blocks_cannot_checkpoint_them():
+    worker = Worker(module="torchperf.train_worker")
+    answer = worker.ask(train_side(model="builtin:mlp", checkpoint="blocks"))
+    assert answer["error"]["kind"] == "config"
+    assert "no ModuleList or Sequential of repeated blocks" in answer["error"]["message"]
+    worker.close()
+
+
+def test_a_step_over_the_memory_cap_is_out_of_memory_naming_the_cap(tmp_path):
+    worker, request = blocks_worker(tmp_path, memory_cap_bytes=64 << 20)
+    answer = worker.ask(request)  # the warm-up step already reaches past 64 MiB resident
+    assert answer["error"]["kind"] == "out-of-memory"
+    assert "over --memory-cap 64 MiB" in answer["error"]["message"]
+    worker.close()

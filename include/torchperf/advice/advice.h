@@ -52,6 +52,8 @@ inline constexpr double kMemoryHighThreshold = 0.90;  // of capacity: no room to
 inline constexpr double kMemoryLowThreshold = 0.50;   // of capacity: room for a bigger batch
 inline constexpr double kUtilisationThreshold = 0.90;  // compute share below which batch helps
 inline constexpr double kOptimizerThreshold = 0.05;    // of the step: zero_grad + step
+inline constexpr double kAllReduceThreshold = 0.05;    // of the step: DDP's exposed all-reduce
+inline constexpr double kStragglerThreshold = 0.10;    // of the step: the slowest rank's lag
 
 // rule, advice, the knob change to try (* when it changes training), evidence.
 TextTable advice_table(const std::vector<Advice>& advice);

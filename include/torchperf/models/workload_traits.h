@@ -60,7 +60,8 @@ struct WorkloadTraits {
   bool caller_module = false;
   bool saved_training = false;    // the training flag the model was saved with
   bool can_train_mode = true;     // has a training flag at all
-  int usable_cores = 1;
+  int usable_cores = 1;  // of each rank under DDP (the machine's shared among its ranks)
+  int world_size = 1;    // train's DDP ranks, every node's (--nproc x --nnodes)
   int default_threads = 1;      // LibTorch's intra-op threads at start-up
   int default_interop_threads = 1;  // and its inter-op threads
   long long default_batch = 1;  // from the inputs file, a static program, or 1

@@ -20,7 +20,8 @@ struct AdviceContext {
   bool python_definition = false;  // the step can run in Python (step=compile)
   bool bf16 = false;        // the device computes in bf16 (amp=bf16 needs no gradient scaler)
   bool uint8_data = false;  // the transfer knob applies
-  int usable_cores = 1;
+  int usable_cores = 1;      // of each rank, under DDP
+  int world_size = 1;        // DDP ranks (1: one process)
   bool reduced_precision_hardware = false;
   std::string reduced_precision_evidence;
 };

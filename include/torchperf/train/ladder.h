@@ -88,6 +88,9 @@ struct Attempt {
   bool separate_processes = false;  // each side in its own worker (they differ in process state)
   bool changes_training = false;    // batch size, precision: what is learned changes
   double compile_s = -1;            // the change's torch.compile time, apart from its steps
+  // Why the candidate could not run (out of memory under --memory-cap, a setting its step
+  // refused), or "": such a change is not kept, and the climb goes on.
+  std::string failure;
 };
 
 struct Rung {

@@ -27,6 +27,8 @@ struct TrainReport {
 };
 
 TextTable breakdown_table(const Breakdown& b);
+// DDP: each rank's phases, step, own work and peak memory.
+TextTable ranks_table(const Breakdown& b);
 TextTable ladder_table(const LadderResult& ladder);
 std::string format_train_report(const TrainReport& report);
 nlohmann::json to_json(const Breakdown& b);

@@ -22,6 +22,19 @@ namespace torchperf {
 
 class ModelSource;
 
+// Where the step's ranks run (train --nproc N): torch's launcher starts N per node, the nodes
+// meeting at a c10d rendezvous; the step is then DDP's, in Python.
+struct RankSpec {
+  int nproc = 1;                   // ranks on this node
+  int nnodes = 1;
+  int node_rank = 0;               // 0 drives (its launcher hosts the rendezvous); others follow
+  std::string rdzv_endpoint;       // HOST:PORT; "" on one node (a port of its own)
+  double collective_timeout_s = 120;  // a rank stuck ends the others' all-reduce after this
+  double join_timeout_s = 120;     // the nodes must all join the rendezvous within this
+  int world_size() const { return nproc * nnodes; }
+  bool distributed() const { return world_size() > 1; }
+};
+
 struct TrainingSpec {
   std::string model;                  // builtin:NAME or a TorchScript file
   DataSpec data;
@@ -35,6 +48,10 @@ struct TrainingSpec {
   // linear scales it with the batch (learning_rate * batch / reference_batch).
   std::string lr_scaling = "none";
   long long reference_batch = 0;  // 0: the rate is never scaled
+  RankSpec ranks;
+  // Per process (each rank): a step whose peak resident memory (allocated, on CUDA) passes it
+  // is out of memory; the ladder does not try a batch its estimate says would not fit. 0: none.
+  std::int64_t memory_cap_bytes = 0;
 };
 
 // What every session of one run shares. Throws UsageError (flags, data), ModelError (model).
@@ -48,6 +65,10 @@ struct TrainingContext {
   bool reduced_precision_hardware = false;  // bf16 (CPU AVX-512 BF16/AMX) or CUDA tensor cores
   bool bf16_hardware = false;               // of those, bf16 (no gradient scaler needed)
   std::string reduced_precision_evidence;
+  // With ranks: how they share the machine ("2 ranks x 1 thread on 2 usable cores, gloo"), and a
+  // warning where they oversubscribe it.
+  std::string ranks_plan;
+  std::string ranks_warning;
   // The clock every step is timed with (the project's one; tests may script it).
   std::shared_ptr<TimeSource> clock = std::make_shared<SteadyTimeSource>();
   static TrainingContext open(const TrainingSpec& spec);

@@ -77,6 +77,18 @@ struct PythonTrainSideRequest {
   std::string transfer, amp;
   bool set_to_none = false;
   std::size_t warmup_steps = 0, steps = 0, settle_steps = 0;
+  std::int64_t accumulate = 1;
+  bool no_sync = false;
+  std::string checkpoint = "off";
+  std::int64_t memory_cap_bytes = 0;
+  std::int64_t bucket_mb = 25;
+  bool gradient_as_bucket_view = false, static_graph = false, broadcast_buffers = true;
+  std::string find_unused_parameters = "auto";
+  // The ranks (torchperf.rank_group's launcher reads these; one process ignores them).
+  std::int64_t nproc = 1, nnodes = 1, node_rank = 0;
+  std::string rdzv_endpoint;
+  double collective_timeout_s = 120, join_timeout_s = 120;
+  std::string rank_log_dir;
   template <typename V>
   void fields(V& v) {
     v("model", model);
@@ -102,6 +114,22 @@ struct PythonTrainSideRequest {
     v("warmup_steps", warmup_steps);
     v("steps", steps);
     v("settle_steps", settle_steps);
+    v("accumulate", accumulate);
+    v("no_sync", no_sync);
+    v("checkpoint", checkpoint);
+    v("memory_cap_bytes", memory_cap_bytes);
+    v("bucket_mb", bucket_mb);
+    v("gradient_as_bucket_view", gradient_as_bucket_view);
+    v("static_graph", static_graph);
+    v("broadcast_buffers", broadcast_buffers);
+    v("find_unused_parameters", find_unused_parameters);
+    v("nproc", nproc);
+    v("nnodes", nnodes);
+    v("node_rank", node_rank);
+    v("rdzv_endpoint", rdzv_endpoint);
+    v("collective_timeout_s", collective_timeout_s);
+    v("join_timeout_s", join_timeout_s);
+    v("rank_log_dir", rank_log_dir);
   }
 };
 struct PythonTrainSideReady {
@@ -109,12 +137,26 @@ struct PythonTrainSideReady {
   double compile_s = -1;  // the first step's time under torch.compile (it compiles), else -1
   std::string torch;
   std::int64_t threads = 0;
+  std::int64_t world_size = 1;
+  std::int64_t unused_parameters = 0;    // DDP: parameters a step leaves without a gradient
+  std::int64_t checkpointed_blocks = 0;  // blocks the checkpoint knob wrapped
+  // With a memory cap: bytes a forward keeps for backward, as configured and with every repeated
+  // block checkpointed (-1: not measured, or no blocks).
+  std::int64_t activation_bytes = -1;
+  std::int64_t checkpointed_activation_bytes = -1;
+  bool followed = false;  // a node that does not drive: its ranks ran and ended
   template <typename V>
   void fields(V& v) {
     v("setup_ms", setup_ms);
     v("compile_s", compile_s);
     v("torch", torch);
     v("threads", threads);
+    v("world_size", world_size);
+    v("unused_parameters", unused_parameters);
+    v("checkpointed_blocks", checkpointed_blocks);
+    v("activation_bytes", activation_bytes);
+    v("checkpointed_activation_bytes", checkpointed_activation_bytes);
+    v("followed", followed);
   }
 };
 struct TrainBreakdownRequest {  // steps timed phase by phase (the device synchronised)
@@ -130,11 +172,15 @@ struct TrainBreakdownReply {
   std::vector<nlohmann::json> steps;  // each: ns (per phase), total_ns, samples, loss, stepped, start_us
   std::int64_t peak_memory_bytes = -1;      // -1: not measured
   std::int64_t memory_capacity_bytes = -1;  // -1: the supervisor's machine's is taken
+  // DDP: each rank's own (rank, host, steps, peak_memory_bytes); `steps` are then the slowest
+  // rank's, with every rank's samples.
+  std::vector<nlohmann::json> ranks;
   template <typename V>
   void fields(V& v) {
     v("steps", steps);
     v("peak_memory_bytes", peak_memory_bytes);
     v("memory_capacity_bytes", memory_capacity_bytes);
+    v("ranks", ranks);
   }
 };
 
@@ -162,6 +208,8 @@ class RemoteTrainingSide {
   // The warm-up's first step under torch.compile (which compiles forward and backward), or -1.
   double compile_s() const { return compile_s_; }
   bool in_python() const { return python_; }
+  // What the Python step said when it was ready (ranks, unused parameters, activation bytes).
+  const PythonTrainSideReady& facts() const { return facts_; }
 
  private:
   RemoteTrainingSide(const Configuration& config, const WorkerRun& run, const std::string& name);
@@ -172,6 +220,8 @@ class RemoteTrainingSide {
   std::string name_, log_;
   double timeout_s_ = 0, compile_s_ = -1;
   bool python_ = false;
+  std::int64_t memory_cap_bytes_ = 0;
+  PythonTrainSideReady facts_;
   std::unique_ptr<WorkerSession> worker_;
 };
 
