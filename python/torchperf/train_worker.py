@@ -266,7 +266,7 @@ class TrainSide:
         peak = worker.resident_high_water_bytes()
         if peak > cap:
             raise JobError(ErrorKind.RESOURCE_LIMIT,
-                           f"out of memory: rank {self.ranks.rank} reached {peak / 2**20:.0f} MiB "
+                           f"out of memory: {'rank %d' % self.ranks.rank if self.ranks.world_size > 1 else 'the step'} reached {peak / 2**20:.0f} MiB "
                            f"resident, over --memory-cap {cap / 2**20:.0f} MiB (batch "
                            f"{self.s['batch']}, checkpoint={self.s['checkpoint']})")
 

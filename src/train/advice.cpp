@@ -174,41 +174,11 @@ void advise_precision_and_memory(const Breakdown& b, const AdviceContext& c, std
     // Larger batches while their memory stays under the high-water threshold: 2x, 4x, … of the
     // batch. A batch that would not fit is not tried.
     std::vector<std::string> sizes;
-    long long largest = p.batch;
     for (long long k = 2; k <= 64; k *= 2) {
       const bool fits = measured ? predicted_peak(b, k, false) <= limit
                                  : memory * static_cast<double>(k) < kMemoryHighThreshold;
       if (!fits) break;
       sizes.push_back(std::to_string(p.batch * k));
-      largest = p.batch * k;
-    }
-    // Capped by memory: checkpointing the repeated blocks keeps their inputs only, and the
-    // batch it lets fit is tried with it (kept only if samples/s wins).
-    if (measured && p.checkpoint == "off" && b.checkpointed_activation_bytes > 0 &&
-        c.python_definition) {
-      std::vector<std::string> checkpointed;
-      for (long long k = 2; k <= 64; k *= 2)
-        if (p.batch * k > largest && predicted_peak(b, k, true) <= limit)
-          checkpointed.push_back(std::to_string(p.batch * k));
-      if (!checkpointed.empty()) {
-        const long long next = largest * 2;
-        Advice a{"memory",
-                 fmt::format("checkpoint the repeated blocks to fit a larger batch ({} … {})",
-                             checkpointed.front(), checkpointed.back()),
-                 fmt::format("compute is {} of the step; batch {} would need about {:.2f} GiB, "
-                             "over {} of the {:.2f} GiB cap (not tried); checkpointed, a forward "
-                             "keeps {:.0f}% of its activations",
-                             percent(compute), next,
-                             predicted_peak(b, static_cast<double>(next) / p.batch, false) /
-                                 1073741824.0,
-                             percent(kMemoryHighThreshold), b.memory_capacity_bytes / 1073741824.0,
-                             100.0 * b.checkpointed_activation_bytes / b.activation_bytes),
-                 "batch", checkpointed.front(), true, (1.0 - compute) * 0.9};
-        a.larger.assign(checkpointed.begin() + 1, checkpointed.end());
-        a.with = {{"checkpoint", "blocks"}};
-        if (!p.in_python()) a.with.push_back({"step", "eager"});  // checkpointing is Python's
-        out.push_back(a);
-      }
     }
     if (!sizes.empty()) {
       Advice a{"utilisation",
@@ -219,6 +189,32 @@ void advise_precision_and_memory(const Breakdown& b, const AdviceContext& c, std
                            percent(compute), percent(kUtilisationThreshold), percent(memory)),
                "batch", sizes.front(), true, 1.0 - compute};
       a.larger.assign(sizes.begin() + 1, sizes.end());
+      out.push_back(a);
+    }
+  }
+  // Capped by memory (the cap measured against the activations): checkpointing the repeated
+  // blocks keeps their inputs only, and the larger batch it lets fit is tried with it, kept only
+  // if samples/s wins. Tried whatever the compute share: on the share alone a larger batch's
+  // better kernels do not show, and a user who sets a cap asks what it costs.
+  if (measured && p.checkpoint == "off" && b.checkpointed_activation_bytes > 0 &&
+      c.python_definition && predicted_peak(b, 2, false) > limit) {
+    std::vector<std::string> checkpointed;
+    for (long long k = 2; k <= 64; k *= 2)
+      if (predicted_peak(b, k, true) <= limit) checkpointed.push_back(std::to_string(p.batch * k));
+    if (!checkpointed.empty()) {
+      Advice a{"memory",
+               fmt::format("checkpoint the repeated blocks to fit a larger batch ({} … {})",
+                           checkpointed.front(), checkpointed.back()),
+               fmt::format("batch {} would need about {:.2f} GiB, over {} of the {:.2f} GiB cap "
+                           "(not tried); checkpointed, a forward keeps {:.0f}% of its activations",
+                           p.batch * 2, predicted_peak(b, 2, false) / 1073741824.0,
+                           percent(kMemoryHighThreshold), b.memory_capacity_bytes / 1073741824.0,
+                           100.0 * b.checkpointed_activation_bytes / b.activation_bytes),
+               // Weighed as the memory rule is: by how full memory is (the cap binds).
+               "batch", checkpointed.front(), true, memory};
+      a.larger.assign(checkpointed.begin() + 1, checkpointed.end());
+      a.with = {{"checkpoint", "blocks"}};
+      if (!p.in_python()) a.with.push_back({"step", "eager"});  // checkpointing is Python's
       out.push_back(a);
     }
   }

@@ -107,6 +107,8 @@ json ask_side(WorkerSession& worker, const json& request, double timeout_s,
     answer = worker.ask(request, timeout_s);
   } catch (const WorkerFailure& e) {
     if (e.ending == Ending::kStopped) throw Interrupted("interrupted");
+    if (e.ending == Ending::kOutOfMemory)
+      throw ResourceLimit(side + ": the worker " + e.what() + " (log: " + log + ")");
     throw RuntimeFailure(side + ": the " + e.what() + " (log: " + log + ")");
   }
   if (!answer.value("ok", false))

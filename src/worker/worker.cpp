@@ -214,9 +214,11 @@ void rethrow_worker_error(const json& error, const std::string& what) {
   const std::string message = error.value("message", what + " failed");
   const auto kind = error_kind_named(error.value("kind", "runtime"));
   // A failure of the run itself says which run; the user's own mistakes speak for themselves.
-  if (!kind || *kind == ErrorKind::kRuntime || *kind == ErrorKind::kProtocol ||
-      *kind == ErrorKind::kResourceLimit)
+  if (!kind || *kind == ErrorKind::kRuntime || *kind == ErrorKind::kProtocol)
     throw RuntimeFailure(what + ": " + message);
+  // Out of memory is a bound the run met, and keeps its kind (the ladder skips a batch that
+  // does not fit; the exit code says which bound), named by its run.
+  if (*kind == ErrorKind::kResourceLimit) throw ResourceLimit(what + ": " + message);
   throw_error(*kind, message);
 }
 
