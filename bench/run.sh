@@ -84,7 +84,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -896,4 +896,11 @@ if section 21; then
 echo "== 21. lengths that vary: the built-in encoder, batch 16, lognormal lengths (median 40, to 512); tune (${BENCH_SHAPES_BUDGET:-5m}) vs by hand, ${BENCH_SHAPES_ROUNDS:-3} rounds"
 PYTHONPATH="$root/python" "$python" "$here/shapes_vs_hand.py" "$tp_binary" "${BENCH_SHAPES_BUDGET:-5m}" \
     "${BENCH_SHAPES_ROUNDS:-3}" "${BENCH_SHAPES_SECONDS:-3}" "$build/bench-shapes"
+fi
+
+if section 22; then
+# Issue 53. DDP ranks under torch's launcher: the ladder's top rung against a DDP script tuned by
+# hand, and the checkpointing rung under a memory cap against the largest batch that fits without.
+"$python" "$here/ddp_vs_hand.py" "$tp_binary" "${BENCH_DDP_ROUNDS:-6}" "${BENCH_DDP_BUDGET:-3m}" \
+    "$build/bench-ddp"
 fi

@@ -393,6 +393,7 @@ def rank_main():
                 conn.sendall((json.dumps(merged) + "\n").encode())
             if job == "train-finish":
                 break
+        dist.barrier(group=control)  # no rank closes its connections while another uses them
         dist.destroy_process_group()
         return 0
     except JobError as e:

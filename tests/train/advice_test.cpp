@@ -192,6 +192,124 @@ TEST(AdviceTest, TheExecutorIsLeftAloneOnCudaWhereTheJitFusesAndForEagerModels) 
   EXPECT_FALSE(find(advise(with_shares(0, 0, 0.9), c), "executor").has_value());
 }
 
+AdviceContext ranks(int world, int accumulate = 1) {
+  AdviceContext c = cpu(1);
+  c.world_size = world;
+  c.plan.accumulate = accumulate;
+  return c;
+}
+
+Breakdown with_all_reduce(double exposed) {
+  Breakdown b = with_shares(0, 0, 0.95 - exposed, 0.6);
+  b.share[static_cast<std::size_t>(Phase::kAllReduce)] = exposed;
+  return b;
+}
+
+TEST(AdviceTest, AnExposedAllReduceWhileAccumulatingAsksForNoSyncFirst) {
+  const auto advice = advise(with_all_reduce(0.5), ranks(2, 4));
+  ASSERT_FALSE(advice.empty());
+  EXPECT_EQ(advice.front().knob, "no_sync");
+  EXPECT_EQ(advice.front().value, "on");
+  EXPECT_FALSE(advice.front().changes_training);
+  EXPECT_NE(advice.front().evidence.find("50.0% of the 100.0 ms step"), std::string::npos);
+  EXPECT_DOUBLE_EQ(advice.front().weight, 0.5 * 3 / 4);
+  // And the buckets: views, larger, smaller, a static graph.
+  EXPECT_EQ(find(advice, "gradient_as_bucket_view")->value, "on");
+  EXPECT_EQ(find(advice, "ddp_bucket_mb")->value, "100");
+  EXPECT_TRUE(find(advice, "static_graph"));
+}
+
+TEST(AdviceTest, NoSyncIsNotAskedForWithoutAccumulationOrWithAStaticGraph) {
+  EXPECT_FALSE(find(advise(with_all_reduce(0.5), ranks(2, 1)), "no_sync"));
+  AdviceContext c = ranks(2, 4);
+  c.plan.ddp.static_graph = true;
+  EXPECT_FALSE(find(advise(with_all_reduce(0.5), c), "no_sync"));
+}
+
+TEST(AdviceTest, OneProcessOrAHiddenAllReduceAsksNothingOfDdp) {
+  for (const auto& a : advise(with_all_reduce(0.5), ranks(1, 4))) EXPECT_NE(a.rule, "all-reduce");
+  for (const auto& a : advise(with_all_reduce(0.02), ranks(2, 4))) EXPECT_NE(a.rule, "all-reduce");
+}
+
+TEST(AdviceTest, FindingUnusedParametersWhereEveryOneHasAGradientIsACost) {
+  AdviceContext c = ranks(2);
+  c.plan.ddp.find_unused_parameters = "on";
+  Breakdown b = with_all_reduce(0);
+  b.unused_parameters = 0;
+  EXPECT_EQ(find(advise(b, c), "find_unused_parameters")->value, "auto");
+  b.unused_parameters = 3;
+  EXPECT_FALSE(find(advise(b, c), "find_unused_parameters"));
+}
+
+TEST(AdviceTest, ARankWhoseOwnWorkLagsTheMedianIsNamedAsAStraggler) {
+  Breakdown b = with_all_reduce(0.1);
+  b.ranks = {RankBreakdown{}, RankBreakdown{}};
+  b.ranks[0].busy_ns = 60e6;
+  b.ranks[1].rank = 1;
+  b.ranks[1].busy_ns = 90e6;
+  b.straggler_gap_ns = straggler_gap_ns(b.ranks);
+  bool named = false;
+  for (const auto& a : advise(b, ranks(2)))
+    if (a.rule == "straggler") {
+      named = true;
+      EXPECT_TRUE(a.knob.empty());
+      EXPECT_NE(a.evidence.find("rank 1's own work is 15.0 ms longer"), std::string::npos)
+          << a.evidence;
+    }
+  EXPECT_TRUE(named);
+}
+
+// The step at batch 4 with a 1000-byte cap: 600 bytes at peak, 200 of them activations (40
+// checkpointed). The ladder plans up to 90% of the cap (900 bytes).
+Breakdown capped(double compute = 0.99) {
+  Breakdown b = with_shares(0.005, 0, compute, 0.6);
+  b.activation_bytes = 200;
+  b.checkpointed_activation_bytes = 40;
+  return b;
+}
+
+AdviceContext python_step(long long batch) {
+  AdviceContext c = cpu();
+  c.python_definition = true;
+  c.plan.batch = batch;
+  return c;
+}
+
+TEST(AdviceTest, UnderACapABatchIsPlannedFromItsActivationsAndOneThatWouldNotFitIsNotTried) {
+  // Batch 8 needs 800 bytes, 16 would need 1200: only 8 is advised.
+  const auto a = find(advise(capped(0.5), python_step(4)), "batch");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->rule, "utilisation");
+  EXPECT_EQ(a->value, "8");
+  EXPECT_TRUE(a->larger.empty());
+}
+
+TEST(AdviceTest, ABatchCappedByMemoryIsTriedCheckpointedWithTheLargerBatchItFits) {
+  Breakdown b = capped();
+  b.peak_memory_bytes = 850;  // batch 8 would need 1050: over the 900 planned
+  const auto advice = advise(b, python_step(4));
+  const auto a = find(advice, "batch");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->rule, "memory");
+  EXPECT_TRUE(a->changes_training);
+  // Checkpointed, k times the batch needs 650 + 2 x 40 k: 8 (810) fits, 16 (970) does not.
+  EXPECT_EQ(a->value, "8");
+  EXPECT_TRUE(a->larger.empty());
+  ASSERT_EQ(a->with.size(), 2u);  // the Python step's: checkpointing wraps Python modules
+  EXPECT_EQ(a->with[0], (std::pair<std::string, std::string>{"checkpoint", "blocks"}));
+  EXPECT_NE(a->evidence.find("batch 8 would need"), std::string::npos) << a->evidence;
+  EXPECT_NE(a->evidence.find("(not tried)"), std::string::npos);
+}
+
+TEST(AdviceTest, NoCheckpointingIsAdvisedWhereTheBatchFitsOrTheModelHasNoPythonDefinition) {
+  EXPECT_FALSE(find(advise(capped(), python_step(4)), "batch"));  // 8 fits: no cap binds
+  Breakdown b = capped();
+  b.peak_memory_bytes = 850;
+  AdviceContext c = python_step(4);
+  c.python_definition = false;
+  EXPECT_FALSE(find(advise(b, c), "batch"));
+}
+
 TEST(AdviceTest, AdviceComesLargestShareFirst) {
   // Pushed in rule order: data wait (0.1), transfer (0.09), then utilisation (1 - 0.5).
   const auto advice = advise(with_shares(0.1, 0, 0.5), cpu());

@@ -190,6 +190,28 @@ TEST(LadderTest, AChangeThatLosesIsRecordedAndTheNextAdvisedChangeIsTried) {
   EXPECT_FALSE(won.attempts.front().kept);
 }
 
+TEST(LadderTest, AChangeThatRunsOutOfMemoryIsRecordedAsFailedAndTheClimbGoesOn) {
+  const TrainingContext c = data_bound_tiny_cnn();
+  LadderOptions o = scripted([](const std::string&) { return 1.3; });
+  const auto scripted_verdict = o.verdict;
+  std::string failed;
+  o.verdict = [&](const Configuration& from, const Configuration& to) {
+    if (failed.empty()) {
+      failed = to.to_string();
+      throw ResourceLimit("training side b: out of memory: the step reached 900 MiB resident, "
+                          "over --memory-cap 512 MiB");
+    }
+    return scripted_verdict(from, to);
+  };
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), o);
+  ASSERT_GE(r.attempts.size(), 2u);
+  EXPECT_FALSE(r.attempts.front().kept);
+  EXPECT_NE(r.attempts.front().failure.find("over --memory-cap 512 MiB"), std::string::npos);
+  EXPECT_EQ(r.attempts.front().speedup.ratio, 0);
+  EXPECT_TRUE(r.attempts[1].failure.empty());
+  EXPECT_TRUE(r.attempts[1].kept);  // the next advised change is tried, and wins
+}
+
 TEST(LadderTest, LoaderThreadsAreTriedUpwardWhileEachGainsMoreThanTheLast) {
   TrainingContext c = data_bound_tiny_cnn();
   c.traits.usable_cores = 8;  // sizes 1, 2, 4, 8

@@ -52,6 +52,41 @@ TEST(TrainingSpecJsonTest, ASpecReadsBackAsItWasWritten) {
   EXPECT_EQ(to_json(back), to_json(s));
 }
 
+TEST(TrainingPlanTest, KnobsOfThePythonStepAndPairsPyTorchRefusesAreConfigErrors) {
+  TrainingContext c;
+  c.traits.python_definition = true;
+  c.traits.world_size = 2;
+  // The Python step: accumulation and checkpointing plan there.
+  const TrainingPlan p = plan_of(c, Configuration::parse(
+      "step=eager,accumulate=4,no_sync=on,checkpoint=every:2,ddp_bucket_mb=5,"
+      "gradient_as_bucket_view=on,broadcast_buffers=off,find_unused_parameters=on"));
+  EXPECT_EQ(p.accumulate, 4);
+  EXPECT_TRUE(p.no_sync);
+  EXPECT_EQ(p.checkpoint, "every:2");
+  EXPECT_EQ(p.ddp.bucket_mb, 5);
+  EXPECT_TRUE(p.ddp.gradient_as_bucket_view);
+  EXPECT_FALSE(p.ddp.broadcast_buffers);
+  EXPECT_EQ(p.ddp.find_unused_parameters, "on");
+  auto refused = [&](const std::string& config, const std::string& why) {
+    try {
+      plan_of(c, Configuration::parse(config));
+      ADD_FAILURE() << config << " was planned";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused("step=eager,checkpoint=budget:0.5", "the activation memory budget is torch.compile's");
+  refused("step=eager,static_graph=on,no_sync=on,accumulate=2", "static_graph=on with no_sync=on");
+  refused("checkpoint=every:0", "expected off, blocks, every:N");
+  refused("step=torchscript", "DDP's ranks train in Python");
+  // One process: DDP's knobs do not apply; accumulation does.
+  c.traits.world_size = 1;
+  refused("step=eager,ddp_bucket_mb=5", "DDP's settings apply to ranks");
+  EXPECT_EQ(plan_of(c, Configuration::parse("step=eager,accumulate=2")).accumulate, 2);
+  c.traits.torchscript_form = true;
+  refused("step=torchscript,accumulate=2", "accumulate=2 runs in the Python step");
+}
+
 TEST_F(TrainingSideTest, ASideInItsOwnWorkerRunsBlocksOfStepsAtItsThreadCount) {
   HeadToHeadOptions o;
   o.steps = 2;
