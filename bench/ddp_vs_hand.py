@@ -6,8 +6,8 @@
    by hand (25 MB buckets, gradient_as_bucket_view, no_sync while accumulating, set_to_none; its
    loader's workers chosen by measuring 0 and 1), each side in fresh processes under torch's
    launcher, alternated rounds.
-2. A memory cap: bench/memory_models.py's SequenceMLP, batch 4, a cap set between what batch 4
-   needs and what batch 8 would (from the measured activations). The ladder's checkpointing rung
+2. A memory cap: bench/memory_models.py's SequenceMLP, batch 32, a cap set between what batch 32
+   needs and what batch 64 would (from the measured activations). The ladder's checkpointing rung
    (checkpoint=blocks with the larger batch it fits) against the largest batch that fits without
    it, alternated, each in a fresh process under the cap.
 
@@ -114,19 +114,21 @@ sequences = os.path.join(out, "sequences.pt")
 torch.save((torch.randn(512, 256, 128, generator=g), torch.randint(0, 10, (512,), generator=g)),
            sequences)
 model = ["--from-python", "memory_models:SequenceMLP", "--data", f"tensors:{sequences}"]
-probe = train_json(*model, "--batch", "4", "--memory-cap", "64G", "--steps", "6")["breakdown"]
+batch = 32
+probe = train_json(*model, "--batch", str(batch), "--memory-cap", "64G", "--steps", "4")["breakdown"]
 peak, act = probe["peak_memory_bytes"], probe["activation_bytes"]
-# The ladder plans a batch up to 90% of the cap: batch 4 fits, batch 8 (another 4 samples'
-# activations) would not.
-cap_mib = int((peak + 0.5 * act) / 0.9 / 2**20)
-print(f"\n== 22b. a memory cap: SequenceMLP (8 residual blocks over 256 positions), batch 4 peaks at "
+# Batch 32 fits, batch 64 (another 32 samples' activations) does not, and the ladder (planning up
+# to 90% of the cap) does not try it.
+cap_mib = int((peak + 0.5 * act) / 2**20)
+print(f"\n== 22b. a memory cap: SequenceMLP (8 residual blocks over 256 positions), batch {batch} peaks at "
       f"{peak / 2**20:.0f} MiB with {act / 2**20:.1f} MiB of activations "
       f"({probe['checkpointed_activation_bytes'] / 2**20:.1f} MiB checkpointed); --memory-cap {cap_mib}M")
 cap = ["--memory-cap", f"{cap_mib}M"]
-r = run([tp, "train", *model, "--batch", "8", *cap, "--steps", "3", "--quiet"])
-print(f"  batch 8 without checkpointing: exit {r.returncode}: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
-ladder = train_json(*model, "--batch", "4", *cap, "--ladder", "--allow-semantic-changes",
-                    "--budget", budget, "--steps", "6")["ladder"]
+r = run([tp, "train", *model, "--batch", str(2 * batch), *cap, "--steps", "3", "--quiet"])
+print(f"  batch {2 * batch} without checkpointing: exit {r.returncode}: "
+      f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
+ladder = train_json(*model, "--batch", str(batch), *cap, "--ladder", "--allow-semantic-changes",
+                    "--budget", budget, "--steps", "4")["ladder"]
 checkpointed = []
 for a in ladder["attempts"]:
     verdict = (f"failed: {a['failure']}" if a.get("failure") else
@@ -140,12 +142,12 @@ if not checkpointed:
     print("  the ladder tried no checkpointing rung")
     sys.exit(0)
 best = max(checkpointed, key=lambda a: a["speedup"]["ratio"])
-batch = [kv.split("=")[1] for kv in best["change"].split(",") if kv.startswith("batch=")][0]
+larger = [kv.split("=")[1] for kv in best["change"].split(",") if kv.startswith("batch=")][0]
 ck_runs, plain_runs = [], []
 for r in range(rounds):
-    sides = [("ck", f"batch={batch},checkpoint=blocks"), ("plain", "batch=4")]
+    sides = [("ck", f"batch={larger},checkpoint=blocks"), ("plain", f"batch={batch}")]
     for name, config in (sides if r % 2 == 0 else sides[::-1]):
-        s = train_json(*model, *cap, "--config", config, "--steps", "12",
-                       "--warmup", "3")["breakdown"]["samples_per_second"]
+        s = train_json(*model, *cap, "--config", config, "--steps", "8",
+                       "--warmup", "2")["breakdown"]["samples_per_second"]
         (ck_runs if name == "ck" else plain_runs).append(s)
-table(f"batch {batch}, checkpointed", "batch 4, not", ck_runs, plain_runs)
+table(f"batch {larger}, checkpointed", f"batch {batch}, not", ck_runs, plain_runs)

@@ -310,7 +310,7 @@ class TrainSide:
             return now
 
         count = s["accumulate"]
-        samples, value, synced_backward_ns, synced = 0, 0.0, 0.0, 0
+        samples, total, synced_backward_ns, synced = 0, None, 0.0, 0
         for micro in range(count):
             inputs, targets = next(self.batches)
             lap(DATA_WAIT)
@@ -325,18 +325,24 @@ class TrainSide:
             with self.ddp.no_sync() if skip_sync else contextlib.nullcontext():
                 if self.mark_step:
                     self.mark_step()
-                with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.bfloat16,
-                                    enabled=self.amp_dtype is not None):
+                if self.amp_dtype is None:
                     out = self.model(inputs)
+                else:
+                    with torch.autocast(self.device.type, dtype=self.amp_dtype):
+                        out = self.model(inputs)
                 loss = self.loss_of(out, targets)
                 if count > 1:
                     loss = loss / count  # the mean over the optimizer step's samples
                 lap(FORWARD)
-                value += loss.item()  # read every step, as the C++ step does (a logging loop's sync)
-                if not math.isfinite(value) and self.scaler is None:
-                    raise JobError(ErrorKind.DIVERGED, f"the loss became {value} at step "
-                                   f"{self.steps_done + 1} (with amp=fp16, or --grad-scaler on, the "
-                                   "scaler skips such steps)")
+                total = loss.detach() if total is None else total + loss.detach()
+                value = None
+                if micro == count - 1:
+                    # Read once per optimizer step, as the C++ step does (a logging loop's sync).
+                    value = total.item()
+                    if not math.isfinite(value) and self.scaler is None:
+                        raise JobError(ErrorKind.DIVERGED, f"the loss became {value} at step "
+                                       f"{self.steps_done + 1} (with amp=fp16, or --grad-scaler on, "
+                                       "the scaler skips such steps)")
                 before = lap(OTHER)
                 (self.scaler.scale(loss) if self.scaler else loss).backward()
                 after = lap(BACKWARD)

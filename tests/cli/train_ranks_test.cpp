@@ -48,8 +48,11 @@ class TrainRanksTest : public ::testing::Test {
 std::filesystem::path TrainRanksTest::dir_;
 
 TEST_F(TrainRanksTest, TheLadderOverTwoRanksTriesDdpsKnobsAndBreaksEachRankDown) {
+  // A budget of 20 s: the climb starts each change's comparison within it (the first advised
+  // is a DDP knob where the all-reduce shows).
   const auto r = run_shell(train("Blocks", "--nproc 2 --accumulate 2 --ladder --max-rungs 1 "
-                                           "--rounds 4 --max-rounds 4 --block-steps 2 --json"));
+                                           "--rounds 4 --max-rounds 4 --block-steps 2 "
+                                           "--budget 20 --json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& first = j["ladder"]["rungs"][0]["breakdown"];
@@ -80,7 +83,7 @@ TEST_F(TrainRanksTest, ABuiltInTrainsOverTwoRanksWithItsRanksTablePrinted) {
   const auto r = run_shell(std::string("\"$TORCHPERF\" train builtin:mlp --data tensors:") +
                            (dir_ / "v784.pt").string() + " --nproc 2 --batch 8 --steps 3 "
                            "--warmup 1 --ladder --max-rungs 1 --rounds 4 --max-rounds 4 "
-                           "--block-steps 2 --quiet");
+                           "--block-steps 2 --budget 15 --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("2 ranks; the step is the slowest rank's; straggler gap"), std::string::npos)
       << r.out;
