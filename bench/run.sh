@@ -901,6 +901,6 @@ fi
 if section 22; then
 # Issue 53. DDP ranks under torch's launcher: the ladder's top rung against a DDP script tuned by
 # hand, and the checkpointing rung under a memory cap against the largest batch that fits without.
-"$python" "$here/ddp_vs_hand.py" "$tp_binary" "${BENCH_DDP_ROUNDS:-6}" "${BENCH_DDP_BUDGET:-3m}" \
-    "$build/bench-ddp"
+"$python" "$here/ddp_vs_hand.py" "$tp_binary" "${BENCH_DDP_ROUNDS:-10}" "${BENCH_DDP_BUDGET:-3m}" \
+    "$build/bench-ddp" "${BENCH_DDP_PARTS:-ab}"
 fi

@@ -97,6 +97,18 @@ def apply(model, value, compiled):
     return wrapped
 
 
+def checkpointed_peak_bytes(model, inputs, plain_bytes):
+    """The activations a checkpointed step holds at its peak: every block's input, and during
+    backward one block recomputed with its gradients (twice a block's share of the rest); -1
+    where the model has no repeated blocks."""
+    _, container = repeated_blocks(model)
+    if container is None:
+        return -1
+    kept = saved_activation_bytes(model, inputs, "blocks")
+    blocks = len(list(container.children()))
+    return kept + 2 * max(0, plain_bytes - kept) // blocks
+
+
 def saved_activation_bytes(model, inputs, checkpoint_value="off"):
     """Bytes of the tensors autograd keeps for backward over one forward of inputs (each storage
     counted once), with checkpoint_value applied to a copy of the model; the graph is dropped

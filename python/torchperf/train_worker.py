@@ -170,9 +170,11 @@ class TrainSide:
             from torchperf import checkpointing
 
             probe, _ = self.next_batch()
-            self.activation_bytes = checkpointing.saved_activation_bytes(model, probe, s["checkpoint"])
-            self.checkpointed_activation_bytes = checkpointing.saved_activation_bytes(
-                model, probe, "blocks")
+            plain = checkpointing.saved_activation_bytes(model, probe, "off")
+            self.checkpointed_activation_bytes = checkpointing.checkpointed_peak_bytes(
+                model, probe, plain)
+            self.activation_bytes = plain if s["checkpoint"] == "off" else \
+                self.checkpointed_activation_bytes
         self.checkpointed_blocks = 0
         if s["checkpoint"] != "off":
             from torchperf import checkpointing

@@ -11,14 +11,14 @@ namespace {
 
 std::string step_ms(const Breakdown& b) { return fmt::format("{:.1f} ms", b.step_ns * 1e-6); }
 
-// The peak at k times the batch: the activations a forward keeps grow with it (checkpointed:
-// the blocks' inputs, and about as much again for the block being recomputed), the rest
-// (weights, gradients, optimizer state, the runtime) does not.
+// The peak at k times the batch: the activations grow with it (checkpointed: the blocks'
+// inputs, and one block recomputed with its gradients, as the Python step measures them), the
+// rest (weights, gradients, optimizer state, the runtime) does not.
 double predicted_peak(const Breakdown& b, double k, bool checkpointed) {
   const double activations = static_cast<double>(b.activation_bytes);
   const double rest = static_cast<double>(b.peak_memory_bytes) - activations;
-  return rest + k * (checkpointed ? 2.0 * static_cast<double>(b.checkpointed_activation_bytes)
-                                  : activations);
+  return rest + k * static_cast<double>(checkpointed ? b.checkpointed_activation_bytes
+                                                     : b.activation_bytes);
 }
 
 // DDP: the all-reduce backward could not hide, a rank that lags, a graph walked for nothing.

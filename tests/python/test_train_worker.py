@@ -141,8 +141,9 @@ def test_checkpointing_recomputes_the_repeated_blocks_and_keeps_fewer_activation
     ready = worker.ask(request)
     assert ready["ok"], ready
     assert ready["checkpointed_blocks"] == 0
-    # Saved for backward: each block's four activations without it, its input with it.
-    assert 0 < ready["checkpointed_activation_bytes"] < ready["activation_bytes"] / 2
+    # Saved for backward: each block's four activations without it; with it, its input, and one
+    # block's recomputed with their gradients at the peak.
+    assert 0 < ready["checkpointed_activation_bytes"] < ready["activation_bytes"]
     worker.ask(job("train-finish"))
     worker.close()
     worker, request = blocks_worker(tmp_path, checkpoint="blocks", memory_cap_bytes=8 << 30)

@@ -292,9 +292,9 @@ TEST(AdviceTest, ABatchCappedByMemoryIsTriedCheckpointedWithTheLargerBatchItFits
   ASSERT_TRUE(a);
   EXPECT_EQ(a->rule, "memory");
   EXPECT_TRUE(a->changes_training);
-  // Checkpointed, k times the batch needs 650 + 2 x 40 k: 8 (810) fits, 16 (970) does not.
+  // Checkpointed, k times the batch needs 650 + 40 k: 8 (730) and 16 (810) fit, 32 (970) not.
   EXPECT_EQ(a->value, "8");
-  EXPECT_TRUE(a->larger.empty());
+  EXPECT_EQ(a->larger, std::vector<std::string>{"16"});
   ASSERT_EQ(a->with.size(), 2u);  // the Python step's: checkpointing wraps Python modules
   EXPECT_EQ(a->with[0], (std::pair<std::string, std::string>{"checkpoint", "blocks"}));
   EXPECT_NE(a->evidence.find("batch 8 would need"), std::string::npos) << a->evidence;
