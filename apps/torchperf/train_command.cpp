@@ -130,7 +130,8 @@ int run(TrainFlags& f) {
   workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   workers.log_dir = scratch_path("train-workers");
   std::filesystem::create_directories(workers.log_dir);
-  workers.limits.time_limit_s = 600;
+  // A node that follows answers when the driver's run ends, however long that takes.
+  workers.limits.time_limit_s = ranks.node_rank > 0 ? 7 * 86400 : 600;
   workers.limits.memory_cap_bytes = f.spec.memory_cap_bytes;
   workers.tick = [](double) { return !StopSignals::requested(); };
   if (f.ladder) {

@@ -256,6 +256,7 @@ class Climb {
         if (outcome == Outcome::kSkipped) continue;
         if (outcome == Outcome::kKept) return true;
         if (outcome != Outcome::kLost) break;
+        if (!result_.attempts.back().failure.empty()) break;  // a larger one would not run either
         const double ratio = result_.attempts.back().speedup.ratio;
         if (v > 0 && ratio <= previous_ratio) break;
         previous_ratio = ratio;
