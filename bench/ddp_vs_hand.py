@@ -136,23 +136,36 @@ def memory_part():
           f"{r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}")
     ladder = train_json(*model, "--batch", str(batch), *cap, "--ladder", "--allow-semantic-changes",
                         "--budget", budget, "--steps", "4")["ladder"]
-    checkpointed = []
+    def knobs(text):
+        return dict(kv.split("=", 1) for kv in text.split(",") if kv)
+
+    # Each attempt's whole configuration: the top rung when it was tried, with its change.
+    checkpointed, rung = [], 0
     for a in ladder["attempts"]:
         verdict = (f"failed: {a['failure']}" if a.get("failure") else
                    f"{a['speedup']['ratio']:.3f}x" + (" kept" if a["kept"] else ""))
         print(f"  tried {a['change']}: {verdict}")
+        top = knobs(ladder["rungs"][rung]["configuration"])
         if "checkpoint=blocks" in a["change"] and not a.get("failure"):
-            checkpointed.append(a)
+            checkpointed.append((a, top, dict(top, **knobs(a["change"]))))
+        if a["kept"]:
+            rung += 1
     print(f"  top rung: {ladder['rungs'][-1]['configuration']}; peak memory per rung: " +
           ", ".join(f"{r['breakdown']['peak_memory_bytes'] / 2**20:.0f} MiB" for r in ladder["rungs"]))
     if not checkpointed:
         print("  the ladder tried no checkpointing rung")
         return
-    best = max(checkpointed, key=lambda a: a["speedup"]["ratio"])
-    larger = [kv.split("=")[1] for kv in best["change"].split(",") if kv.startswith("batch=")][0]
+    _, plain, best = max(checkpointed, key=lambda c: c[0]["speedup"]["ratio"])
+    larger = best["batch"]
+
+    def text(config):
+        return ",".join(f"{k}={v}" for k, v in config.items())
+
+    print(f"  the checkpointing rung ({text(best)}) against the largest batch that fits without "
+          f"it ({text(plain)}), under the cap, alternated:")
     ck_runs, plain_runs = [], []
     for r in range(rounds):
-        sides = [("ck", f"batch={larger},checkpoint=blocks"), ("plain", f"batch={batch}")]
+        sides = [("ck", text(best)), ("plain", text(plain))]
         for name, config in (sides if r % 2 == 0 else sides[::-1]):
             s = train_json(*model, *cap, "--config", config, "--steps", "8",
                            "--warmup", "2")["breakdown"]["samples_per_second"]
