@@ -756,16 +756,7 @@ Knob executor_knob() {
   return k;
 }
 
-// The training knobs below are read only by `train`: their plan() sets up the loader and the step.
-Knob training_only(const std::string& name, const std::string& description) {
-  Knob k;
-  k.name = name;
-  k.description = description;
-  k.inference = false;
-  k.training = true;
-  return k;
-}
-
+// The training knobs below are read only by `train` (training_only, process_knobs.h).
 Knob workers_knob() {
   Knob k = training_only("workers",
                          "loader threads that decode, resize and normalise batches ahead of the "

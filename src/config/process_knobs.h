@@ -19,6 +19,16 @@ inline std::vector<std::string> fixed(std::initializer_list<const char*> values)
 // A knob swept only when --space names it.
 inline bool never_swept(const WorkloadTraits&) { return false; }
 
+// A knob read only by `train`: its plan() sets up the loader and the step.
+inline Knob training_only(const std::string& name, const std::string& description) {
+  Knob k;
+  k.name = name;
+  k.description = description;
+  k.inference = false;
+  k.training = true;
+  return k;
+}
+
 std::vector<Knob> worker_knobs();
 
 }  // namespace torchperf

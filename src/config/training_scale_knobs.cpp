@@ -8,15 +8,6 @@
 namespace torchperf {
 namespace {
 
-Knob training_knob(const std::string& name, const std::string& description) {
-  Knob k;
-  k.name = name;
-  k.description = description;
-  k.inference = false;
-  k.training = true;
-  return k;
-}
-
 // DDP's knobs apply where ranks run: a model trained in one process has nothing to all-reduce.
 Applicability with_ranks(const WorkloadTraits& t) {
   return t.world_size > 1 ? Applicability::yes()
@@ -26,7 +17,7 @@ Applicability with_ranks(const WorkloadTraits& t) {
 
 Knob on_off_ddp(const std::string& name, const std::string& description, bool baseline,
                 void (*set)(bool, TrainingPlan&)) {
-  Knob k = training_knob(name, description);
+  Knob k = training_only(name, description);
   k.values = [](const WorkloadTraits&) { return fixed({"off", "on"}); };
   k.baseline = [baseline](const WorkloadTraits&) { return baseline ? "on" : "off"; };
   k.applies = [](const WorkloadTraits& t, const std::string&) { return with_ranks(t); };
@@ -35,7 +26,7 @@ Knob on_off_ddp(const std::string& name, const std::string& description, bool ba
 }
 
 Knob accumulate_knob() {
-  Knob k = training_knob("accumulate",
+  Knob k = training_only("accumulate",
                          "micro-batches per optimizer step (gradient accumulation): the step "
                          "learns from accumulate x batch samples per rank");
   k.changes_training = true;
@@ -50,17 +41,8 @@ Knob accumulate_knob() {
   return k;
 }
 
-Knob no_sync_knob() {
-  Knob k = on_off_ddp("no_sync",
-                      "while accumulating, all micro-batches but the last run under DDP's "
-                      "no_sync(): their gradients are all-reduced once, with the last",
-                      false, [](bool on, TrainingPlan& p) { p.no_sync = on; });
-  k.applies = [](const WorkloadTraits& t, const std::string&) { return with_ranks(t); };
-  return k;
-}
-
 Knob bucket_knob() {
-  Knob k = training_knob("ddp_bucket_mb",
+  Knob k = training_only("ddp_bucket_mb",
                          "DDP's bucket size in MB (bucket_cap_mb): gradients are all-reduced a "
                          "bucket at a time, overlapping with the rest of backward");
   k.integer_valued = true;
@@ -75,7 +57,7 @@ Knob bucket_knob() {
 }
 
 Knob find_unused_knob() {
-  Knob k = training_knob("find_unused_parameters",
+  Knob k = training_only("find_unused_parameters",
                          "DDP walks the graph each step for parameters without a gradient: auto "
                          "turns it on only where a step leaves some (found on the first batch); "
                          "on where none are is a cost");
@@ -88,7 +70,7 @@ Knob find_unused_knob() {
 }
 
 Knob checkpoint_knob() {
-  Knob k = training_knob("checkpoint",
+  Knob k = training_only("checkpoint",
                          "activation checkpointing: off; blocks (each repeated block of the "
                          "model, recomputed in backward); every:N (every N-th block); budget:F "
                          "(torch.compile's activation memory budget, 0 < F <= 1)");
@@ -129,7 +111,10 @@ Knob checkpoint_knob() {
 std::vector<Knob> training_scale_knobs() {
   return {
       accumulate_knob(),
-      no_sync_knob(),
+      on_off_ddp("no_sync",
+                 "while accumulating, all micro-batches but the last run under DDP's no_sync(): "
+                 "their gradients are all-reduced once, with the last",
+                 false, [](bool on, TrainingPlan& p) { p.no_sync = on; }),
       bucket_knob(),
       on_off_ddp("gradient_as_bucket_view",
                  "gradients are views into DDP's buckets: no copy into them, less memory", false,
