@@ -200,6 +200,7 @@ int run(TrainFlags& f) {
                                          side.compile_s()));
     bar.update("training steps", 0.6, 0);
     report.breakdown = side.breakdown(f.steps);
+    side.finish();
     bar.finish();
     report.advice = advise(report.breakdown, context.advice_context(given));
     std::filesystem::remove_all(workers.log_dir);

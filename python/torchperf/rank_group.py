@@ -393,12 +393,21 @@ def rank_main():
                 conn.sendall((json.dumps(merged) + "\n").encode())
             if job == "train-finish":
                 break
-        dist.barrier(group=control)  # no rank closes its connections while another uses them
-        dist.destroy_process_group()
-        return 0
+        # The run is over and answered: a peer that closes its connections first (gloo then
+        # raises, or aborts in a destructor) is no failure of it. Every rank waits for the others,
+        # then exits without tearing the groups down.
+        try:
+            dist.barrier(group=control)
+        except Exception as e:  # noqa: BLE001
+            print(f"rank {rank}: after the finish: {concise(e)}", flush=True)
+        log.flush()
+        os._exit(0)
     except JobError as e:
         fail(e.kind, str(e))
     except Exception as e:  # noqa: BLE001 (every failure of a rank ends the world, named)
+        import traceback
+
+        traceback.print_exc()  # the rank's log keeps where it failed
         text = concise(e)
         lower = text.lower()
         if "timed out" in lower or "timeout" in lower:

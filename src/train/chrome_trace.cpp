@@ -18,7 +18,8 @@ namespace {
 namespace profiler = torch::autograd::profiler;
 namespace impl = torch::profiler::impl;
 
-// The phases in the order a step runs them (the loss read, `other`, sits before backward).
+// The phases in the order a step runs them (the loss read, `other`, sits before backward); a
+// TorchScript step has no all-reduce (DDP's, in the Python step).
 constexpr Phase kRunOrder[] = {Phase::kDataWait, Phase::kCopy,     Phase::kForward,
                                Phase::kOther,    Phase::kBackward, Phase::kOptimizer};
 

@@ -211,6 +211,10 @@ double RemoteTrainingSide::block() {
       .samples_per_s;
 }
 
+void RemoteTrainingSide::finish() {
+  ask(to_request(TrainFinishRequest{}), "finishing");
+}
+
 Breakdown RemoteTrainingSide::breakdown(std::size_t steps) {
   if (!python_) throw RuntimeFailure("a breakdown in a worker is the Python training worker's");
   const auto reply = from_reply<TrainBreakdownReply>(

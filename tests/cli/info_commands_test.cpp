@@ -23,9 +23,9 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   ASSERT_EQ(run.exit_code, 0);
   const auto j = nlohmann::json::parse(run.out);
   // 15 for bench and tune (4 of them train's too; cuda_graphs, padding and batching among them),
-  // 9 train-only (step among them), 8 worker knobs of bench and tune (the runtime first: the
-  // others are resolved for it)
-  EXPECT_EQ(j["knobs"].size(), 32u);
+  // 17 train-only (step, accumulation, DDP's and checkpointing among them), 8 worker knobs of
+  // bench and tune (the runtime first: the others are resolved for it)
+  EXPECT_EQ(j["knobs"].size(), 40u);
   EXPECT_EQ(j["knobs"][0]["name"], "runtime");
   EXPECT_EQ(j["knobs"][1]["name"], "threads");
   EXPECT_TRUE(j["knobs"][1]["integer_valued"].get<bool>());
@@ -33,7 +33,7 @@ TEST(InfoCommandsTest, KnobsAsJsonListTheRegistry) {
   std::size_t train_only = 0;
   for (const auto& k : j["knobs"])
     train_only += k["commands"] == nlohmann::json({"train"});
-  EXPECT_EQ(train_only, 9u);
+  EXPECT_EQ(train_only, 17u);
   EXPECT_EQ(j["builtin_models"][1]["name"], "resnet18");
   std::size_t worker = 0;
   for (const auto& k : j["knobs"])

@@ -32,7 +32,8 @@ TEST(ChromeTraceTest, WritesPhasesAndOperatorEventsOfTheActiveStepsOnly) {
   std::filesystem::remove(path);
   const TraceSummary summary = write_trace(s, TraceSchedule{1, 1, 2}, path);
   EXPECT_EQ(summary.steps, 2u);
-  EXPECT_EQ(summary.phase_events, 2u * kPhaseCount);
+  // Every phase but the all-reduce (DDP's, in Python: a TorchScript step has none).
+  EXPECT_EQ(summary.phase_events, 2u * (kPhaseCount - 1));
   EXPECT_GT(summary.operator_events, 0u);
   EXPECT_EQ(s.steps_done(), 4u);
   std::ifstream in(path);

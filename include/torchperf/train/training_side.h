@@ -205,6 +205,9 @@ class RemoteTrainingSide {
   double block();
   // Steps timed phase by phase, with the peak memory (Python worker only).
   Breakdown breakdown(std::size_t steps);
+  // The side's end, answered: ranks on other nodes then end with theirs, where a side dropped
+  // without it ends its world as a crash would.
+  void finish();
   // The warm-up's first step under torch.compile (which compiles forward and backward), or -1.
   double compile_s() const { return compile_s_; }
   bool in_python() const { return python_; }
