@@ -273,10 +273,11 @@ class TrainSide:
             return
         peak = worker.resident_high_water_bytes()
         if peak > cap:
+            who = f"rank {self.ranks.rank}" if self.ranks.world_size > 1 else "the step"
             raise JobError(ErrorKind.RESOURCE_LIMIT,
-                           f"out of memory: {'rank %d' % self.ranks.rank if self.ranks.world_size > 1 else 'the step'} reached {peak / 2**20:.0f} MiB "
-                           f"resident, over --memory-cap {cap / 2**20:.0f} MiB (batch "
-                           f"{self.s['batch']}, checkpoint={self.s['checkpoint']})")
+                           f"out of memory: {who} reached {peak / 2**20:.0f} MiB resident, over "
+                           f"--memory-cap {cap / 2**20:.0f} MiB (batch {self.s['batch']}, "
+                           f"checkpoint={self.s['checkpoint']})")
 
     def raise_step_error(self, error):
         if worker.is_out_of_memory(error):
