@@ -139,6 +139,10 @@ Runner add_bench_command(CLI::App& app) {
                   "S=lognormal:MEDIAN:SIGMA:MIN..MAX, S=file:LENGTHS (one a line); with --input "
                   "int64:S@0..30522 each timed call runs a pass over a stream of batches whose "
                   "lengths follow it (docs/shapes.md)");
+  cmd->add_option("--timed-batches", flags->options.stream_timed_batches,
+                  "With --dim: the stream's batches a timed pass runs, drawn across its padded "
+                  "sizes (0: every batch; a tune's brief points run 3)")
+      ->default_val(kFullTimedBatches);
   cmd->add_option("--inputs-file", flags->options.inputs_file,
                   "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
   cmd->add_option("--python-module", flags->options.python_module,

@@ -217,8 +217,9 @@ class Side:
             # The inputs as the caller holds them (on the device, in fp32 and their own layout):
             # the conversions the point needs are timed, as apply's callable makes them per call.
             self.inputs = tuple(t.to(self.device) for t in inputs)
-            # Shapes that vary (--dim): a timed call is one pass over the stream's batches, built
-            # by the C++ side so that every runtime runs the same samples.
+            # Shapes that vary (--dim): a timed call is one pass over the stream's timed batches
+            # (drawn across its padded sizes), built by the C++ side so that every runtime runs
+            # the same samples.
             self.stream = [tuple(t.to(self.device) for t in batch) for batch in load_stream(settings["stream"])]
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
@@ -333,7 +334,8 @@ class Side:
             # Each sample's padded batch, and the sample alone unpadded: padding must not change
             # its answer (the C++ side cuts the batch's row to the sample and compares).
             for i, (batch, sample) in enumerate(load_stream(padding_check)):
-                _child.save_outputs(self.fn(*self.stream[batch]), f"{padding_outputs}-{i}-padded.pt")
+                padded = tuple(t.to(self.device) for t in batch)
+                _child.save_outputs(self.fn(*padded), f"{padding_outputs}-{i}-padded.pt")
                 alone = tuple(t.to(self.device) for t in sample)
                 _child.save_outputs(self.fn(*alone), f"{padding_outputs}-{i}-alone.pt")
         return {"peak_memory_bytes": peak, "peak_memory_reset": self.peak_reset,

@@ -28,6 +28,7 @@
 #include "torchperf/models/workload.h"
 #include "torchperf/runtime/cuda_graph_model.h"
 #include "torchperf/runtime/runtime.h"
+#include "torchperf/text.h"
 
 namespace torchperf {
 namespace {
@@ -47,6 +48,8 @@ struct Session {
   // A reference call longer than this ends the run before anything else is timed (0: none).
   double call_limit_s = 0;
   double time_budget_s = 0;
+  std::size_t stream_timed_batches = kFullTimedBatches;
+  std::int64_t stream_batch = 16;  // the batch a stream's bucket edges are designed for
 };
 
 using Reference = SavedOutputs;
@@ -60,6 +63,12 @@ Session open_session(const BenchOptions& options) {
   s.memory_cap_bytes = options.memory_cap_bytes;
   s.compile_timeout_s = options.compile_timeout_s;
   s.time_budget_s = options.time_s;
+  s.stream_timed_batches = options.stream_timed_batches;
+  if (options.stream_batch > 0) {
+    s.stream_batch = options.stream_batch;
+  } else if (const auto batch = options.config.get("batch")) {
+    if (const auto n = positive_whole_number(*batch)) s.stream_batch = *n;
+  }
   // The reference call is a cold first call (oneDNN's primitives, the profiling executor: 20 ms
   // for a 4-row MLP here): only one far beyond the budget, and beyond a second, is conclusive.
   if (options.stop_when_a_call_exceeds_time) s.call_limit_s = std::max(10 * options.time_s, 1.0);
@@ -136,6 +145,8 @@ StreamRecipe stream_recipe_of(const Session& s) {
   recipe.dims = s.dims;
   recipe.seed = s.seed;
   recipe.samples = s.samples;
+  recipe.batch = s.stream_batch;  // until the batch knob sets it: the bucket edges' design
+  recipe.timed_batches = s.stream_timed_batches;
   return recipe;
 }
 
@@ -386,6 +397,8 @@ StreamFigures figures_of(const ShapeStream& stream, const StreamRecipe& recipe) 
   f.useful_tokens = stream.useful_elements;
   f.padded_tokens = stream.padded_elements;
   f.padding_share = stream.padding_share();
+  f.timed_batches = static_cast<std::int64_t>(stream.timed.size());
+  f.pass_scale = stream.pass_scale();
   return f;
 }
 
@@ -403,6 +416,12 @@ std::int64_t batch_of(const Workload& w) {
   if (w.stream) return w.stream->samples;
   if (w.inputs.empty() || !w.inputs[0].isTensor() || w.inputs[0].toTensor().dim() == 0) return 1;
   return w.inputs[0].toTensor().size(0);
+}
+
+// A stream's timed pass weighs its samples over its pass scale (Measurement::samples_per_call).
+double samples_per_call(const Workload& w) {
+  const double batch = static_cast<double>(batch_of(w));
+  return w.stream ? batch / w.stream->pass_scale() : batch;
 }
 
 // Padding must not change an answer (it does in a model that takes no attention mask): the
@@ -577,14 +596,17 @@ std::optional<SavedStream> save_stream(const BenchOptions& options,
     recipe.batching = parse_batching(config.value("batching"));
   const ShapeStream stream = build_stream(recipe);
   // A tuple of tuples: torch.load's weights-only unpickler takes those, not a generic list.
+  // Only the timed batches travel: the figures are the whole stream's.
   std::vector<c10::IValue> batches;
-  for (const auto& batch : stream.batches) batches.emplace_back(c10::ivalue::Tuple::create(batch.inputs));
+  for (const std::size_t b : stream.timed)
+    batches.emplace_back(c10::ivalue::Tuple::create(stream.batches[b].inputs));
   write_pickle(c10::ivalue::Tuple::create(std::move(batches)), path, "stream");
   SavedStream saved{figures_of(stream, recipe), padding_check_slots(stream)};
+  // Each checked sample with its padded batch (which need not be a timed one).
   std::vector<c10::IValue> checks;
   for (const auto& slot : saved.check_slots)
     checks.emplace_back(c10::ivalue::Tuple::create(
-        {c10::IValue(static_cast<std::int64_t>(slot.batch)),
+        {c10::ivalue::Tuple::create(stream.batches[slot.batch].inputs),
          c10::ivalue::Tuple::create(unpadded_sample(stream, recipe, slot))}));
   write_pickle(c10::ivalue::Tuple::create(std::move(checks)), check_path, "padding check");
   return saved;
@@ -740,10 +762,14 @@ BenchResult run_bench(const BenchOptions& requested, TimeSource& time,
   };
 
   if (!options.vs) {
-    BenchSide side(make_side(session, reference_for(options.config), options.config, sampling, time));
+    auto impl = make_side(session, reference_for(options.config), options.config, sampling, time);
+    impl->sampling = against_leader(sampling, options.leader_samples_per_s,
+                                    samples_per_call(impl->prepared->workload));
+    Sampler single(time, impl->sampling);
+    BenchSide side(std::move(impl));
     const SampleSet samples = naming_out_of_memory(
         *session, reference_batch(options, options.config),
-        [&] { return sampler.measure(side.run(), report); });
+        [&] { return single.measure(side.run(), report); });
     result.measurement = side.finish(samples, false);
     return result;
   }
@@ -769,10 +795,10 @@ Comparison compare_sides(Measurement a, Measurement b, const PairedSampleSet& pa
   c.stop = paired.stop;
   c.separate_processes = separate_processes;
   if (!paired.others_cores.empty()) c.round_load = round_load(paired.others_cores);
-  // Per-round ratios compare equal numbers of calls; with different batch sizes, compare
-  // samples/s.
-  if (c.a.batch != c.b.batch)
-    c.speedup = scaled(c.speedup, static_cast<double>(c.a.batch) / static_cast<double>(c.b.batch));
+  // Per-round ratios compare equal numbers of calls; with different batch sizes (or streams'
+  // timed passes of different weights), compare samples/s.
+  if (c.a.samples_per_call() != c.b.samples_per_call())
+    c.speedup = scaled(c.speedup, c.a.samples_per_call() / c.b.samples_per_call());
   c.verdict = verdict_of(c.speedup);
   return c;
 }

@@ -62,7 +62,8 @@ Warmup warmup_from_json(const json& j) {
 
 StopReason stop_reason_from_string(const std::string& name) {
   for (StopReason r : {StopReason::kConfidenceReached, StopReason::kTimeBudgetSpent,
-                       StopReason::kSampleLimit, StopReason::kCallOverBudget})
+                       StopReason::kSampleLimit, StopReason::kCallOverBudget,
+                       StopReason::kBehindLeader})
     if (to_string(r) == name) return r;
   throw json::other_error::create(501, "unknown stop_reason '" + name + "'", nullptr);
 }
@@ -153,6 +154,8 @@ Measurement measurement_from_json(const json& j) {
     f.useful_tokens = s.at("useful_tokens").get<std::int64_t>();
     f.padded_tokens = s.at("padded_tokens").get<std::int64_t>();
     f.padding_share = s.at("padding_share").get<double>();
+    f.timed_batches = s.value("timed_batches", f.batches);
+    f.pass_scale = s.value("pass_scale", 1.0);
     f.tokens_per_s = number_or_nan(s.at("tokens_per_s"));
     f.warm_s = s.value("warm_s", -1.0);
     f.warm_graphs = s.value("warm_graphs", std::int64_t{0});
@@ -309,6 +312,8 @@ json to_json(const Measurement& m) {
                                   {"useful_tokens", m.stream->useful_tokens},
                                   {"padded_tokens", m.stream->padded_tokens},
                                   {"padding_share", m.stream->padding_share},
+                                  {"timed_batches", m.stream->timed_batches},
+                                  {"pass_scale", m.stream->pass_scale},
                                   {"tokens_per_s", nullable(m.stream->tokens_per_s)},
                                   {"warm_s", m.stream->warm_s},
                                   {"warm_graphs", m.stream->warm_graphs},

@@ -35,6 +35,11 @@ std::string inconclusive_reason(const SampleSet& samples, const SamplingOptions&
         "one call takes {:.3g} s, longer than the --time budget of {:.3g} s: no sample fits "
         "(raise --time, or pass --allow-overrun to measure anyway)",
         samples.warmup.settled_iteration_ns * 1e-9, budget_s);
+  if (samples.stop == StopReason::kBehindLeader)
+    return fmt::format(
+        "stopped early: clearly behind the tune's leader ({:.3g} ms a call, the leader's pace "
+        "{:.3g} ms), its time given to other points",
+        sum.min * 1e-6, sampling.leader_iteration_ns * 1e-6);
   if (!samples.warmup.settled)
     return fmt::format(
         "warm-up did not settle within its budget ({} calls in {:.3g} s; raise --time)",
@@ -120,12 +125,17 @@ SavedOutputs load_saved_outputs(const std::string& path, const std::string& role
   return saved;
 }
 
+double Measurement::samples_per_call() const {
+  if (stream && stream->pass_scale > 0) return static_cast<double>(stream->samples) / stream->pass_scale;
+  return static_cast<double>(batch);
+}
+
 void add_timing(Measurement& m, const SampleSet& samples, const SamplingOptions& sampling,
                 bool paired) {
   m.paired = paired;
   m.samples = samples;
   const Summary& sum = samples.summary;
-  const double batch = static_cast<double>(m.batch);
+  const double batch = m.samples_per_call();
   if (sum.median > 0) {
     m.throughput_samples_per_s = batch / (sum.median * 1e-9);
     m.throughput_ci = {batch / (sum.median_ci.high * 1e-9), batch / (sum.median_ci.low * 1e-9)};
@@ -134,12 +144,15 @@ void add_timing(Measurement& m, const SampleSet& samples, const SamplingOptions&
     if (m.stream) {
       // The FLOPs were counted at the typical length, not on the stream's mix of lengths.
       m.achieved_gflops = 0;
-      m.stream->tokens_per_s = static_cast<double>(m.stream->useful_tokens) / (sum.median * 1e-9);
+      m.stream->tokens_per_s = static_cast<double>(m.stream->useful_tokens) /
+                               (sum.median * m.stream->pass_scale * 1e-9);
     }
   }
-  m.latency_p50_ms = sum.median * 1e-6;
-  m.latency_p90_ms = sum.p90 * 1e-6;
-  m.latency_p99_ms = sum.p99 * 1e-6;
+  // A stream's latency is per pass over the whole stream, estimated from its timed passes.
+  const double per_call = m.stream ? m.stream->pass_scale : 1.0;
+  m.latency_p50_ms = sum.median * per_call * 1e-6;
+  m.latency_p90_ms = sum.p90 * per_call * 1e-6;
+  m.latency_p99_ms = sum.p99 * per_call * 1e-6;
   m.inconclusive_reason = inconclusive_reason(samples, sampling, paired);
 }
 

@@ -22,10 +22,10 @@ TimedRun make_timed_run(Workload& workload, const ResolvedConfiguration& config)
   run.iterate = [w, c] {
     Undo undo = enter_scope(*c, *w, KnobScope::kCall);
     try {
-      // A stream of varying shapes: one timed call is one pass over its batches, so that every
-      // block holds the same mix of lengths and the time per pass is the workload's.
+      // A stream of varying shapes: one timed call is one pass over its timed batches (drawn
+      // across its padded sizes), so that every block holds the same mix of lengths.
       if (w->stream)
-        for (const auto& batch : w->stream->batches) w->model->forward(batch.inputs);
+        for (const std::size_t b : w->stream->timed) w->model->forward(w->stream->batches[b].inputs);
       else
         w->model->forward(w->inputs);
     } catch (const std::exception& e) {

@@ -30,8 +30,18 @@ std::string to_string(StopReason reason) {
       return "sample-limit";
     case StopReason::kCallOverBudget:
       return "call-over-budget";
+    case StopReason::kBehindLeader:
+      return "behind-leader";
   }
   return "unknown";
+}
+
+SamplingOptions against_leader(SamplingOptions options, double leader_samples_per_s,
+                               double samples_per_call) {
+  options.leader_iteration_ns = leader_samples_per_s > 0 && samples_per_call > 0
+                                    ? samples_per_call / leader_samples_per_s * 1e9
+                                    : 0;
+  return options;
 }
 
 Sampler::Sampler(TimeSource& time, SamplingOptions options) : time_(time), options_(options) {}
@@ -117,6 +127,14 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
     set.summary = summarize(set.iteration_ns, options_.confidence);
     return set;
   }
+  const double leader = options_.leader_iteration_ns;
+  if (leader > 0 && set.warmup.iterations > 1 &&
+      set.warmup.settled_iteration_ns > kBehindAfterWarmup * leader) {
+    set.iteration_ns = {set.warmup.settled_iteration_ns};
+    set.stop = StopReason::kBehindLeader;
+    set.summary = summarize(set.iteration_ns, options_.confidence);
+    return set;
+  }
   const auto start = time_.now();
   std::size_t next_check = 0;
   while (true) {
@@ -126,6 +144,12 @@ SampleSet Sampler::measure(const TimedRun& run, const Progress& progress) {
     set.measured = time_.now() - start;
     if (progress)
       progress(std::min(1.0, to_seconds(set.measured) / to_seconds(options_.time_budget)));
+    if (leader > 0 && set.iteration_ns.size() >= kBehindBlocks &&
+        *std::min_element(set.iteration_ns.begin(), set.iteration_ns.end()) >
+            kBehindAfterBlocks * leader) {
+      set.stop = StopReason::kBehindLeader;
+      break;
+    }
     if (precise_enough(set.iteration_ns, next_check)) {
       set.stop = StopReason::kConfidenceReached;
       break;

@@ -1,6 +1,8 @@
 #include "torchperf/models/shape_stream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "torchperf/error.h"
@@ -98,19 +100,94 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
   return sizes;
 }
 
-std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed) {
-  auto lengths = distribution.draw(1000, seed);
+// The expected padded length of a batch of `batch` arrivals padded to the first edge that holds
+// its longest: the longest lies at or below x with probability F(x)^batch.
+std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
+                              std::uint64_t seed) {
+  std::vector<std::int64_t> lengths = distribution.kind == LengthDistribution::Kind::kFile
+                                          ? distribution.lengths
+                                          : distribution.draw(4096, seed);
+  if (lengths.empty()) return "buckets:" + std::to_string(distribution.max);
   std::sort(lengths.begin(), lengths.end());
-  std::vector<std::int64_t> edges;
-  for (double q : {0.5, 0.75, 0.9}) {
-    const std::int64_t v = lengths[static_cast<std::size_t>(q * (lengths.size() - 1))];
-    const std::int64_t edge = std::min(distribution.max, (v + 7) / 8 * 8);
-    if (edges.empty() || edge > edges.back()) edges.push_back(edge);
+  const std::int64_t longest = std::max(lengths.back(), distribution.max);
+  // Candidate edges: multiples of 8 (kernels like them) up to the longest, and the longest.
+  std::vector<std::int64_t> candidates;
+  for (std::int64_t e = 8; e < longest; e += 8) candidates.push_back(e);
+  candidates.push_back(longest);
+  const double n = static_cast<double>(lengths.size());
+  const double b = static_cast<double>(std::max<std::int64_t>(1, batch));
+  std::vector<double> below(candidates.size());  // P(a batch's longest <= edge)
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto count = std::upper_bound(lengths.begin(), lengths.end(), candidates[i]) - lengths.begin();
+    below[i] = std::pow(static_cast<double>(count) / n, b);
   }
-  if (edges.empty() || edges.back() < distribution.max) edges.push_back(distribution.max);
+  // cost[k][i]: the least expected padded length with k edges, the last at candidate i, over
+  // the batches whose longest is at most that edge.
+  constexpr std::size_t kMaxEdges = 4;
+  const std::size_t m = candidates.size();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> cost(kMaxEdges + 1, std::vector<double>(m, inf));
+  std::vector<std::vector<std::size_t>> from(kMaxEdges + 1, std::vector<std::size_t>(m, m));
+  for (std::size_t i = 0; i < m; ++i) cost[1][i] = below[i] * static_cast<double>(candidates[i]);
+  for (std::size_t k = 2; k <= kMaxEdges; ++k)
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < i; ++j) {
+        const double c = cost[k - 1][j] + (below[i] - below[j]) * static_cast<double>(candidates[i]);
+        if (c < cost[k][i]) {
+          cost[k][i] = c;
+          from[k][i] = j;
+        }
+      }
+  // The fewest edges within 1% of the best: each edge is a shape to compile and warm.
+  std::size_t best_k = 1;
+  double best = cost[1][m - 1];
+  for (std::size_t k = 2; k <= kMaxEdges; ++k) best = std::min(best, cost[k][m - 1]);
+  for (std::size_t k = 1; k <= kMaxEdges; ++k)
+    if (cost[k][m - 1] <= best * 1.01) {
+      best_k = k;
+      break;
+    }
+  std::vector<std::int64_t> edges;
+  for (std::size_t k = best_k, i = m - 1; k >= 1 && i < m; i = from[k][i], --k) edges.push_back(candidates[i]);
+  std::reverse(edges.begin(), edges.end());
   std::string text = "buckets:";
   for (std::size_t i = 0; i < edges.size(); ++i) text += (i ? "/" : "") + std::to_string(edges[i]);
   return text;
+}
+
+std::size_t stream_batch_count(const std::vector<NamedDim>& dims, std::int64_t batch) {
+  constexpr std::size_t kDrawnBatches = 64, kFewest = 16, kMost = 256;
+  std::size_t count = kDrawnBatches;
+  for (const auto& d : dims)
+    if (d.distribution.kind == LengthDistribution::Kind::kFile) {
+      const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, batch));
+      count = std::clamp((d.distribution.lengths.size() + per - 1) / per, kFewest, kMost);
+      break;
+    }
+  return count;
+}
+
+std::vector<std::size_t> timed_sample(const ShapeStream& stream, std::size_t n) {
+  const std::size_t count = stream.batches.size();
+  std::vector<std::size_t> all(count);
+  std::iota(all.begin(), all.end(), 0);
+  if (n == 0 || n >= count) return all;
+  std::vector<std::size_t> by_size = all;
+  std::stable_sort(by_size.begin(), by_size.end(), [&](std::size_t a, std::size_t b) {
+    return stream.batches[a].padded_elements < stream.batches[b].padded_elements;
+  });
+  std::vector<std::size_t> chosen;
+  for (std::size_t i = 0; i < n; ++i)
+    chosen.push_back(by_size[std::min(count - 1, (2 * i + 1) * count / (2 * n))]);
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  return chosen;
+}
+
+double ShapeStream::pass_scale() const {
+  return timed_padded_elements > 0
+             ? static_cast<double>(padded_elements) / static_cast<double>(timed_padded_elements)
+             : 1.0;
 }
 
 double ShapeStream::padding_share() const {
@@ -147,8 +224,8 @@ std::vector<c10::IValue> typical_inputs(const StreamRecipe& r, std::int64_t batc
 ShapeStream build_stream(const StreamRecipe& r) {
   const auto named = r.spec.named_dims();
   const std::vector<NamedDim> dims = dims_for(named, r.dims);
-  if (r.batch <= 0 || r.batches == 0)
-    throw UsageError("a stream needs a positive batch and batch count");
+  if (r.batch <= 0) throw UsageError("a stream needs a positive batch");
+  const std::size_t batch_count = r.batches > 0 ? r.batches : stream_batch_count(dims, r.batch);
   if (r.padding.kind == PaddingPolicy::Kind::kBuckets)
     for (const auto& d : dims)
       if (r.padding.edges.empty() || r.padding.edges.back() < d.distribution.max)
@@ -158,7 +235,7 @@ ShapeStream build_stream(const StreamRecipe& r) {
                           std::to_string(d.distribution.max) + " or above");
 
   // Each sample's sizes, in arrival order; each dimension its own seeded draw.
-  const std::size_t count = r.batches * static_cast<std::size_t>(r.batch);
+  const std::size_t count = batch_count * static_cast<std::size_t>(r.batch);
   std::vector<Sizes> samples(count);
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const auto lengths = dims[k].distribution.draw(count, r.seed + 7919 * (k + 1));
@@ -175,7 +252,7 @@ ShapeStream build_stream(const StreamRecipe& r) {
     }
 
   ShapeStream stream;
-  for (std::size_t b = 0; b < r.batches; ++b) {
+  for (std::size_t b = 0; b < batch_count; ++b) {
     StreamBatch batch;
     const auto first = order.begin() + b * r.batch;
     const std::vector<std::size_t> members(first, first + r.batch);
@@ -221,6 +298,8 @@ ShapeStream build_stream(const StreamRecipe& r) {
     stream.padded_elements += batch.padded_elements;
     stream.batches.push_back(std::move(batch));
   }
+  stream.timed = timed_sample(stream, r.timed_batches);
+  for (const std::size_t b : stream.timed) stream.timed_padded_elements += stream.batches[b].padded_elements;
   return stream;
 }
 

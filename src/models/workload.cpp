@@ -73,7 +73,8 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
     for (const auto& d : workload.stream_recipe->dims) traits.named_dims.push_back(d.name);
     if (!workload.stream_recipe->dims.empty())
       traits.suggested_buckets =
-          suggested_buckets(workload.stream_recipe->dims[0].distribution, workload.seed);
+          suggested_buckets(workload.stream_recipe->dims[0].distribution,
+                            workload.stream_recipe->batch, workload.seed);
   }
   traits.saved_training = workload.model->is_training();
   traits.usable_cores = std::max(1, usable_cores());

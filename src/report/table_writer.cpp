@@ -87,14 +87,15 @@ std::string format_measurement(const Measurement& m) {
   out += row("throughput", fmt::format("{:.2f} samples/s  {}", m.throughput_samples_per_s,
                                        interval(m.throughput_ci, 2)));
   if (m.stream)
-    out += row("stream", fmt::format("{}: {:.0f} useful tokens/s; padding {} of the {} tokens a "
-                                     "pass of {} batches ran",
+    out += row("stream", fmt::format("{}: {:.0f} useful tokens/s; padding {} of the stream's {} "
+                                     "tokens in {} batches, timed on {} of them drawn across its "
+                                     "padded sizes",
                                      m.stream->dims, m.stream->tokens_per_s,
                                      percent(m.stream->padding_share), m.stream->padded_tokens,
-                                     m.stream->batches));
+                                     m.stream->batches, m.stream->timed_batches));
   if (m.stream && m.stream->warm_s >= 0)
     out += row("stream warm-up",
-               fmt::format("{:.2f} s for the first pass over every shape{} (before timing)",
+               fmt::format("{:.2f} s for the first pass over the timed batches' shapes{} (before timing)",
                            m.stream->warm_s,
                            m.stream->warm_graphs > 0
                                ? fmt::format(", torch.compile compiling {} graph(s)",

@@ -90,8 +90,8 @@ HeadToHead Supervisor::run_pair(const Configuration& ca, const Configuration& cb
     const Comparison& c = *r.comparison;
     RatioEstimate speedup = c.speedup;
     // bench's ratio is in samples/s; for latency, compare per-call time at each side's batch.
-    if (!o_.objective.higher_is_better() && c.a.batch != c.b.batch)
-      speedup = scaled(speedup, static_cast<double>(c.b.batch) / static_cast<double>(c.a.batch));
+    if (!o_.objective.higher_is_better() && c.a.samples_per_call() != c.b.samples_per_call())
+      speedup = scaled(speedup, c.b.samples_per_call() / c.a.samples_per_call());
     h.ratio = speedup.ratio;
     h.low = speedup.interval.low;
     h.high = speedup.interval.high;

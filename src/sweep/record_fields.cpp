@@ -117,6 +117,11 @@ const std::vector<RecordField<PointMetrics>>& point_metrics_fields() {
        "the share of the stream's padded tokens that are padding; `null` without `--dim`",
        [](const M& m) { return nullable(m.padding_share); },
        [](M& m, const json& v) { m.padding_share = number_or_nan(v); }},
+      {"stopped_early", FieldType::kBoolean,
+       "the point stopped before its stopping rule: clearly behind the tune's leader so far "
+       "(its time went to other points); absent in older journals",
+       [](const M& m) { return json(m.stopped_early); },
+       [](M& m, const json& v) { m.stopped_early = v.is_boolean() && v.get<bool>(); }},
       {"comparable", FieldType::kBoolean,
        "the output matches the reference in count and shapes",
        [](const M& m) { return json(m.comparable); },

@@ -159,9 +159,21 @@ std::vector<ExpertStart> expert_starts(const Space& space, const WorkloadTraits&
       start.set(axis.knob, value);
       reduced.set(axis.knob, value);
     }
+    // A stream's first start is the careful person's loop (issue 60): each window sorted by
+    // length, each batch padded to its longest; then the guides' buckets.
+    std::vector<std::pair<Configuration, bool>> variants;
     for (const auto& [config, is_reduced] :
          {std::make_pair(start, false), std::make_pair(reduced, true)}) {
       if (is_reduced && !differs) continue;
+      const auto padding = config.get("padding");
+      if (padding && *padding != "batch-max" && config.get("batching")) {
+        Configuration careful = config;
+        careful.set("padding", "batch-max");
+        variants.emplace_back(careful, is_reduced);
+      }
+      variants.emplace_back(config, is_reduced);
+    }
+    for (const auto& [config, is_reduced] : variants) {
       try {
         const ResolvedConfiguration r = resolve(config, traits);
         if (runtime_of(r, traits).name() != runtime.name() || !keys.count(r.to_string())) continue;

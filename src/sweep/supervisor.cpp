@@ -13,6 +13,7 @@
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
 #include "torchperf/sweep/tune_plan.h"
+#include "torchperf/text.h"
 #include "torchperf/worker/protocol.h"
 #include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker.h"
@@ -48,6 +49,10 @@ Supervisor::Supervisor(const TuneOptions& options, TimeSource& time, const TuneP
       budget_(time, budget_settings(options)) {
   limits_.time_limit_s = effective_point_timeout_s(options);
   limits_.memory_cap_bytes = effective_memory_cap_bytes(options);
+  // A stream's bucket edges are designed for the batch swept (its first value, when several):
+  // every job of the tune must design the same edges, so the padding values agree.
+  if (const auto batch = o_.space.find("batch"); batch != o_.space.end() && !batch->second.empty())
+    if (const auto n = positive_whole_number(batch->second.front())) o_.workload.stream_batch = *n;
 }
 
 // ---- Jobs
@@ -172,7 +177,9 @@ TuneResult Supervisor::run_locked() {
   current_.clear();
   phase_ = "confirming";
   report(phase_);
+  const double confirm_start = budget_.elapsed_s();
   confirm();
+  note_unspent_budget(confirm_start);
   note_machine_load();
   keep_winner_artifacts();
   summarize();
@@ -471,6 +478,14 @@ PointResult Supervisor::prepare_point(const Proposal& proposal, json& request) {
   }
   BenchOptions workload = o_.workload;
   workload.time_s = r.time_s;
+  // A brief point ranks candidates on a few of a stream's batches; a full one times more.
+  workload.stream_timed_batches = proposal.brief ? kBriefTimedBatches : kFullTimedBatches;
+  // A point clearly behind the leader so far stops early (the throughput objective only: a
+  // latency point is ranked on its own calls' spread).
+  if (o_.objective.higher_is_better())
+    for (const auto& [key, done] : finished_)
+      if (done.status == PointStatus::kOk && done.metrics.valid)
+        workload.leader_samples_per_s = std::max(workload.leader_samples_per_s, done.metrics.throughput);
   workload.reference_files = {{batch, references_.at(batch)}};
   request = to_request(MeasureRequest{workload, point.config.to_string()});
   return r;
@@ -662,65 +677,6 @@ void Supervisor::sweep() {
   result_.search_spent = search_->spent();
   result_.brief_workers = runner_->shared_workers_started();
   note_budget_after_sweep(sweep_start);
-}
-
-// What other work took of the cores, in the words the plan, the summary and the report share.
-std::string Supervisor::busy_text(bool before_sweep) const {
-  const int usable = desc_.traits.usable_cores;
-  const std::string when =
-      before_sweep ? fmt::format("{:.1f} of {} core(s) busy with other work before the sweep",
-                                 load_.before().value_or(0), usable)
-                   : fmt::format("other work kept {:.1f} of {} core(s) busy before the sweep and "
-                                 "{:.1f} (median; up to {:.1f}) during it",
-                                 load_.before().value_or(0), usable, load_.during_median(),
-                                 load_.during_max());
-  return fmt::format("a busy machine: {}; figures are slower and noisier than on a quiet one, and "
-                     "no point with more threads than the {} core(s) left free is crowned",
-                     when, load_.free_cores(usable));
-}
-
-void Supervisor::note_machine_load() {
-  if (!o_.cluster.empty() || (!load_.before() && load_.during().empty())) return;
-  MachineLoadRecord& m = result_.machine_load;
-  m.sampled = true;
-  m.before_cores = load_.before().value_or(NAN);
-  m.during_median_cores = load_.during_median();
-  m.during_max_cores = load_.during_max();
-  m.busy = load_.busy();
-  m.usable_cores = desc_.traits.usable_cores;
-  m.free_cores = load_.free_cores(desc_.traits.usable_cores);
-  if (m.busy) result_.notes.push_back(busy_text(false));
-}
-
-// The plan's note was written from guesses; this one from what the points took, when the budget
-// could not pay for the screens, a few guesses, the finals and the confirmation.
-void Supervisor::note_budget_after_sweep(double sweep_start_s) {
-  std::size_t unmeasured = 0;
-  for (const auto& p : space_.points) unmeasured += !finished_.count(p.key);
-  result_.budget_exhausted = search_->cut_by_budget();
-  result_.not_run = result_.budget_exhausted ? unmeasured : 0;
-  const double brief = budget_.point_estimate_s(true), full = budget_.point_estimate_s(false);
-  const std::size_t screen = std::min(space_.points.size(), 2 * origin_screen_points());
-  const std::size_t explore = std::max<std::size_t>(4, space_.axes.size());
-  const double needs = sweep_start_s + static_cast<double>(screen + explore) * brief +
-                       static_cast<double>(finalist_count()) * full +
-                       budget_.confirmation_reserve_s();
-  if (!result_.budget_exhausted || o_.search != SearchKind::kSmart || !budget_.measured_brief() ||
-      needs <= o_.budget_s)
-    return;
-  const std::string plan_note = result_.plan.budget_note;
-  result_.plan.budget_too_small = true;
-  result_.plan.budget_note = fmt::format(
-      "the budget of {} is too small for this space: points took ~{:.1f} s briefly and "
-      "~{:.1f} s in full (measured), and {} of {} points were left unmeasured ({}); screening "
-      "the one-knob changes around the origin and the expert start, {} guesses and {} "
-      "finalists need about {:.0f} min: raise --budget or pin knobs with --space",
-      budget_words(o_.budget_s), brief, full, unmeasured, space_.points.size(), search_->spent(), explore,
-      finalist_count(), needs / 60);
-  // It replaces the plan's note, which was written from guesses.
-  result_.notes.erase(std::remove(result_.notes.begin(), result_.notes.end(), plan_note),
-                      result_.notes.end());
-  result_.notes.push_back(result_.plan.budget_note);
 }
 
 TuneResult run_tune(const TuneOptions& options, TimeSource& time, const TuneProgress& progress,

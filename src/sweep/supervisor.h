@@ -88,6 +88,8 @@ class Supervisor {
   std::vector<std::size_t> expert_start_points() const;
   std::string starts_text() const;
   void note_budget_after_sweep(double sweep_start_s);
+  // A budget not spent is said in one line, with why the sweep stopped (issue 60).
+  void note_unspent_budget(double confirm_start_s);
   void note_machine_load();
   bool pair_fits() const;
   std::string busy_text(bool before_sweep) const;

@@ -80,8 +80,11 @@ PointMetrics metrics_of(const Measurement& m) {
   p.throughput_high = m.throughput_ci.high;
   p.latency_p50_ms = finite_or_zero(m.latency_p50_ms);
   p.latency_p99_ms = finite_or_zero(m.latency_p99_ms);
-  p.latency_p50_low_ms = m.samples.summary.median_ci.low * 1e-6;
-  p.latency_p50_high_ms = m.samples.summary.median_ci.high * 1e-6;
+  // A stream's call is a timed pass: its latency is the whole stream's, estimated.
+  const double per_call = m.stream ? m.stream->pass_scale : 1.0;
+  p.latency_p50_low_ms = m.samples.summary.median_ci.low * per_call * 1e-6;
+  p.latency_p50_high_ms = m.samples.summary.median_ci.high * per_call * 1e-6;
+  p.stopped_early = m.samples.stop == StopReason::kBehindLeader;
   p.batch = m.batch;
   p.peak_memory_bytes = m.peak_memory_bytes;
   if (m.stream) {

@@ -39,6 +39,9 @@ json wire_value(const BenchOptions& o) {
             {"inputs_file", o.inputs_file},
             {"python_module", o.python_module},
             {"time_s", o.time_s},
+            {"stream_timed_batches", o.stream_timed_batches},
+            {"stream_batch", o.stream_batch},
+            {"leader_samples_per_s", o.leader_samples_per_s},
             {"target_relative_ci", o.target_relative_ci},
             {"device", o.device},
             {"seed", o.seed},
@@ -58,6 +61,9 @@ void read_wire(const json& j, BenchOptions& o) {
   o.inputs_file = j.at("inputs_file").get<std::string>();
   o.python_module = j.at("python_module").get<std::string>();
   o.time_s = j.at("time_s").get<double>();
+  o.stream_timed_batches = j.value("stream_timed_batches", kFullTimedBatches);
+  o.stream_batch = j.value("stream_batch", std::int64_t{0});
+  o.leader_samples_per_s = j.value("leader_samples_per_s", 0.0);
   o.target_relative_ci = j.at("target_relative_ci").get<double>();
   o.device = j.at("device").get<std::string>();
   o.seed = j.at("seed").get<std::uint64_t>();

@@ -294,7 +294,9 @@ BenchResult measure_python_in_worker(const BenchOptions& options, const WorkerRu
                                      TimeSource& time, const BenchProgress& progress) {
   validate(options);
   PythonSide side(options, options.config, run, "python", progress);
-  const SamplingOptions sampling = python_sampling(sampling_options(options));
+  const SamplingOptions sampling = against_leader(python_sampling(sampling_options(options)),
+                                                  options.leader_samples_per_s,
+                                                  side.samples_per_call());
   Sampler sampler(time, sampling);
   const SampleSet samples = sampler.measure(side.timed_run(nullptr), [&](double f) {
     if (progress) progress("warm-up and measuring", f);

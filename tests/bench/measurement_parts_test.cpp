@@ -53,6 +53,32 @@ TEST(MeasurementPartsTest, ABudgetSpentBeforeTheTargetIntervalSaysSo) {
   EXPECT_TRUE(paired.inconclusive_reason.empty()) << "a comparison's rule is the ratio's";
 }
 
+TEST(MeasurementPartsTest, AStreamsTimesAreItsTimedPassesScaledToTheWholeStream) {
+  Measurement m;
+  m.batch = 256;  // the stream's samples
+  StreamFigures f;
+  f.dims = "S=4..64";
+  f.samples = 256;
+  f.useful_tokens = 10'000;
+  f.pass_scale = 4;  // the stream weighs four timed passes
+  m.stream.emplace(std::move(f));
+  add_timing(m, settled(0.5e9, StopReason::kConfidenceReached), SamplingOptions{}, false);
+  EXPECT_DOUBLE_EQ(m.samples_per_call(), 64);
+  EXPECT_DOUBLE_EQ(m.throughput_samples_per_s, 128);  // 256 samples per 4 x 0.5 s
+  EXPECT_DOUBLE_EQ(m.stream->tokens_per_s, 5000);
+  EXPECT_DOUBLE_EQ(m.latency_p50_ms, 2000) << "a pass over the whole stream, estimated";
+}
+
+TEST(MeasurementPartsTest, ARunBehindTheLeaderSaysItStoppedEarly) {
+  Measurement m;
+  SamplingOptions sampling;
+  sampling.leader_iteration_ns = 1e6;
+  add_timing(m, settled(2e6, StopReason::kBehindLeader), sampling, false);
+  EXPECT_NE(m.inconclusive_reason.find("stopped early: clearly behind the tune's leader"),
+            std::string::npos)
+      << m.inconclusive_reason;
+}
+
 TEST(MeasurementPartsTest, NonFiniteOutputsMakeTheMeasurementInvalid) {
   const std::vector<at::Tensor> reference = {torch::ones({2, 3})};
   Measurement same;

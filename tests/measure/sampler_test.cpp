@@ -332,3 +332,48 @@ TEST(SamplerTest, StopReasonsHaveStableNames) {
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+TEST(SamplerTest, ARunClearlyBehindTheLeaderStopsAfterItsWarmUp) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(10)};
+  SamplingOptions o = quick();
+  o.leader_iteration_ns = 5e6;  // the leader's pace: 5 ms a call, this run's 10
+  const SampleSet set = Sampler(clock, o).measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kBehindLeader);
+  EXPECT_EQ(set.iteration_ns.size(), 1u) << "the settled warm-up stands as its one sample";
+  EXPECT_DOUBLE_EQ(set.summary.median, 1e7);
+  EXPECT_EQ(to_string(set.stop), "behind-leader");
+}
+
+TEST(SamplerTest, ARunSlightlyBehindStopsOnlyWhenItsFastestBlockIsClearlyBehind) {
+  ManualTimeSource clock;
+  // 1.2x the leader's pace: not behind after warm-up (1.5x), behind once two blocks agree (1.15x).
+  ScriptedRun work{clock, {}, milliseconds(12)};
+  SamplingOptions o = quick();
+  o.leader_iteration_ns = 10e6;
+  const SampleSet set = Sampler(clock, o).measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kBehindLeader);
+  EXPECT_EQ(set.iteration_ns.size(), kBehindBlocks);
+}
+
+TEST(SamplerTest, ARunLevelWithTheLeaderIsMeasuredToItsStoppingRule) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(11)};
+  SamplingOptions o = quick();
+  o.leader_iteration_ns = 10e6;  // 1.1x: within the noise a brief point has
+  const SampleSet set = Sampler(clock, o).measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kConfidenceReached);
+  EXPECT_EQ(set.summary.count, 10u);
+}
+
+TEST(SamplerTest, TheLeadersPaceIsItsSamplesPerSecondAtThisRunsSamplesPerCall) {
+  EXPECT_DOUBLE_EQ(against_leader(SamplingOptions{}, 100, 16).leader_iteration_ns, 0.16e9);
+  EXPECT_DOUBLE_EQ(against_leader(SamplingOptions{}, 0, 16).leader_iteration_ns, 0)
+      << "no leader yet: nothing stops early";
+}
+
+}  // namespace
+}  // namespace torchperf

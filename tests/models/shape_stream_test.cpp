@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "torchperf/error.h"
 
 namespace torchperf {
@@ -142,6 +145,107 @@ TEST(ShapeStreamTest, EachNamedDimensionIsPaddedWithinItsOwnLongestLength) {
   r.spec = parse_input_spec("int64:S@1..1000;2xSxT");
   r.dims = {parse_dim_option("S=lognormal:40:0.9:4..512"), parse_dim_option("T=1..5")};
   for (const auto& b : build_stream(r).batches) EXPECT_LE(b.inputs[1].toTensor().size(3), 5);
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+LengthDistribution file_of(std::vector<std::int64_t> lengths) {
+  LengthDistribution d;
+  d.kind = LengthDistribution::Kind::kFile;
+  d.min = *std::min_element(lengths.begin(), lengths.end());
+  d.max = *std::max_element(lengths.begin(), lengths.end());
+  d.lengths = std::move(lengths);
+  return d;
+}
+
+// The expected padded length of a batch of `batch` arrivals under edges, by the same rule the
+// edges were chosen on, to compare two sets of edges.
+double expected_padded(const std::vector<std::int64_t>& sorted, std::int64_t batch,
+                       const std::vector<std::int64_t>& edges) {
+  double total = 0, below_before = 0;
+  for (const auto edge : edges) {
+    const double below = std::pow(
+        static_cast<double>(std::upper_bound(sorted.begin(), sorted.end(), edge) - sorted.begin()) /
+            static_cast<double>(sorted.size()),
+        static_cast<double>(batch));
+    total += (below - below_before) * static_cast<double>(edge);
+    below_before = below;
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST(ShapeStreamTest, ATimedPassRunsBatchesDrawnAcrossTheStreamsPaddedSizes) {
+  StreamRecipe r = encoder_recipe("batch-max");
+  r.batches = 40;
+  r.timed_batches = 4;
+  const ShapeStream s = build_stream(r);
+  ASSERT_EQ(s.timed.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(s.timed.begin(), s.timed.end()));
+  // One from each quarter of the batches ordered by padded size: the smallest and the largest
+  // quarter are both represented.
+  std::vector<std::int64_t> sizes;
+  for (const auto& b : s.batches) sizes.push_back(b.padded_elements);
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<std::int64_t> timed;
+  std::int64_t timed_padded = 0;
+  for (const auto b : s.timed) {
+    timed.push_back(s.batches[b].padded_elements);
+    timed_padded += s.batches[b].padded_elements;
+  }
+  std::sort(timed.begin(), timed.end());
+  EXPECT_LE(timed.front(), sizes[10]);
+  EXPECT_GE(timed.back(), sizes[29]);
+  EXPECT_EQ(s.timed_padded_elements, timed_padded);
+  EXPECT_DOUBLE_EQ(s.pass_scale(), static_cast<double>(s.padded_elements) / timed_padded);
+}
+
+TEST(ShapeStreamTest, ZeroTimedBatchesTimesTheWholeStream) {
+  StreamRecipe r = encoder_recipe("batch-max");
+  r.timed_batches = 0;
+  const ShapeStream s = build_stream(r);
+  EXPECT_EQ(s.timed.size(), s.batches.size());
+  EXPECT_DOUBLE_EQ(s.pass_scale(), 1.0);
+}
+
+TEST(ShapeStreamTest, ALengthsFileIsCoveredWholeAndADrawnDistributionBy64Batches) {
+  std::vector<std::int64_t> lengths(2048, 10);
+  const std::vector<NamedDim> file = {NamedDim{"S", file_of(lengths)}};
+  EXPECT_EQ(stream_batch_count(file, 16), 128u);
+  EXPECT_EQ(stream_batch_count(file, 500), 16u) << "never fewer than 16 batches";
+  EXPECT_EQ(stream_batch_count({NamedDim{"S", file_of(std::vector<std::int64_t>(100000, 3))}}, 1),
+            256u)
+      << "never more than 256";
+  EXPECT_EQ(stream_batch_count({parse_dim_option("S=4..64")}, 16), 64u);
+}
+
+TEST(ShapeStreamTest, BucketEdgesMinimiseTheExpectedPaddingAtTheBatchSizeAndGiveTheTailItsOwn) {
+  // Mostly short, a thin tail to 450: quantile edges (median, p75, p90, longest) leave every batch
+  // that holds one tail sample padded to 450.
+  std::vector<std::int64_t> lengths;
+  for (int i = 0; i < 2048; ++i) lengths.push_back(20 + (i * 37) % 60);  // 20..79
+  for (int i = 0; i < 60; ++i) lengths.push_back(120 + (i * 13) % 200);  // a tail to 319
+  lengths.push_back(450);
+  const LengthDistribution d = file_of(lengths);
+  const std::string text = suggested_buckets(d, 16, 0);
+  const PaddingPolicy p = parse_padding(text);
+  ASSERT_FALSE(p.edges.empty());
+  EXPECT_EQ(p.edges.back(), 450) << text;
+  EXPECT_LE(p.edges.size(), 4u);
+  EXPECT_GE(p.edges.size(), 3u) << "the tail gets edges of its own: " << text;
+  std::vector<std::int64_t> sorted = lengths;
+  std::sort(sorted.begin(), sorted.end());
+  const auto q = [&](double f) {
+    return std::min<std::int64_t>(450, (sorted[static_cast<std::size_t>(f * (sorted.size() - 1))] + 7) / 8 * 8);
+  };
+  const std::vector<std::int64_t> quantiles = {q(0.5), q(0.75), q(0.9), 450};
+  EXPECT_LT(expected_padded(sorted, 16, p.edges), expected_padded(sorted, 16, quantiles)) << text;
+  // At batch 1 each sample is its own batch: the edges sit lower, in the body.
+  EXPECT_LT(parse_padding(suggested_buckets(d, 1, 0)).edges.front(), p.edges.front());
 }
 
 }  // namespace torchperf

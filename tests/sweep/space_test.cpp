@@ -181,7 +181,7 @@ TEST(SpaceTest, RestrictionsNarrowTheAxesAndTheProduct) {
   const Space s = build_space(
       image_model(), {{"precision", {"fp32", "bf16"}}, {"graph", {"eager"}}, {"threads", {"1"}},
                       {"batch", {"8"}}, {"mode", {"eval"}}, {"grad", {"no_grad"}},
-                      {"format", {"contiguous", "channels_last"}}});
+                      {"format", {"contiguous", "channels_last"}}, {"allocator", {"glibc"}}});
   EXPECT_EQ(s.points.size(), 4u);
   EXPECT_EQ(s.combinations, 4u);
   EXPECT_EQ(s.origin.get("batch").value_or(""), "8") << "a pinned knob starts where it is pinned";
@@ -295,6 +295,35 @@ TEST(SpaceTest, BaselineAndCarefulAreNamedAtABatch) {
   EXPECT_EQ(baseline_at("8").to_string(), "batch=8");
   EXPECT_TRUE(baseline_at("n/a").empty());
   EXPECT_EQ(careful_at(image_model(), "8").to_string(), "batch=8,mode=eval,grad=no_grad");
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+TEST(SpaceTest, AStreamsFirstStartInEachRuntimeIsTheCarefulPersonsSortedWindowPaddedToEachLongest) {
+  WorkloadTraits program = testing::image_program_traits();
+  program.named_dims = {"S"};
+  program.suggested_buckets = "buckets:48/96/450";
+  const Space s = build_space(program, {});
+  std::map<std::string, std::vector<std::string>> by_runtime;
+  for (const auto& start : s.expert_starts) {
+    if (start.reduced_precision) continue;
+    const ResolvedConfiguration r = resolve(start.config, program);
+    by_runtime[start.runtime].push_back(r.value("padding") + " " + r.value("batching"));
+  }
+  ASSERT_FALSE(by_runtime.empty());
+  for (const auto& [runtime, starts] : by_runtime)
+    EXPECT_EQ(starts, (std::vector<std::string>{"batch-max sorted:256",
+                                                "buckets:48/96/450 sorted:256"}))
+        << runtime;
+}
+
+TEST(SpaceTest, ADefaultTuneOnACpuTriesTheTunedGlibcAllocatorButNoPreloadedOne) {
+  const Space s = build_space(image_model(), {});
+  std::map<std::string, std::vector<std::string>> axes;
+  for (const auto& a : s.axes) axes[a.knob] = a.values;
+  EXPECT_EQ(axes["allocator"], (std::vector<std::string>{"glibc", "glibc-tuned"}));
 }
 
 }  // namespace torchperf

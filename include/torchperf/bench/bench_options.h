@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "torchperf/config/configuration.h"
+#include "torchperf/models/shape_stream.h"
 
 namespace torchperf {
 
@@ -27,6 +28,13 @@ struct BenchOptions {
   Configuration config;             // the knobs the user set; the rest resolve to their baselines
   std::optional<Configuration> vs;  // measure interleaved against this configuration
   double time_s = 3;  // measurement budget per configuration (warm-up is capped separately)
+  // A stream's (--dim) batches a timed pass runs (shape_stream.h; a tune's brief point fewer),
+  // and the batch its bucket edges are designed for (0: the batch knob's value, else 16).
+  std::size_t stream_timed_batches = kFullTimedBatches;
+  std::int64_t stream_batch = 0;
+  // A tune's leader so far, in samples/s (0: none): a run clearly behind it stops early
+  // (SamplingOptions::leader_iteration_ns).
+  double leader_samples_per_s = 0;
   double target_relative_ci = 0.01;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::uint64_t seed = 0;

@@ -29,15 +29,20 @@ struct OutputQuality {
 // kernel and faulting it in again each call (a healthy steady state reuses its pages: ~0).
 inline constexpr double kPageFaultsNearZero = 1.0;
 
-// A stream of varying shapes (--dim): a timed call is one pass over its batches, so the
-// measurement's batch is the pass's samples and its samples/s are useful samples (padding is
-// not a sample). Tokens are the named dimensions' elements, padding excluded.
+// A stream of varying shapes (--dim): the measurement's batch is the stream's samples, and its
+// samples/s are useful samples (padding is not a sample). A timed call is one pass over a sample
+// of its batches drawn across its padded sizes (timed_batches of them); the stream's time is
+// estimated as a pass's times pass_scale (the stream's padded tokens over theirs), so that its
+// padding share and token mix are the whole stream's. Tokens are the named dimensions'
+// elements, padding excluded.
 struct StreamFigures {
   std::string dims;             // "S=lognormal:40:0.9:4..512"
-  std::int64_t batches = 0;     // per pass
-  std::int64_t samples = 0;     // per pass
-  std::int64_t useful_tokens = 0;  // per pass
-  std::int64_t padded_tokens = 0;  // per pass, padding included
+  std::int64_t batches = 0;     // in the stream
+  std::int64_t samples = 0;     // in the stream
+  std::int64_t useful_tokens = 0;  // in the stream
+  std::int64_t padded_tokens = 0;  // in the stream, padding included
+  std::int64_t timed_batches = 0;  // per timed pass
+  double pass_scale = 1;           // the stream's padded tokens over a timed pass's
   double padding_share = 0;        // of the padded tokens
   double tokens_per_s = 0;         // useful tokens per second
   // The first pass over the stream, before timing: every shape compiled, captured or allocated
@@ -87,6 +92,9 @@ struct Measurement {
   std::uint64_t flops_per_sample = 0;
   double achieved_gflops = 0;
   std::optional<StreamFigures> stream;
+  // Samples per timed call: the batch, or for a stream its samples over its pass scale (what a
+  // paired ratio of two calls is converted to samples/s with).
+  double samples_per_call() const;
   // What the process that ran it confirmed about itself: process knobs as seen from inside
   // (allocator and BLAS libraries loaded, OpenMP variables, inter-op threads).
   std::map<std::string, std::string> process;

@@ -38,7 +38,18 @@ struct SamplingOptions {
   // The first call alone may be slow for its one-off costs (the profiling executor, oneDNN's
   // primitive creation): the second one decides.
   bool stop_when_a_call_exceeds_budget = false;
+  // A tune's point against its leader (issue 60): the leader's time per iteration at this run's
+  // samples per call (0: no leader). A run whose settled warm-up is kBehindAfterWarmup times
+  // slower, or whose fastest block after kBehindBlocks is kBehindAfterBlocks times slower, is
+  // clearly behind: it stops (StopReason::kBehindLeader), and its time goes to other points.
+  double leader_iteration_ns = 0;
 };
+// The options with the leader's pace set from its samples/s and this run's samples per call.
+SamplingOptions against_leader(SamplingOptions options, double leader_samples_per_s,
+                               double samples_per_call);
+inline constexpr double kBehindAfterWarmup = 1.5;
+inline constexpr double kBehindAfterBlocks = 1.15;
+inline constexpr std::size_t kBehindBlocks = 2;
 
 // A device that runs its work asynchronously (CUDA) idles at each block's end: the block waits
 // for it, and the next block's first launch reaches it only after that. On an H100 this gap was
@@ -74,7 +85,13 @@ struct Warmup {
   bool over_budget = false;  // a warm call took longer than the time budget (see SamplingOptions)
 };
 
-enum class StopReason { kConfidenceReached, kTimeBudgetSpent, kSampleLimit, kCallOverBudget };
+enum class StopReason {
+  kConfidenceReached,
+  kTimeBudgetSpent,
+  kSampleLimit,
+  kCallOverBudget,
+  kBehindLeader
+};
 std::string to_string(StopReason reason);
 
 struct SampleSet {

@@ -39,11 +39,19 @@ struct BatchingOrder {
 };
 BatchingOrder parse_batching(const std::string& text);
 
+// A point's decision needs a few batches, not the whole stream (issue 60): a brief measurement
+// times a sample of this many batches drawn across the stream's padded sizes, a full one more.
+inline constexpr std::size_t kBriefTimedBatches = 3;
+inline constexpr std::size_t kFullTimedBatches = 8;
+
 struct StreamRecipe {
   InputSpec spec;               // with named dimensions
   std::vector<NamedDim> dims;   // one per named dimension, as dims_for gives them
   std::int64_t batch = 1;       // samples per batch
-  std::size_t batches = 16;     // batches in the stream
+  // Batches in the stream; 0: stream_batch_count's (a lengths file is covered whole).
+  std::size_t batches = 0;
+  // Batches a timed pass runs, drawn across the stream (timed_sample); 0: every batch.
+  std::size_t timed_batches = kFullTimedBatches;
   PaddingPolicy padding;
   BatchingOrder batching;
   std::uint64_t seed = 0;
@@ -68,7 +76,22 @@ struct ShapeStream {
   std::int64_t useful_elements = 0;  // "tokens" for a sequence model
   std::int64_t padded_elements = 0;
   double padding_share() const;      // the share of padded elements that are padding
+  // The batches a timed pass runs (indices into batches, ascending) and their padded elements.
+  std::vector<std::size_t> timed;
+  std::int64_t timed_padded_elements = 0;
+  // How many passes over the timed batches the whole stream weighs: its padded elements over
+  // theirs. A pass's time times this estimates the stream's (a ratio estimator: the time per
+  // padded element is taken from the sample, the padding share and token mix are the stream's).
+  double pass_scale() const;
 };
+
+// The batches a stream has by default: a lengths file's every length, once (at least 16
+// batches, at most 256); a drawn distribution 64 batches.
+std::size_t stream_batch_count(const std::vector<NamedDim>& dims, std::int64_t batch);
+// n batches drawn across the stream's padded sizes: the batches ordered by their padded elements,
+// the one at the middle of each of n equal slices of that order (every batch when n is 0 or not
+// below the count). Ascending indices.
+std::vector<std::size_t> timed_sample(const ShapeStream& stream, std::size_t n);
 
 // Each named dimension at its median size (of 1001 seeded draws): the unpadded samples a stream's
 // reference, accuracy guard and FLOP count are made at.
@@ -77,9 +100,12 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
 // The typical inputs at batch: drawn at the typical sizes, or (real samples) the first sample
 // nearest them, repeated batch times. The reference, the accuracy guard and the FLOP count use them.
 std::vector<c10::IValue> typical_inputs(const StreamRecipe& recipe, std::int64_t batch);
-// Bucket edges a sweep tries for a distribution: its median, upper quartile and 90th percentile
-// rounded up to multiples of 8, then its longest ("buckets:40/72/136/512").
-std::string suggested_buckets(const LengthDistribution& distribution, std::uint64_t seed);
+// Bucket edges a sweep tries for a distribution at a batch size: the edges (the longest always
+// one of them, at most four) that minimise the expected padding of a batch of that many samples
+// drawn from it, each batch padded to the first edge that holds its longest sample. The tail
+// gets edges of its own when that saves more than the body would ("buckets:48/96/200/450").
+std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
+                              std::uint64_t seed);
 
 // A sample of a built stream, where it lies: its batch and its row there.
 struct StreamSlot {

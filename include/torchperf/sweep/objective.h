@@ -34,6 +34,7 @@ struct PointMetrics {
   // A stream of varying lengths (issue 52): useful tokens/s and the padding's share; NaN without.
   double tokens_per_s = std::numeric_limits<double>::quiet_NaN();
   double padding_share = std::numeric_limits<double>::quiet_NaN();
+  bool stopped_early = false;  // clearly behind the leader: stopped before its stopping rule
   bool comparable = true;
   double cosine = 1, max_abs_error = 0, max_rel_error = 0;
   std::optional<double> top1;  // fraction of rows whose argmax agrees

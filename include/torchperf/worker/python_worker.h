@@ -40,6 +40,8 @@ class PythonSide {
   // The measurement: the samples, the worker's set-up and memory facts, the steady state's page
   // faults, and one more call's outputs checked against the reference.
   Measurement finish(const SampleSet& samples, const SamplingOptions& sampling, bool paired);
+  // Samples per timed block iteration (a stream's pass weighs less than the stream).
+  double samples_per_call() const { return base_.samples_per_call(); }
   WorkerSession& worker() { return *worker_; }
 
  private:
