@@ -55,6 +55,13 @@
 #      small encoder of our own, the applied callable timed here against the throughput tune
 #      stated (target >= 0.95) and against eval() + inference_mode at the same threads (target
 #      >= 1.0), alternated rounds.
+#  21. lengths that vary: tune's winner on a stream against padding to 512 and a careful person's Python.
+#  22. DDP ranks: the ladder's top rung against DDP by hand; the checkpointing rung under a memory cap.
+#  23. a tune within its budget on work of real size: an encoder of our own (6 layers, d 384, inputs
+#      by name) over 2,048 request lengths, batch 16, --budget 5m: points measured, the budget's use,
+#      and its winner over the whole stream against a careful person's sorted loops in Python.
+#  24. the figure tune states against torch.utils.benchmark of the same configuration in a fresh
+#      process, for a CNN fixture at batch 16 in each runtime and format (within 5%).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -84,7 +91,7 @@ rounds=${BENCH_ROUNDS:-5}
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -903,4 +910,18 @@ if section 22; then
 # hand, and the checkpointing rung under a memory cap against the largest batch that fits without.
 "$python" "$here/ddp_vs_hand.py" "$tp_binary" "${BENCH_DDP_ROUNDS:-10}" "${BENCH_DDP_BUDGET:-3m}" \
     "$build/bench-ddp" "${BENCH_DDP_PARTS:-ab}"
+fi
+
+if section 23; then
+# Issue 60. A point costs what its decision needs: tune over a real-size stream within 5 minutes.
+echo "== 23. a tune within its budget: an encoder of our own over 2,048 lengths, batch 16, --budget ${BENCH_BUDGET_TUNE:-5m}; its winner vs sorted loops by hand, ${BENCH_BUDGET_ROUNDS:-2} rounds"
+PYTHONPATH="$root/python" "$python" "$here/tune_in_budget.py" "$tp_binary" "${BENCH_BUDGET_TUNE:-5m}" \
+    "${BENCH_BUDGET_ROUNDS:-2}" "$build/bench-budget"
+fi
+
+if section 24; then
+# Issue 60. The figure tune states for a configuration is what torch.utils.benchmark measures of it.
+echo "== 24. tune's stated figure vs torch.utils.benchmark in a fresh process: MobileNetV2 fixture, batch 16, each runtime and format"
+"$python" "$here/stated_vs_tub.py" "$tp_binary" "$fixtures" "${BENCH_STATED_ROUNDS:-3}" \
+    "${BENCH_STATED_SECONDS:-3}" "$build/bench-stated"
 fi

@@ -18,6 +18,7 @@ Errors are answered {"ok": false, "error": {"kind", "message"}} with the C++ wor
 """
 
 import contextlib
+import itertools
 import json
 import os
 import resource
@@ -142,6 +143,28 @@ def load_model(kind, path):
     raise JobError(ErrorKind.USAGE, f"unknown model kind '{kind}' (expected program, module, package, torchscript, builtin or python)")
 
 
+# A worker may serve several sides in turn: a tune's brief points that share their process state
+# (issue 60). What they would each pay again is kept here: the loaded models (each side takes a
+# copy, as placing converts a module in place) and torch.compile's compiled callables by the
+# settings they were compiled under, so that points differing only in their stream (batching,
+# padding), which a compile does not depend on, share one compile, paid once.
+_LOADED = {}
+_COMPILED = {}
+_COMPILED_KEPT = 3  # the most compiled callables kept (each holds its graphs and constants)
+
+
+def loaded_model(kind, path):
+    """A model for one side: loaded once per worker, a copy per side (a package, never converted
+    in place, is shared)."""
+    import copy
+
+    key = (kind, path)
+    if key not in _LOADED:
+        _LOADED[key] = load_model(kind, path)
+    model = _LOADED[key]
+    return model if kind == "package" else copy.deepcopy(model)
+
+
 def load_stream(path):
     """The stream's batches (a tuple of tuples of tensors) the C++ side saved, or none."""
     import torch
@@ -197,7 +220,11 @@ class Side:
             with contextlib.suppress(RuntimeError):  # set once per process, before parallel work
                 torch.set_num_interop_threads(interop)
 
-        model = load_model(settings["model_kind"], settings["model"])
+        compiled_key = (settings["model_kind"], settings["model"], settings["graph"],
+                        settings["grad"], settings["precision"], settings["format"],
+                        settings["device"], settings["threads"])
+        reused = compiled_key in _COMPILED
+        model = None if reused else loaded_model(settings["model_kind"], settings["model"])
         try:
             inputs = tuple(torch.load(settings["inputs"]))
         except Exception as e:
@@ -211,7 +238,7 @@ class Side:
             grad = "on"
         try:
             python_settings.set_backends(settings["cudnn_benchmark"], settings["tf32"])
-            if not package:
+            if not package and not reused:
                 model, _ = python_settings.place(model, (), self.device, settings["format"],
                                                  precision)
             # The inputs as the caller holds them (on the device, in fp32 and their own layout):
@@ -223,16 +250,24 @@ class Side:
             self.stream = [tuple(t.to(self.device) for t in batch) for batch in load_stream(settings["stream"])]
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
-            if graph != "eager" and not package:
-                import torch._dynamo
+            compiling = graph != "eager" and not package
+            if reused:
+                self.fn, self.graph_break_count, self.graph_break_reasons = _COMPILED[compiled_key]
+            else:
+                if compiling and not _COMPILED:
+                    import torch._dynamo
 
-                torch._dynamo.reset()
-            fn = (python_settings.package_call(model, self.inputs) if package else
-                  python_settings.compiled(model, graph, grad))
-            self.fn = python_settings.call_function(fn, grad, precision, self.device,
-                                                    settings["format"])
+                    torch._dynamo.reset()  # a fresh worker's first compile starts clean
+                fn = (python_settings.package_call(model, self.inputs) if package else
+                      python_settings.compiled(model, graph, grad))
+                self.fn = python_settings.call_function(fn, grad, precision, self.device,
+                                                        settings["format"])
         except python_settings.SettingsError as e:
             raise JobError(ErrorKind.CONFIG, str(e))
+        if compiling:
+            from torch._dynamo.utils import counters
+
+            breaks_before = dict(counters.get("graph_break", {}))
 
         self.sync()
         first = time.perf_counter()
@@ -242,18 +277,23 @@ class Side:
         except Exception as e:
             self.raise_call_error(e, graph != "eager")
         first_call_s = time.perf_counter() - first
-        if graph != "eager" and not package:
-            # torch.compile compiles on the first call: that call's time is the compile's.
+        if compiling:
+            # torch.compile compiles on the first call: that call's time is the compile's (a
+            # compile an earlier side of this worker paid costs this one its first call only).
             self.compile_s = first_call_s
-            from torch._dynamo.utils import counters
-
-            reasons = counters.get("graph_break", {})
-            self.graph_break_count = int(sum(reasons.values()))
-            self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
+            if not reused:
+                reasons = {r: n - breaks_before.get(r, 0)
+                           for r, n in counters.get("graph_break", {}).items()
+                           if n > breaks_before.get(r, 0)}
+                self.graph_break_count = int(sum(reasons.values()))
+                self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
+                while len(_COMPILED) >= _COMPILED_KEPT:
+                    _COMPILED.pop(next(iter(_COMPILED)))
+                _COMPILED[compiled_key] = (self.fn, self.graph_break_count, self.graph_break_reasons)
             save_compile_artifacts(os.environ.get("TORCHPERF_COMPILE_ARTIFACTS", ""))
         self.stream_warm_s, self.stream_graphs = -1.0, 0
         if self.stream:
-            self.warm_stream(graph != "eager" and not package)
+            self.warm_stream(compiling)
         self.setup_ms = (time.perf_counter() - started) * 1e3
         self.peak_reset = reset_high_water()
 
@@ -447,8 +487,9 @@ def serve_side(lines, out, first_job, finish_job, open_side, handle):
 
 
 def serve(lines, out):
-    """Serves one side: the first request must be "python-side", then blocks until
-    "python-finish"."""
+    """Serves sides in turn: each starts with a "python-side" request, then blocks until
+    "python-finish"; a tune's brief points that share their process state send their sides to
+    one worker (what each would load and compile again is kept: loaded_model, _COMPILED)."""
 
     def open_side(request):
         try:
@@ -467,7 +508,13 @@ def serve(lines, out):
             return side.finish(job["outputs"], job["padding_check"], job["padding_outputs"])
         raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
-    return serve_side(lines, out, "python-side", "python-finish", open_side, handle)
+    code = 0
+    for first in lines:
+        code = serve_side(itertools.chain([first], lines), out, "python-side", "python-finish",
+                          open_side, handle)
+        if code != 0:
+            return code
+    return code
 
 
 def run(serve_lines, name):

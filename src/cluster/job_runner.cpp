@@ -38,7 +38,12 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
   pending_.reset();
   JobEnd end;
   end.ticket = pending_ticket_;
-  if (job.shared) {
+  if (job.shared && job.kind == NodeJobKind::kPython) {
+    end.outcome = run_node_job(job, time_, tick_, &python_pool_);
+    end.shared_worker = true;
+    end.fresh_worker = python_pool_.started() > python_started_;
+    python_started_ = python_pool_.started();
+  } else if (job.shared) {
     if (!shared_) {
       std::filesystem::create_directories(log_dir_);
       shared_ = std::make_unique<SharedWorker>(executable_, log_dir_, limits_, tick_, time_);
@@ -58,10 +63,11 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
 
 void LocalJobRunner::release() {
   if (shared_) shared_->close();
+  python_pool_.clear();
 }
 
 std::size_t LocalJobRunner::shared_workers_started() const {
-  return shared_ ? shared_->started() : 0;
+  return (shared_ ? shared_->started() : 0) + python_pool_.started();
 }
 
 }  // namespace torchperf

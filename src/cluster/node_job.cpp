@@ -63,7 +63,8 @@ void add_node_job_schema(json& schema) {
 }
 
 WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
-                           const std::function<bool(double)>& tick) {
+                           const std::function<bool(double)>& tick,
+                           PythonWorkerPool* python_pool) {
   std::filesystem::create_directories(job.log_dir);
   if (job.kind == NodeJobKind::kWorker)
     return run_worker_process(job.executable, job.request, job.limits,
@@ -74,6 +75,7 @@ WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
   run.log_prefix = job.log_name;
   run.limits = job.limits;
   run.tick = tick;
+  if (job.kind == NodeJobKind::kPython && job.shared) run.python_pool = python_pool;
   const auto started = time.now();
   WorkerOutcome out;
   try {

@@ -133,15 +133,6 @@ Knob allocator_knob() {
     return fixed({"glibc", "glibc-tuned", "jemalloc", "tcmalloc", "mimalloc"});
   };
   k.baseline = [](const WorkloadTraits&) { return "glibc"; };
-  // On a CPU a default tune tries glibc-tuned (issue 60): a heap that faults its pages in again
-  // every call, as the points' own advice says, moved a CNN 1.19-1.33x. The preloaded allocators
-  // are tried when --space names them.
-  k.swept_by_default = [](const WorkloadTraits& t) { return !t.cuda; };
-  k.left_out_of_sweep = [](const WorkloadTraits&, const std::string& value) {
-    return value == "glibc" || value == "glibc-tuned"
-               ? std::string()
-               : std::string("a preloaded allocator is tried when --space names it");
-  };
   k.applies = [](const WorkloadTraits&, const std::string& value) {
     return preloadable(find_provider(allocators(), value));
   };

@@ -100,31 +100,42 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
   return sizes;
 }
 
-// The expected padded length of a batch of `batch` arrivals padded to the first edge that holds
-// its longest: the longest lies at or below x with probability F(x)^batch.
+// The edges are chosen for the batches the guides' start forms (each window of 256 sorted by
+// length, then cut into batches): each batch's longest is taken from the lengths batched so,
+// and the edges that minimise the padded length of those batches are found by dynamic
+// programming over candidate edges.
 std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
                               std::uint64_t seed) {
   std::vector<std::int64_t> lengths = distribution.kind == LengthDistribution::Kind::kFile
                                           ? distribution.lengths
                                           : distribution.draw(4096, seed);
   if (lengths.empty()) return "buckets:" + std::to_string(distribution.max);
-  std::sort(lengths.begin(), lengths.end());
-  const std::int64_t longest = std::max(lengths.back(), distribution.max);
+  const std::int64_t longest =
+      std::max(*std::max_element(lengths.begin(), lengths.end()), distribution.max);
+  // Each batch's longest, as sorted windows of kGuidesWindow form them.
+  constexpr std::size_t kGuidesWindow = 256;
+  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, batch));
+  std::vector<std::int64_t> maxima;
+  const std::size_t n = lengths.size();
+  for (std::size_t w = 0; w < n; w += kGuidesWindow) {
+    const std::size_t end = std::min(n, w + kGuidesWindow);
+    std::sort(lengths.begin() + static_cast<std::ptrdiff_t>(w),
+              lengths.begin() + static_cast<std::ptrdiff_t>(end));
+    for (std::size_t b = w; b < end; b += per) maxima.push_back(lengths[std::min(end, b + per) - 1]);
+  }
+  std::sort(maxima.begin(), maxima.end());
   // Candidate edges: multiples of 8 (kernels like them) up to the longest, and the longest.
   std::vector<std::int64_t> candidates;
   for (std::int64_t e = 8; e < longest; e += 8) candidates.push_back(e);
   candidates.push_back(longest);
-  const double n = static_cast<double>(lengths.size());
-  const double b = static_cast<double>(std::max<std::int64_t>(1, batch));
-  std::vector<double> below(candidates.size());  // P(a batch's longest <= edge)
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const auto count = std::upper_bound(lengths.begin(), lengths.end(), candidates[i]) - lengths.begin();
-    below[i] = std::pow(static_cast<double>(count) / n, b);
-  }
-  // cost[k][i]: the least expected padded length with k edges, the last at candidate i, over
-  // the batches whose longest is at most that edge.
-  constexpr std::size_t kMaxEdges = 4;
   const std::size_t m = candidates.size();
+  std::vector<double> below(m);  // batches whose longest is at most the edge
+  for (std::size_t i = 0; i < m; ++i)
+    below[i] = static_cast<double>(std::upper_bound(maxima.begin(), maxima.end(), candidates[i]) -
+                                   maxima.begin());
+  // cost[k][i]: the least padded length of the batches up to candidate i with k edges, the last
+  // at candidate i.
+  constexpr std::size_t kMaxEdges = 4;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> cost(kMaxEdges + 1, std::vector<double>(m, inf));
   std::vector<std::vector<std::size_t>> from(kMaxEdges + 1, std::vector<std::size_t>(m, m));
@@ -139,14 +150,11 @@ std::string suggested_buckets(const LengthDistribution& distribution, std::int64
         }
       }
   // The fewest edges within 1% of the best: each edge is a shape to compile and warm.
-  std::size_t best_k = 1;
-  double best = cost[1][m - 1];
-  for (std::size_t k = 2; k <= kMaxEdges; ++k) best = std::min(best, cost[k][m - 1]);
-  for (std::size_t k = 1; k <= kMaxEdges; ++k)
-    if (cost[k][m - 1] <= best * 1.01) {
-      best_k = k;
-      break;
-    }
+  double best = inf;
+  for (std::size_t k = 1; k <= kMaxEdges; ++k) best = std::min(best, cost[k][m - 1]);
+  std::size_t best_k = kMaxEdges;
+  for (std::size_t k = kMaxEdges; k >= 1; --k)
+    if (cost[k][m - 1] <= best * 1.01) best_k = k;
   std::vector<std::int64_t> edges;
   for (std::size_t k = best_k, i = m - 1; k >= 1 && i < m; i = from[k][i], --k) edges.push_back(candidates[i]);
   std::reverse(edges.begin(), edges.end());

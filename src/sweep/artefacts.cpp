@@ -242,8 +242,14 @@ std::string Artefacts::plan_text() const {
   }
   std::string text;
   if (!packages_.empty()) {
-    text = fmt::format("AOTInductor packages: {} of {} in the cache (no compile)", ready_.size(),
-                       packages_.size());
+    std::size_t sharing = 0;
+    for (const auto& need : needs_) sharing += need.artefact.kind == ArtefactKind::kPackage;
+    // A package depends on the knobs it compiles in (precision, threads where it bakes them),
+    // not on batching, padding under a dynamic length or the allocator: points that differ only
+    // in those share one compile, priced once.
+    text = fmt::format("AOTInductor packages: {} of {} in the cache (no compile), shared by {} "
+                       "point(s) that differ only in knobs a package does not depend on",
+                       ready_.size(), packages_.size(), sharing);
     if (to_compile > 0)
       text += fmt::format(", {} to compile when a point needs one (about {:.0f} s in all, {})",
                           to_compile, to_compile_s,

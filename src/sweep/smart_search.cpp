@@ -183,7 +183,18 @@ class SmartSearch final : public Search {
   std::optional<std::size_t> next_screened(const BudgetView& budget) {
     std::optional<std::size_t> best;
     double best_cost = 0;
+    // A budget that cannot pay for every start measures them in order of expected gain per
+    // second (issue 60): no start is expected to gain more than another before it is measured,
+    // so the cheapest first; one that can keeps the guides' order.
+    double starts_cost = 0;
+    for (std::size_t k = 0; k < starts_ && k < screen_.size(); ++k)
+      if (!measured(screen_[k]) && !proposed_[screen_[k]])
+        starts_cost += budget.cost(screen_[k], !all_full_);
+    const bool starts_by_cost = !affords_exploring(budget, starts_cost);
+    std::optional<std::size_t> cheapest_start;
+    double cheapest_cost = 0;
     for (std::size_t k = 0; k < screen_.size(); ++k) {
+      if (k == starts_ && cheapest_start) return cheapest_start;
       // Earlier screens hold only points measured, proposed or skipped.
       if (k >= starts_ && k < screen_next_ && !resumed_) continue;
       const std::size_t i = screen_[k];
@@ -194,13 +205,20 @@ class SmartSearch final : public Search {
         continue;
       }
       // The guides' starts keep their order: the first is the one a careful person tries first.
-      if (k < starts_) return i;
+      if (k < starts_ && !starts_by_cost) return i;
+      if (k < starts_) {
+        if (!cheapest_start || c < cheapest_cost) {
+          cheapest_start = i;
+          cheapest_cost = c;
+        }
+        continue;
+      }
       if (!best || c < best_cost) {
         best = i;
         best_cost = c;
       }
     }
-    return best;
+    return cheapest_start ? cheapest_start : best;
   }
 
   // Appends the next screen: with the guides' starts, around the best of them and then around the

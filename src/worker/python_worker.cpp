@@ -193,9 +193,25 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.time_limit_s;
-  worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
-                                            run.tick,
-                                            std::vector<std::string>{"-m", "torchperf.worker"});
+  if (run.python_pool) {
+    // The compile artefacts' file is per point: the rest of the environment is the process state.
+    ChildEnvironment state = environment;
+    state.erase("TORCHPERF_COMPILE_ARTIFACTS");
+    pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
+    for (const auto& [var, value] : state) pool_key_ += " " + var + "=" + value;
+    pool_ = run.python_pool;
+    worker_ = pool_->take(pool_key_);
+    if (!worker_) {
+      log_ = run.log_dir + "/python-shared-" + std::to_string(pool_->next_number()) + ".log";
+      worker_ = std::make_unique<WorkerSession>(
+          python_interpreter(), environment, run.limits, log_, run.tick,
+          std::vector<std::string>{"-m", "torchperf.worker"});
+    }
+  } else {
+    worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+                                              run.tick,
+                                              std::vector<std::string>{"-m", "torchperf.worker"});
+  }
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   base_.setup_ms = ready.setup_ms;
@@ -223,7 +239,21 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
         ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
 }
 
+std::unique_ptr<WorkerSession> PythonWorkerPool::take(const std::string& key) {
+  const auto it = idle_.find(key);
+  if (it == idle_.end()) return nullptr;
+  std::unique_ptr<WorkerSession> worker = std::move(it->second);
+  idle_.erase(it);
+  return worker->running() ? std::move(worker) : nullptr;
+}
+
+void PythonWorkerPool::give_back(const std::string& key, std::unique_ptr<WorkerSession> worker) {
+  if (worker && worker->running()) idle_[key] = std::move(worker);
+}
+
 PythonSide::~PythonSide() {
+  // A worker whose side finished goes back for the next brief point; one that failed ends.
+  if (pool_ && finished_) pool_->give_back(pool_key_, std::move(worker_));
   std::error_code ignored;
   if (!stream_file_.empty()) fs::remove(stream_file_, ignored);
   if (!check_file_.empty()) fs::remove(check_file_, ignored);
@@ -287,6 +317,7 @@ Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& 
   add_timing(m, samples, sampling, paired);
   add_output_check(m, expected_.outputs, produced.outputs);
   add_padding_check(m, runs);
+  finished_ = true;
   return m;
 }
 

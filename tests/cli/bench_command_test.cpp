@@ -326,9 +326,15 @@ TEST(BenchCommandTest, AStreamOfLengthsRunsTheSameSamplesInCppAndPythonAndSortin
   const auto sorted = stream_of({"--batching", "sorted:64"});
   const auto python = stream_of({"--runtime", "python", "--batching", "sorted:64"});
   const auto& s = sorted["stream"];
-  EXPECT_EQ(s["batches"].get<int>(), 16);
-  EXPECT_EQ(s["samples"].get<int>(), 64);
-  EXPECT_EQ(sorted["batch"].get<int>(), 64);  // a timed call is a pass: its samples
+  EXPECT_EQ(s["batches"].get<int>(), 64);
+  EXPECT_EQ(s["samples"].get<int>(), 256);
+  EXPECT_EQ(sorted["batch"].get<int>(), 256);  // the stream's samples
+  // A timed call is a pass over 8 of its batches drawn across their padded sizes, scaled to the
+  // whole stream by its padded tokens over theirs.
+  EXPECT_EQ(s["timed_batches"].get<int>(), 8);
+  EXPECT_GT(s["pass_scale"].get<double>(), 1.0);
+  EXPECT_EQ(python["stream"]["timed_batches"], s["timed_batches"]);
+  EXPECT_EQ(python["stream"]["pass_scale"], s["pass_scale"]);
   EXPECT_GE(s["warm_s"].get<double>(), 0.0);
   // The same samples whatever their order: the same useful tokens, less padding when sorted.
   EXPECT_EQ(s["useful_tokens"], arrival["stream"]["useful_tokens"]);

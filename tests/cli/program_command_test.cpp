@@ -266,7 +266,9 @@ TEST(ProgramCommandTest, AProgramExportedWithADynamicLengthRunsAStreamOfLengthsI
   const auto eager = stream_of("python");
   EXPECT_EQ(package["configuration"]["knobs"]["graph"]["value"], "aoti");
   EXPECT_GT(package["quality"]["cosine"].get<double>(), 0.9999);
-  EXPECT_EQ(package["stream"]["batches"], 16);
+  EXPECT_EQ(package["stream"]["batches"], 64) << "a drawn distribution's stream";
+  EXPECT_EQ(package["stream"]["timed_batches"], 8) << "a pass drawn across it";
+  EXPECT_EQ(eager["stream"]["timed_batches"], 8);
   EXPECT_EQ(package["stream"]["useful_tokens"], eager["stream"]["useful_tokens"]);
   EXPECT_EQ(package["stream"]["padded_tokens"], eager["stream"]["padded_tokens"]);
   EXPECT_GT(package["stream"]["tokens_per_s"].get<double>(), 0);

@@ -93,6 +93,28 @@ def saved_outputs(path):
     return tensors
 
 
+def test_one_worker_serves_sides_in_turn_and_a_compile_is_paid_once_for_their_settings(files):
+    """A tune's brief points of one process state share a worker (issue 60): the second side of
+    the same compile settings reuses the first's compiled graph, and the model each side placed
+    is its own copy (a channels_last or bf16 side never converts the next one's)."""
+    worker = Worker()
+    first = worker.ask(side("program", files["program"], files["inputs"], graph="compile"))
+    assert first["ok"], first
+    assert finish(worker, files["dir"] / "first.pt")["ok"]
+    bf16 = worker.ask(side("program", files["program"], files["inputs"], precision="bf16"))
+    assert bf16["ok"], bf16
+    assert finish(worker, files["dir"] / "bf16.pt")["ok"]
+    again = worker.ask(side("program", files["program"], files["inputs"], graph="compile"))
+    assert again["ok"], again
+    assert again["compile_s"] < first["compile_s"] / 2, (first["compile_s"], again["compile_s"])
+    assert finish(worker, files["dir"] / "again.pt")["ok"]
+    eager = worker.ask(side("program", files["program"], files["inputs"]))
+    assert eager["ok"], eager
+    assert finish(worker, files["dir"] / "eager.pt")["ok"]
+    assert torch.allclose(saved_outputs(files["dir"] / "eager.pt")[0], files["expected"], atol=1e-6)
+    assert worker.close() == 0
+
+
 @pytest.mark.parametrize("kind", ["program", "torchscript"])
 def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
     worker = Worker()

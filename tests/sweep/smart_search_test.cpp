@@ -286,6 +286,29 @@ TEST(SmartSearchTest, APointWhoseCompileTheBudgetCannotPayIsNeverProposedAndTheS
   EXPECT_TRUE(search->cut_by_budget());
 }
 
+TEST(SmartSearchTest, ABudgetThatCannotPayForEveryStartMeasuresTheCheapestFirst) {
+  const Space s = landscape_space();
+  std::size_t dear = s.points.size(), cheap = s.points.size();
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    if (dear == s.points.size() && holds(s, i, "graph=frozen-opt")) dear = i;
+    if (cheap == s.points.size() && !holds(s, i, "graph=frozen-opt") && s.points[i].changes > 0)
+      cheap = i;
+  }
+  ASSERT_LT(dear, s.points.size());
+  ASSERT_LT(cheap, s.points.size());
+  SearchOptions options;
+  options.first = {dear, cheap};  // the guides' order: the one that compiles for 40 s first
+  // 44 s pays for the dear start and a finalist (41 + 3 s), not for both starts as well: the
+  // cheap one first.
+  auto tight = make_search(SearchKind::kSmart, s, options);
+  ASSERT_EQ(drive(*tight, s, 0, frozen_opt_compiles(s, 44, 40), 1, 3).proposals.front().point,
+            cheap);
+  // A budget that pays for both keeps the guides' order.
+  auto ample = make_search(SearchKind::kSmart, s, options);
+  EXPECT_EQ(drive(*ample, s, 0, frozen_opt_compiles(s, 1000, 40), 1, 3).proposals.front().point,
+            dear);
+}
+
 TEST(SmartSearchTest, AmongOneKnobChangesThoseThatCompileWaitBehindThoseThatDoNot) {
   const Space s = landscape_space();
   // No limit: every change is measured, the dear ones last in each screen.

@@ -181,7 +181,7 @@ TEST(SpaceTest, RestrictionsNarrowTheAxesAndTheProduct) {
   const Space s = build_space(
       image_model(), {{"precision", {"fp32", "bf16"}}, {"graph", {"eager"}}, {"threads", {"1"}},
                       {"batch", {"8"}}, {"mode", {"eval"}}, {"grad", {"no_grad"}},
-                      {"format", {"contiguous", "channels_last"}}, {"allocator", {"glibc"}}});
+                      {"format", {"contiguous", "channels_last"}}});
   EXPECT_EQ(s.points.size(), 4u);
   EXPECT_EQ(s.combinations, 4u);
   EXPECT_EQ(s.origin.get("batch").value_or(""), "8") << "a pinned knob starts where it is pinned";
@@ -317,13 +317,6 @@ TEST(SpaceTest, AStreamsFirstStartInEachRuntimeIsTheCarefulPersonsSortedWindowPa
     EXPECT_EQ(starts, (std::vector<std::string>{"batch-max sorted:256",
                                                 "buckets:48/96/450 sorted:256"}))
         << runtime;
-}
-
-TEST(SpaceTest, ADefaultTuneOnACpuTriesTheTunedGlibcAllocatorButNoPreloadedOne) {
-  const Space s = build_space(image_model(), {});
-  std::map<std::string, std::vector<std::string>> axes;
-  for (const auto& a : s.axes) axes[a.knob] = a.values;
-  EXPECT_EQ(axes["allocator"], (std::vector<std::string>{"glibc", "glibc-tuned"}));
 }
 
 }  // namespace torchperf

@@ -94,6 +94,8 @@ class LocalJobRunner final : public JobRunner {
   std::string pending_ticket_;
   std::size_t next_ticket_ = 0;
   std::unique_ptr<SharedWorker> shared_;  // the brief points' worker
+  PythonWorkerPool python_pool_;           // the brief Python points' workers
+  std::size_t python_started_ = 0;
 };
 
 }  // namespace torchperf

@@ -12,6 +12,7 @@
 #include "torchperf/bench/bench_options.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/worker/protocol.h"
+#include "torchperf/worker/python_worker.h"
 #include "torchperf/worker/worker_process.h"
 
 namespace torchperf {
@@ -31,8 +32,9 @@ struct NodeJob {
   nlohmann::json request;         // kWorker: the worker's request
   BenchOptions workload;          // kPython, kCompare (its references included)
   std::string configuration, versus;
-  // kWorker, a brief point: here it may share a warm worker with the brief points before it while
-  // their process state is the same (SharedWorker); a node runs every job in a fresh worker.
+  // A brief point: here it may share a warm worker with the brief points before it while their
+  // process state is the same (kWorker: SharedWorker; kPython: PythonWorkerPool, the interpreter,
+  // the program and its compiled graphs kept); a node runs every job in a fresh worker.
   bool shared = false;
   // Its wire form (`torchperf __protocol` lists it as "node_job"; protocol.h's visitors).
   template <typename V>
@@ -65,9 +67,11 @@ void add_node_job_schema(nlohmann::json& schema);
 
 // Runs the job on this machine. A kPython or kCompare job answers like a worker: a measure reply
 // {"ok": true, "result": BenchResult} or an error reply with its kind; an interruption (tick said
-// to stop) is kStopped.
+// to stop) is kStopped. A shared kPython job (a brief point) takes its Python worker from
+// python_pool, when given, and gives it back.
 WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
-                           const std::function<bool(double)>& tick = nullptr);
+                           const std::function<bool(double)>& tick = nullptr,
+                           PythonWorkerPool* python_pool = nullptr);
 
 // What `torchperf __node-probe PATH...` prints on a node before it is given a point: its
 // environment (capture_environment) and which of the paths the driver's jobs name it cannot read.

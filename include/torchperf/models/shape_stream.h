@@ -101,9 +101,9 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
 // nearest them, repeated batch times. The reference, the accuracy guard and the FLOP count use them.
 std::vector<c10::IValue> typical_inputs(const StreamRecipe& recipe, std::int64_t batch);
 // Bucket edges a sweep tries for a distribution at a batch size: the edges (the longest always
-// one of them, at most four) that minimise the expected padding of a batch of that many samples
-// drawn from it, each batch padded to the first edge that holds its longest sample. The tail
-// gets edges of its own when that saves more than the body would ("buckets:48/96/200/450").
+// one of them, at most four, the fewest within 1% of the best) that minimise the padded length
+// of the batches the guides' start forms from its lengths (each window of 256 sorted by length,
+// cut into batches of `batch`), each padded to the first edge that holds its longest.
 std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
                               std::uint64_t seed);
 

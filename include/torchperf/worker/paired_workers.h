@@ -18,12 +18,17 @@ namespace torchperf {
 // How workers are started: the torchperf binary, where their logs go, their limits (the time
 // limit applies to each request: preparing a side, one block, finishing), and the supervisor's
 // tick (false: stop).
+class PythonWorkerPool;
+
 struct WorkerRun {
   std::string executable;
   std::string log_dir;
   std::string log_prefix = "side";
   WatchLimits limits = within(kWorkerTimeLimitS);
   std::function<bool(double)> tick;
+  // A python side takes its worker from here and gives it back once finished (a tune's brief
+  // points); null: a worker of its own.
+  PythonWorkerPool* python_pool = nullptr;
 };
 
 // One request to the worker of a comparison's side (side: "side a (threads=1)"): a worker that

@@ -5,6 +5,7 @@
 // how it is measured.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,26 @@
 #include "torchperf/worker/paired_workers.h"
 
 namespace torchperf {
+
+// Python workers kept between a tune's brief points that share their process state (the
+// interpreter and the environment it starts with, the threads): the interpreter, torch, the
+// loaded program and torch.compile's compiled graphs are paid once, not per point (issue 60). A
+// brief point only ranks; finalists and comparisons keep workers of their own.
+class PythonWorkerPool {
+ public:
+  // An idle worker started for `key` that is still running, or null.
+  std::unique_ptr<WorkerSession> take(const std::string& key);
+  void give_back(const std::string& key, std::unique_ptr<WorkerSession> worker);
+  // Ends the idle workers: nothing idle sits beside a measurement of its own.
+  void clear() { idle_.clear(); }
+  // Workers started for the pool, for their logs' names and the summary.
+  std::size_t next_number() { return ++started_; }
+  std::size_t started() const { return started_; }
+
+ private:
+  std::map<std::string, std::unique_ptr<WorkerSession>> idle_;
+  std::size_t started_ = 0;
+};
 
 // One side run by the Python worker, for a measurement or one side of a comparison: prepared
 // in its worker on construction (the model loaded, the settings applied, the first call, which
@@ -58,6 +79,9 @@ class PythonSide {
   Measurement base_;  // what is known before timing
   std::vector<std::pair<std::size_t, std::int64_t>> blocks_;  // iterations, minor page faults
   std::unique_ptr<WorkerSession> worker_;
+  PythonWorkerPool* pool_ = nullptr;  // where worker_ goes back once finished
+  std::string pool_key_;
+  bool finished_ = false;
 };
 
 // options.config names runtime=python; its other knobs are resolved for that runtime (graph

@@ -1,0 +1,124 @@
+"""make bench, section 24: the figure tune states is the true one (issue 60).
+
+A CNN that is not a built-in (the MobileNetV2 fixture, defined with torch.nn alone), batch 16, every
+usable core: one exhaustive tune per model form measures each runtime and format in full — C++
+TorchScript (frozen-opt) on its scripted file; C++ AOTInductor, Python eager and Python
+torch.compile (contiguous and channels_last) on its torch.export program. Then each configuration
+is timed with torch.utils.benchmark in a fresh process, as a user runs it in five lines (the
+allocator environment the configuration names, the same threads), alternated over ROUNDS rounds
+with `torchperf bench` of the same configuration. Prints tune's stated figure, bench's and TUB's
+per configuration, and stated / TUB (target within 5%).
+
+    python bench/stated_vs_tub.py TORCHPERF FIXTURES ROUNDS SECONDS OUT
+    python bench/stated_vs_tub.py --tub KIND PATH FORMAT THREADS SECONDS   (one side: JSON)
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+BATCH = 16
+
+
+def tub(kind, path, memory_format, threads, seconds):
+    """KIND: torchscript (frozen-opt), aoti (a package), eager or compile (a program)."""
+    import torch
+    import torch.utils.benchmark as benchmark
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    x = torch.randn(BATCH, 3, 224, 224)
+    if kind == "torchscript":
+        model = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.load(path).eval()))
+    elif kind == "aoti":
+        model = torch._inductor.aoti_load_package(path)
+    else:
+        model = torch.export.load(path).module()
+        if memory_format == "channels_last":
+            model = model.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
+        if kind == "compile":
+            import torch._inductor.config
+            torch._inductor.config.freezing = True
+            model = torch.compile(model)
+    with torch.inference_mode():
+        for _ in range(3):
+            model(x)  # the compile, the profiling executor's runs
+        m = benchmark.Timer(stmt="model(x)", globals={"model": model, "x": x},
+                            num_threads=threads).blocked_autorange(min_run_time=seconds)
+    print(json.dumps({"samples_per_s": BATCH / m.median, "runs": len(m.times)}))
+
+
+def run_json(command):
+    run = subprocess.run(command, capture_output=True, text=True)
+    if not run.stdout.strip():
+        raise SystemExit(f"{command[:3]} failed ({run.returncode}): {run.stderr.strip()[-600:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def tune(tp, model, space, seconds, out):
+    subprocess.run(["rm", "-rf", out], check=True)
+    result = run_json([tp, "tune", model, "--space", space, "--search", "exhaustive", "--time",
+                       str(seconds), "--out", out, "--json", "--quiet"])
+    stated = {}
+    for line in open(os.path.join(out, "results.jsonl")):
+        record = json.loads(line)
+        if record.get("record") == "point" and record.get("status") == "ok":
+            stated[record["key"]] = record
+    return result, stated
+
+
+def main():
+    if sys.argv[1] == "--tub":
+        tub(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))
+        return
+    tp, fixtures, rounds, seconds, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
+        float(sys.argv[4]), sys.argv[5]
+    threads = os.cpu_count()
+    program = os.path.join(fixtures, "mobilenet_v2_dynamic.pt2")
+    scripted = os.path.join(fixtures, "mobilenet_v2_scripted.pt")
+    pinned = f"threads={threads};batch={BATCH};precision=fp32;allocator=glibc"
+    forms = [(scripted, f"runtime=cpp;graph=frozen-opt;mode=eval;grad=inference;{pinned}"),
+             (program, f"runtime=cpp,python;graph=aoti,eager,compile;grad=inference;"
+                       f"format=contiguous,channels_last;{pinned}")]
+    cases = []
+    for i, (model, space) in enumerate(forms):
+        _, stated = tune(tp, model, space, seconds, os.path.join(out, f"tune-{i}"))
+        for key, record in stated.items():
+            m = record["measurement"]
+            knobs = m["configuration"]["knobs"]
+            graph = knobs["graph"]["value"]
+            fmt = knobs["format"]["value"] if knobs["format"]["applicable"] else "contiguous"
+            kind = {"frozen-opt": "torchscript", "aoti": "aoti"}.get(graph, graph)
+            path = (m.get("compile") or {}).get("package") if kind == "aoti" else model
+            cases.append({"key": key, "model": model, "kind": kind, "path": path, "format": fmt,
+                          "stated": record["metrics"]["throughput_samples_per_s"]})
+    print(f"   {len(cases)} configurations, batch {BATCH}, {threads} thread(s), {rounds} rounds "
+          f"alternated, {seconds:g} s each")
+    for case in cases:
+        tp_runs, tub_runs = [], []
+        for r in range(rounds):
+            sides = ["torchperf", "tub"] if r % 2 == 0 else ["tub", "torchperf"]
+            for side in sides:
+                if side == "tub":
+                    tub_runs.append(run_json([sys.executable, os.path.abspath(__file__), "--tub",
+                                              case["kind"], case["path"], case["format"],
+                                              str(threads), str(seconds)])["samples_per_s"])
+                else:
+                    tp_runs.append(run_json([tp, "bench", case["model"], "--config", case["key"],
+                                             "--time", str(seconds), "--json", "--quiet"])
+                                   ["measurement"]["throughput_samples_per_s"])
+        t = statistics.median(tub_runs)
+        case.update(bench=statistics.median(tp_runs), tub=t, ratio=case["stated"] / t)
+        verdict = "within" if abs(case["ratio"] - 1) <= 0.05 else "OUTSIDE"
+        print(f"   {case['kind']:12s} {case['format']:14s} tune stated {case['stated']:7.2f}  "
+              f"bench {case['bench']:7.2f}  TUB {t:7.2f} samples/s  stated/TUB "
+              f"{case['ratio']:.3f} ({verdict} 5%)")
+    with open(os.path.join(out, "stated_vs_tub.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
