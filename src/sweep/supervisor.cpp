@@ -487,9 +487,9 @@ PointResult Supervisor::prepare_point(const Proposal& proposal, json& request) {
   workload.time_s = r.time_s;
   // A brief point ranks candidates on a few of a stream's batches; a full one times more.
   workload.stream_timed_batches = proposal.brief ? kBriefTimedBatches : kFullTimedBatches;
-  // A point clearly behind the leader so far stops early (the throughput objective only: a
-  // latency point is ranked on its own calls' spread).
-  if (o_.objective.higher_is_better())
+  // A brief point clearly behind the leader so far stops early (the throughput objective only:
+  // a latency point is ranked on its own calls' spread). A point in full decides: it never does.
+  if (proposal.brief && o_.objective.higher_is_better())
     for (const auto& [key, done] : finished_)
       if (done.status == PointStatus::kOk && done.metrics.valid)
         workload.leader_samples_per_s = std::max(workload.leader_samples_per_s, done.metrics.throughput);
