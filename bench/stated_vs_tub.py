@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 BATCH = 16
+INPUT = ["--input", "3x224x224"]
 
 
 def tub(kind, path, memory_format, threads, seconds):
@@ -55,13 +56,16 @@ def run_json(command):
     run = subprocess.run(command, capture_output=True, text=True)
     if not run.stdout.strip():
         raise SystemExit(f"{command[:3]} failed ({run.returncode}): {run.stderr.strip()[-600:]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    try:
+        return json.loads(run.stdout)
+    except json.JSONDecodeError:  # a side's one line after whatever it printed before
+        return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def tune(tp, model, space, seconds, out):
     subprocess.run(["rm", "-rf", out], check=True)
-    result = run_json([tp, "tune", model, "--space", space, "--search", "exhaustive", "--time",
-                       str(seconds), "--out", out, "--json", "--quiet"])
+    result = run_json([tp, "tune", model, *INPUT, "--space", space, "--search", "exhaustive",
+                       "--time", str(seconds), "--out", out, "--json", "--quiet"])
     stated = {}
     for line in open(os.path.join(out, "results.jsonl")):
         record = json.loads(line)
@@ -107,7 +111,7 @@ def main():
                                               case["kind"], case["path"], case["format"],
                                               str(threads), str(seconds)])["samples_per_s"])
                 else:
-                    tp_runs.append(run_json([tp, "bench", case["model"], "--config", case["key"],
+                    tp_runs.append(run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
                                              "--time", str(seconds), "--json", "--quiet"])
                                    ["measurement"]["throughput_samples_per_s"])
         t = statistics.median(tub_runs)

@@ -38,6 +38,17 @@ TEST(PythonRuntimesTest, TheGuidesStartOnAGpuIsHalfWeightsChannelsLastAndCudaGra
   EXPECT_EQ(python.expert("precision", program(false))->front(), "bf16-autocast");
 }
 
+TEST(PythonRuntimesTest, WhereALengthVariesTheGuidesCompileOnACpuIsOneDynamicGraph) {
+  const Runtime& python = runtime_named("python-eager");
+  WorkloadTraits varying = program(false);
+  varying.named_dims = {"S"};
+  EXPECT_EQ(*python.expert("graph", varying),
+            (std::vector<std::string>{"compile-dynamic", "compile"}));
+  varying.cuda = true;
+  EXPECT_EQ(python.expert("graph", varying)->front(), "compile-reduce-overhead")
+      << "on CUDA the guides' start captures graphs, a shape each";
+}
+
 TEST(PythonRuntimesTest, KnobsOfLibTorchAreNotAppliedAndSaySo) {
   const Runtime& python = runtime_named("python-eager");
   for (const char* knob : {"pad", "conv_bias", "executor", "qengine"}) {
