@@ -117,6 +117,25 @@ std::string inputs_beside(const std::string& reference_path) {
   return reference_path + ".inputs.pt";
 }
 
+// A worker of its own, or (a tune's brief point) one of the pool's for its process state.
+std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
+                                                        const ChildEnvironment& environment) {
+  const std::vector<std::string> args{"-m", "torchperf.worker"};
+  if (!run.python_pool)
+    return std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+                                           run.tick, args);
+  // The compile artefacts' file is per point: the rest of the environment is the process state.
+  ChildEnvironment state = environment;
+  state.erase("TORCHPERF_COMPILE_ARTIFACTS");
+  pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
+  for (const auto& [var, value] : state) pool_key_ += " " + var + "=" + value;
+  pool_ = run.python_pool;
+  if (auto worker = pool_->take(pool_key_)) return worker;
+  log_ = run.log_dir + "/python-shared-" + std::to_string(pool_->next_number()) + ".log";
+  return std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
+                                         run.tick, args);
+}
+
 PythonSide::PythonSide(const BenchOptions& options, const Configuration& requested,
                        const WorkerRun& run, const std::string& name, const BenchProgress& progress)
     : options_(options) {
@@ -193,25 +212,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.time_limit_s;
-  if (run.python_pool) {
-    // The compile artefacts' file is per point: the rest of the environment is the process state.
-    ChildEnvironment state = environment;
-    state.erase("TORCHPERF_COMPILE_ARTIFACTS");
-    pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
-    for (const auto& [var, value] : state) pool_key_ += " " + var + "=" + value;
-    pool_ = run.python_pool;
-    worker_ = pool_->take(pool_key_);
-    if (!worker_) {
-      log_ = run.log_dir + "/python-shared-" + std::to_string(pool_->next_number()) + ".log";
-      worker_ = std::make_unique<WorkerSession>(
-          python_interpreter(), environment, run.limits, log_, run.tick,
-          std::vector<std::string>{"-m", "torchperf.worker"});
-    }
-  } else {
-    worker_ = std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
-                                              run.tick,
-                                              std::vector<std::string>{"-m", "torchperf.worker"});
-  }
+  worker_ = start_worker(run, environment);
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   base_.setup_ms = ready.setup_ms;

@@ -67,6 +67,8 @@ class PythonSide {
 
  private:
   nlohmann::json ask(const nlohmann::json& request, const std::string& doing);
+  std::unique_ptr<WorkerSession> start_worker(const WorkerRun& run,
+                                              const ChildEnvironment& environment);
 
   BenchOptions options_;
   ResolvedConfiguration config_;
