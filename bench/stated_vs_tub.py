@@ -3,11 +3,13 @@
 A CNN that is not a built-in (the MobileNetV2 fixture, defined with torch.nn alone), batch 16, every
 usable core: one exhaustive tune per model form measures each runtime and format in full — C++
 TorchScript (frozen-opt) on its scripted file; C++ AOTInductor, Python eager and Python
-torch.compile (contiguous and channels_last) on its torch.export program. Then each configuration
-is timed with torch.utils.benchmark in a fresh process, as a user runs it in five lines (the
-allocator environment the configuration names, the same threads), alternated over ROUNDS rounds
-with `torchperf bench` of the same configuration. Prints tune's stated figure, bench's and TUB's
-per configuration, and stated / TUB (target within 5%).
+torch.compile (contiguous and channels_last) on its torch.export program. Then, for each
+configuration, ROUNDS rounds alternate three sides, each in a fresh process: a tune of that one
+configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it, and
+torch.utils.benchmark of it as a user runs it in five lines (the same threads, format and
+allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
+minutes: a figure stated minutes before its check would measure the drift. Prints the medians and
+stated / TUB per configuration (target within 5%), with the per-round ratios' spread.
 
     python bench/stated_vs_tub.py TORCHPERF FIXTURES ROUNDS SECONDS OUT
     python bench/stated_vs_tub.py --tub KIND PATH FORMAT THREADS SECONDS   (one side: JSON)
@@ -31,15 +33,20 @@ def tub(kind, path, memory_format, threads, seconds):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     x = torch.randn(BATCH, 3, 224, 224)
+    channels_last = memory_format == "channels_last"
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
     if kind == "torchscript":
-        model = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.load(path).eval()))
+        model = torch.jit.load(path).eval()
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        model = torch.jit.optimize_for_inference(torch.jit.freeze(model))
     elif kind == "aoti":
         model = torch._inductor.aoti_load_package(path)
     else:
         model = torch.export.load(path).module()
-        if memory_format == "channels_last":
+        if channels_last:
             model = model.to(memory_format=torch.channels_last)
-            x = x.contiguous(memory_format=torch.channels_last)
         if kind == "compile":
             import torch._inductor.config
             torch._inductor.config.freezing = True
@@ -62,10 +69,11 @@ def run_json(command):
         return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def tune(tp, model, space, seconds, out):
+def tune(tp, model, space, seconds, out, leaders=3):
     subprocess.run(["rm", "-rf", out], check=True)
     result = run_json([tp, "tune", model, *INPUT, "--space", space, "--search", "exhaustive",
-                       "--time", str(seconds), "--out", out, "--json", "--quiet"])
+                       "--leaders", str(leaders), "--time", str(seconds), "--out", out, "--json",
+                       "--quiet"])
     stated = {}
     for line in open(os.path.join(out, "results.jsonl")):
         record = json.loads(line)
@@ -97,29 +105,36 @@ def main():
             fmt = knobs["format"]["value"] if knobs["format"]["applicable"] else "contiguous"
             kind = {"frozen-opt": "torchscript", "aoti": "aoti"}.get(graph, graph)
             path = (m.get("compile") or {}).get("package") if kind == "aoti" else model
-            cases.append({"key": key, "model": model, "kind": kind, "path": path, "format": fmt,
-                          "stated": record["metrics"]["throughput_samples_per_s"]})
+            cases.append({"key": key, "model": model, "kind": kind, "path": path, "format": fmt})
     print(f"   {len(cases)} configurations, batch {BATCH}, {threads} thread(s), {rounds} rounds "
           f"alternated, {seconds:g} s each")
-    for case in cases:
-        tp_runs, tub_runs = [], []
+    for n, case in enumerate(cases):
+        runs = {"tune": [], "bench": [], "tub": []}
+        orders = [["tune", "bench", "tub"], ["tub", "bench", "tune"]]
         for r in range(rounds):
-            sides = ["torchperf", "tub"] if r % 2 == 0 else ["tub", "torchperf"]
-            for side in sides:
+            for side in orders[r % 2]:
                 if side == "tub":
-                    tub_runs.append(run_json([sys.executable, os.path.abspath(__file__), "--tub",
-                                              case["kind"], case["path"], case["format"],
-                                              str(threads), str(seconds)])["samples_per_s"])
-                else:
-                    tp_runs.append(run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
-                                             "--time", str(seconds), "--json", "--quiet"])
-                                   ["measurement"]["throughput_samples_per_s"])
-        t = statistics.median(tub_runs)
-        case.update(bench=statistics.median(tp_runs), tub=t, ratio=case["stated"] / t)
+                    runs[side].append(run_json([sys.executable, os.path.abspath(__file__), "--tub",
+                                                case["kind"], case["path"], case["format"],
+                                                str(threads), str(seconds)])["samples_per_s"])
+                elif side == "bench":
+                    runs[side].append(run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
+                                                "--time", str(seconds), "--json", "--quiet"])
+                                      ["measurement"]["throughput_samples_per_s"])
+                else:  # a tune of this one configuration: the figure it states for it
+                    _, one = tune(tp, case["model"], case["key"].replace(",", ";"), seconds,
+                                  os.path.join(out, f"one-{n}"), leaders=1)
+                    runs[side].append(one[case["key"]]["metrics"]["throughput_samples_per_s"])
+        ratios = [a / b for a, b in zip(runs["tune"], runs["tub"])]
+        t = statistics.median(runs["tub"])
+        case.update(stated=statistics.median(runs["tune"]), bench=statistics.median(runs["bench"]),
+                    tub=t, runs=runs, ratio=statistics.median(ratios),
+                    bench_ratio=statistics.median(a / b for a, b in zip(runs["bench"], runs["tub"])))
         verdict = "within" if abs(case["ratio"] - 1) <= 0.05 else "OUTSIDE"
         print(f"   {case['kind']:12s} {case['format']:14s} tune stated {case['stated']:7.2f}  "
               f"bench {case['bench']:7.2f}  TUB {t:7.2f} samples/s  stated/TUB "
-              f"{case['ratio']:.3f} ({verdict} 5%)")
+              f"{case['ratio']:.3f} ({min(ratios):.3f}-{max(ratios):.3f}, {verdict} 5%)  "
+              f"bench/TUB {case['bench_ratio']:.3f}")
     with open(os.path.join(out, "stated_vs_tub.json"), "w") as f:
         json.dump(cases, f, indent=1)
 

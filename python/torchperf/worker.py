@@ -251,6 +251,7 @@ class Side:
             self.graph_break_count, self.graph_break_reasons = 0, []
             self.compile_s = -1.0
             compiling = graph != "eager" and not package
+            self.compile_reused = reused and compiling
             if reused:
                 self.fn, self.graph_break_count, self.graph_break_reasons = _COMPILED[compiled_key]
             else:
@@ -336,6 +337,7 @@ class Side:
         import torch
 
         return {"setup_ms": self.setup_ms, "compile_s": self.compile_s,
+                "compile_reused": self.compile_reused,
                 "stream_warm_s": self.stream_warm_s, "stream_graphs": self.stream_graphs,
                 "graph_break_count": self.graph_break_count,
                 "graph_break_reasons": self.graph_break_reasons, "rss_before_bytes": self.rss_before,

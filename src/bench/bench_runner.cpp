@@ -50,6 +50,7 @@ struct Session {
   double time_budget_s = 0;
   std::size_t stream_timed_batches = kFullTimedBatches;
   std::int64_t stream_batch = 16;  // the batch a stream's bucket edges are designed for
+  bool check_padding = true;
 };
 
 using Reference = SavedOutputs;
@@ -64,6 +65,7 @@ Session open_session(const BenchOptions& options) {
   s.compile_timeout_s = options.compile_timeout_s;
   s.time_budget_s = options.time_s;
   s.stream_timed_batches = options.stream_timed_batches;
+  s.check_padding = options.check_padding;
   if (options.stream_batch > 0) {
     s.stream_batch = options.stream_batch;
   } else if (const auto batch = options.config.get("batch")) {
@@ -494,7 +496,7 @@ Measurement finish(const Session& s, Prepared& p, const SampleSet& samples, cons
                          " failed: " + compat::concise_error_message(e.what()));
   }
   add_output_check(m, ref.outputs, output);
-  if (p.workload.stream) check_padding(m, p);
+  if (p.workload.stream && s.check_padding) check_padding(m, p);
   const ResolvedKnob& threads = p.config.knob("threads");
   if (threads.applicable && std::stoi(threads.value) > p.traits.usable_cores)
     m.warnings.push_back("threads=" + threads.value + " exceeds the " +

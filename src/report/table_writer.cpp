@@ -134,8 +134,11 @@ std::string format_measurement(const Measurement& m) {
   const bool python = runtime_of_key(m.configuration.to_string()).worker() == RuntimeWorker::kPython;
   if (m.compile_s >= 0 && python)
     out += row("compile", fmt::format("torch.compile: {:.1f} s, the first call (in setup, apart "
-                                      "from the timed calls)",
-                                      m.compile_s));
+                                      "from the timed calls){}",
+                                      m.compile_s,
+                                      m.compile_cache_hit
+                                          ? "; its graph an earlier point of this worker compiled"
+                                          : ""));
   else if (m.compile_s >= 0)
     out += row("compile", fmt::format("AOTInductor package {}: {:.1f} s to compile{}", m.package,
                                       m.compile_s,

@@ -105,7 +105,7 @@ bool Artefacts::pending(std::size_t point) const {
          !failures_.count(need.artefact.name);
 }
 
-double Artefacts::compile_estimate_s(std::size_t point) const {
+double Artefacts::compile_estimate_s(std::size_t point, bool brief) const {
   const Need& need = needs_.at(point);
   switch (need.artefact.kind) {
     case ArtefactKind::kNone:
@@ -113,7 +113,7 @@ double Artefacts::compile_estimate_s(std::size_t point) const {
     case ArtefactKind::kPackage:
       return package_estimate_s(need.artefact.name);
     case ArtefactKind::kWorkerCompile:
-      return worker_compile_estimate_s(point);
+      return worker_compile_estimate_s(point, brief);
   }
   return 0;
 }
@@ -138,13 +138,27 @@ double Artefacts::package_estimate_s(const std::string& name) const {
   return kPackageGuessS * (autotune ? kAutotuneFactor : 1);
 }
 
-// From this point's history, else any point of the same mode, else the plain mode's scaled.
-double Artefacts::worker_compile_estimate_s(std::size_t point) const {
+// The knobs a compiled callable does not depend on left out of a point's key: points that differ
+// only in how a stream is batched and padded share one graph (a dynamic one, or the first call's
+// shape; the stream's other shapes are warmed, not priced here).
+std::string Artefacts::graph_of(std::size_t point) const {
+  std::string graph;
+  for (const auto& [knob, value] : space_.points[point].config.values()) {
+    if (knob == "padding" || knob == "batching") continue;
+    graph += (graph.empty() ? "" : ",") + knob + "=" + value;
+  }
+  return graph;
+}
+
+// From this graph's history, else any point of the same mode, else the plain mode's scaled. A
+// brief point whose graph this tune compiled already runs in a shared worker that keeps it.
+double Artefacts::worker_compile_estimate_s(std::size_t point, bool brief) const {
   const Need& need = needs_.at(point);
   const std::string runtime = need.runtime->name();
   const double factor = need.artefact.autotunes ? kAutotuneFactor : 1;
-  if (const auto seen = costs_.seen({runtime, need.artefact.name, space_.points[point].key}))
-    return *seen;
+  const std::string graph = graph_of(point);
+  if (brief && compiled_here_.count(graph)) return 0;
+  if (const auto seen = costs_.seen({runtime, need.artefact.name, graph})) return *seen;
   if (const auto same = costs_.longest(runtime, need.artefact.name)) return *same;
   if (const auto plain = costs_.longest(runtime, need.artefact.plain)) return *plain * factor;
   return kCompileGuessS * factor;
@@ -153,7 +167,8 @@ double Artefacts::worker_compile_estimate_s(std::size_t point) const {
 void Artefacts::record_worker_compile(std::size_t point, double seconds) {
   const Need& need = needs_.at(point);
   if (need.artefact.kind != ArtefactKind::kWorkerCompile) return;
-  costs_.record({need.runtime->name(), need.artefact.name, space_.points[point].key}, seconds);
+  costs_.record({need.runtime->name(), need.artefact.name, graph_of(point)}, seconds);
+  compiled_here_.insert(graph_of(point));
 }
 
 std::optional<std::string> Artefacts::ensure(std::size_t point) {
@@ -258,16 +273,20 @@ std::string Artefacts::plan_text() const {
   }
   std::size_t in_worker = 0;
   std::size_t remembered = 0;
-  std::set<std::string> runtimes;
+  std::set<std::string> runtimes, graphs;
   for (std::size_t i = 0; i < needs_.size(); ++i)
-    if (needs_[i].artefact.kind == ArtefactKind::kWorkerCompile && compile_estimate_s(i) > 0) {
+    if (needs_[i].artefact.kind == ArtefactKind::kWorkerCompile && compile_estimate_s(i, false) > 0) {
       ++in_worker;
       runtimes.insert(needs_[i].runtime->name());
+      graphs.insert(needs_[i].runtime->name() + ":" + graph_of(i));
     }
   for (const auto& r : runtimes) remembered += costs_.remembered(r);
   if (in_worker > 0) {
+    // A brief point's shared worker keeps the graphs it compiled: the points of one graph pay one
+    // compile there (a point in full compiles in its own worker).
     text += (text.empty() ? "" : "; ") +
-            fmt::format("torch.compile: {} point(s) compile in their worker", in_worker);
+            fmt::format("torch.compile: {} point(s) over {} graph(s) compile in their worker",
+                        in_worker, graphs.size());
     text += remembered > 0 ? fmt::format(", {} compiled by earlier tunes (Inductor's cache holds "
                                          "their kernels; their cost is known)",
                                          remembered)

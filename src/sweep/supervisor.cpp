@@ -487,6 +487,7 @@ PointResult Supervisor::prepare_point(const Proposal& proposal, json& request) {
   workload.time_s = r.time_s;
   // A brief point ranks candidates on a few of a stream's batches; a full one times more.
   workload.stream_timed_batches = proposal.brief ? kBriefTimedBatches : kFullTimedBatches;
+  workload.check_padding = !proposal.brief;
   // A brief point clearly behind the leader so far stops early (the throughput objective only:
   // a latency point is ranked on its own calls' spread). A point in full decides: it never does.
   if (proposal.brief && o_.objective.higher_is_better())

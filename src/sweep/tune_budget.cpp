@@ -78,7 +78,7 @@ double TuneBudget::point_cost_s(std::size_t point, bool brief) const {
     else
       base += kPythonStartupGuessS;
   }
-  return base + (prices_ ? prices_->compile_estimate_s(point) : 0);
+  return base + (prices_ ? prices_->compile_estimate_s(point, brief) : 0);
 }
 
 // A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.

@@ -42,6 +42,7 @@ json wire_value(const BenchOptions& o) {
             {"stream_timed_batches", o.stream_timed_batches},
             {"stream_batch", o.stream_batch},
             {"leader_samples_per_s", o.leader_samples_per_s},
+            {"check_padding", o.check_padding},
             {"target_relative_ci", o.target_relative_ci},
             {"device", o.device},
             {"seed", o.seed},
@@ -64,6 +65,7 @@ void read_wire(const json& j, BenchOptions& o) {
   o.stream_timed_batches = j.value("stream_timed_batches", kFullTimedBatches);
   o.stream_batch = j.value("stream_batch", std::int64_t{0});
   o.leader_samples_per_s = j.value("leader_samples_per_s", 0.0);
+  o.check_padding = j.value("check_padding", true);
   o.target_relative_ci = j.at("target_relative_ci").get<double>();
   o.device = j.at("device").get<std::string>();
   o.seed = j.at("seed").get<std::uint64_t>();

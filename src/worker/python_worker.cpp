@@ -196,9 +196,11 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
     const std::string check = dir_ + "/python-padding-check-" + tag_ + ".pt";
     if (auto saved = save_stream(options, config_, stream, check)) {
       base_.stream = saved->figures;
-      check_slots_ = saved->check_slots;
       side.stream = stream_file_ = stream;
-      check_file_ = check;
+      if (options.check_padding) {
+        check_slots_ = saved->check_slots;
+        check_file_ = check;
+      }
       base_.batch = base_.stream->samples;
     }
   }
@@ -217,6 +219,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   base_.setup_ms = ready.setup_ms;
   base_.compile_s = ready.compile_s;
+  // A graph an earlier side of a shared worker compiled is a cache hit: no compile is paid.
+  base_.compile_cache_hit = ready.compile_reused;
   if (model_kind == "package") {
     // Compiled before the point (its cost is the package's, reported apart): apply loads it.
     base_.package = model;

@@ -45,6 +45,23 @@ TEST(BenchRunnerTest, MeasuresABuiltinWithEveryFieldFilledIn) {
   EXPECT_EQ(m.configuration.value("grad"), "no_grad");
 }
 
+TEST(BenchRunnerTest, AStreamsPaddingIsCheckedUnlessTheRunIsToldToSkipIt) {
+  // A tune's brief points skip the check (under torch.compile each sample alone is a recompile).
+  BenchOptions o = quick("builtin:encoder");
+  o.input_spec = "int64:S@0..1000;int64:S@1..2";
+  o.dims = {"S=4..64"};
+  o.target_relative_ci = 0.5;
+  o.config = Configuration::parse("batch=4,grad=inference");
+  const BenchResult checked = bench(o);
+  ASSERT_TRUE(checked.measurement && checked.measurement->stream);
+  EXPECT_EQ(checked.measurement->stream->padding_check_lengths.size(), 3u);
+  o.check_padding = false;
+  const BenchResult skipped = bench(o);
+  ASSERT_TRUE(skipped.measurement && skipped.measurement->stream);
+  EXPECT_TRUE(skipped.measurement->stream->padding_check_lengths.empty());
+  EXPECT_GT(skipped.measurement->quality.cosine, 0.999) << "the output check still runs";
+}
+
 TEST(BenchRunnerTest, OnCudaTimedBlocksLastLongEnoughForTheDevicesIdleGapToVanish) {
   BenchOptions o;
   o.model = "builtin:mlp";

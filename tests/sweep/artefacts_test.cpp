@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "support/test_support.h"
 #include "test_paths.h"
@@ -61,10 +63,10 @@ TEST_F(ArtefactsTest, EachPointIsPricedByWhatItsRuntimeSaysItNeeds) {
   artefacts.plan();
   EXPECT_TRUE(kept.empty()) << "no package is in an empty cache";
   // Nothing compiled before: guesses, max-autotune's three times the plain one's.
-  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("eager")), 0);
-  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("aoti")), 60);
-  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("aoti-max-autotune")), 180);
-  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile")), 30);
+  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("eager"), false), 0);
+  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("aoti"), false), 60);
+  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("aoti-max-autotune"), false), 180);
+  EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile"), false), 30);
   EXPECT_TRUE(artefacts.in_python(point("compile")));
   EXPECT_FALSE(artefacts.in_python(point("aoti")));
   EXPECT_TRUE(artefacts.pending(point("aoti")));
@@ -80,15 +82,52 @@ TEST_F(ArtefactsTest, ACompileAPointsWorkerPaidPricesItsModeForThisTuneAndTheNex
     Artefacts artefacts(space_, traits_, workload_, 0, {});
     artefacts.plan();
     artefacts.record_worker_compile(point("compile"), 12);
-    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile")), 12);
-    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("eager")), 0)
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile"), false), 12);
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("eager"), false), 0)
         << "eager compiles nothing, whatever is recorded";
   }
   Artefacts later(space_, traits_, workload_, 0, {});
   later.plan();
-  EXPECT_DOUBLE_EQ(later.compile_estimate_s(point("compile")), 12);
+  EXPECT_DOUBLE_EQ(later.compile_estimate_s(point("compile"), false), 12);
   EXPECT_NE(later.plan_text().find("1 compiled by earlier tunes"), std::string::npos)
       << later.plan_text();
+}
+
+TEST_F(ArtefactsTest, PointsThatDifferOnlyInBatchingOrPaddingShareOneGraphAndItsPrice) {
+  WorkloadTraits stream = traits_;
+  stream.named_dims = {"S"};
+  const Space space = build_space(stream, {{"runtime", {"python"}},
+                                           {"graph", {"compile-dynamic"}},
+                                           {"padding", {"batch-max", "buckets:48/96/450"}},
+                                           {"batching", {"arrival", "sorted:256"}}});
+  // Each point's knobs but the stream's: its graph.
+  const auto graph_of = [&](std::size_t i) {
+    auto values = space.points[i].config.values();
+    values.erase("padding");
+    values.erase("batching");
+    return values;
+  };
+  std::set<std::map<std::string, std::string>> graphs;
+  std::vector<std::size_t> sharing;  // the points of point 0's graph
+  for (std::size_t i = 0; i < space.points.size(); ++i) {
+    graphs.insert(graph_of(i));
+    if (graph_of(i) == graph_of(0)) sharing.push_back(i);
+  }
+  ASSERT_EQ(sharing.size(), 4u) << "two paddings by two batchings";
+  Artefacts artefacts(space, stream, workload_, 0, {});
+  artefacts.plan();
+  EXPECT_NE(artefacts.plan_text().find(std::to_string(space.points.size()) + " point(s) over " +
+                                       std::to_string(graphs.size()) +
+                                       " graph(s) compile in their worker"),
+            std::string::npos)
+      << artefacts.plan_text();
+  artefacts.record_worker_compile(0, 11);
+  for (const std::size_t i : sharing) {
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, false), 11)
+        << "a full point's fresh worker compiles the graph again";
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, true), 0)
+        << "a brief point's shared worker holds the graph point 0 compiled";
+  }
 }
 
 TEST_F(ArtefactsTest, AComparisonSideWhosePackageTheBudgetCannotPayIsNotCompiled) {

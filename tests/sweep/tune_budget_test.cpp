@@ -15,7 +15,7 @@ using std::chrono::seconds;
 class TwoPoints final : public PointPrices {
  public:
   bool in_python(std::size_t point) const override { return point == 1; }
-  double compile_estimate_s(std::size_t point) const override { return point == 1 ? 30 : 0; }
+  double compile_estimate_s(std::size_t point, bool) const override { return point == 1 ? 30 : 0; }
 };
 
 BudgetSettings settings(double budget_s) {

@@ -72,12 +72,18 @@ TEST(WorkerProtocolTest, BenchOptionsAndTraitsSurviveTheWire) {
   o.seed = 9;
   o.reference_files = {{"1", "/tmp/ref.pt"}};
   o.python_module = "/tmp/module.pt";
+  o.stream_timed_batches = 3;
+  o.leader_samples_per_s = 12.5;
+  o.check_padding = false;
   BenchOptions back;
   read_wire(wire_value(o), back);
   EXPECT_EQ(back.input_spec, "784");
   EXPECT_EQ(back.python_module, "/tmp/module.pt");
   EXPECT_EQ(back.seed, 9u);
   EXPECT_EQ(back.reference_files, o.reference_files);
+  EXPECT_EQ(back.stream_timed_batches, 3u);
+  EXPECT_EQ(back.leader_samples_per_s, 12.5);
+  EXPECT_FALSE(back.check_padding);
   WorkloadTraits t;
   t.usable_cores = 7;
   t.saved_training = true;

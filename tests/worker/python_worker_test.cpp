@@ -81,6 +81,20 @@ TEST_F(PythonWorkerTest, AProgramRunsInPythonTimedHereAndItsOutputsMatchTheRefer
   EXPECT_GT(m.peak_memory_bytes, 0);
 }
 
+TEST_F(PythonWorkerTest, AStreamsPaddingIsCheckedInPythonUnlessTheRunIsToldToSkipIt) {
+  SteadyTimeSource clock;
+  BenchOptions o = options("builtin:encoder", "runtime=python,batch=4,grad=inference");
+  o.input_spec = "int64:S@0..1000;int64:S@1..2";
+  o.dims = {"S=4..64"};
+  const BenchResult checked = measure_python_in_worker(o, run(), clock);
+  ASSERT_TRUE(checked.measurement && checked.measurement->stream);
+  EXPECT_EQ(checked.measurement->stream->padding_check_lengths.size(), 3u);
+  o.check_padding = false;
+  const BenchResult skipped = measure_python_in_worker(o, run(), clock);
+  ASSERT_TRUE(skipped.measurement && skipped.measurement->stream);
+  EXPECT_TRUE(skipped.measurement->stream->padding_check_lengths.empty());
+}
+
 TEST_F(PythonWorkerTest, ABuiltInRunsInPythonAsTheTorchScriptItIs) {
   SteadyTimeSource clock;
   const BenchResult r = measure_python_in_worker(

@@ -32,6 +32,10 @@ struct BenchOptions {
   // and the batch its bucket edges are designed for (0: the batch knob's value, else 16).
   std::size_t stream_timed_batches = kFullTimedBatches;
   std::int64_t stream_batch = 0;
+  // A stream's padding check (each checked sample alone against its padded batch's row). A tune's
+  // brief points skip it: they only rank, and under torch.compile each sample alone is a shape
+  // of its own, a recompile; any point measured in full (every finalist, the winner) runs it.
+  bool check_padding = true;
   // A tune's leader so far, in samples/s (0: none): a run clearly behind it stops early
   // (SamplingOptions::leader_iteration_ns).
   double leader_samples_per_s = 0;

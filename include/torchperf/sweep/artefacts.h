@@ -42,7 +42,7 @@ class Artefacts final : public PointPrices {
   static bool needs_package(const Configuration& config, const WorkloadTraits& traits);
 
   bool in_python(std::size_t point) const override;
-  double compile_estimate_s(std::size_t point) const override;
+  double compile_estimate_s(std::size_t point, bool brief) const override;
   // Its package is still to compile (a compile here would disturb a point timed beside it).
   bool pending(std::size_t point) const;
   // The point's package compiled if it is not yet: nullopt when it is ready (or none is needed),
@@ -63,7 +63,8 @@ class Artefacts final : public PointPrices {
   };
   std::optional<std::string> ensure_package(const std::string& name);
   double package_estimate_s(const std::string& name) const;
-  double worker_compile_estimate_s(std::size_t point) const;
+  double worker_compile_estimate_s(std::size_t point, bool brief) const;
+  std::string graph_of(std::size_t point) const;
   std::string model_file();
   std::optional<std::size_t> index_of(const Configuration& config) const;
 
@@ -73,6 +74,7 @@ class Artefacts final : public PointPrices {
   std::int64_t memory_cap_bytes_;
   ArtefactEvents events_;
   std::vector<Need> needs_;                              // by point index
+  std::set<std::string> compiled_here_;  // graphs (graph_of) a worker of this tune compiled
   std::map<std::string, std::size_t> index_of_key_;
   struct Package {
     AotiOptions options;  // what to compile

@@ -15,12 +15,13 @@
 namespace torchperf {
 
 // What the budget needs to know of one point before it runs: whether it runs in the Python worker
-// (an interpreter of its own to start) and what its compile will cost (0: cached or paid).
+// (an interpreter of its own to start) and what its compile will cost (0: cached or paid; a
+// brief point's shared worker may hold a graph an earlier point compiled, a full point's not).
 class PointPrices {
  public:
   virtual ~PointPrices() = default;
   virtual bool in_python(std::size_t point) const = 0;
-  virtual double compile_estimate_s(std::size_t point) const = 0;
+  virtual double compile_estimate_s(std::size_t point, bool brief) const = 0;
 };
 
 struct BudgetSettings {

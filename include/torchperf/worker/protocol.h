@@ -186,6 +186,9 @@ struct PythonSideRequest {
 struct PythonSideReady {
   double setup_ms = 0;
   double compile_s = -1;  // the first call under torch.compile; -1 when eager
+  // The compiled callable an earlier side of this worker compiled (compile_s is then a first
+  // call's time, not a compile's).
+  bool compile_reused = false;
   double stream_warm_s = -1;        // a stream's first pass, before timing (-1: no stream)
   std::int64_t stream_graphs = 0;   // graphs torch.compile compiled in that pass
   std::int64_t graph_break_count = 0;
@@ -196,6 +199,7 @@ struct PythonSideReady {
   void fields(V& v) {
     v("setup_ms", setup_ms);
     v("compile_s", compile_s);
+    v("compile_reused", compile_reused);
     v("stream_warm_s", stream_warm_s);
     v("stream_graphs", stream_graphs);
     v("graph_break_count", graph_break_count);
