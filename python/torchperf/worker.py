@@ -291,7 +291,7 @@ class Side:
                 while len(_COMPILED) >= _COMPILED_KEPT:
                     _COMPILED.pop(next(iter(_COMPILED)))
                 _COMPILED[compiled_key] = (self.fn, self.graph_break_count, self.graph_break_reasons)
-            save_compile_artifacts(os.environ.get("TORCHPERF_COMPILE_ARTIFACTS", ""))
+            save_compile_artifacts(settings["compile_artifacts"])
         self.stream_warm_s, self.stream_graphs = -1.0, 0
         if self.stream:
             self.warm_stream(compiling)
@@ -408,7 +408,7 @@ def answer_of(handler):
 PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "stream": str, "graph": str,
                        "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
-                       "tf32": str}
+                       "tf32": str, "compile_artifacts": str}
 PYTHON_BLOCK_REQUEST = {"iterations": int}
 PYTHON_FINISH_REQUEST = {"outputs": str, "padding_check": str, "padding_outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",

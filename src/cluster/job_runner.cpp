@@ -38,7 +38,9 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
   pending_.reset();
   JobEnd end;
   end.ticket = pending_ticket_;
-  if (job.shared && job.kind == NodeJobKind::kPython) {
+  if (job.shared && job.kind != NodeJobKind::kWorker) {
+    // A comparison's C++ sides start workers of their own: no idle C++ worker sits beside them.
+    if (job.kind == NodeJobKind::kCompare) release();
     end.outcome = run_node_job(job, time_, tick_, &python_pool_);
     end.shared_worker = true;
     end.fresh_worker = python_pool_.started() > python_started_;
@@ -56,14 +58,16 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
     // An idle shared worker holds memory and, told to (omp_wait=active), spins: gone before a
     // job of its own is measured.
     release();
+    python_pool_.clear();
     end.outcome = run_node_job(job, time_, tick_);
   }
   return {std::move(end)};
 }
 
+// The Python workers stay for the confirmation's Python sides: they hold their graphs, and an
+// idle one waits on its pipe (omp_wait, which spins, is a C++ runtime's knob only).
 void LocalJobRunner::release() {
   if (shared_) shared_->close();
-  python_pool_.clear();
 }
 
 std::size_t LocalJobRunner::shared_workers_started() const {

@@ -75,7 +75,7 @@ WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
   run.log_prefix = job.log_name;
   run.limits = job.limits;
   run.tick = tick;
-  if (job.kind == NodeJobKind::kPython && job.shared) run.python_pool = python_pool;
+  if (job.kind != NodeJobKind::kWorker && job.shared) run.python_pool = python_pool;
   const auto started = time.now();
   WorkerOutcome out;
   try {

@@ -68,13 +68,18 @@ HeadToHead Supervisor::run_pair(const Configuration& ca, const Configuration& cb
   pair.workload = o_.workload;
   // The pair shares one budget; a slow side (the baseline) needs room for enough rounds.
   pair.workload.time_s = 4 * o_.workload.time_s;
+  // Both sides' padding was checked when they were measured in full: a pair only decides.
+  pair.workload.check_padding = false;
   pair.workload.reference_files.clear();
   for (const auto* c : {&ca, &cb}) {
     const std::string batch = reference_batch(o_.workload, *c);
     if (references_.count(batch)) pair.workload.reference_files[batch] = references_.at(batch);
   }
   // Each side in its own worker: they may differ in threads, the allocator or the BLAS, and
-  // neither may pay for the other's process state. On a cluster, both on one node.
+  // neither may pay for the other's process state. On a cluster, both on one node. A Python
+  // side takes a worker of its own process state from the points' pool (its graphs compiled
+  // there once); a C++ side starts one.
+  pair.shared = true;
   pair.configuration = ca.to_string();
   pair.versus = cb.to_string();
   current_ = why;

@@ -70,14 +70,18 @@ NodeJob Supervisor::job(NodeJobKind kind, const std::string& log_name) const {
 }
 
 // A brief point ranks candidates: it may share a worker with the brief points before it while
-// their process state is the same. A full point, which decides, has a fresh worker of its own.
+// their process state is the same. A full C++ point, which decides, has a fresh worker of its
+// own; a Python point, brief or full, takes a worker of its process state (threads, allocator,
+// environment: what a fresh one would have) from the pool, where the interpreter, the program and
+// torch.compile's graphs are paid once: a fresh worker cost each finalist its compile again
+// (30-40 s on the encoder of bench section 23), more than its measurement.
 NodeJob Supervisor::point_job(const SpacePoint& point, const json& request, bool brief) const {
   const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
   if (worker_of(point.config) == RuntimeWorker::kPython) {
     NodeJob python = job(NodeJobKind::kPython, log_name);
     python.workload = from_request<MeasureRequest>(request).workload;
     python.configuration = point.config.to_string();
-    python.shared = brief;  // its Python worker kept for the next brief point of its state
+    python.shared = true;  // its Python worker kept for the next point of its state
     return python;
   }
   NodeJob cpp = job(NodeJobKind::kWorker, log_name);
@@ -681,7 +685,7 @@ void Supervisor::sweep() {
     for (JobEnd& end : runner_->wait(0.1)) finish_point(out, end);
     report(phase_);
   }
-  runner_->release();  // not idle beside the confirmation's workers
+  runner_->release();  // no C++ worker idle beside the confirmation's (the Python ones stay)
   result_.search_spent = search_->spent();
   result_.brief_workers = runner_->shared_workers_started();
   note_budget_after_sweep(sweep_start);

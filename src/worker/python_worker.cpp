@@ -124,11 +124,9 @@ std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
   if (!run.python_pool)
     return std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
                                            run.tick, args);
-  // The compile artefacts' file is per point: the rest of the environment is the process state.
-  ChildEnvironment state = environment;
-  state.erase("TORCHPERF_COMPILE_ARTIFACTS");
+  // The environment is the process state (the compile artefacts' file travels with each side).
   pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
-  for (const auto& [var, value] : state) pool_key_ += " " + var + "=" + value;
+  for (const auto& [var, value] : environment) pool_key_ += " " + var + "=" + value;
   pool_ = run.python_pool;
   if (auto worker = pool_->take(pool_key_)) return worker;
   log_ = run.log_dir + "/python-shared-" + std::to_string(pool_->next_number()) + ".log";
@@ -209,8 +207,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   if (runtime.form(description.traits) == ModelForm::kProgram)
     share_inductor_cache(environment, open_model(options.model)->program_path());
   // What torch.compile compiled, saved beside the log: tune keeps its winner's for apply.
-  environment["TORCHPERF_COMPILE_ARTIFACTS"] =
-      compile_artifacts_path(run.log_dir, run.log_prefix);
+  side.compile_artifacts = compile_artifacts_path(run.log_dir, run.log_prefix);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.time_limit_s;
@@ -245,15 +242,18 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
 }
 
 std::unique_ptr<WorkerSession> PythonWorkerPool::take(const std::string& key) {
-  const auto it = idle_.find(key);
-  if (it == idle_.end()) return nullptr;
-  std::unique_ptr<WorkerSession> worker = std::move(it->second);
-  idle_.erase(it);
-  return worker->running() ? std::move(worker) : nullptr;
+  while (true) {
+    const auto it = idle_.find(key);
+    if (it == idle_.end()) return nullptr;
+    std::unique_ptr<WorkerSession> worker = std::move(it->second);
+    idle_.erase(it);
+    if (worker->running()) return worker;
+  }
 }
 
 void PythonWorkerPool::give_back(const std::string& key, std::unique_ptr<WorkerSession> worker) {
-  if (worker && worker->running()) idle_[key] = std::move(worker);
+  if (worker && worker->running() && idle_.count(key) < kIdlePerKey)
+    idle_.emplace(key, std::move(worker));
 }
 
 PythonSide::~PythonSide() {

@@ -78,7 +78,7 @@ def side(kind, model, inputs, **settings):
     request = {"protocol": 1, "job": "python-side", "model_kind": kind, "model": model,
                "inputs": inputs, "stream": "", "graph": "eager", "precision": "fp32", "format": "contiguous",
                "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu",
-               "cudnn_benchmark": "n/a", "tf32": "n/a"}
+               "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""}
     request.update(settings)
     return request
 
@@ -167,12 +167,12 @@ def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(file
 
 def test_what_torch_compile_compiled_is_saved_where_tune_asks_and_loads_again(files, tmp_path):
     saved = tmp_path / "point.compile_cache.bin"
-    worker = Worker(env={"TORCHPERF_COMPILE_ARTIFACTS": str(saved),
-                         "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
+    worker = Worker(env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
     # grad=on: Inductor's FX graph cache, which the artifacts are made of, skips frozen graphs
-    # (grad=inference freezes the weights), so a frozen compile has nothing to save.
+    # (grad=inference freezes the weights), so a frozen compile has nothing to save. The file is
+    # the side's (a shared worker serves many points), named in its request.
     ready = worker.ask(side("program", files["program"], files["inputs"],
-                            graph="compile", grad="on"))
+                            graph="compile", grad="on", compile_artifacts=str(saved)))
     assert ready["ok"], ready
     worker.close()
     assert saved.stat().st_size > 0
@@ -184,8 +184,9 @@ def test_what_torch_compile_compiled_is_saved_where_tune_asks_and_loads_again(fi
                            capture_output=True, text=True)
     assert check.stdout.strip() == "loaded", check.stderr
     eager = tmp_path / "eager.compile_cache.bin"
-    worker = Worker(env={"TORCHPERF_COMPILE_ARTIFACTS": str(eager)})
-    assert worker.ask(side("program", files["program"], files["inputs"]))["ok"]
+    worker = Worker()
+    assert worker.ask(side("program", files["program"], files["inputs"],
+                           compile_artifacts=str(eager)))["ok"]
     worker.close()
     assert not eager.exists(), "an eager side compiles nothing and saves nothing"
 

@@ -3,13 +3,16 @@
 #include "torchperf/worker/python_worker.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <optional>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "support/test_support.h"
 #include "test_paths.h"
@@ -183,6 +186,46 @@ TEST_F(PythonWorkerTest, ACppConfigurationIsNotMeasuredByThePythonWorker) {
   SteadyTimeSource clock;
   EXPECT_THROW(measure_python_in_worker(options("builtin:mlp", "threads=1"), run(), clock),
                UsageError);
+}
+
+}  // namespace torchperf
+
+namespace torchperf {
+
+TEST(PythonWorkerPoolTest, KeepsTwoIdleWorkersOfAProcessStateForAPairsSidesAndNeverAnEndedOne) {
+  // A stand-in that waits on its pipe as an idle Python worker does.
+  const auto idle = [] {
+    return std::make_unique<WorkerSession>(
+        TORCHPERF_TEST_PYTHON, WorkerEnvironment{}, WatchLimits{}, "/dev/null", nullptr,
+        std::vector<std::string>{"-c", "import sys; sys.stdin.read()"});
+  };
+  PythonWorkerPool pool;
+  EXPECT_EQ(pool.take("threads=2"), nullptr);
+  auto first = idle();
+  auto second = idle();
+  auto third = idle();
+  const pid_t a = first->pid(), b = second->pid();
+  pool.give_back("threads=2", std::move(first));
+  pool.give_back("threads=2", std::move(second));
+  pool.give_back("threads=2", std::move(third));  // a third idle one ends
+  EXPECT_EQ(pool.take("threads=1"), nullptr) << "another process state";
+  std::set<pid_t> taken;
+  for (int i = 0; i < 2; ++i) {
+    auto w = pool.take("threads=2");
+    ASSERT_NE(w, nullptr);
+    taken.insert(w->pid());
+    if (i == 1) {
+      ::kill(w->pid(), SIGKILL);  // killed while idle: never handed out again
+      siginfo_t ended{};
+      ::waitid(P_PID, static_cast<id_t>(w->pid()), &ended, WEXITED | WNOWAIT);  // left to reap
+    }
+    pool.give_back("threads=2", std::move(w));
+  }
+  EXPECT_EQ(taken, (std::set<pid_t>{a, b}));
+  auto left = pool.take("threads=2");
+  ASSERT_NE(left, nullptr);
+  EXPECT_TRUE(left->running());
+  EXPECT_EQ(pool.take("threads=2"), nullptr);
 }
 
 }  // namespace torchperf

@@ -57,7 +57,8 @@ class JobRunner {
   virtual std::vector<JobEnd> wait(double timeout_s) = 0;
   // Stops every job still out; what they measured is lost.
   virtual void cancel_all() = 0;
-  // Lets go of what idles between jobs (a shared worker) before other work is timed here.
+  // Lets go of what idles between jobs and may disturb other work timed here (a shared C++
+  // worker, which omp_wait=active makes spin; idle Python workers wait on their pipes and stay).
   virtual void release() {}
   // Workers the brief points shared, started so far.
   virtual std::size_t shared_workers_started() const { return 0; }
@@ -94,7 +95,7 @@ class LocalJobRunner final : public JobRunner {
   std::string pending_ticket_;
   std::size_t next_ticket_ = 0;
   std::unique_ptr<SharedWorker> shared_;  // the brief points' worker
-  PythonWorkerPool python_pool_;           // the brief Python points' workers
+  PythonWorkerPool python_pool_;           // the Python points' and comparison sides' workers
   std::size_t python_started_ = 0;
 };
 

@@ -32,9 +32,10 @@ struct NodeJob {
   nlohmann::json request;         // kWorker: the worker's request
   BenchOptions workload;          // kPython, kCompare (its references included)
   std::string configuration, versus;
-  // A brief point: here it may share a warm worker with the brief points before it while their
-  // process state is the same (kWorker: SharedWorker; kPython: PythonWorkerPool, the interpreter,
-  // the program and its compiled graphs kept); a node runs every job in a fresh worker.
+  // Here it may share a warm worker with the points before it while their process state is the
+  // same (kWorker, a brief point: SharedWorker; kPython, any point, and kCompare's Python sides:
+  // PythonWorkerPool, the interpreter, the program and its compiled graphs kept); a node runs
+  // every job in a fresh worker.
   bool shared = false;
   // Its wire form (`torchperf __protocol` lists it as "node_job"; protocol.h's visitors).
   template <typename V>
@@ -67,8 +68,8 @@ void add_node_job_schema(nlohmann::json& schema);
 
 // Runs the job on this machine. A kPython or kCompare job answers like a worker: a measure reply
 // {"ok": true, "result": BenchResult} or an error reply with its kind; an interruption (tick said
-// to stop) is kStopped. A shared kPython job (a brief point) takes its Python worker from
-// python_pool, when given, and gives it back.
+// to stop) is kStopped. A shared kPython job, or a shared kCompare job's Python sides, take
+// their Python workers from python_pool, when given, and give them back.
 WorkerOutcome run_node_job(const NodeJob& job, TimeSource& time,
                            const std::function<bool(double)>& tick = nullptr,
                            PythonWorkerPool* python_pool = nullptr);

@@ -26,8 +26,8 @@ struct WorkerRun {
   std::string log_prefix = "side";
   WatchLimits limits = within(kWorkerTimeLimitS);
   std::function<bool(double)> tick;
-  // A python side takes its worker from here and gives it back once finished (a tune's brief
-  // points); null: a worker of its own.
+  // A python side takes its worker from here and gives it back once finished (a tune's Python
+  // points and its comparisons' Python sides); null: a worker of its own.
   PythonWorkerPool* python_pool = nullptr;
 };
 

@@ -166,6 +166,9 @@ struct PythonSideRequest {
   std::string device;
   std::string cudnn_benchmark = "n/a";  // off | on | n/a (not on CUDA)
   std::string tf32 = "n/a";             // default | off | on | n/a
+  // Where torch.compile's cache artifacts go once this side compiled (""): a shared worker
+  // serves many points, each with its own file, so it travels with the side, not the process.
+  std::string compile_artifacts;
   template <typename V>
   void fields(V& v) {
     v("model_kind", model_kind);
@@ -181,6 +184,7 @@ struct PythonSideRequest {
     v("device", device);
     v("cudnn_benchmark", cudnn_benchmark);
     v("tf32", tf32);
+    v("compile_artifacts", compile_artifacts);
   }
 };
 struct PythonSideReady {

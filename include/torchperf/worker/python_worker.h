@@ -39,7 +39,9 @@ class PythonWorkerPool {
   std::size_t started() const { return started_; }
 
  private:
-  std::map<std::string, std::unique_ptr<WorkerSession>> idle_;
+  // Up to kIdlePerKey idle workers a key: a comparison's two Python sides of one process state.
+  static constexpr std::size_t kIdlePerKey = 2;
+  std::multimap<std::string, std::unique_ptr<WorkerSession>> idle_;
   std::size_t started_ = 0;
 };
 
