@@ -171,10 +171,11 @@ void add_padding_check(Measurement& m, const std::vector<PaddedRun>& runs) {
   Accuracy worst;
   std::vector<std::int64_t> lengths;
   for (const PaddedRun& r : runs) {
-    const auto cut = cut_to_sample(r.padded, r.slot.row, r.alone);
+    const std::vector<at::Tensor> alone = unpadded_row(r.alone);
+    const auto cut = cut_to_sample(r.padded, r.slot.row, alone);
     Accuracy a;
     if (cut) {
-      a = compare_outputs(r.alone, *cut);
+      a = compare_outputs(alone, *cut);
     } else {
       a.comparable = false;
       a.note = "a padded output at length " + std::to_string(r.slot.length) +

@@ -332,6 +332,7 @@ std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const Stream
                                          const StreamSlot& slot) {
   const StreamBatch& batch = stream.batches.at(slot.batch);
   const auto& own = batch.sizes.at(static_cast<std::size_t>(slot.row));
+  const std::int64_t copies = batch.sizes.size() > 1 ? 2 : 1;
   std::vector<c10::IValue> inputs;
   for (std::size_t t = 0; t < batch.inputs.size(); ++t) {
     at::Tensor x = batch.inputs[t].toTensor().narrow(0, slot.row, 1);
@@ -341,9 +342,17 @@ std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const Stream
       for (const auto& [name, size] : own)
         if (name == names[d]) x = x.narrow(static_cast<std::int64_t>(d) + 1, 0, size);
     }
-    inputs.emplace_back(x.contiguous());
+    std::vector<std::int64_t> repeats(static_cast<std::size_t>(x.dim()), 1);
+    repeats[0] = copies;
+    inputs.emplace_back(x.repeat(repeats).contiguous());
   }
   return inputs;
+}
+
+std::vector<at::Tensor> unpadded_row(const std::vector<at::Tensor>& outputs) {
+  std::vector<at::Tensor> row;
+  for (const at::Tensor& t : outputs) row.push_back(t.dim() > 0 ? t.narrow(0, 0, 1) : t);
+  return row;
 }
 
 std::optional<std::vector<at::Tensor>> cut_to_sample(const std::vector<at::Tensor>& padded,

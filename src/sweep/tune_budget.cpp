@@ -87,8 +87,10 @@ double TuneBudget::pair_estimate_s() const {
 }
 
 double TuneBudget::confirmation_reserve_s() const {
-  const double pairs =
-      static_cast<double>(settings_.leaders) - 1 + 2 + (settings_.as_given ? 1 : 0);
+  // The leaders after the first, the careful configuration, the baseline where it differs from
+  // it, and the model as given.
+  const double pairs = static_cast<double>(settings_.leaders) - 1 + 1 +
+                       (distinct_baseline_ ? 1 : 0) + (settings_.as_given ? 1 : 0);
   return pairs * pair_estimate_s();
 }
 

@@ -76,8 +76,13 @@ TEST(ShapeStreamTest, PaddingIsCheckedOnTheShortestMedianAndLongestSamplesCutBac
   EXPECT_EQ(slots.back().length, *std::max_element(all.begin(), all.end()));
   const StreamSlot& shortest = slots.front();
   const auto alone = unpadded_sample(s, r, shortest);
-  EXPECT_EQ(alone[0].toTensor().sizes(), (std::vector<std::int64_t>{1, shortest.length}));
-  EXPECT_EQ(alone[1].toTensor().sum().item<std::int64_t>(), shortest.length) << "no padding left";
+  // Twice, unpadded: a batch of one would be a recompile under torch.compile.
+  EXPECT_EQ(alone[0].toTensor().sizes(), (std::vector<std::int64_t>{2, shortest.length}));
+  EXPECT_EQ(alone[1].toTensor().sum().item<std::int64_t>(), 2 * shortest.length) << "no padding left";
+  EXPECT_TRUE(alone[0].toTensor()[0].equal(alone[0].toTensor()[1]));
+  const auto row = unpadded_row({at::arange(6).view({2, 3}), at::scalar_tensor(1.0)});
+  EXPECT_EQ(row[0].sizes(), (std::vector<std::int64_t>{1, 3}));
+  EXPECT_EQ(row[1].dim(), 0) << "a scalar output is kept whole";
   // An output [batch, padded length, 3] is cut to the sample's row and its own length; a pooled
   // one [batch, 3] to its row; one shorter than the sample's cannot be cut.
   const std::int64_t padded = s.batches[shortest.batch].padded_length;

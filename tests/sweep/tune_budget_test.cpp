@@ -42,6 +42,13 @@ TEST(TuneBudgetTest, WhatRemainsIsTheBudgetLessTheTimeSpentAndTheConfirmationsRe
   EXPECT_DOUBLE_EQ(budget.remaining_s(20), 400) << "what the points still out will take";
 }
 
+TEST(TuneBudgetTest, AProgramsBaselineIsItsCarefulConfigurationAndNoPairOfItsOwn) {
+  ManualTimeSource clock;
+  TuneBudget budget(clock, settings(600));
+  budget.set_distinct_baseline(false);
+  EXPECT_DOUBLE_EQ(budget.confirmation_reserve_s(), 60) << "three pairs of 20 s";
+}
+
 TEST(TuneBudgetTest, AShortBudgetHoldsBackAtMostHalfForTheConfirmationSoThatItMeasures) {
   ManualTimeSource clock;
   TuneBudget budget(clock, settings(60));

@@ -116,9 +116,14 @@ struct StreamSlot {
 // The samples padding is checked on: the stream's shortest, the one nearest its median length and
 // its longest (fewer when they coincide).
 std::vector<StreamSlot> padding_check_slots(const ShapeStream& stream);
-// A slot's sample as it arrived: its row of the padded batch cut to its own sizes, at batch 1.
+// A slot's sample as it arrived: its row of the padded batch cut to its own sizes, twice (a batch
+// of 2, no padding) where its batch holds more than one: to torch.compile a batch of one is a
+// shape of its own (sizes 0 and 1 are specialised), a recompile the timed batches never need.
+// Row 0 of the outputs is the sample's (unpadded_row).
 std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const StreamRecipe& recipe,
                                          const StreamSlot& slot);
+// Row 0 of each output of the unpadded sample's batch: the sample's own.
+std::vector<at::Tensor> unpadded_row(const std::vector<at::Tensor>& outputs);
 // A slot's row of its padded batch's outputs, each cut down to the shape the unpadded sample's
 // output has (padding only lengthens a dimension); nullopt when a shape cannot be cut to it.
 std::optional<std::vector<at::Tensor>> cut_to_sample(const std::vector<at::Tensor>& padded,

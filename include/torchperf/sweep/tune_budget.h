@@ -42,6 +42,9 @@ class TuneBudget {
   // Budgets buy node-seconds.
   void set_slots(std::function<std::size_t()> slots) { slots_ = std::move(slots); }
   void set_brief_time_s(double s) { brief_time_s_ = s; }
+  // The baseline is a pair of its own only when it is not the careful configuration (a
+  // program's is the same one): the confirmation's reserve counts the pairs it will run.
+  void set_distinct_baseline(bool distinct) { distinct_baseline_ = distinct; }
 
   bool limited() const { return settings_.budget_s > 0; }
   double slots() const {
@@ -97,6 +100,7 @@ class TuneBudget {
   const PointPrices* prices_ = nullptr;
   std::function<std::size_t()> slots_;
   double brief_time_s_ = 0;
+  bool distinct_baseline_ = true;
   std::vector<double> brief_walls_, full_walls_;                // compiles left out
   std::vector<double> python_brief_walls_, python_full_walls_;  // the Python worker's
   std::vector<double> fresh_brief_walls_;  // brief points that started their worker
