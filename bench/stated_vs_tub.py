@@ -8,8 +8,10 @@ configuration, ROUNDS rounds alternate three sides, each in a fresh process: a t
 configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it, and
 torch.utils.benchmark of it as a user runs it in five lines (the same threads, format and
 allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
-minutes: a figure stated minutes before its check would measure the drift. Prints the medians and
-stated / TUB per configuration (target within 5%), with the per-round ratios' spread.
+minutes: a figure stated minutes before its check would measure the drift. A second TUB process
+each round is the control: TUB / TUB is how far two fresh processes of the same five lines
+differ here. Prints the medians and stated / TUB per configuration (target within 5%), with the
+per-round ratios' spread, bench / TUB and TUB / TUB.
 
     python bench/stated_vs_tub.py TORCHPERF FIXTURES ROUNDS SECONDS OUT
     python bench/stated_vs_tub.py --tub KIND PATH FORMAT THREADS SECONDS   (one side: JSON)
@@ -51,12 +53,20 @@ def tub(kind, path, memory_format, threads, seconds):
             import torch._inductor.config
             torch._inductor.config.freezing = True
             model = torch.compile(model)
+    import resource
+
     with torch.inference_mode():
         for _ in range(3):
             model(x)  # the compile, the profiling executor's runs
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         m = benchmark.Timer(stmt="model(x)", globals={"model": model, "x": x},
                             num_threads=threads).blocked_autorange(min_run_time=seconds)
-    print(json.dumps({"samples_per_s": BATCH / m.median, "runs": len(m.times)}))
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    # Minor page faults per call, as torchperf reports them: a heap that returns freed
+    # activations to the kernel and faults them in again each call runs slower.
+    calls = m.number_per_run * len(m.times)
+    print(json.dumps({"samples_per_s": BATCH / m.median, "runs": len(m.times),
+                      "faults_per_call": faults / max(1, calls)}))
 
 
 def run_json(command):
@@ -109,32 +119,41 @@ def main():
     print(f"   {len(cases)} configurations, batch {BATCH}, {threads} thread(s), {rounds} rounds "
           f"alternated, {seconds:g} s each")
     for n, case in enumerate(cases):
-        runs = {"tune": [], "bench": [], "tub": []}
-        orders = [["tune", "bench", "tub"], ["tub", "bench", "tune"]]
+        runs = {"tune": [], "bench": [], "tub": [], "tub-again": []}
+        faults = {side: [] for side in runs}  # minor page faults per call, each run
+        orders = [["tune", "tub", "bench", "tub-again"], ["tub-again", "bench", "tub", "tune"]]
         for r in range(rounds):
             for side in orders[r % 2]:
-                if side == "tub":
-                    runs[side].append(run_json([sys.executable, os.path.abspath(__file__), "--tub",
-                                                case["kind"], case["path"], case["format"],
-                                                str(threads), str(seconds)])["samples_per_s"])
+                if side.startswith("tub"):
+                    got = run_json([sys.executable, os.path.abspath(__file__), "--tub", case["kind"],
+                                    case["path"], case["format"], str(threads), str(seconds)])
+                    runs[side].append(got["samples_per_s"])
+                    faults[side].append(got["faults_per_call"])
                 elif side == "bench":
-                    runs[side].append(run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
-                                                "--time", str(seconds), "--json", "--quiet"])
-                                      ["measurement"]["throughput_samples_per_s"])
+                    m = run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
+                                  "--time", str(seconds), "--json", "--quiet"])["measurement"]
+                    runs[side].append(m["throughput_samples_per_s"])
+                    faults[side].append(m["memory"]["minor_page_faults_per_iteration"])
                 else:  # a tune of this one configuration: the figure it states for it
                     _, one = tune(tp, case["model"], case["key"].replace(",", ";"), seconds,
                                   os.path.join(out, f"one-{n}"), leaders=1)
+                    m = one[case["key"]]["measurement"]
                     runs[side].append(one[case["key"]]["metrics"]["throughput_samples_per_s"])
+                    faults[side].append(m["memory"]["minor_page_faults_per_iteration"])
         ratios = [a / b for a, b in zip(runs["tune"], runs["tub"])]
         t = statistics.median(runs["tub"])
         case.update(stated=statistics.median(runs["tune"]), bench=statistics.median(runs["bench"]),
                     tub=t, runs=runs, ratio=statistics.median(ratios),
-                    bench_ratio=statistics.median(a / b for a, b in zip(runs["bench"], runs["tub"])))
+                    bench_ratio=statistics.median(a / b for a, b in zip(runs["bench"], runs["tub"])),
+                    control=[a / b for a, b in zip(runs["tub-again"], runs["tub"])], faults=faults)
         verdict = "within" if abs(case["ratio"] - 1) <= 0.05 else "OUTSIDE"
         print(f"   {case['kind']:12s} {case['format']:14s} tune stated {case['stated']:7.2f}  "
               f"bench {case['bench']:7.2f}  TUB {t:7.2f} samples/s  stated/TUB "
               f"{case['ratio']:.3f} ({min(ratios):.3f}-{max(ratios):.3f}, {verdict} 5%)  "
-              f"bench/TUB {case['bench_ratio']:.3f}")
+              f"bench/TUB {case['bench_ratio']:.3f}  TUB/TUB {min(case['control']):.3f}-"
+              f"{max(case['control']):.3f}")
+        print("      minor page faults per call: " + ", ".join(
+            f"{side} {'/'.join(f'{x:,.0f}' for x in v)}" for side, v in faults.items()))
     with open(os.path.join(out, "stated_vs_tub.json"), "w") as f:
         json.dump(cases, f, indent=1)
 
