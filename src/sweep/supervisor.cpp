@@ -69,12 +69,9 @@ NodeJob Supervisor::job(NodeJobKind kind, const std::string& log_name) const {
   return job;
 }
 
-// A brief point ranks candidates: it may share a worker with the brief points before it while
-// their process state is the same. A full C++ point, which decides, has a fresh worker of its
-// own; a Python point, brief or full, takes a worker of its process state (threads, allocator,
-// environment: what a fresh one would have) from the pool, where the interpreter, the program and
-// torch.compile's graphs are paid once: a fresh worker cost each finalist its compile again
-// (30-40 s on the encoder of bench section 23), more than its measurement.
+// A brief point may share a worker with the points before it of its process state; a full C++
+// point has a fresh one. A Python point, brief or full, takes one of its state from the pool: a
+// fresh one cost a finalist its compile again (30-40 s on bench 23's encoder).
 NodeJob Supervisor::point_job(const SpacePoint& point, const json& request, bool brief) const {
   const std::string log_name = fmt::format("point-{}", fnv1a(point.key).substr(0, 10));
   if (worker_of(point.config) == RuntimeWorker::kPython) {
@@ -294,7 +291,7 @@ void Supervisor::describe() {
     }
   }
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
-  // Compared without a batch: a static-batch workload refuses any batch but its own.
+  // Without a batch: a static-batch workload refuses any batch but its own.
   budget_.set_distinct_baseline(
       resolve(baseline_at("n/a"), desc_.traits).to_string() !=
       resolve(careful_at(desc_.traits, "n/a", o_.as_given), desc_.traits).to_string());
@@ -479,18 +476,16 @@ PointResult Supervisor::prepare_point(const Proposal& proposal, json& request) {
   r.brief = proposal.brief;
   r.machine_class = runner_->machines().machine_class;
   const std::string batch = reference_batch(o_.workload, point.config);
-  if (const auto failed = reference_failures_.find(batch); failed != reference_failures_.end()) {
+  const auto failed = [&r](FailureSource source, const std::string& why) {
     r.status = PointStatus::kFailed;
-    r.failure.source = FailureSource::kReference;
-    r.reason = failed->second;
+    r.failure.source = source;
+    r.reason = why;
     return r;
-  }
-  if (const auto failed = artefacts_->ensure(proposal.point)) {
-    r.status = PointStatus::kFailed;
-    r.failure.source = FailureSource::kPackage;
-    r.reason = *failed;
-    return r;
-  }
+  };
+  if (const auto it = reference_failures_.find(batch); it != reference_failures_.end())
+    return failed(FailureSource::kReference, it->second);
+  if (const auto why = artefacts_->ensure(proposal.point))
+    return failed(FailureSource::kPackage, *why);
   BenchOptions workload = o_.workload;
   workload.time_s = r.time_s;
   // A brief point ranks candidates on a few of a stream's batches; a full one times more.
