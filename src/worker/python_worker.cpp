@@ -118,6 +118,40 @@ std::string inputs_beside(const std::string& reference_path) {
 }
 
 // A worker of its own, or (a tune's brief point) one of the pool's for its process state.
+namespace {
+
+// What the worker's ready reply says of the side, into its measurement's fixed fields.
+void read_ready(Measurement& m, const PythonSideReady& ready, const std::string& model_kind,
+                const std::string& model, const ResolvedKnob& allocator) {
+  m.setup_ms = ready.setup_ms;
+  m.compile_s = ready.compile_s;
+  // A graph an earlier side of a shared worker compiled is a cache hit: no compile is paid.
+  m.compile_cache_hit = ready.compile_reused;
+  if (model_kind == "package") {
+    // Compiled before the point (its cost is the package's, reported apart): apply loads it.
+    m.package = model;
+    m.compile_s = 0;
+    m.compile_cache_hit = true;
+  }
+  if (m.stream) {
+    m.stream->warm_s = ready.stream_warm_s;
+    m.stream->warm_graphs = ready.stream_graphs;
+  }
+  m.graph_breaks = ready.graph_break_count;
+  m.graph_break_reasons = ready.graph_break_reasons;
+  m.rss_before_bytes = ready.rss_before_bytes;
+  m.process = ready.process;
+  confirm_allocator(allocator, ready.process);
+  if (ready.graph_break_count > 0)
+    m.warnings.push_back(fmt::format(
+        "torch.compile broke the graph {} time(s){}: each break runs Python between compiled "
+        "pieces",
+        ready.graph_break_count,
+        ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
+}
+
+}  // namespace
+
 std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
                                                         const ChildEnvironment& environment) {
   const std::vector<std::string> args{"-m", "torchperf.worker"};
@@ -214,31 +248,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   worker_ = start_worker(run, environment);
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
-  base_.setup_ms = ready.setup_ms;
-  base_.compile_s = ready.compile_s;
-  // A graph an earlier side of a shared worker compiled is a cache hit: no compile is paid.
-  base_.compile_cache_hit = ready.compile_reused;
-  if (model_kind == "package") {
-    // Compiled before the point (its cost is the package's, reported apart): apply loads it.
-    base_.package = model;
-    base_.compile_s = 0;
-    base_.compile_cache_hit = true;
-  }
-  if (base_.stream) {
-    base_.stream->warm_s = ready.stream_warm_s;
-    base_.stream->warm_graphs = ready.stream_graphs;
-  }
-  base_.graph_breaks = ready.graph_break_count;
-  base_.graph_break_reasons = ready.graph_break_reasons;
-  base_.rss_before_bytes = ready.rss_before_bytes;
-  base_.process = ready.process;
-  confirm_allocator(config_.knob("allocator"), ready.process);
-  if (ready.graph_break_count > 0)
-    base_.warnings.push_back(fmt::format(
-        "torch.compile broke the graph {} time(s){}: each break runs Python between compiled "
-        "pieces",
-        ready.graph_break_count,
-        ready.graph_break_reasons.empty() ? "" : " (first: " + ready.graph_break_reasons[0] + ")"));
+  read_ready(base_, ready, model_kind, model, config_.knob("allocator"));
 }
 
 std::unique_ptr<WorkerSession> PythonWorkerPool::take(const std::string& key) {
