@@ -332,7 +332,7 @@ std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const Stream
                                          const StreamSlot& slot) {
   const StreamBatch& batch = stream.batches.at(slot.batch);
   const auto& own = batch.sizes.at(static_cast<std::size_t>(slot.row));
-  const std::int64_t copies = batch.sizes.size() > 1 ? 2 : 1;
+  const auto copies = static_cast<std::int64_t>(batch.sizes.size());
   std::vector<c10::IValue> inputs;
   for (std::size_t t = 0; t < batch.inputs.size(); ++t) {
     at::Tensor x = batch.inputs[t].toTensor().narrow(0, slot.row, 1);

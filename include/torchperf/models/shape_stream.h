@@ -116,9 +116,9 @@ struct StreamSlot {
 // The samples padding is checked on: the stream's shortest, the one nearest its median length and
 // its longest (fewer when they coincide).
 std::vector<StreamSlot> padding_check_slots(const ShapeStream& stream);
-// A slot's sample as it arrived: its row of the padded batch cut to its own sizes, twice (a batch
-// of 2, no padding) where its batch holds more than one: to torch.compile a batch of one is a
-// shape of its own (sizes 0 and 1 are specialised), a recompile the timed batches never need.
+// A slot's sample as it arrived: its row of the padded batch cut to its own sizes, repeated to its
+// batch's size (no padding): to torch.compile another batch size is a shape of its own (a batch of
+// one specialised, a batch of 2 a recompile with the batch dynamic), one the timed batches never need.
 // Row 0 of the outputs is the sample's (unpadded_row).
 std::vector<c10::IValue> unpadded_sample(const ShapeStream& stream, const StreamRecipe& recipe,
                                          const StreamSlot& slot);
