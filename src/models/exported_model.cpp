@@ -1,5 +1,6 @@
 #include "torchperf/models/exported_model.h"
 
+#include <ATen/cpu/Utils.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 #include <unistd.h>
@@ -81,6 +82,11 @@ void ExportedProgramModel::compile(bool max_autotune) {
   const char* cap = std::getenv("ATEN_CPU_CAPABILITY");  // this process's cap (aten_isa)
   options_.aten_capability = cap ? cap : "";
   compiled_ = ensure_aoti_package(path_, options_, limits_);
+  // A package compiled where the CPU has AMX (bf16, max-autotune) runs its tiles; Linux lets a
+  // process use them only once it has asked (arch_prctl), which Python's torch does before its
+  // kernels and LibTorch leaves to its caller: without it the first call died of SIGILL. A CPU
+  // without AMX answers false, and nothing changes.
+  at::cpu::init_amx();
   try {
     loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(compiled_->path);
   } catch (const std::exception& e) {

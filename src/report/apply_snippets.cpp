@@ -149,9 +149,12 @@ void write_program_snippets(const RunResults& r, const std::string& key, const s
   std::string cpp = "// " + why + "\n";
   cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
          "${TORCH_LIBRARIES}).\n";
-  cpp += "#include <ATen/Parallel.h>\n#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
+  cpp += "#include <ATen/Parallel.h>\n#include <ATen/cpu/Utils.h>\n"
+         "#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
          "#include <torch/torch.h>\n#include <iostream>\n\nint main(int argc, char** argv) {\n";
   if (threads != "n/a") cpp += "  at::set_num_threads(" + threads + ");\n";
+  // Linux lets a process use AMX tiles only once it has asked; a package may use them.
+  cpp += "  at::cpu::init_amx();  // AMX tiles, where the CPU has them (else a SIGILL)\n";
   cpp += "  // The AOTInductor package torchperf compiled (" + options + "):\n";
   cpp += "  torch::inductor::AOTIModelPackageLoader loader(argc > 1 ? argv[1] : " + quote(package) +
          ");\n  std::vector<at::Tensor> inputs;\n";

@@ -216,6 +216,15 @@ TEST_F(ApplySnippetsTest, APythonWinnerOfAProgramComesFirstAndLoadsTheProgramsMo
                    .python_first);
 }
 
+TEST_F(ApplySnippetsTest, TheCppSnippetOfAPackageAsksForAmxTilesBeforeLoadingIt) {
+  // A bf16 package compiled on an AMX CPU died of SIGILL in a process that had not asked.
+  const ApplySnippets s = make_apply_snippets(
+      winner_run("threads=1,batch=8,precision=fp32,graph=aoti", "/runs/x/model.pt2", "64", "Float[1,64]"));
+  const auto amx = s.cpp.find("at::cpu::init_amx();");
+  ASSERT_NE(amx, std::string::npos) << s.cpp;
+  EXPECT_LT(amx, s.cpp.find("AOTIModelPackageLoader loader")) << s.cpp;
+}
+
 TEST_F(ApplySnippetsTest, ARunWithoutAWinnerHasNothingToApply) {
   auto a = winner_run("threads=1", "builtin:mlp", "784", "Float[1,784]");
   a.winner.reset();
