@@ -4,9 +4,9 @@ A CNN that is not a built-in (the MobileNetV2 fixture, defined with torch.nn alo
 usable core: one exhaustive tune per model form measures each runtime and format in full — C++
 TorchScript (frozen-opt) on its scripted file; C++ AOTInductor, Python eager and Python
 torch.compile (contiguous and channels_last) on its torch.export program. Then, for each
-configuration, ROUNDS rounds alternate three sides, each in a fresh process: a tune of that one
-configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it, and
-torch.utils.benchmark of it as a user runs it in five lines (the same threads, format and
+configuration, ROUNDS rounds alternate its sides, each in a fresh process: a tune of that one
+configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it (only
+with BENCH_STATED_WITH_BENCH=1: a diagnosis, not the target), and torch.utils.benchmark of it as a user runs it in five lines (the same threads, format and
 allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
 minutes: a figure stated minutes before its check would measure the drift. A second TUB process
 each round is the control: TUB / TUB is how far two fresh processes of the same five lines
