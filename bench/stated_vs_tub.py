@@ -6,8 +6,8 @@ TorchScript (frozen-opt) on its scripted file; C++ AOTInductor, Python eager and
 torch.compile (contiguous and channels_last) on its torch.export program. Then, for each
 configuration, ROUNDS rounds alternate its sides, each in a fresh process: a tune of that one
 configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it (only
-with BENCH_STATED_WITH_BENCH=1: a diagnosis, not the target), and torch.utils.benchmark of it as a user runs it in five lines (the same threads, format and
-allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
+with BENCH_STATED_WITH_BENCH=1: a diagnosis, not the target), and torch.utils.benchmark of it
+as a user runs it in five lines (the same threads, format and allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
 minutes: a figure stated minutes before its check would measure the drift. A second TUB process
 each round is the control: TUB / TUB is how far two fresh processes of the same five lines
 differ here. Prints the medians and stated / TUB per configuration (target within 5%), with the
@@ -152,14 +152,15 @@ def main():
                     bench=statistics.median(runs["bench"]) if with_bench else None,
                     tub=t, runs=runs, ratio=statistics.median(ratios),
                     bench_ratio=statistics.median(a / b for a, b in zip(runs["bench"], runs["tub"]))
-                    if with_bench else float("nan"),
+                    if with_bench else None,
                     control=[a / b for a, b in zip(runs["tub-again"], runs["tub"])], faults=faults)
         verdict = "within" if abs(case["ratio"] - 1) <= 0.05 else "OUTSIDE"
+        bench = (f"bench {case['bench']:7.2f}  " if with_bench else "")
+        bench_ratio = (f"bench/TUB {case['bench_ratio']:.3f}  " if with_bench else "")
         print(f"   {case['kind']:12s} {case['format']:14s} tune stated {case['stated']:7.2f}  "
-              f"bench {case['bench'] if with_bench else float('nan'):7.2f}  TUB {t:7.2f} samples/s  stated/TUB "
-              f"{case['ratio']:.3f} ({min(ratios):.3f}-{max(ratios):.3f}, {verdict} 5%)  "
-              f"bench/TUB {case['bench_ratio']:.3f}  TUB/TUB {min(case['control']):.3f}-"
-              f"{max(case['control']):.3f}")
+              f"{bench}TUB {t:7.2f} samples/s  stated/TUB {case['ratio']:.3f} "
+              f"({min(ratios):.3f}-{max(ratios):.3f}, {verdict} 5%)  {bench_ratio}TUB/TUB "
+              f"{min(case['control']):.3f}-{max(case['control']):.3f}")
         print("      minor page faults per call: " + ", ".join(
             f"{side} {'/'.join(f'{x:,.0f}' for x in v)}" for side, v in faults.items()))
     within = sum(abs(c["ratio"] - 1) <= 0.05 for c in cases)

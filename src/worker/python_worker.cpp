@@ -102,24 +102,6 @@ void confirm_allocator(const ResolvedKnob& allocator,
                       ")");
 }
 
-}  // namespace
-
-std::string compile_artifacts_path(const std::string& log_dir, const std::string& log_prefix) {
-  return (fs::absolute(log_dir) / (log_prefix + ".compile_cache.bin")).string();
-}
-
-SamplingOptions python_sampling(SamplingOptions sampling) {
-  sampling.min_block_time = std::max(sampling.min_block_time, kPythonWorkerMinBlockTime);
-  return sampling;
-}
-
-std::string inputs_beside(const std::string& reference_path) {
-  return reference_path + ".inputs.pt";
-}
-
-// A worker of its own, or (a tune's brief point) one of the pool's for its process state.
-namespace {
-
 // What the worker's ready reply says of the side, into its measurement's fixed fields.
 void read_ready(Measurement& m, const PythonSideReady& ready, const std::string& model_kind,
                 const std::string& model, const ResolvedKnob& allocator) {
@@ -152,6 +134,20 @@ void read_ready(Measurement& m, const PythonSideReady& ready, const std::string&
 
 }  // namespace
 
+std::string compile_artifacts_path(const std::string& log_dir, const std::string& log_prefix) {
+  return (fs::absolute(log_dir) / (log_prefix + ".compile_cache.bin")).string();
+}
+
+SamplingOptions python_sampling(SamplingOptions sampling) {
+  sampling.min_block_time = std::max(sampling.min_block_time, kPythonWorkerMinBlockTime);
+  return sampling;
+}
+
+std::string inputs_beside(const std::string& reference_path) {
+  return reference_path + ".inputs.pt";
+}
+
+// A worker of its own, or (a tune's brief point) one of the pool's for its process state.
 std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
                                                         const ChildEnvironment& environment) {
   const std::vector<std::string> args{"-m", "torchperf.worker"};
