@@ -18,6 +18,7 @@ Errors are answered {"ok": false, "error": {"kind", "message"}} with the C++ wor
 """
 
 import contextlib
+import gc
 import itertools
 import json
 import os
@@ -150,7 +151,37 @@ def load_model(kind, path):
 # padding), which a compile does not depend on, share one compile, paid once.
 _LOADED = {}
 _COMPILED = {}
-_COMPILED_KEPT = 3  # the most compiled callables kept (each holds its graphs and constants)
+# The most compiled callables kept (each holds its graphs and frozen constants): a tune's screen
+# compiles five or six graphs in one worker (modes, precisions), and a finalist whose graph was
+# dropped compiled it again (11-14 s of the encoder's 5-minute tune, bench section 23).
+_COMPILED_KEPT = 8
+
+
+def available_memory_bytes():
+    """MemAvailable, or None where /proc/meminfo does not say."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def keep_compiled(key, value, resident=resident_bytes, available=available_memory_bytes):
+    """Keeps a compiled callable for the points after this one, the oldest dropped first while
+    more than _COMPILED_KEPT are kept or this worker holds more than half of what it could hold
+    (its resident set and what the machine has available): a tune caps a worker at 90% of what
+    was available, and a kept graph must not be what crosses it."""
+    while _COMPILED and len(_COMPILED) >= _COMPILED_KEPT:
+        _COMPILED.pop(next(iter(_COMPILED)))
+    free = available()
+    while _COMPILED and free is not None and resident() > (resident() + free) / 2:
+        _COMPILED.pop(next(iter(_COMPILED)))
+        gc.collect()
+        free = available()
+    _COMPILED[key] = value
 
 
 def loaded_model(kind, path):
@@ -288,9 +319,8 @@ class Side:
                            if n > breaks_before.get(r, 0)}
                 self.graph_break_count = int(sum(reasons.values()))
                 self.graph_break_reasons = [" ".join(str(r).split())[:300] for r in list(reasons)[:3]]
-                while len(_COMPILED) >= _COMPILED_KEPT:
-                    _COMPILED.pop(next(iter(_COMPILED)))
-                _COMPILED[compiled_key] = (self.fn, self.graph_break_count, self.graph_break_reasons)
+                keep_compiled(compiled_key,
+                              (self.fn, self.graph_break_count, self.graph_break_reasons))
             save_compile_artifacts(settings["compile_artifacts"])
         self.stream_warm_s, self.stream_graphs = -1.0, 0
         if self.stream:

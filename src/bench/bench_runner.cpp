@@ -524,6 +524,7 @@ SamplingOptions sampling_options(const BenchOptions& o, const c10::Device& devic
   s.warmup_budget = budget;
   s.target_relative_ci = o.target_relative_ci;
   s.stop_when_a_call_exceeds_budget = o.stop_when_a_call_exceeds_time;
+  s.stop_when_decided = o.stop_when_decided;
   if (device.is_cuda()) s.min_block_time = std::max(s.min_block_time, kAsynchronousDeviceMinBlockTime);
   return s;
 }
@@ -624,7 +625,8 @@ std::string BenchResult::invalid_reason() const {
   if (!comparison) return "no measurement";
   for (const auto& reason : {of(comparison->a, "A: "), of(comparison->b, "B: ")})
     if (!reason.empty()) return reason;
-  if (comparison->stop != StopReason::kConfidenceReached)
+  if (comparison->stop != StopReason::kConfidenceReached &&
+      comparison->stop != StopReason::kDecided)
     return fmt::format(
         "stopping rule not met: the ratio's 95% CI is ±{:.2f}% after {} rounds (raise --time "
         "or --target-ci)",

@@ -63,7 +63,7 @@ Warmup warmup_from_json(const json& j) {
 StopReason stop_reason_from_string(const std::string& name) {
   for (StopReason r : {StopReason::kConfidenceReached, StopReason::kTimeBudgetSpent,
                        StopReason::kSampleLimit, StopReason::kCallOverBudget,
-                       StopReason::kBehindLeader})
+                       StopReason::kBehindLeader, StopReason::kDecided})
     if (to_string(r) == name) return r;
   throw json::other_error::create(501, "unknown stop_reason '" + name + "'", nullptr);
 }

@@ -187,6 +187,10 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
                                "; using mode=eval");
     }
   }
+  for (const auto& k : resolved.knobs)
+    if (k.name == "padding" && k.applicable)
+      if (const Applicability a = runtime.runs_padded(graph, k.value, for_runtime); !a.applies)
+        throw ConfigError(a.reason);
   return resolved;
 }
 

@@ -18,6 +18,8 @@ struct Entered {
   ~Entered() { run.exit(); }
 };
 
+bool is_decided(Verdict verdict) { return verdict == Verdict::kFaster || verdict == Verdict::kSlower; }
+
 }  // namespace
 
 std::string to_string(StopReason reason) {
@@ -32,6 +34,8 @@ std::string to_string(StopReason reason) {
       return "call-over-budget";
     case StopReason::kBehindLeader:
       return "behind-leader";
+    case StopReason::kDecided:
+      return "decided";
   }
   return "unknown";
 }
@@ -222,6 +226,11 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
     if (progress) progress(std::min(1.0, to_seconds(measured) / to_seconds(options_.time_budget)));
     if (ratio_precise_enough(set.speedup, next_check)) {
       set.stop = StopReason::kConfidenceReached;
+      break;
+    }
+    if (options_.stop_when_decided && set.speedup.size() >= options_.min_paired_rounds &&
+        is_decided(verdict_of(estimate_ratio(set.speedup, options_.confidence)))) {
+      set.stop = StopReason::kDecided;
       break;
     }
     // A slow pair (a baseline at a big batch: seconds a call) can spend the budget in two or

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "torchperf/error.h"
 #include "torchperf/models/inputs.h"
@@ -100,19 +101,13 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
   return sizes;
 }
 
-// The edges are chosen for the batches the guides' start forms (each window of 256 sorted by
-// length, then cut into batches): each batch's longest is taken from the lengths batched so,
-// and the edges that minimise the padded length of those batches are found by dynamic
-// programming over candidate edges.
-std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
-                              std::uint64_t seed) {
+// Each batch's longest, as the guides' start forms its batches: each window of 256 lengths sorted,
+// then cut into batches (the lengths a file holds, or 4,096 drawn).
+std::vector<std::int64_t> batch_longest_lengths(const LengthDistribution& distribution,
+                                                std::int64_t batch, std::uint64_t seed) {
   std::vector<std::int64_t> lengths = distribution.kind == LengthDistribution::Kind::kFile
                                           ? distribution.lengths
                                           : distribution.draw(4096, seed);
-  if (lengths.empty()) return "buckets:" + std::to_string(distribution.max);
-  const std::int64_t longest =
-      std::max(*std::max_element(lengths.begin(), lengths.end()), distribution.max);
-  // Each batch's longest, as sorted windows of kGuidesWindow form them.
   constexpr std::size_t kGuidesWindow = 256;
   const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, batch));
   std::vector<std::int64_t> maxima;
@@ -124,6 +119,26 @@ std::string suggested_buckets(const LengthDistribution& distribution, std::int64
     for (std::size_t b = w; b < end; b += per) maxima.push_back(lengths[std::min(end, b + per) - 1]);
   }
   std::sort(maxima.begin(), maxima.end());
+  return maxima;
+}
+
+std::size_t padded_widths(const PaddingPolicy& padding,
+                          const std::vector<std::int64_t>& batch_longest,
+                          std::int64_t distribution_max) {
+  std::set<std::int64_t> widths;
+  for (const std::int64_t longest : batch_longest)
+    widths.insert(padding.padded(longest, distribution_max));
+  return widths.size();
+}
+
+// The edges are chosen for the batches the guides' start forms (batch_longest_lengths), and the
+// edges that minimise the padded length of those batches are found by dynamic programming over
+// candidate edges.
+std::string suggested_buckets(const LengthDistribution& distribution, std::int64_t batch,
+                              std::uint64_t seed) {
+  const std::vector<std::int64_t> maxima = batch_longest_lengths(distribution, batch, seed);
+  if (maxima.empty()) return "buckets:" + std::to_string(distribution.max);
+  const std::int64_t longest = std::max(maxima.back(), distribution.max);
   // Candidate edges: multiples of 8 (kernels like them) up to the longest, and the longest.
   std::vector<std::int64_t> candidates;
   for (std::int64_t e = 8; e < longest; e += 8) candidates.push_back(e);

@@ -71,10 +71,14 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
   traits.inputs_from_file = inputs_from_file;
   if (workload.stream_recipe) {
     for (const auto& d : workload.stream_recipe->dims) traits.named_dims.push_back(d.name);
-    if (!workload.stream_recipe->dims.empty())
+    if (!workload.stream_recipe->dims.empty()) {
+      const LengthDistribution& first = workload.stream_recipe->dims[0].distribution;
       traits.suggested_buckets =
-          suggested_buckets(workload.stream_recipe->dims[0].distribution,
-                            workload.stream_recipe->batch, workload.seed);
+          suggested_buckets(first, workload.stream_recipe->batch, workload.seed);
+      traits.stream_batch_longest =
+          batch_longest_lengths(first, workload.stream_recipe->batch, workload.seed);
+      traits.stream_longest = first.max;
+    }
   }
   traits.saved_training = workload.model->is_training();
   traits.usable_cores = std::max(1, usable_cores());

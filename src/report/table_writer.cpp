@@ -185,7 +185,7 @@ std::string format_comparison(const Comparison& c) {
       "on the log ratios){}; A is {}\n",
       c.speedup.ratio, interval(c.speedup.interval, 3), c.speedup.rounds,
       c.separate_processes ? ", each side in its own worker process" : "", verdict);
-  if (c.stop != StopReason::kConfidenceReached)
+  if (c.stop != StopReason::kConfidenceReached && c.stop != StopReason::kDecided)
     out += fmt::format(
         "  warning: the ratio's CI (±{}) did not reach the target before the budget ran out\n",
         percent(c.speedup.relative_half_width));

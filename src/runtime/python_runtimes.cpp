@@ -1,7 +1,10 @@
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "runtimes.h"
 #include "torchperf/error.h"
+#include "torchperf/models/shape_stream.h"
 
 namespace torchperf {
 
@@ -31,6 +34,10 @@ const CompileMode* compile_mode(const std::string& graph) {
 namespace {
 
 const CompileMode* mode_of(const std::string& graph) { return compile_mode(graph); }
+
+// torch._dynamo.config.recompile_limit's default (cache_size_limit before 2.6): the graphs one
+// function compiles before it runs eager.
+constexpr std::size_t kRecompileLimit = 8;
 
 // What both Python runtimes make of the knobs: PyTorch in the venv's Python applies the graph
 // (eager or a torch.compile mode), precision (autocast, or weights and inputs converted), the
@@ -117,6 +124,24 @@ class PythonRuntime : public Runtime {
       return Applicability::no("the python runtime captures CUDA graphs through torch.compile: "
                                "graph=compile-reduce-overhead");
     return Applicability::no("not applied by the python runtime (runtime=python)");
+  }
+  // dynamic=False compiles a graph for each padded width of the stream, up to Dynamo's recompile
+  // limit; past it every new width runs eager, in the user's process as in ours, while a
+  // measurement over a few batches meets only a few widths: such a point is not offered.
+  Applicability runs_padded(const std::string& graph, const std::string& padding,
+                            const WorkloadTraits& view) const override {
+    const CompileMode* m = mode_of(graph);
+    if (!m || !m->dynamic || std::string(m->dynamic) != "off" || view.stream_batch_longest.empty())
+      return Applicability::yes();
+    const std::size_t widths =
+        padded_widths(parse_padding(padding), view.stream_batch_longest, view.stream_longest);
+    if (widths <= kRecompileLimit) return Applicability::yes();
+    return Applicability::no(fmt::format(
+        "graph={} compiles a graph for each padded width, and padding={} leaves {} widths in this "
+        "stream: torch.compile stops recompiling at {} (torch._dynamo.config.recompile_limit) and "
+        "runs the rest eager; pad to {} widths or fewer (padding=multiple:N or buckets:...) or use "
+        "graph=compile-dynamic",
+        graph, padding, widths, kRecompileLimit, kRecompileLimit));
   }
   std::optional<std::vector<std::string>> values(const std::string& knob,
                                                  const WorkloadTraits& view) const override {

@@ -390,11 +390,9 @@ void Supervisor::read_back() {
         other_difference = machine_class_difference(machine_class, p.machine_class);
       continue;
     }
-    const auto had = finished_.find(p.key);
-    if (had != finished_.end() && !(had->second.brief && !p.brief)) continue;
-    search_->record(index_of_.at(p.key), p.brief,
-                    p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
-    keep(std::move(p));
+    if (finished_.count(p.key) && !(finished_.at(p.key).brief && !p.brief)) continue;
+    const std::size_t index = index_of_.at(p.key);  // before p is moved from
+    keep(index, std::move(p));
   }
   result_.resumed_points = result_.points.size();
   if (!other_class.empty())
@@ -548,7 +546,11 @@ void Supervisor::read_outcome(std::size_t index, const WorkerOutcome& out, Point
   }
 }
 
-void Supervisor::keep(PointResult point) {
+// The search hears of each point as it is kept, and whether it stopped behind the leader.
+void Supervisor::keep(std::size_t index, PointResult point) {
+  search_->record(index, point.brief,
+                  point.status == PointStatus::kOk ? std::optional(point.score) : std::nullopt);
+  if (point.metrics.stopped_early) search_->stopped_behind(index);
   if (finished_.count(point.key)) {
     // A full measurement replaces the brief one, in its place.
     for (auto& p : result_.points)
@@ -570,12 +572,10 @@ void Supervisor::record_point(const Proposal& proposal, PointResult p) {
   record["measurement"] = p.measurement;
   p.measurement = compile_part(p.measurement);  // the rest is in the journal, not in memory
   journal_->append(record);
-  search_->record(proposal.point, p.brief,
-                  p.status == PointStatus::kOk ? std::optional<double>(p.score) : std::nullopt);
   ++done_;
   if (p.status != PointStatus::kOk) ++failed_;
   planned_ = std::max(planned_, done_);
-  keep(std::move(p));
+  keep(proposal.point, std::move(p));
   report(phase_);
 }
 

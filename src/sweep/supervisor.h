@@ -83,7 +83,7 @@ class Supervisor {
   // Its second half: what the worker answered, read into the point.
   void read_outcome(std::size_t index, const WorkerOutcome& out, PointResult& r);
   void record_point(const Proposal& proposal, PointResult p);
-  void keep(PointResult point);
+  void keep(std::size_t index, PointResult point);
   // The guides' starts as indices into space_.points, in the order they are measured.
   std::vector<std::size_t> expert_start_points() const;
   std::string starts_text() const;

@@ -43,6 +43,7 @@ json wire_value(const BenchOptions& o) {
             {"stream_batch", o.stream_batch},
             {"leader_samples_per_s", o.leader_samples_per_s},
             {"check_padding", o.check_padding},
+            {"stop_when_decided", o.stop_when_decided},
             {"target_relative_ci", o.target_relative_ci},
             {"device", o.device},
             {"seed", o.seed},
@@ -66,6 +67,7 @@ void read_wire(const json& j, BenchOptions& o) {
   o.stream_batch = j.value("stream_batch", std::int64_t{0});
   o.leader_samples_per_s = j.value("leader_samples_per_s", 0.0);
   o.check_padding = j.value("check_padding", true);
+  o.stop_when_decided = j.value("stop_when_decided", false);
   o.target_relative_ci = j.at("target_relative_ci").get<double>();
   o.device = j.at("device").get<std::string>();
   o.seed = j.at("seed").get<std::uint64_t>();
@@ -103,6 +105,8 @@ json to_json(const WorkloadTraits& t) {
           {"caller_module", t.caller_module},
           {"named_dims", t.named_dims},
           {"suggested_buckets", t.suggested_buckets},
+          {"stream_batch_longest", t.stream_batch_longest},
+          {"stream_longest", t.stream_longest},
           {"program",
            {{"dynamic", t.program.dynamic},
             {"min", t.program.min},
@@ -141,6 +145,8 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.caller_module = j.value("caller_module", false);
   t.named_dims = j.value("named_dims", std::vector<std::string>{});
   t.suggested_buckets = j.value("suggested_buckets", std::string());
+  t.stream_batch_longest = j.value("stream_batch_longest", std::vector<std::int64_t>{});
+  t.stream_longest = j.value("stream_longest", std::int64_t{0});
   if (j.contains("program") && j.at("program").is_object()) {
     const json& p = j.at("program");
     t.program.dynamic = p.at("dynamic").get<bool>();

@@ -95,6 +95,22 @@ TEST(ConfigurationTest, FreezingWithAnExplicitTrainModeIsAConflict) {
             std::string::npos);
 }
 
+TEST(ConfigurationTest, AGraphPerShapeOverAStreamOfMoreWidthsThanItRecompilesForIsRefused) {
+  WorkloadTraits t = testing::image_program_traits();
+  t.named_dims = {"S"};
+  for (std::int64_t l = 10; l <= 450; l += 10) t.stream_batch_longest.push_back(l);
+  t.stream_longest = 450;
+  const std::string error = config_error([&] {
+    resolve(Configuration::parse("runtime=python,graph=compile-static,padding=batch-max"), t);
+  });
+  EXPECT_NE(error.find("graph=compile-static"), std::string::npos) << error;
+  EXPECT_NE(error.find("45 widths"), std::string::npos) << error;
+  EXPECT_NO_THROW(
+      resolve(Configuration::parse("runtime=python,graph=compile-static,padding=multiple:64"), t));
+  EXPECT_NO_THROW(
+      resolve(Configuration::parse("runtime=python,graph=compile-dynamic,padding=batch-max"), t));
+}
+
 TEST(ConfigurationTest, ThreadCountsFarBeyondTheCoresAreRefused) {
   EXPECT_NE(config_error([] {
               resolve(Configuration::parse("threads=9"), convnet_on_cpu());

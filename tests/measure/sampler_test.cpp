@@ -188,6 +188,33 @@ TEST(SamplerTest, PairedRunOfASlowPairGoesPastItsBudgetToTheRoundsAnIntervalNeed
   EXPECT_DOUBLE_EQ(set.speedup_estimate.ratio, 1.5);
 }
 
+TEST(SamplerTest, APairThatOnlyDecidesStopsOnceItsIntervalExcludesOne) {
+  // Rounds ±10% around their mean: the ±1% target needs many rounds, a verdict far fewer.
+  const auto around = [](int mean_us) {
+    std::deque<Nanoseconds> script;
+    for (int i = 0; i < 3000; ++i)
+      script.push_back(microseconds(mean_us + (i % 3 - 1) * mean_us / 10));
+    return script;
+  };
+  ManualTimeSource clock;
+  SamplingOptions o = quick();
+  o.min_samples = 5;
+  o.stop_when_decided = true;
+  Sampler deciding(clock, o);
+  ScriptedRun a{clock, {}, milliseconds(2)};
+  ScriptedRun b{clock, around(3000), milliseconds(3)};
+  const PairedSampleSet set = deciding.measure_paired(a.timed(), b.timed());
+  EXPECT_EQ(set.stop, StopReason::kDecided);
+  EXPECT_EQ(set.speedup.size(), o.min_paired_rounds);
+  EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kFaster);
+  // Two sides that agree are not decided: the pair runs on as before.
+  ScriptedRun c{clock, {}, milliseconds(2)};
+  ScriptedRun d{clock, around(2000), milliseconds(2)};
+  const PairedSampleSet same = deciding.measure_paired(c.timed(), d.timed());
+  EXPECT_NE(same.stop, StopReason::kDecided);
+  EXPECT_GT(same.speedup.size(), o.min_paired_rounds);
+}
+
 TEST(SamplerTest, PairedRunOfAVerySlowPairStopsAtThreeTimesItsBudget) {
   ManualTimeSource clock;
   ScriptedRun a{clock, {}, milliseconds(300)};

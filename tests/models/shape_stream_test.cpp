@@ -231,6 +231,28 @@ TEST(ShapeStreamTest, ALengthsFileIsCoveredWholeAndADrawnDistributionBy64Batches
   EXPECT_EQ(stream_batch_count({parse_dim_option("S=4..64")}, 16), 64u);
 }
 
+TEST(ShapeStreamTest, TheGuidesBatchesLongestLengthsAreEachSortedWindowsBatchesLast) {
+  // Two windows of 256: each sorted, then cut into batches of 128.
+  std::vector<std::int64_t> lengths;
+  for (int i = 0; i < 512; ++i) lengths.push_back(1 + (i * 97) % 512);
+  const std::vector<std::int64_t> longest = batch_longest_lengths(file_of(lengths), 128, 0);
+  ASSERT_EQ(longest.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(longest.begin(), longest.end()));
+  EXPECT_EQ(longest.back(), 512);
+  std::vector<std::int64_t> first(lengths.begin(), lengths.begin() + 256);
+  std::sort(first.begin(), first.end());
+  EXPECT_NE(std::find(longest.begin(), longest.end(), first[127]), longest.end());
+  EXPECT_NE(std::find(longest.begin(), longest.end(), first[255]), longest.end());
+}
+
+TEST(ShapeStreamTest, PaddedWidthsCountTheShapesAPaddingLeaves) {
+  const std::vector<std::int64_t> longest = {10, 20, 30, 40, 70, 130};
+  EXPECT_EQ(padded_widths(parse_padding("batch-max"), longest, 200), 6u);
+  EXPECT_EQ(padded_widths(parse_padding("multiple:64"), longest, 200), 3u) << "64, 128, 192";
+  EXPECT_EQ(padded_widths(parse_padding("buckets:32/200"), longest, 200), 2u);
+  EXPECT_EQ(padded_widths(parse_padding("max"), longest, 200), 1u);
+}
+
 TEST(ShapeStreamTest, BucketEdgesMinimiseThePaddingOfTheGuidesSortedBatchesAndGiveTheTailItsOwn) {
   // Mostly short, a thin tail to 450: quantile edges (median, p75, p90, longest) pad the batches
   // of the tail, sorted together, to 450.

@@ -379,3 +379,35 @@ def test_the_builtins_defined_here_are_the_ones_the_core_lists():
 
     core = [m["name"] for m in json.loads(listed.stdout)["builtin_models"]]
     assert sorted(core) == sorted(builtin_models.BUILTINS)
+
+
+def test_compiled_graphs_are_kept_up_to_their_count_and_half_of_what_the_worker_could_hold():
+    """A finalist reuses the graph its brief point compiled (issue 60): up to _COMPILED_KEPT are
+    kept, the oldest dropped first, and fewer where keeping them would take this worker past half
+    of its resident set and the machine's available memory."""
+    sys.path.insert(0, os.path.abspath(PYTHON_DIR))
+    from torchperf import worker
+
+    saved = dict(worker._COMPILED)
+    worker._COMPILED.clear()
+    try:
+        roomy = dict(resident=lambda: 1 << 30, available=lambda: 64 << 30)
+        for n in range(worker._COMPILED_KEPT + 2):
+            worker.keep_compiled(("graph", n), n, **roomy)
+        assert list(worker._COMPILED) == [("graph", n) for n in range(2, worker._COMPILED_KEPT + 2)]
+        held = {"resident": 3 << 30}
+
+        def resident():
+            return held["resident"]
+
+        def available():
+            held["resident"] -= 1 << 29  # each graph dropped gives back half a GiB
+            return 2 << 30
+
+        worker.keep_compiled(("graph", "big"), "big", resident=resident, available=available)
+        assert ("graph", "big") in worker._COMPILED
+        assert list(worker._COMPILED)[0] == ("graph", 4), "one dropped for the count, one more for memory"
+        assert held["resident"] <= 2 << 30, "dropped until it holds no more than half"
+    finally:
+        worker._COMPILED.clear()
+        worker._COMPILED.update(saved)

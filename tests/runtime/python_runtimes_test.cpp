@@ -49,6 +49,31 @@ TEST(PythonRuntimesTest, WhereALengthVariesTheGuidesCompileOnACpuIsOneDynamicGra
       << "on CUDA the guides' start captures graphs, a shape each";
 }
 
+TEST(PythonRuntimesTest, AStaticGraphPerWidthRunsOnlyAPaddingThatLeavesFewerWidthsThanItsRecompileLimit) {
+  const Runtime& compile = runtime_named("python-compile");
+  WorkloadTraits stream = program(false);
+  stream.named_dims = {"S"};
+  // Sorted batches whose longest lengths are 8, 16, ..., 400: 50 widths unpadded.
+  for (std::int64_t l = 8; l <= 400; l += 8) stream.stream_batch_longest.push_back(l);
+  stream.stream_longest = 450;
+  const Applicability each = compile.runs_padded("compile-static", "batch-max", stream);
+  EXPECT_FALSE(each.applies);
+  EXPECT_NE(each.reason.find("50 widths"), std::string::npos) << each.reason;
+  EXPECT_NE(each.reason.find("recompile_limit"), std::string::npos) << each.reason;
+  EXPECT_FALSE(compile.runs_padded("compile-static", "multiple:32", stream).applies)
+      << "13 widths: 32 to 416";
+  EXPECT_TRUE(compile.runs_padded("compile-static", "multiple:64", stream).applies)
+      << "7 widths: 64 to 448";
+  EXPECT_TRUE(compile.runs_padded("compile-static", "buckets:48/104/200/450", stream).applies);
+  EXPECT_TRUE(compile.runs_padded("compile-static", "max", stream).applies);
+  EXPECT_TRUE(compile.runs_padded("compile-dynamic", "batch-max", stream).applies)
+      << "one graph for every width";
+  EXPECT_TRUE(compile.runs_padded("compile", "batch-max", stream).applies)
+      << "the automatic default recompiles once, with the length dynamic";
+  EXPECT_TRUE(compile.runs_padded("compile-static", "batch-max", program(false)).applies)
+      << "without a stream, one shape";
+}
+
 TEST(PythonRuntimesTest, KnobsOfLibTorchAreNotAppliedAndSaySo) {
   const Runtime& python = runtime_named("python-eager");
   for (const char* knob : {"pad", "conv_bias", "executor", "qengine"}) {

@@ -231,6 +231,30 @@ TEST(SmartSearchTest, FailedPointsAreNeverFinalistsAndRecordedPointsNeverRerun) 
   EXPECT_NE(search->spent().find("final 4"), std::string::npos) << search->spent();
 }
 
+TEST(SmartSearchTest, APointStoppedBehindTheLeaderIsNeverAFinalistWhateverItsScore) {
+  const Space s = landscape_space();
+  auto search = make_search(SearchKind::kSmart, s);
+  std::set<std::size_t> behind;
+  BudgetView budget;
+  std::size_t finals = 0;
+  while (auto p = search->next(budget)) {
+    if (p->stage == SearchStage::kFinal) {
+      ++finals;
+      EXPECT_FALSE(behind.count(p->point)) << s.points[p->point].key;
+      search->record(p->point, false, landscape_score(s, p->point));
+      continue;
+    }
+    // Every other brief point stops behind a leader (an outlier's pace), its score still high.
+    search->record(p->point, true, landscape_score(s, p->point));
+    if (p->point % 2 == 1) {
+      behind.insert(p->point);
+      search->stopped_behind(p->point);
+    }
+  }
+  EXPECT_FALSE(behind.empty());
+  EXPECT_GT(finals, 0u);
+}
+
 namespace {
 
 bool holds(const Space& s, std::size_t point, const std::string& text) {
@@ -307,6 +331,28 @@ TEST(SmartSearchTest, ABudgetThatCannotPayForEveryStartMeasuresTheCheapestFirst)
   auto ample = make_search(SearchKind::kSmart, s, options);
   EXPECT_EQ(drive(*ample, s, 0, frozen_opt_compiles(s, 1000, 40), 1, 3).proposals.front().point,
             dear);
+}
+
+TEST(SmartSearchTest, AOneKnobChangeDearerThanAQuarterOfTheBudgetLeftWaitsForTheModelsRanking) {
+  const Space s = landscape_space();
+  // 200 s pays for a frozen-opt point (60 s), but each is more than a quarter of what is left:
+  // the screen measures the cheap changes and leaves those to the model's gain per second.
+  auto search = make_search(SearchKind::kSmart, s);
+  const Trail r = drive(*search, s, 0, frozen_opt_compiles(s, 200, 60), 1, 3);
+  ASSERT_FALSE(r.proposals.empty());
+  std::size_t screened = 0;
+  for (const auto& p : r.proposals) {
+    EXPECT_FALSE(p.stage == SearchStage::kScreen && holds(s, p.point, "graph=frozen-opt"))
+        << s.points[p.point].key;
+    screened += p.stage == SearchStage::kScreen;
+  }
+  EXPECT_GT(screened, 3u);
+  // With room for them, they are screened like any other change.
+  auto ample = make_search(SearchKind::kSmart, s);
+  const Trail all = drive(*ample, s, 0, frozen_opt_compiles(s, 5000, 60), 1, 3);
+  EXPECT_TRUE(std::any_of(all.proposals.begin(), all.proposals.end(), [&](const Proposal& p) {
+    return p.stage == SearchStage::kScreen && holds(s, p.point, "graph=frozen-opt");
+  }));
 }
 
 TEST(SmartSearchTest, AmongOneKnobChangesThoseThatCompileWaitBehindThoseThatDoNot) {

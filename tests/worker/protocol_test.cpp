@@ -89,7 +89,10 @@ TEST(WorkerProtocolTest, BenchOptionsAndTraitsSurviveTheWire) {
   t.saved_training = true;
   t.linear = true;
   t.conv_bias_before_bn = true;
+  t.stream_batch_longest = {12, 40, 450};
+  t.stream_longest = 450;
   EXPECT_EQ(to_json(workload_traits_from_json(to_json(t))), to_json(t));
+  EXPECT_EQ(workload_traits_from_json(to_json(t)).stream_batch_longest, t.stream_batch_longest);
 }
 
 }  // namespace torchperf

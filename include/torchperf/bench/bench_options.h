@@ -39,6 +39,9 @@ struct BenchOptions {
   // A tune's leader so far, in samples/s (0: none): a run clearly behind it stops early
   // (SamplingOptions::leader_iteration_ns).
   double leader_samples_per_s = 0;
+  // A tune's head-to-head: the pair stops once its ratio's interval excludes 1 (its verdict is
+  // decided), not only at target_relative_ci (SamplingOptions::stop_when_decided).
+  bool stop_when_decided = false;
   double target_relative_ci = 0.01;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   std::uint64_t seed = 0;

@@ -43,6 +43,10 @@ struct SamplingOptions {
   // slower, or whose fastest block after kBehindBlocks is kBehindAfterBlocks times slower, is
   // clearly behind: it stops (StopReason::kBehindLeader), and its time goes to other points.
   double leader_iteration_ns = 0;
+  // A paired run that only decides (a tune's head-to-head): it stops once the ratio's interval,
+  // after min_paired_rounds, lies wholly above or below 1 (StopReason::kDecided): more rounds
+  // narrow the figure, not the verdict, and their time is the budget's.
+  bool stop_when_decided = false;
 };
 // The options with the leader's pace set from its samples/s and this run's samples per call.
 SamplingOptions against_leader(SamplingOptions options, double leader_samples_per_s,
@@ -90,7 +94,8 @@ enum class StopReason {
   kTimeBudgetSpent,
   kSampleLimit,
   kCallOverBudget,
-  kBehindLeader
+  kBehindLeader,
+  kDecided  // a paired run's verdict (SamplingOptions::stop_when_decided)
 };
 std::string to_string(StopReason reason);
 

@@ -100,6 +100,14 @@ std::vector<std::pair<std::string, std::int64_t>> typical_sizes(const std::vecto
 // The typical inputs at batch: drawn at the typical sizes, or (real samples) the first sample
 // nearest them, repeated batch times. The reference, the accuracy guard and the FLOP count use them.
 std::vector<c10::IValue> typical_inputs(const StreamRecipe& recipe, std::int64_t batch);
+// Each batch's longest length, ascending, as the guides' start forms the batches (each window of
+// 256 sorted by length, cut into batches of `batch`): what padding and bucket edges are judged on.
+std::vector<std::int64_t> batch_longest_lengths(const LengthDistribution& distribution,
+                                                std::int64_t batch, std::uint64_t seed);
+// The distinct widths those batches have once padded: the shapes a graph per shape compiles.
+std::size_t padded_widths(const PaddingPolicy& padding,
+                          const std::vector<std::int64_t>& batch_longest,
+                          std::int64_t distribution_max);
 // Bucket edges a sweep tries for a distribution at a batch size: the edges (the longest always
 // one of them, at most four, the fewest within 1% of the best) that minimise the padded length
 // of the batches the guides' start forms from its lengths (each window of 256 sorted by length,

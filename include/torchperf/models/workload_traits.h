@@ -2,6 +2,7 @@
 // resolved and tested without a model).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct WorkloadTraits {
   // these bucket edges (the lengths' quartiles and their longest, as drawn) are what a sweep tries.
   std::vector<std::string> named_dims;
   std::string suggested_buckets;         // "buckets:E1/E2/..." for the first named dimension
+  // Its batches' longest lengths (batch_longest_lengths) and its longest: how many widths a
+  // padding leaves, which a graph compiled per shape pays for each.
+  std::vector<std::int64_t> stream_batch_longest;
+  std::int64_t stream_longest = 0;
   bool uint8_data = false;        // training data are 8-bit images (the transfer knob)
   bool python_definition = false;  // train: the model's Python definition can be built (a built-in)
   // The caller's own nn.Module came with the program (a tune from Python): its process runs an

@@ -124,6 +124,12 @@ class Runtime {
   virtual std::function<void()> enter(const std::string& graph, bool cuda) const;
   // Whether `graph` folds the training flag into constants (freezing): it needs eval mode.
   virtual bool freezes(const std::string& graph) const { return false; }
+  // Whether `graph` runs the stream as `padding` (the padding knob's value) pads it: a graph
+  // compiled per shape meets only as many widths as it may recompile for.
+  virtual Applicability runs_padded(const std::string& graph, const std::string& padding,
+                                    const WorkloadTraits& view) const {
+    return Applicability::yes();
+  }
   // The lines that apply `graph` in user code.
   virtual RuntimeSnippet snippet(const std::string& graph, bool cuda) const = 0;
 };

@@ -60,6 +60,9 @@ class Search {
   // What came of a proposal (or of a point read back from a journal): higher is better; nothing
   // when the point failed or fell outside the accuracy guard.
   virtual void record(std::size_t point, bool brief, std::optional<double> score) = 0;
+  // A recorded point was stopped clearly behind the leader (StopReason::kBehindLeader): its score
+  // comes from its first blocks only, and a finalist's full measurement is not spent on it.
+  virtual void stopped_behind(std::size_t point) {}
   // The number of points each stage proposed so far, e.g. "screen 13, explore 9, final 4".
   virtual std::string spent() const = 0;
   // Whether the budget, not the search, ended it (points it would have measured were left out).
