@@ -203,10 +203,13 @@ class SmartSearch final : public Search {
       const std::size_t i = screen_[k];
       if (measured(i) || proposed_[i]) continue;
       const double c = budget.cost(i, !all_full_);
-      // A one-knob change dearer than a share of what is left waits for the model, which ranks
-      // it by expected gain per second: Python's max-autotune took 56 s of bench 23's 5 minutes
-      // in its screen, what some twenty cheaper points cost. The guides' starts do not wait.
-      if (!affords_exploring(budget, c) || (k >= starts_ && c > kScreenShare * budget.remaining_s)) {
+      // A one-knob change dearer than a share of what is left, and than a few plain points, waits
+      // for the model, which ranks it by expected gain per second: Python's max-autotune took 56 s
+      // of bench 23's 5 minutes in its screen, what some twenty cheaper points cost. The guides'
+      // starts do not wait, nor does a point that costs about what any point costs.
+      const bool dear =
+          c > kScreenShare * budget.remaining_s && c > kDearPoints * budget.brief_point_s;
+      if (!affords_exploring(budget, c) || (k >= starts_ && dear)) {
         skipped_ = true;
         continue;
       }
@@ -460,6 +463,7 @@ class SmartSearch final : public Search {
   std::mt19937_64 rng_;
   static constexpr double kGuessSlack = 0.05;
   static constexpr double kScreenShare = 0.25;  // of the budget left, the most a screen point costs
+  static constexpr double kDearPoints = 3;       // brief points' worth, the least a dear one costs
   std::vector<std::size_t> origin_;  // the origin's assignment
   // The guides' starts (the first starts_ entries), then the screens around a centre each.
   std::vector<std::size_t> screen_;

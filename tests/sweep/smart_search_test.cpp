@@ -347,6 +347,10 @@ TEST(SmartSearchTest, AOneKnobChangeDearerThanAQuarterOfTheBudgetLeftWaitsForThe
     screened += p.stage == SearchStage::kScreen;
   }
   EXPECT_GT(screened, 3u);
+  // A point that costs what any point costs never waits, however little is left.
+  auto short_budget = make_search(SearchKind::kSmart, s);
+  BudgetView plain(34, 9, 24);  // 9 s is more than a quarter of 34 s, and what any point costs
+  EXPECT_TRUE(short_budget->next(plain).has_value()) << "a 9 s point with 34 s left";
   // With room for them, they are screened like any other change.
   auto ample = make_search(SearchKind::kSmart, s);
   const Trail all = drive(*ample, s, 0, frozen_opt_compiles(s, 5000, 60), 1, 3);
