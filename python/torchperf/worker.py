@@ -435,12 +435,12 @@ def answer_of(handler):
 # The fields of each message, as protocol.h lists them (`torchperf __protocol` prints that list;
 # tests/python/test_worker.py checks these against it). A missing or mistyped field is a protocol
 # error naming it, as on the C++ side.
-PYTHON_SIDE_REQUEST = {"model_kind": str, "model": str, "inputs": str, "stream": str, "graph": str,
+PYTHON_SIDE_REQUEST = {"slot": int, "model_kind": str, "model": str, "inputs": str, "stream": str, "graph": str,
                        "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
                        "tf32": str, "compile_artifacts": str}
-PYTHON_BLOCK_REQUEST = {"iterations": int}
-PYTHON_FINISH_REQUEST = {"outputs": str, "padding_check": str, "padding_outputs": str}
+PYTHON_BLOCK_REQUEST = {"slot": int, "iterations": int}
+PYTHON_FINISH_REQUEST = {"slot": int, "outputs": str, "padding_check": str, "padding_outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
               dict: "object"}
 
@@ -519,9 +519,17 @@ def serve_side(lines, out, first_job, finish_job, open_side, handle):
 
 
 def serve(lines, out):
-    """Serves sides in turn: each starts with a "python-side" request, then blocks until
-    "python-finish"; a tune's brief points that share their process state send their sides to
-    one worker (what each would load and compile again is kept: loaded_model, _COMPILED)."""
+    """Serves sides, each addressed by its slot: a "python-side" request opens one, its blocks
+    follow, its "python-finish" closes it. A tune's brief points that share their process state
+    send their sides to one worker in turn, and a head-to-head pair of one process state keeps
+    both of its sides open here, blocks alternating (what each would load and compile again is
+    kept: loaded_model, _COMPILED). A failed answer ends the worker, as a side's failure did."""
+    sides = {}
+
+    def send(response):
+        out.write(json.dumps(response) + "\n")
+        out.flush()
+        return response["ok"]
 
     def open_side(request):
         try:
@@ -532,21 +540,40 @@ def serve(lines, out):
                                     "naming a Python with torch")
         return Side(request)
 
-    def handle(side, job, request):
+    def open_slot(job, slot):
+        if slot not in sides:
+            raise JobError(ErrorKind.PROTOCOL, f"a '{job}' request for slot {slot}, where no side is "
+                                       f"open (open: {sorted(sides) or 'none'})")
+        return sides[slot]
+
+    def step(line):
+        try:
+            request = checked(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise JobError(ErrorKind.PROTOCOL, f"malformed worker request: {e}")
+        job = request.get("job")
+        if job == "python-side":
+            slot = fields(request, PYTHON_SIDE_REQUEST)["slot"]
+            sides.pop(slot, None)  # a slot opened again replaces the side it held
+            sides[slot] = open_side(request)
+            return sides[slot].ready()
         if job == "python-block":
-            return side.block(fields(request, PYTHON_BLOCK_REQUEST)["iterations"])
+            block = fields(request, PYTHON_BLOCK_REQUEST)
+            return open_slot(job, block["slot"]).block(block["iterations"])
         if job == "python-finish":
-            job = fields(request, PYTHON_FINISH_REQUEST)
-            return side.finish(job["outputs"], job["padding_check"], job["padding_outputs"])
+            done = fields(request, PYTHON_FINISH_REQUEST)
+            side = open_slot(job, done["slot"])
+            del sides[done["slot"]]
+            return side.finish(done["outputs"], done["padding_check"], done["padding_outputs"])
+        if not sides:
+            raise JobError(ErrorKind.PROTOCOL, f"this worker starts with a python-side job, not "
+                                       f"'{job}'")
         raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
-    code = 0
-    for first in lines:
-        code = serve_side(itertools.chain([first], lines), out, "python-side", "python-finish",
-                          open_side, handle)
-        if code != 0:
-            return code
-    return code
+    for line in lines:
+        if not send(answer_of(lambda: step(line))):
+            return 1
+    return 0
 
 
 def run(serve_lines, name):

@@ -55,10 +55,11 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
     end.shared_worker = true;
     end.fresh_worker = !shared_->reused();
   } else {
-    // An idle shared worker holds memory and, told to (omp_wait=active), spins: gone before a
-    // job of its own is measured.
+    // An idle C++ worker, told to (omp_wait=active), spins: gone before a job of its own is
+    // measured. The idle Python workers stay (they wait on their pipes, each within half of the
+    // memory it could hold): closing them made bench 23's Python finalist after a C++ one, and
+    // its head-to-head side, compile again (24 s each).
     release();
-    python_pool_.clear();
     end.outcome = run_node_job(job, time_, tick_);
   }
   return {std::move(end)};

@@ -81,7 +81,7 @@ HeadToHead Supervisor::run_pair(const Configuration& ca, const Configuration& cb
   // Each side in its own worker: they may differ in threads, the allocator or the BLAS, and
   // neither may pay for the other's process state. On a cluster, both on one node. A Python
   // side takes a worker of its own process state from the points' pool (its graphs compiled
-  // there once); a C++ side starts one.
+  // there once), and two Python sides of one process state share it; a C++ side starts one.
   pair.shared = true;
   pair.configuration = ca.to_string();
   pair.versus = cb.to_string();

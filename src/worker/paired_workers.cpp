@@ -31,6 +31,8 @@ class RemoteSide {
   virtual TimedRun timed_run(RemoteSide& peer) = 0;
   virtual Measurement finish(const SampleSet& samples) = 0;
   virtual WorkerSession& worker() = 0;
+  // The Python side it runs, or null (a C++ side).
+  virtual PythonSide* python() { return nullptr; }
 };
 
 class CppSide final : public RemoteSide {
@@ -78,23 +80,29 @@ class CppSide final : public RemoteSide {
 class PySide final : public RemoteSide {
  public:
   PySide(const BenchOptions& options, const Configuration& config, const WorkerRun& run,
-         const std::string& name)
-      : side_(options, config, run, name), sampling_(python_sampling(sampling_options(options))) {}
+         const std::string& name, PythonSide* host)
+      : side_(options, config, run, name, nullptr, host),
+        sampling_(python_sampling(sampling_options(options))) {}
   TimedRun timed_run(RemoteSide& peer) override { return side_.timed_run(&peer.worker()); }
   Measurement finish(const SampleSet& samples) override {
     return side_.finish(samples, sampling_, true);
   }
   WorkerSession& worker() override { return side_.worker(); }
+  PythonSide* python() override { return &side_; }
 
  private:
   PythonSide side_;
   SamplingOptions sampling_;
 };
 
+// host: the side made first. A tune's pair (its Python sides drawn from the points' pool) of one
+// process state runs both Python sides in one worker; bench --vs keeps a worker per side.
 std::unique_ptr<RemoteSide> remote_side(const BenchOptions& options, const Configuration& config,
-                                        const WorkerRun& run, const std::string& name) {
+                                        const WorkerRun& run, const std::string& name,
+                                        RemoteSide* host = nullptr) {
   if (worker_of(config) == RuntimeWorker::kPython)
-    return std::make_unique<PySide>(options, config, run, name);
+    return std::make_unique<PySide>(options, config, run, name,
+                                    host && run.python_pool ? host->python() : nullptr);
   return std::make_unique<CppSide>(options, config, run, name);
 }
 
@@ -140,7 +148,7 @@ BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& r
   result.environment = capture_environment();
   if (progress) progress("reference", 0);
   const auto a = remote_side(options, options.config, run, "a");
-  const auto b = remote_side(options, *options.vs, run, "b");
+  const auto b = remote_side(options, *options.vs, run, "b", a.get());
   // A pair with a Python side samples in its longer blocks, both sides alike.
   const bool python = worker_of(options.config) == RuntimeWorker::kPython ||
                       worker_of(*options.vs) == RuntimeWorker::kPython;
@@ -153,7 +161,8 @@ BenchResult compare_in_workers(const BenchOptions& requested, const WorkerRun& r
       sampler.measure_paired(a->timed_run(*b), b->timed_run(*a), [&](double f) {
         if (progress) progress("warm-up and measuring", f);
       });
-  result.comparison = compare_sides(a->finish(paired.a), b->finish(paired.b), paired, true);
+  const bool shared = b->python() && b->python()->shares_worker();
+  result.comparison = compare_sides(a->finish(paired.a), b->finish(paired.b), paired, !shared);
   return result;
 }
 

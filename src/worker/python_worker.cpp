@@ -154,9 +154,6 @@ std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
   if (!run.python_pool)
     return std::make_unique<WorkerSession>(python_interpreter(), environment, run.limits, log_,
                                            run.tick, args);
-  // The environment is the process state (the compile artefacts' file travels with each side).
-  pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
-  for (const auto& [var, value] : environment) pool_key_ += " " + var + "=" + value;
   pool_ = run.python_pool;
   if (auto worker = pool_->take(pool_key_)) return worker;
   log_ = run.log_dir + "/python-shared-" + std::to_string(pool_->next_number()) + ".log";
@@ -165,7 +162,8 @@ std::unique_ptr<WorkerSession> PythonSide::start_worker(const WorkerRun& run,
 }
 
 PythonSide::PythonSide(const BenchOptions& options, const Configuration& requested,
-                       const WorkerRun& run, const std::string& name, const BenchProgress& progress)
+                       const WorkerRun& run, const std::string& name, const BenchProgress& progress,
+                       PythonSide* host)
     : options_(options) {
   const WorkloadDescription description = describe(options);
   config_ = resolve(requested, description.traits);
@@ -241,7 +239,20 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.time_limit_s;
-  worker_ = start_worker(run, environment);
+  // The environment is the process state (the compile artefacts' file travels with each side).
+  pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
+  for (const auto& [var, value] : environment) pool_key_ += " " + var + "=" + value;
+  if (host && host->pool_key_ == pool_key_) {
+    // A pair of one process state in one worker: starting a second would compile again what the
+    // sweep compiled in the first (18 s a side on bench 23's encoder); the blocks alternate.
+    session_ = host->session_;
+    slot_ = host->slot_ + 1;
+    log_ = host->log_;
+  } else {
+    worker_ = start_worker(run, environment);
+    session_ = worker_.get();
+  }
+  side.slot = slot_;
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
   read_ready(base_, ready, model_kind, model, config_.knob("allocator"));
@@ -271,13 +282,15 @@ PythonSide::~PythonSide() {
 }
 
 nlohmann::json PythonSide::ask(const nlohmann::json& request, const std::string& doing) {
-  return ask_side(*worker_, request, timeout_s_, name_, log_, doing);
+  return ask_side(*session_, request, timeout_s_, name_, log_, doing);
 }
 
 TimedRun PythonSide::timed_run(WorkerSession* peer) {
   TimedRun timed;
+  // The peer (the other side of a comparison) is stopped while this side is timed, unless it is
+  // this side's own worker.
+  if (peer == session_) peer = nullptr;
   timed.block = [this, peer](std::size_t iterations) {
-    // The peer (the other side of a comparison) is stopped while this side is timed.
     if (peer) peer->pause();
     struct Resume {
       WorkerSession* w;
@@ -286,7 +299,7 @@ TimedRun PythonSide::timed_run(WorkerSession* peer) {
       }
     } resume{peer};
     const auto reply = from_reply<PythonBlockReply>(
-        ask(to_request(PythonBlockRequest{iterations}), "timing"), "a block");
+        ask(to_request(PythonBlockRequest{slot_, iterations}), "timing"), "a block");
     blocks_.emplace_back(iterations, reply.minor_faults);
     return Nanoseconds(static_cast<std::int64_t>(std::llround(reply.ns)));
   };
@@ -299,7 +312,8 @@ Measurement PythonSide::finish(const SampleSet& samples, const SamplingOptions& 
   // The padding check's outputs: PREFIX-I-padded.pt (sample I's batch) and PREFIX-I-alone.pt.
   const std::string checked = check_file_.empty() ? "" : dir_ + "/python-padding-" + tag_;
   const auto finished = from_reply<PythonFinishReply>(
-      ask(to_request(PythonFinishRequest{outputs, check_file_, checked}), "finishing"), "finish");
+      ask(to_request(PythonFinishRequest{outputs, check_file_, checked, slot_}), "finishing"),
+      "finish");
   const SavedOutputs produced = load_saved_outputs(outputs, "outputs file");
   std::error_code ignored;
   fs::remove(outputs, ignored);

@@ -75,7 +75,7 @@ def files(tmp_path_factory):
 
 def side(kind, model, inputs, **settings):
     """A python-side request: every field protocol.h lists, the settings' defaults overridden."""
-    request = {"protocol": 1, "job": "python-side", "model_kind": kind, "model": model,
+    request = {"protocol": 1, "job": "python-side", "slot": 0, "model_kind": kind, "model": model,
                "inputs": inputs, "stream": "", "graph": "eager", "precision": "fp32", "format": "contiguous",
                "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu",
                "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""}
@@ -83,9 +83,14 @@ def side(kind, model, inputs, **settings):
     return request
 
 
-def finish(worker, path):
-    return worker.ask({"protocol": 1, "job": "python-finish", "outputs": str(path),
+def finish(worker, path, slot=0):
+    return worker.ask({"protocol": 1, "job": "python-finish", "slot": slot, "outputs": str(path),
                        "padding_check": "", "padding_outputs": ""})
+
+
+def timed_block(worker, iterations, slot=0):
+    return worker.ask({"protocol": 1, "job": "python-block", "slot": slot,
+                       "iterations": iterations})
 
 
 def saved_outputs(path):
@@ -115,6 +120,29 @@ def test_one_worker_serves_sides_in_turn_and_a_compile_is_paid_once_for_their_se
     assert worker.close() == 0
 
 
+def test_a_pairs_two_sides_stay_open_in_one_worker_each_timed_and_finished_by_its_slot(files):
+    """A head-to-head pair of one process state (issue 60): both sides open at once, blocks
+    alternating by slot; the compiled side's graph is the one the sweep compiled in this worker;
+    a slot that is not open is a protocol error naming the open ones."""
+    worker = Worker()
+    swept = worker.ask(side("program", files["program"], files["inputs"], graph="compile"))
+    assert swept["ok"], swept
+    assert finish(worker, files["dir"] / "swept.pt")["ok"]
+    a = worker.ask(side("program", files["program"], files["inputs"], graph="compile", slot=0))
+    b = worker.ask(side("program", files["program"], files["inputs"], slot=1))
+    assert a["ok"] and b["ok"], (a, b)
+    assert a["compile_reused"] and b["compile_s"] == -1
+    for slot in (0, 1, 1, 0):
+        answer = timed_block(worker, 2, slot)
+        assert answer["ok"] and answer["ns"] > 0, answer
+    assert finish(worker, files["dir"] / "b.pt", slot=1)["ok"]
+    closed = timed_block(worker, 1, slot=1)
+    assert closed["error"] == {"kind": "protocol", "message": "a 'python-block' request for slot 1, "
+                               "where no side is open (open: [0])"}
+    assert worker.close() == 1, "a failed answer ends the worker, as a failed side did"
+    assert torch.allclose(saved_outputs(files["dir"] / "b.pt")[0], files["expected"], atol=1e-6)
+
+
 @pytest.mark.parametrize("kind", ["program", "torchscript"])
 def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
     worker = Worker()
@@ -123,7 +151,7 @@ def test_an_eager_side_times_blocks_and_saves_the_models_outputs(files, kind):
     assert ready["compile_s"] == -1 and ready["setup_ms"] > 0
     assert ready["process"]["runtime"] == "python" and ready["process"]["threads"] == "1"
     for iterations in (1, 10):
-        block = worker.ask({"protocol": 1, "job": "python-block", "iterations": iterations})
+        block = timed_block(worker, iterations)
         assert block["ok"] and block["ns"] > 0 and block["minor_faults"] >= 0
     done = finish(worker, files["dir"] / "out.pt")
     assert done["ok"] and done["outputs"] == 1 and done["peak_memory_bytes"] > 0
@@ -145,7 +173,7 @@ def test_a_model_from_python_source_is_imported_from_the_working_folder(files):
     worker = Worker(cwd=files["dir"])
     ready = worker.ask(side("python", "mymodels:Net", files["inputs"]))
     assert ready["ok"], ready
-    block = worker.ask({"protocol": 1, "job": "python-block", "iterations": 3})
+    block = timed_block(worker, 3)
     assert block["ok"], "printing to stdout must not break the protocol"
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert saved_outputs(files["dir"] / "out.pt")[0].shape == (4, 3)
@@ -159,7 +187,7 @@ def test_torch_compile_pays_its_compile_on_the_first_call_and_matches_eager(file
     assert ready["ok"], ready
     assert ready["compile_s"] > 0
     assert ready["graph_break_count"] == 0 and ready["graph_break_reasons"] == []
-    assert worker.ask({"protocol": 1, "job": "python-block", "iterations": 5})["ok"]
+    assert timed_block(worker, 5)["ok"]
     assert finish(worker, files["dir"] / "out.pt")["ok"]
     assert torch.allclose(saved_outputs(files["dir"] / "out.pt")[0], files["expected"], atol=1e-5)
     worker.close()
@@ -301,7 +329,7 @@ def test_the_python_worker_speaks_the_fields_the_cpp_side_lists(files):
     worker = Worker()
     ready = worker.ask(side("program", files["program"], files["inputs"]))
     assert set(ready) - {"ok"} == set(entry["ready"])
-    block = worker.ask({"protocol": 1, "job": "python-block", "iterations": 2})
+    block = timed_block(worker, 2)
     assert set(block) - {"ok"} == set(schema["jobs"]["python-block"]["reply"])
     done = finish(worker, files["dir"] / "out.pt")
     assert set(done) - {"ok"} == set(schema["jobs"]["python-finish"]["reply"])

@@ -120,6 +120,37 @@ TEST_F(PythonWorkerTest, TheTwoRuntimesAreComparedEachInItsOwnWorker) {
   EXPECT_GT(r.comparison->speedup.ratio, 0);
 }
 
+TEST_F(PythonWorkerTest, ATunesPairOfOneProcessStateRunsBothPythonSidesInOneWorker) {
+  // A tune's head-to-head (its sides drawn from the points' pool) of two Python sides with the
+  // same threads and environment: one worker holds both; bench --vs keeps a worker per side.
+  BenchOptions o = options("builtin:mlp", "runtime=python,threads=1,grad=inference");
+  o.vs = Configuration::parse("runtime=python,threads=1,grad=no_grad");
+  SteadyTimeSource clock;
+  PythonWorkerPool pool;
+  WorkerRun pooled = run();
+  pooled.python_pool = &pool;
+  const BenchResult shared = compare_in_workers(o, pooled, clock);
+  ASSERT_TRUE(shared.comparison);
+  EXPECT_EQ(pool.started(), 1u);
+  EXPECT_FALSE(shared.comparison->separate_processes);
+  EXPECT_EQ(shared.comparison->b.configuration.value("grad"), "no_grad");
+  EXPECT_NEAR(shared.comparison->a.quality.cosine, 1.0, 1e-5);
+  EXPECT_NEAR(shared.comparison->b.quality.cosine, 1.0, 1e-5);
+  EXPECT_GT(shared.comparison->speedup.ratio, 0);
+
+  o.vs = Configuration::parse("runtime=python,threads=2,grad=no_grad");
+  const BenchResult apart = compare_in_workers(o, pooled, clock);
+  ASSERT_TRUE(apart.comparison);
+  EXPECT_EQ(pool.started(), 2u) << "a takes the pool's threads=1 worker back; threads=2 is "
+                                   "another process state: a worker of its own";
+  EXPECT_TRUE(apart.comparison->separate_processes);
+
+  o.vs = Configuration::parse("runtime=python,threads=1,grad=no_grad");
+  const BenchResult bench = compare_in_workers(o, run(), clock);
+  ASSERT_TRUE(bench.comparison);
+  EXPECT_TRUE(bench.comparison->separate_processes) << "bench --vs: a worker per side";
+}
+
 TEST_F(PythonWorkerTest, ACompileThatHangsIsStoppedAtTheTimeLimitWithWhatItsCompilerStarted) {
   // A real torch.compile whose C++ compiler never returns (Inductor runs $CXX), in a fresh
   // Inductor cache so that nothing is found compiled.

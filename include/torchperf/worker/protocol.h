@@ -169,8 +169,12 @@ struct PythonSideRequest {
   // Where torch.compile's cache artifacts go once this side compiled (""): a shared worker
   // serves many points, each with its own file, so it travels with the side, not the process.
   std::string compile_artifacts;
+  // Which of the worker's open sides this is: a head-to-head pair of one process state keeps
+  // both of its sides open in one worker (their graphs compiled there once), blocks alternating.
+  std::int64_t slot = 0;
   template <typename V>
   void fields(V& v) {
+    v("slot", slot);
     v("model_kind", model_kind);
     v("model", model);
     v("inputs", inputs);
@@ -223,9 +227,11 @@ struct PythonBlockReply {
 };
 struct PythonBlockRequest {
   static constexpr const char* kJob = "python-block";
+  std::int64_t slot = 0;  // the side's (PythonSideRequest::slot)
   std::size_t iterations = 0;
   template <typename V>
   void fields(V& v) {
+    v("slot", slot);
     v("iterations", iterations);
   }
 };
@@ -237,8 +243,10 @@ struct PythonFinishRequest {
   // saved to PADDING_OUTPUTS-I-padded.pt and PADDING_OUTPUTS-I-alone.pt.
   std::string padding_check;
   std::string padding_outputs;
+  std::int64_t slot = 0;  // the side's (PythonSideRequest::slot); finishing closes it
   template <typename V>
   void fields(V& v) {
+    v("slot", slot);
     v("outputs", outputs);
     v("padding_check", padding_check);
     v("padding_outputs", padding_outputs);

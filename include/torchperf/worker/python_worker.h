@@ -25,8 +25,8 @@ namespace torchperf {
 
 // Python workers kept between a tune's brief points that share their process state (the
 // interpreter and the environment it starts with, the threads): the interpreter, torch, the
-// loaded program and torch.compile's compiled graphs are paid once, not per point (issue 60). A
-// brief point only ranks; finalists and comparisons keep workers of their own.
+// loaded program and torch.compile's compiled graphs are paid once, not per point (issue 60):
+// points, finalists and the sides of head-to-head pairs alike.
 class PythonWorkerPool {
  public:
   // An idle worker started for `key` that is still running, or null.
@@ -51,9 +51,12 @@ class PythonWorkerPool {
 class PythonSide {
  public:
   // name tells its log and files apart ("python", "a", "b"). The requested configuration names
-  // runtime=python; it is resolved for that runtime here.
+  // runtime=python; it is resolved for that runtime here. host: the other side of a tune's
+  // head-to-head, or null; where it has this side's process state, this side opens in its worker
+  // (the graphs the sweep compiled there are not compiled again) and must not outlive it.
   PythonSide(const BenchOptions& options, const Configuration& requested, const WorkerRun& run,
-             const std::string& name, const BenchProgress& progress = nullptr);
+             const std::string& name, const BenchProgress& progress = nullptr,
+             PythonSide* host = nullptr);
   ~PythonSide();
   PythonSide(const PythonSide&) = delete;
   PythonSide& operator=(const PythonSide&) = delete;
@@ -65,7 +68,9 @@ class PythonSide {
   Measurement finish(const SampleSet& samples, const SamplingOptions& sampling, bool paired);
   // Samples per timed block iteration (a stream's pass weighs less than the stream).
   double samples_per_call() const { return base_.samples_per_call(); }
-  WorkerSession& worker() { return *worker_; }
+  WorkerSession& worker() { return *session_; }
+  // Whether this side opened in its host's worker.
+  bool shares_worker() const { return worker_ == nullptr; }
 
  private:
   nlohmann::json ask(const nlohmann::json& request, const std::string& doing);
@@ -82,9 +87,11 @@ class PythonSide {
   SavedOutputs expected_;
   Measurement base_;  // what is known before timing
   std::vector<std::pair<std::size_t, std::int64_t>> blocks_;  // iterations, minor page faults
-  std::unique_ptr<WorkerSession> worker_;
-  PythonWorkerPool* pool_ = nullptr;  // where worker_ goes back once finished
-  std::string pool_key_;
+  std::unique_ptr<WorkerSession> worker_;  // null where the side opened in its host's worker
+  WorkerSession* session_ = nullptr;       // the worker it runs in: its own, or its host's
+  std::int64_t slot_ = 0;                  // its slot in that worker
+  PythonWorkerPool* pool_ = nullptr;       // where worker_ goes back once finished
+  std::string pool_key_;                   // its process state
   bool finished_ = false;
 };
 
