@@ -19,7 +19,6 @@ Errors are answered {"ok": false, "error": {"kind", "message"}} with the C++ wor
 
 import contextlib
 import gc
-import itertools
 import json
 import os
 import resource
@@ -435,8 +434,8 @@ def answer_of(handler):
 # The fields of each message, as protocol.h lists them (`torchperf __protocol` prints that list;
 # tests/python/test_worker.py checks these against it). A missing or mistyped field is a protocol
 # error naming it, as on the C++ side.
-PYTHON_SIDE_REQUEST = {"slot": int, "model_kind": str, "model": str, "inputs": str, "stream": str, "graph": str,
-                       "precision": str, "format": str, "grad": str, "threads": int,
+PYTHON_SIDE_REQUEST = {"slot": int, "model_kind": str, "model": str, "inputs": str, "stream": str,
+                       "graph": str, "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
                        "tf32": str, "compile_artifacts": str}
 PYTHON_BLOCK_REQUEST = {"slot": int, "iterations": int}

@@ -239,8 +239,13 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";
   name_ = "python side " + name + " (" + config_.to_string() + ")";
   timeout_s_ = run.limits.time_limit_s;
-  // The environment is the process state (the compile artefacts' file travels with each side).
-  pool_key_ = python_interpreter() + " threads=" + config_.value("threads");
+  // The process state: the environment (the compile artefacts' file travels with each side), the
+  // threads, and the backend flags a side sets process-wide (cuDNN's benchmark, TF32), so that
+  // a pair's two sides never share a worker under one side's flags, nor a point inherit the last
+  // point's ("default" TF32 leaves the flag as it finds it).
+  pool_key_ = python_interpreter() + " threads=" + config_.value("threads") +
+              " cudnn_benchmark=" + config_.value("cudnn_benchmark") +
+              " tf32=" + config_.value("tf32");
   for (const auto& [var, value] : environment) pool_key_ += " " + var + "=" + value;
   if (host && host->pool_key_ == pool_key_) {
     // A pair of one process state in one worker: starting a second would compile again what the

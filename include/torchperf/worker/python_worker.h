@@ -24,7 +24,8 @@
 namespace torchperf {
 
 // Python workers kept between a tune's brief points that share their process state (the
-// interpreter and the environment it starts with, the threads): the interpreter, torch, the
+// interpreter and the environment it starts with, the threads, the backend flags a side sets
+// process-wide): the interpreter, torch, the
 // loaded program and torch.compile's compiled graphs are paid once, not per point (issue 60):
 // points, finalists and the sides of head-to-head pairs alike.
 class PythonWorkerPool {
@@ -39,8 +40,9 @@ class PythonWorkerPool {
   std::size_t started() const { return started_; }
 
  private:
-  // Up to kIdlePerKey idle workers a key: a comparison's two Python sides of one process state.
-  static constexpr std::size_t kIdlePerKey = 2;
+  // One idle worker a key: points run one at a time, and a pair's two Python sides of one
+  // process state share one worker (PythonSide's host).
+  static constexpr std::size_t kIdlePerKey = 1;
   std::multimap<std::string, std::unique_ptr<WorkerSession>> idle_;
   std::size_t started_ = 0;
 };
