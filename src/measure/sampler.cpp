@@ -228,7 +228,7 @@ PairedSampleSet Sampler::measure_paired(const TimedRun& a, const TimedRun& b,
       set.stop = StopReason::kConfidenceReached;
       break;
     }
-    if (options_.stop_when_decided && set.speedup.size() >= options_.min_paired_rounds &&
+    if (options_.stop_when_decided && set.speedup.size() >= options_.min_decided_rounds &&
         is_decided(verdict_of(estimate_ratio(set.speedup, options_.confidence)))) {
       set.stop = StopReason::kDecided;
       break;

@@ -407,6 +407,11 @@ Configuration careful_at(const WorkloadTraits& traits, const std::string& batch)
   if (traits.can_train_mode) c.set("mode", "eval");
   // A torch.export program has no autograd to turn off: its careful setting is its baseline.
   if (!traits.exported_program) c.set("grad", "no_grad");
+  // A careful person feeds a stream of lengths as issue 60's loop does: each window sorted by
+  // length, each batch padded to its longest (the padding knob's baseline), not in arrival order.
+  const Knob& batching = find_knob("batching");
+  if (batching.applies(traits, "").applies && !batching.expert(traits).empty())
+    c.set("batching", batching.expert(traits).front());
   return c;
 }
 

@@ -292,9 +292,7 @@ void Supervisor::describe() {
   }
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
   // Without a batch: a static-batch workload refuses any batch but its own.
-  budget_.set_distinct_baseline(
-      resolve(baseline_at("n/a"), desc_.traits).to_string() !=
-      resolve(careful_at(desc_.traits, "n/a", o_.as_given), desc_.traits).to_string());
+  budget_.set_distinct_baseline(baseline_reserved());
   result_.space_points = space_.points.size();
   result_.space_combinations = space_.combinations;
   result_.space_dropped = space_.dropped;

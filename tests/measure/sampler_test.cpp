@@ -205,7 +205,7 @@ TEST(SamplerTest, APairThatOnlyDecidesStopsOnceItsIntervalExcludesOne) {
   ScriptedRun b{clock, around(3000), milliseconds(3)};
   const PairedSampleSet set = deciding.measure_paired(a.timed(), b.timed());
   EXPECT_EQ(set.stop, StopReason::kDecided);
-  EXPECT_EQ(set.speedup.size(), o.min_paired_rounds);
+  EXPECT_EQ(set.speedup.size(), kMinRatioRounds) << "two rounds in each order decide it";
   EXPECT_EQ(verdict_of(set.speedup_estimate), Verdict::kFaster);
   // Two sides that agree are not decided: the pair runs on as before.
   ScriptedRun c{clock, {}, milliseconds(2)};

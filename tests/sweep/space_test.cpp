@@ -319,4 +319,16 @@ TEST(SpaceTest, AStreamsFirstStartInEachRuntimeIsTheCarefulPersonsSortedWindowPa
         << runtime;
 }
 
+TEST(SpaceTest, TheCarefulConfigurationOfAStreamSortsEachWindowAndPadsEachBatchToItsLongest) {
+  WorkloadTraits program = testing::image_program_traits();
+  program.named_dims = {"S"};
+  const ResolvedConfiguration careful = resolve(careful_at(program, "16"), program);
+  EXPECT_EQ(careful.value("batching"), "sorted:256");
+  EXPECT_EQ(careful.value("padding"), "batch-max");
+  EXPECT_EQ(resolve(baseline_at("16"), program).value("batching"), "arrival")
+      << "the baseline stays every knob at its baseline value";
+  EXPECT_FALSE(careful_at(testing::image_program_traits(), "16").get("batching"))
+      << "fixed shapes have no batching to choose";
+}
+
 }  // namespace torchperf

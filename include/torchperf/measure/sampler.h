@@ -44,9 +44,12 @@ struct SamplingOptions {
   // clearly behind: it stops (StopReason::kBehindLeader), and its time goes to other points.
   double leader_iteration_ns = 0;
   // A paired run that only decides (a tune's head-to-head): it stops once the ratio's interval,
-  // after min_paired_rounds, lies wholly above or below 1 (StopReason::kDecided): more rounds
-  // narrow the figure, not the verdict, and their time is the budget's.
+  // after min_decided_rounds, lies wholly above or below 1 (StopReason::kDecided): more rounds
+  // narrow the figure, not the verdict, and their time is the budget's. Four rounds are the
+  // fewest with an interval, two in each order; a fifth cost bench 23's pair against its careful
+  // loop 8 s.
   bool stop_when_decided = false;
+  std::size_t min_decided_rounds = kMinRatioRounds;
 };
 // The options with the leader's pace set from its samples/s and this run's samples per call.
 SamplingOptions against_leader(SamplingOptions options, double leader_samples_per_s,

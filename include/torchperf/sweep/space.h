@@ -62,8 +62,9 @@ std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTr
 Space build_space(const WorkloadTraits& traits,
                   const std::map<std::string, std::vector<std::string>>& requested);
 
-// The baseline (every knob at its baseline value) and careful (eval + no_grad) configurations at
-// a given batch ("" keeps the baseline batch).
+// The baseline (every knob at its baseline value) and careful (eval + no_grad; a stream's windows
+// sorted by length, each batch padded to its longest) configurations at a given batch ("" keeps
+// the baseline batch).
 Configuration baseline_at(const std::string& batch);
 Configuration careful_at(const WorkloadTraits& traits, const std::string& batch);
 // With the user's code given (--as-given, as the Python API passes it), careful is that code as a
