@@ -623,9 +623,11 @@ void Supervisor::finish_point(std::map<std::string, Out>& out, JobEnd& end) {
   read_outcome(o.proposal.point, end.outcome, o.point);
   if (o_.cluster.empty()) load_.sample();
   // A point refused before it ran says nothing of the time; a compile is priced apart.
-  if (o.point.wall_s > 0)
+  if (o.point.wall_s > 0) {
     budget_.add_point(o.point.brief, artefacts_->in_python(o.proposal.point), end.fresh_worker,
                       std::max(0.0, o.point.wall_s - o.point.own_compile_s));
+    budget_.add_overhead(std::max(0.0, o.point.overhead_s - o.point.own_compile_s));
+  }
   record_point(o.proposal, std::move(o.point));
 }
 

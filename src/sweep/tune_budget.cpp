@@ -81,9 +81,14 @@ double TuneBudget::point_cost_s(std::size_t point, bool brief) const {
   return base + (prices_ ? prices_->compile_estimate_s(point, brief) : 0);
 }
 
-// A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth.
+// A slow point (a big batch, emulated bf16) makes a slow pair: at least two points' worth. A
+// side opens as a point does: a worker that loads a package, or a slot in a Python worker that
+// holds the graph already; not what the describe and reference jobs took, which on a stream
+// compute the reference over its lengths (bench 23: 5.8 s, where points opened in 1.2 s, so
+// its three pairs held back 83 s and took 55 s).
 double TuneBudget::pair_estimate_s() const {
-  return std::max(8 * settings_.full_time_s + 2 * startup_s(), 2 * point_estimate_s(false));
+  const double open_s = overheads_.empty() ? startup_s() : median_of(overheads_);
+  return std::max(8 * settings_.full_time_s + 2 * open_s, 2 * point_estimate_s(false));
 }
 
 double TuneBudget::confirmation_reserve_s() const {

@@ -104,6 +104,18 @@ TEST(TuneBudgetTest, TheStartUpIsWhatTheDescribeAndReferenceJobsTook) {
   EXPECT_DOUBLE_EQ(budget.startup_s(), 8);
 }
 
+TEST(TuneBudgetTest, APairOpensItsSidesAsThePointsOpenedThemNotAsTheReferenceJobStarted) {
+  ManualTimeSource clock;
+  TuneBudget budget(clock, settings(600));
+  budget.add_startup(6);  // a stream's reference job computes its outputs over the lengths
+  EXPECT_DOUBLE_EQ(budget.pair_estimate_s(), 16 + 2 * 6);
+  budget.add_overhead(1);
+  budget.add_overhead(1.5);
+  budget.add_overhead(40);  // one point's fresh worker that compiled
+  budget.add_point(false, false, false, 5);  // a full point, so two of them are not the bound
+  EXPECT_DOUBLE_EQ(budget.pair_estimate_s(), 16 + 2 * 1.5);
+}
+
 TEST(TuneBudgetTest, TheEtaNeverGoesPastTheBudget) {
   ManualTimeSource clock;
   TuneBudget budget(clock, settings(100));

@@ -67,6 +67,8 @@ class TuneBudget {
   // left out), whether it was brief, ran in Python, and started its worker.
   void add_startup(double wall_s) { startup_walls_.push_back(wall_s); }
   void add_point(bool brief, bool python, bool fresh_worker, double wall_s);
+  // A point's overhead: its wall less its warm-up and timed phase (opening its side).
+  void add_overhead(double overhead_s) { overheads_.push_back(overhead_s); }
 
   // A point's wall from this session's points of that length; before any, warm-up and
   // measurement at their caps plus start-up.
@@ -78,7 +80,8 @@ class TuneBudget {
   // The leaders head to head and the winner against baseline, careful and (when given) the model
   // as given: interleaved pairs, each with several point times plus start-up.
   double confirmation_reserve_s() const;
-  // One of those pairs.
+  // One of those pairs: its sides' warm-ups and rounds, and opening each side (what the points
+  // paid for it, once measured; before, the start-up).
   double pair_estimate_s() const;
   // What the sweep holds back for the confirmation: its reserve, but never more than half the
   // budget. Measuring comes first: a short budget measures what it can and names its best point
@@ -105,6 +108,7 @@ class TuneBudget {
   std::vector<double> python_brief_walls_, python_full_walls_;  // the Python worker's
   std::vector<double> fresh_brief_walls_;  // brief points that started their worker
   std::vector<double> startup_walls_;      // describe and reference jobs
+  std::vector<double> overheads_;          // points' walls less warm-up and timed phase
 };
 
 // The median: one cold start or one point that hung to its timeout does not make every later
