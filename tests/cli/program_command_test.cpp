@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -214,6 +215,39 @@ TEST(ProgramCommandTest, ATorchCompileWinnersCompiledKernelsAreKeptWithTheResult
     EXPECT_EQ(entry.path().string().find(".compile_cache.bin"), std::string::npos)
         << entry.path() << " is left behind";
   fs::remove_all(out.parent_path());
+}
+
+TEST(ProgramCommandTest, ATorchCompileGraphOverAStreamIsPricedWithTheRecompilesOfItsFirstPass) {
+  // graph=compile specialises on the first width and recompiles, dynamic, on the second: in the
+  // stream's first pass, which the next point of that graph and the next tune must pay for too.
+  // The shared cache: the careful pair's AOTInductor package is compiled there once.
+  const fs::path dir = temp_dir("stream-price");
+  const fs::path out = dir / "run";
+  const std::string costs = compile_costs_path(fixture("token_pool_dynamic.pt2"));
+  const CliRun run = run_cli(
+      {"tune", fixture("token_pool_dynamic.pt2"), "--input", "int64:S@0..1000;int64:S@1..2",
+       "--dim", "S=lognormal:20:0.8:2..256", "--space",
+       "runtime=python;graph=compile;threads=1;batch=4;precision=fp32;grad=inference;"
+       "padding=batch-max;batching=arrival",
+       "--time", "0.2", "--out", out.string(), "--quiet", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto points = journal(out, "point");
+  ASSERT_EQ(points.size(), 1u);
+  const auto& m = points[0]["measurement"];
+  const double warm_s = m["stream"]["warm_s"].get<double>();
+  EXPECT_GT(warm_s, 0);
+  std::optional<double> recorded;
+  std::ifstream in(costs);
+  for (std::string line; std::getline(in, line);) {  // the latest line of this graph
+    const auto j = nlohmann::json::parse(line);
+    const std::string what = j["what"];
+    if (what.rfind("python", 0) == 0 && what.find("batch=4") != std::string::npos &&
+        what.find("padding") == std::string::npos && what.find("graph=compile,") != std::string::npos)
+      recorded = j["compile_s"];
+  }
+  ASSERT_TRUE(recorded) << "no torch.compile price in " << costs;
+  EXPECT_NEAR(*recorded, m["compile"]["compile_s"].get<double>() + warm_s, 1e-9);
+  fs::remove_all(dir);
 }
 
 TEST(ProgramCommandTest, TuneOfAProgramMeasuresBothRuntimesAndItsReportNamesTheBestOfEach) {

@@ -375,6 +375,22 @@ TEST(SamplerTest, ARunClearlyBehindTheLeaderStopsAfterItsWarmUp) {
   EXPECT_EQ(to_string(set.stop), "behind-leader");
 }
 
+TEST(SamplerTest, ARunFarBehindTheLeaderStopsAtItsFirstWarmCall) {
+  ManualTimeSource clock;
+  ScriptedRun work{clock, {}, milliseconds(40)};
+  SamplingOptions o = quick();
+  o.leader_iteration_ns = 10e6;  // 4x the leader's pace
+  const SampleSet set = Sampler(clock, o).measure(work.timed());
+  EXPECT_EQ(set.stop, StopReason::kBehindLeader);
+  EXPECT_EQ(work.calls, 2) << "the cold call and one warm one";
+  EXPECT_DOUBLE_EQ(set.summary.median, 4e7);
+  // 2.5x behind is not far: it settles its warm-up first, then stops as clearly behind.
+  ScriptedRun behind{clock, {}, milliseconds(25)};
+  const SampleSet settled = Sampler(clock, o).measure(behind.timed());
+  EXPECT_EQ(settled.stop, StopReason::kBehindLeader);
+  EXPECT_GT(behind.calls, 2);
+}
+
 TEST(SamplerTest, ARunSlightlyBehindStopsOnlyWhenItsFastestBlockIsClearlyBehind) {
   ManualTimeSource clock;
   // 1.2x the leader's pace: not behind after warm-up (1.5x), behind once two blocks agree (1.15x).
