@@ -120,7 +120,10 @@ std::string format_tune(const TuneResult& r) {
                                   .value_or(w ? std::to_string(w->metrics.batch) : "?");
     // The careful baseline leads: it is the code a careful person writes, the bar to clear.
     const std::string careful_name =
-        r.as_given.empty() ? "careful (eval, no autograd)" : "careful (your model, eval + inference_mode)";
+        !r.as_given.empty() ? "careful (your model, eval + inference_mode)"
+        : r.careful.find("batching=sorted") != std::string::npos
+            ? "careful (eval, no autograd, each window sorted by length)"
+            : "careful (eval, no autograd)";
     if (r.vs_careful)
       out += fmt::format("  speedup over {} (batch {}): {}\n", careful_name, batch,
                          head_to_head_text(*r.vs_careful));

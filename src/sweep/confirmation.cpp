@@ -260,14 +260,15 @@ void Supervisor::confirm() {
   compare_winner(d.winner);
 }
 
-// A stream's baseline (its batches in arrival order, ~2x the padding of the careful loop's) is
-// measured head to head only without a budget: its pair costs what several points cost (38 s of
-// bench 23's 5 minutes, twice the careful pair), and the careful loop is the bar a winner must
-// clear.
+// Where the baseline is another configuration than careful. Not under a budget where careful is
+// the careful loop over a stream (each window sorted): the baseline's batches in arrival order
+// pad ~2x the tokens, its pair costs what several points cost (38 s of bench 23's 5 minutes,
+// twice the careful pair), and the careful loop is the bar a winner must clear.
 bool Supervisor::baseline_reserved() const {
-  if (find_knob("batching").applies(desc_.traits, "").applies) return false;
+  const Configuration careful = careful_at(desc_.traits, "n/a", o_.as_given);
+  if (careful.get("batching") && budget_.limited()) return false;
   return resolve(baseline_at("n/a"), desc_.traits).to_string() !=
-         resolve(careful_at(desc_.traits, "n/a", o_.as_given), desc_.traits).to_string();
+         resolve(careful, desc_.traits).to_string();
 }
 
 // The winner against baseline, careful and (when given) the model as given, at its batch.
@@ -303,7 +304,7 @@ void Supervisor::compare_winner(const std::string& winner) {
   result_.careful = resolve(careful, desc_.traits).to_string();
   result_.vs_careful = against(careful, "careful");
   result_.baseline = resolve(baseline_at(b), desc_.traits).to_string();
-  if (result_.baseline != result_.careful && (baseline_reserved() || !budget_.limited()))
+  if (result_.baseline != result_.careful && baseline_reserved())
     result_.vs_baseline = against(baseline_at(b), "baseline");
   else if (result_.baseline != result_.careful)
     result_.notes.push_back(

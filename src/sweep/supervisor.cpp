@@ -526,8 +526,7 @@ void Supervisor::read_outcome(std::size_t index, const WorkerOutcome& out, Point
   }
   const Measurement& m = *measured;
   r.measurement = out.response.at("result").at("measurement");  // the journal keeps it whole
-  // torch.compile's compile (and a stream's first pass: recompiles per width, 8-31 s in bench 23)
-  // is paid in the point's worker: remembered, and left out of the walls that price the others.
+  // A graph's price, left out of the walls: its compile and a stream's first pass (recompiles).
   if (artefacts_->in_python(index) && m.compile_s > 0 && !m.compile_cache_hit) {
     r.own_compile_s = m.compile_s + (m.stream ? std::max(0.0, m.stream->warm_s) : 0);
     artefacts_->record_worker_compile(index, r.own_compile_s);
@@ -626,7 +625,8 @@ void Supervisor::finish_point(std::map<std::string, Out>& out, JobEnd& end) {
   if (o.point.wall_s > 0) {
     budget_.add_point(o.point.brief, artefacts_->in_python(o.proposal.point), end.fresh_worker,
                       std::max(0.0, o.point.wall_s - o.point.own_compile_s));
-    budget_.add_overhead(std::max(0.0, o.point.overhead_s - o.point.own_compile_s));
+    if (o.point.status != PointStatus::kFailed)
+      budget_.add_overhead(std::max(0.0, o.point.overhead_s - o.point.own_compile_s));
   }
   record_point(o.proposal, std::move(o.point));
 }

@@ -92,7 +92,7 @@ class Supervisor {
   void note_unspent_budget(double confirm_start_s);
   void note_machine_load();
   bool pair_fits() const;
-  // Whether the budget holds back a pair for the winner against the baseline.
+  // Whether the winner is measured against the baseline, and the budget holds back its pair.
   bool baseline_reserved() const;
   std::string busy_text(bool before_sweep) const;
   // On a busy machine, the points whose threads exceed the cores left free: not crowned.

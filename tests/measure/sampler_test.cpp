@@ -375,15 +375,20 @@ TEST(SamplerTest, ARunClearlyBehindTheLeaderStopsAfterItsWarmUp) {
   EXPECT_EQ(to_string(set.stop), "behind-leader");
 }
 
-TEST(SamplerTest, ARunFarBehindTheLeaderStopsAtItsFirstWarmCall) {
+TEST(SamplerTest, ARunFarBehindTheLeaderStopsAtItsFirstTwoWarmCalls) {
   ManualTimeSource clock;
   ScriptedRun work{clock, {}, milliseconds(40)};
   SamplingOptions o = quick();
   o.leader_iteration_ns = 10e6;  // 4x the leader's pace
   const SampleSet set = Sampler(clock, o).measure(work.timed());
   EXPECT_EQ(set.stop, StopReason::kBehindLeader);
-  EXPECT_EQ(work.calls, 2) << "the cold call and one warm one";
+  EXPECT_EQ(work.calls, 3) << "the cold call and two warm ones";
   EXPECT_DOUBLE_EQ(set.summary.median, 4e7);
+  // One slow warm call (TorchScript's profiling executor optimising) is not far behind: the run
+  // at the leader's pace after it is measured to its stopping rule.
+  ScriptedRun optimising{clock, {milliseconds(40), milliseconds(40)}, milliseconds(10)};
+  const SampleSet level = Sampler(clock, o).measure(optimising.timed());
+  EXPECT_NE(level.stop, StopReason::kBehindLeader);
   // 2.5x behind is not far: it settles its warm-up first, then stops as clearly behind.
   ScriptedRun behind{clock, {}, milliseconds(25)};
   const SampleSet settled = Sampler(clock, o).measure(behind.timed());

@@ -64,6 +64,17 @@ TEST(TuneSummaryTest, AProgramsBaselineIsNamedOnceAsTheCarefulConfiguration) {
   EXPECT_EQ(out.find("the winner is the baseline itself"), std::string::npos) << out;
 }
 
+TEST(TuneSummaryTest, AStreamsCarefulConfigurationIsNamedAsTheSortedLoopItIs) {
+  TuneResult r = made_up();
+  r.careful = "threads=1,batch=16,batching=sorted:256";
+  r.vs_careful = HeadToHead{"threads=1,grad=no_grad", r.careful, 2.4, 2.1, 2.7, 4,
+                            Verdict::kFaster, ""};
+  const std::string out = format_tune(r);
+  EXPECT_NE(out.find("speedup over careful (eval, no autograd, each window sorted by length)"),
+            std::string::npos)
+      << out;
+}
+
 TEST(TuneSummaryTest, ComparisonsFromTheSweepsLeaderAreLabelledWhenARunnerUpWon) {
   TuneResult r = made_up();
   r.winner_note = "head to head, it beat the sweep's leader threads=2,grad=on (1.016x)";

@@ -55,9 +55,9 @@ struct SamplingOptions {
 SamplingOptions against_leader(SamplingOptions options, double leader_samples_per_s,
                                double samples_per_call);
 inline constexpr double kBehindAfterWarmup = 1.5;
-// Far behind: its first call after the cold one, before the warm-up settles (a slower call
-// there may still be warming, so the bar is twice the settled one's).
-inline constexpr double kFarBehindAtFirstWarmCall = 3;
+// Far behind: both of its first two calls after the cold one, before the warm-up settles (a
+// call there may still be warming, so the bar is twice the settled one's).
+inline constexpr double kFarBehindInWarmUp = 3;
 inline constexpr double kBehindAfterBlocks = 1.15;
 inline constexpr std::size_t kBehindBlocks = 2;
 
