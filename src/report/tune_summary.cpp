@@ -46,6 +46,15 @@ std::string quality_text(const PointMetrics& m) {
   return q;
 }
 
+// The careful configuration as the summary names it: the user's code, or what a careful person
+// writes (on a stream, each window sorted by length).
+std::string careful_name_of(const TuneResult& r) {
+  if (!r.as_given.empty()) return "careful (your model, eval + inference_mode)";
+  return r.careful.find("batching=sorted") != std::string::npos
+             ? "careful (eval, no autograd, each window sorted by length)"
+             : "careful (eval, no autograd)";
+}
+
 }  // namespace
 
 std::string format_tune(const TuneResult& r) {
@@ -119,11 +128,7 @@ std::string format_tune(const TuneResult& r) {
                                   .get("batch")
                                   .value_or(w ? std::to_string(w->metrics.batch) : "?");
     // The careful baseline leads: it is the code a careful person writes, the bar to clear.
-    const std::string careful_name =
-        !r.as_given.empty() ? "careful (your model, eval + inference_mode)"
-        : r.careful.find("batching=sorted") != std::string::npos
-            ? "careful (eval, no autograd, each window sorted by length)"
-            : "careful (eval, no autograd)";
+    const std::string careful_name = careful_name_of(r);
     if (r.vs_careful)
       out += fmt::format("  speedup over {} (batch {}): {}\n", careful_name, batch,
                          head_to_head_text(*r.vs_careful));
