@@ -156,6 +156,23 @@ _COMPILED = {}
 _COMPILED_KEPT = 8
 
 
+# torch._dynamo's recompile limit (8 graphs of one function; past it a call runs eagerly, in
+# silence) while this worker compiles static graphs: the points of a process state share the
+# worker and so the function's count, and a second padding's widths went past the eighth (bench
+# 23's compile-static at multiple:64 after buckets). A point's own padding leaves at most 8 widths
+# (the space's rule), as a winner applied in the user's process does.
+_STATIC_RECOMPILE_LIMIT = 64
+
+
+def recompile_limit_hits():
+    """How often torch._dynamo has reached its recompile limit in this process (each time, a
+    function then ran eagerly)."""
+    from torch._dynamo.utils import counters
+
+    return sum(n for reason, n in counters["unimplemented"].items()
+               if "recompile limit" in str(reason).lower())
+
+
 def available_memory_bytes():
     """MemAvailable, or None where /proc/meminfo does not say."""
     try:
@@ -299,6 +316,12 @@ class Side:
             from torch._dynamo.utils import counters
 
             breaks_before = dict(counters.get("graph_break", {}))
+            limit_hits = recompile_limit_hits()
+            if graph == "compile-static":
+                import torch._dynamo.config as dynamo_config
+
+                dynamo_config.recompile_limit = max(dynamo_config.recompile_limit,
+                                                    _STATIC_RECOMPILE_LIMIT)
 
         self.sync()
         first = time.perf_counter()
@@ -324,6 +347,14 @@ class Side:
         self.stream_warm_s, self.stream_graphs = -1.0, 0
         if self.stream:
             self.warm_stream(compiling)
+        if compiling and recompile_limit_hits() > limit_hits:
+            import torch._dynamo.config as dynamo_config
+
+            raise JobError(ErrorKind.COMPILE,
+                           f"graph={graph}: torch.compile reached its recompile limit "
+                           f"({dynamo_config.recompile_limit} graphs of one function) over these "
+                           f"inputs' shapes and ran the rest eagerly, so this point would not "
+                           f"measure what it names")
         self.setup_ms = (time.perf_counter() - started) * 1e3
         self.peak_reset = reset_high_water()
 

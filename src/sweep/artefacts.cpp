@@ -151,13 +151,15 @@ std::string Artefacts::graph_of(std::size_t point) const {
 }
 
 // From this graph's history, else any point of the same mode, else the plain mode's scaled. A
-// brief point whose graph this tune compiled already runs in a shared worker that keeps it.
-double Artefacts::worker_compile_estimate_s(std::size_t point, bool brief) const {
+// point whose graph this tune compiled already, brief or full, runs in the Python worker of its
+// process state that keeps it (the supervisor's pool): pricing a finalist's compile again held
+// back ~25 s per finalist for the finals and cut bench 23's screen at 2.4 of its 5 minutes.
+double Artefacts::worker_compile_estimate_s(std::size_t point, bool) const {
   const Need& need = needs_.at(point);
   const std::string runtime = need.runtime->name();
   const double factor = need.artefact.autotunes ? kAutotuneFactor : 1;
   const std::string graph = graph_of(point);
-  if (brief && compiled_here_.count(graph)) return 0;
+  if (compiled_here_.count(graph)) return 0;
   if (const auto seen = costs_.seen({runtime, need.artefact.name, graph})) return *seen;
   if (const auto same = costs_.longest(runtime, need.artefact.name)) return *same;
   if (const auto plain = costs_.longest(runtime, need.artefact.plain)) return *plain * factor;
@@ -282,8 +284,8 @@ std::string Artefacts::plan_text() const {
     }
   for (const auto& r : runtimes) remembered += costs_.remembered(r);
   if (in_worker > 0) {
-    // A brief point's shared worker keeps the graphs it compiled: the points of one graph pay one
-    // compile there (a point in full compiles in its own worker).
+    // The Python worker of a process state keeps the graphs it compiled: the points of one graph,
+    // brief or full, pay one compile there.
     text += (text.empty() ? "" : "; ") +
             fmt::format("torch.compile: {} point(s) over {} graph(s) compile in their worker",
                         in_worker, graphs.size());

@@ -439,3 +439,47 @@ def test_compiled_graphs_are_kept_up_to_their_count_and_half_of_what_the_worker_
     finally:
         worker._COMPILED.clear()
         worker._COMPILED.update(saved)
+
+
+def test_static_graphs_of_one_worker_go_past_torch_compiles_recompile_limit_with_none_run_eagerly(files):
+    """Points of one process state share a worker, and torch._dynamo counts the graphs of a
+    function across them (8, then calls run eagerly, in silence): a second padding's widths went
+    past the eighth on bench 23. A compile-static side raises the limit, so each width the sides
+    meet compiles."""
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    program = files["dir"] / "small-dynamic.pt2"
+    torch.export.save(torch.export.export(Small().eval(), (torch.randn(4, 16),),
+                                          dynamic_shapes=({0: batch},)), program)
+    streams = []
+    for name, sizes in (("first", (1, 2, 3, 5, 6)), ("second", (7, 8, 9, 10, 11, 12))):
+        path = files["dir"] / f"stream-{name}.pt"
+        torch.save(tuple((torch.randn(n, 16),) for n in sizes), path)
+        streams.append((str(path), len(sizes)))
+    worker = Worker()
+    for stream, widths in streams:
+        ready = worker.ask(side("program", str(program), files["inputs"], graph="compile-static",
+                                stream=stream))
+        assert ready["ok"], ready
+        assert ready["stream_graphs"] == widths, ready
+        assert finish(worker, files["dir"] / "static.pt")["ok"]
+    assert worker.close() == 0
+
+
+def test_a_function_past_its_recompile_limit_is_counted():
+    """What a side checks after its warm pass: each time torch._dynamo ran a function eagerly
+    because it reached the recompile limit."""
+    sys.path.insert(0, os.path.abspath(PYTHON_DIR))
+    import torch._dynamo
+    from torchperf import worker
+
+    def double(x):
+        return x * 2
+
+    before = worker.recompile_limit_hits()
+    with torch._dynamo.config.patch(recompile_limit=1):
+        compiled = torch.compile(double, backend="eager", dynamic=False)
+        compiled(torch.ones(1))
+        compiled(torch.ones(2))
+    assert worker.recompile_limit_hits() == before + 1
+    torch._dynamo.reset()

@@ -82,7 +82,8 @@ TEST_F(ArtefactsTest, ACompileAPointsWorkerPaidPricesItsModeForThisTuneAndTheNex
     Artefacts artefacts(space_, traits_, workload_, 0, {});
     artefacts.plan();
     artefacts.record_worker_compile(point("compile"), 12);
-    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile"), false), 12);
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("compile"), false), 0)
+        << "this tune's Python worker keeps the graph it compiled";
     EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(point("eager"), false), 0)
         << "eager compiles nothing, whatever is recorded";
   }
@@ -123,11 +124,16 @@ TEST_F(ArtefactsTest, PointsThatDifferOnlyInBatchingOrPaddingShareOneGraphAndIts
       << artefacts.plan_text();
   artefacts.record_worker_compile(0, 11);
   for (const std::size_t i : sharing) {
-    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, false), 11)
-        << "a full point's fresh worker compiles the graph again";
+    EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, false), 0)
+        << "a full point takes the worker of its state from the pool, which holds the graph";
     EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, true), 0)
         << "a brief point's shared worker holds the graph point 0 compiled";
   }
+  for (std::size_t i = 0; i < space.points.size(); ++i)
+    if (graph_of(i) != graph_of(0)) {
+      EXPECT_DOUBLE_EQ(artefacts.compile_estimate_s(i, false), 11)
+          << "another graph compiles: priced from the mode's history";
+    }
 }
 
 TEST_F(ArtefactsTest, AComparisonSideWhosePackageTheBudgetCannotPayIsNotCompiled) {
