@@ -480,3 +480,33 @@ TEST(SmartSearchTest, AGuessThatCostsWhatSeveralPointsCostMustBeExpectedToBeatTh
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+
+TEST(SmartSearchTest, APointOutOfTheLeadersReachIsNeverAFinalist) {
+  // The points near the leader stop behind it (their pace), the far ones run their brief
+  // measurement out: only the leader is within reach, so the finals measure it and the runner-up
+  // (which the confirmation pairs with it) alone.
+  const Space s = landscape_space();
+  const double best = landscape_score(s, landscape_best(s));
+  auto search = make_search(SearchKind::kSmart, s);
+  BudgetView budget;
+  double leader = 0;
+  std::size_t finals = 0, out_of_reach = 0;
+  while (auto p = search->next(budget)) {
+    const double score = landscape_score(s, p->point);
+    if (p->stage == SearchStage::kFinal) {
+      ++finals;
+      out_of_reach += score * kOutOfReach < leader;
+      search->record(p->point, false, score);
+      continue;
+    }
+    search->record(p->point, true, score);
+    leader = std::max(leader, score);
+    if (score < best && score * kOutOfReach >= best) search->stopped_behind(p->point);
+  }
+  EXPECT_EQ(finals, 2u) << search->spent();
+  EXPECT_LE(out_of_reach, 1u) << "the runner-up only";
+}
+
+}  // namespace torchperf

@@ -73,6 +73,12 @@ class Search {
   virtual bool proposes_ahead() const = 0;
 };
 
+// A briefly measured point whose score is this many times below the leader's is out of reach:
+// not a finalist. A brief score on a stream read up to 1.7x its full one (bench 23, stop 70),
+// never 3x; that run measured two fp32 finalists 3.3-5x behind its leaders in full and paired
+// one with the winner (55 s of its 5 minutes).
+inline constexpr double kOutOfReach = 3;
+
 struct SearchOptions {
   SearchOptions() = default;
   SearchOptions(std::uint64_t order_seed) : seed(order_seed) {}  // NOLINT: {seed} reads well
