@@ -458,8 +458,9 @@ class SmartSearch final : public Search {
   }
 
   // The best briefly measured points, best first; one stopped behind the leader is not one (a
-  // grad=on point stopped so was measured in full for 40 s of bench 23's 5 minutes), nor one out
-  // of the leader's reach after the runner-up (whose lead over the rest is always checked).
+  // grad=on point stopped so was measured in full for 40 s of bench 23's 5 minutes), nor, where
+  // asked (a budget), one out of the leader's reach after the runner-up (whose lead over the
+  // rest is always checked).
   std::vector<std::size_t> finalists() const {
     std::vector<std::size_t> ok;
     for (std::size_t i = 0; i < brief_.size(); ++i)
@@ -467,7 +468,7 @@ class SmartSearch final : public Search {
     std::stable_sort(ok.begin(), ok.end(),
                      [&](std::size_t a, std::size_t b) { return *brief_[a] > *brief_[b]; });
     if (ok.size() > options_.finalists) ok.resize(options_.finalists);
-    if (!ok.empty() && leader_) {
+    if (options_.finals_in_reach && !ok.empty() && leader_) {
       const double reach = *leader_ / kOutOfReach;
       while (ok.size() > 2 && *brief_[ok.back()] < reach) ok.pop_back();
     }

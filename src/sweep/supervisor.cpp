@@ -353,15 +353,15 @@ void Supervisor::record_session() {
 // What earlier sessions finished is kept and not run again: a point once, or briefly and then in
 // full (the full measurement replaces the brief one).
 void Supervisor::read_back() {
-  SearchOptions search;
-  search.seed = o_.order_seed;
+  SearchOptions search(o_.order_seed);
   search.finalists = finalist_count();
   search.first = expert_start_points();
   if (budget_.limited()) {
-    // A budget is there to be used: exploration goes on, in the model's order, until the time
-    // for the finals and the confirmation is all that is left (or every point is measured).
+    // A budget is there to be used: exploration goes on, in the model's order, until only the
+    // (reachable) finals and the confirmation are left, or every point is measured.
     search.patience = std::numeric_limits<std::size_t>::max();
     search.tolerance = std::numeric_limits<double>::infinity();
+    search.finals_in_reach = true;
   }
   search_ = make_search(o_.search, space_, search);
   const std::string& machine_class = runner_->machines().machine_class;

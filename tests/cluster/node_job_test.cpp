@@ -96,9 +96,10 @@ TEST_F(NodeJobTest, AComparisonRunsBothSidesHereAndItsReplyReadsBackAsACompariso
   EXPECT_GT(r.comparison->speedup.ratio, 0);
   EXPECT_EQ(r.comparison->a.batch, 8);
   EXPECT_EQ(r.comparison->b.batch, 1);
-  // Other work read between its rounds, a window at a time, travels with the reply.
+  // Other work read between its rounds, a window at a time, travels with the reply (a pair this
+  // far apart decides after its fourth round, which may all fall in one window).
   ASSERT_TRUE(r.comparison->round_load.has_value());
-  EXPECT_GE(r.comparison->round_load->windows, 2u);
+  EXPECT_GE(r.comparison->round_load->windows, 1u);
   EXPECT_LE(r.comparison->round_load->busy_windows, r.comparison->round_load->windows);
 }
 

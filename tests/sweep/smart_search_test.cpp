@@ -489,7 +489,9 @@ TEST(SmartSearchTest, APointOutOfTheLeadersReachIsNeverAFinalist) {
   // (which the confirmation pairs with it) alone.
   const Space s = landscape_space();
   const double best = landscape_score(s, landscape_best(s));
-  auto search = make_search(SearchKind::kSmart, s);
+  SearchOptions options;
+  options.finals_in_reach = true;  // as a budget sets it
+  auto search = make_search(SearchKind::kSmart, s, options);
   BudgetView budget;
   double leader = 0;
   std::size_t finals = 0, out_of_reach = 0;

@@ -74,9 +74,9 @@ class Search {
 };
 
 // A briefly measured point whose score is this many times below the leader's is out of reach:
-// not a finalist. A brief score on a stream read up to 1.7x its full one (bench 23, stop 70),
-// never 3x; that run measured two fp32 finalists 3.3-5x behind its leaders in full and paired
-// one with the winner (55 s of its 5 minutes).
+// under a budget, not a finalist after the runner-up. A brief score on a stream read up to 1.7x
+// its full one (bench 23, stop 70), never 3x; that run measured two fp32 finalists 3.3-5x behind
+// its leaders in full and paired one with the winner (55 s of its 5 minutes).
 inline constexpr double kOutOfReach = 3;
 
 struct SearchOptions {
@@ -88,6 +88,9 @@ struct SearchOptions {
   // model predicts no untried point within `tolerance` of the leader.
   std::size_t patience = 0;  // 0: the number of axes, at least 4
   double tolerance = 0.03;
+  // smart: finalists out of the leader's reach (kOutOfReach) are left out after the runner-up,
+  // as a budget needs; without one, the best `finalists` are all measured in full.
+  bool finals_in_reach = false;
   // smart: points measured first, briefly, before any screen (the guides' starts); the screen
   // then goes around the best of them, and around the origin after.
   std::vector<std::size_t> first;
