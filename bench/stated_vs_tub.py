@@ -11,7 +11,8 @@ as a user runs it in five lines (the same threads, format and allocator environm
 minutes: a figure stated minutes before its check would measure the drift. A second TUB process
 each round is the control: TUB / TUB is how far two fresh processes of the same five lines
 differ here. Prints the medians and stated / TUB per configuration (target within 5%), with the
-per-round ratios' spread, bench / TUB and TUB / TUB.
+per-round ratios' spread, bench / TUB and TUB / TUB, and the host's steal share while each side
+ran (/proc/stat): the ratio over the quiet rounds alone, where the host took under 2% from both.
 
     python bench/stated_vs_tub.py TORCHPERF FIXTURES ROUNDS SECONDS OUT
     python bench/stated_vs_tub.py --tub KIND PATH FORMAT THREADS SECONDS   (one side: JSON)
@@ -24,6 +25,7 @@ import subprocess
 import sys
 
 BATCH = 16
+QUIET_STEAL = 0.02  # a round is quiet when the host stole under 2% of the CPUs from both sides
 INPUT = ["--input", "3x224x224"]
 
 
@@ -69,8 +71,22 @@ def tub(kind, path, memory_format, threads, seconds):
                       "faults_per_call": faults / max(1, calls)}))
 
 
+def host_ticks():
+    """The machine's steal and total CPU ticks (/proc/stat): on a virtual machine the host takes
+    the vCPUs for its other guests, and a timing taken then measures the host, not the side."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]
+    return fields[7], sum(fields)
+
+
+STOLEN = []  # the steal share of each side's run, in call order
+
+
 def run_json(command):
+    steal0, total0 = host_ticks()
     run = subprocess.run(command, capture_output=True, text=True)
+    steal1, total1 = host_ticks()
+    STOLEN.append((steal1 - steal0) / max(1, total1 - total0))
     if not run.stdout.strip():
         raise SystemExit(f"{command[:3]} failed ({run.returncode}): {run.stderr.strip()[-600:]}")
     try:
@@ -126,6 +142,7 @@ def main():
         if with_bench:
             runs["bench"] = []
         faults = {side: [] for side in runs}  # minor page faults per call, each run
+        stolen = {side: [] for side in runs}  # the host's steal share while the side ran
         order = [side for side in ["tune", "tub", "bench", "tub-again"] if side in runs]
         orders = [order, order[::-1]]
         for r in range(rounds):
@@ -135,25 +152,34 @@ def main():
                                     case["path"], case["format"], str(threads), str(seconds)])
                     runs[side].append(got["samples_per_s"])
                     faults[side].append(got["faults_per_call"])
+                    stolen[side].append(STOLEN[-1])
                 elif side == "bench":
                     m = run_json([tp, "bench", case["model"], *INPUT, "--config", case["key"],
                                   "--time", str(seconds), "--json", "--quiet"])["measurement"]
                     runs[side].append(m["throughput_samples_per_s"])
                     faults[side].append(m["memory"]["minor_page_faults_per_iteration"])
+                    stolen[side].append(STOLEN[-1])
                 else:  # a tune of this one configuration: the figure it states for it
                     _, one = tune(tp, case["model"], case["key"].replace(",", ";"), seconds,
                                   os.path.join(out, f"one-{n}"), leaders=1)
+                    stolen[side].append(STOLEN[-1])
                     m = one[case["key"]]["measurement"]
                     runs[side].append(one[case["key"]]["metrics"]["throughput_samples_per_s"])
                     faults[side].append(m["memory"]["minor_page_faults_per_iteration"])
         ratios = [a / b for a, b in zip(runs["tune"], runs["tub"])]
+        # Rounds in which the host took under 2% of the CPUs from both sides: the ratio of a quiet
+        # round measures the harnesses, that of a stolen one the host's other guests.
+        quiet = [r for r, a, b in zip(ratios, stolen["tune"], stolen["tub"])
+                 if max(a, b) < QUIET_STEAL]
         t = statistics.median(runs["tub"])
         case.update(stated=statistics.median(runs["tune"]),
                     bench=statistics.median(runs["bench"]) if with_bench else None,
                     tub=t, runs=runs, ratio=statistics.median(ratios),
                     bench_ratio=statistics.median(a / b for a, b in zip(runs["bench"], runs["tub"]))
                     if with_bench else None,
-                    control=[a / b for a, b in zip(runs["tub-again"], runs["tub"])], faults=faults)
+                    control=[a / b for a, b in zip(runs["tub-again"], runs["tub"])], faults=faults,
+                    stolen=stolen, quiet_ratio=statistics.median(quiet) if quiet else None,
+                    quiet_rounds=len(quiet))
         verdict = "within" if abs(case["ratio"] - 1) <= 0.05 else "OUTSIDE"
         bench = (f"bench {case['bench']:7.2f}  " if with_bench else "")
         bench_ratio = (f"bench/TUB {case['bench_ratio']:.3f}  " if with_bench else "")
@@ -163,11 +189,19 @@ def main():
               f"{min(case['control']):.3f}-{max(case['control']):.3f}")
         print("      minor page faults per call: " + ", ".join(
             f"{side} {'/'.join(f'{x:,.0f}' for x in v)}" for side, v in faults.items()))
+        print("      host steal while each side ran: " + ", ".join(
+            f"{side} {'/'.join(f'{100 * x:.1f}%' for x in v)}" for side, v in stolen.items()) +
+              (f"; stated/TUB over the {len(quiet)} quiet round(s): {case['quiet_ratio']:.3f}"
+               if quiet else "; no quiet round"))
     within = sum(abs(c["ratio"] - 1) <= 0.05 for c in cases)
     inside = sum(min(c["control"]) <= c["ratio"] <= max(c["control"]) or abs(c["ratio"] - 1) <= 0.05
                  for c in cases)
     print(f"   stated within 5% of TUB: {within} of {len(cases)}; within 5% or inside the spread "
           f"of TUB / TUB (two fresh processes of the same five lines): {inside} of {len(cases)}")
+    judged = [c for c in cases if c["quiet_ratio"] is not None]
+    print(f"   over quiet rounds only (host steal < {100 * QUIET_STEAL:g}% on both sides): "
+          f"{sum(abs(c['quiet_ratio'] - 1) <= 0.05 for c in judged)} of {len(judged)} within 5% "
+          f"({len(cases) - len(judged)} configuration(s) had no quiet round)")
     with open(os.path.join(out, "stated_vs_tub.json"), "w") as f:
         json.dump(cases, f, indent=1)
 
