@@ -174,11 +174,15 @@ class Climb {
     try {
       while (result_.rungs.size() <= o_.max_rungs && result_.stop_reason.empty()) {
         const std::size_t first_attempt = result_.attempts.size();
+        held_for_budget_ = 0;
         bool kept = climb_rung();
         if (!kept && result_.stop_reason.empty()) kept = try_together(first_attempt);
         if (!kept && result_.stop_reason.empty())
           result_.stop_reason =
-              "every advised change was tried at this rung and none won head to head";
+              held_for_budget_ > 0
+                  ? fmt::format("reached --budget ({:.0f} s): {} change(s) left would not fit",
+                                o_.budget_s, held_for_budget_)
+                  : "every advised change was tried at this rung and none won head to head";
       }
     } catch (const Interrupted&) {
       throw stopped();  // a worker stopped mid-comparison says only "interrupted"
@@ -231,13 +235,39 @@ class Climb {
     rung.advice = advise(rung.breakdown, context_.advice_context(plan_));
     rung.speedup.interval = {1, 1};
     result_.rungs.push_back(rung);
+    if (rung.compile_s > 0) prices_.compile_s = rung.compile_s;
+    prices_.comparison_s = to_seconds(time_.now() - began_);
     if (events_.rung) events_.rung(rung);
+  }
+
+  // Under a budget, the rung's advice by expected gain per second of trying it (a change that
+  // compiles pays its compile first); unbudgeted, as advised (the largest share first).
+  std::vector<Advice> ordered(const std::vector<Advice>& advice) const {
+    if (o_.budget_s <= 0) return advice;
+    std::vector<double> weights, prices;
+    for (const Advice& a : advice) {
+      Configuration candidate = current_;
+      if (!a.knob.empty()) candidate.set(a.knob, a.value);
+      for (const auto& [knob, value] : a.with) candidate.set(knob, value);
+      weights.push_back(a.weight);
+      prices.push_back(price_of_attempt(prices_, compiles(candidate)));
+    }
+    std::vector<Advice> out;
+    for (std::size_t i : order_by_gain_per_second(weights, prices)) out.push_back(advice[i]);
+    return out;
+  }
+  bool compiles(const Configuration& candidate) const {
+    try {
+      return plan_of(context_, candidate).compiled();
+    } catch (const ConfigError&) {
+      return false;  // refused where it is tried
+    }
   }
 
   // Each advised change in turn, a count tried further only while each value gains more than the
   // one before; true once one is kept.
   bool climb_rung() {
-    const std::vector<Advice> advice_list = result_.rungs.back().advice;  // rungs grow below
+    const std::vector<Advice> advice_list = ordered(result_.rungs.back().advice);  // rungs grow
     for (const Advice& advice : advice_list) {
       if (!result_.stop_reason.empty()) return false;
       if (advice.knob.empty()) continue;
@@ -306,9 +336,23 @@ class Climb {
       return Outcome::kInapplicable;  // the advice is generic; the registry decides
     }
     stop_if_requested();
-    if (o_.budget_s > 0 && to_seconds(time_.now() - began_) >= o_.budget_s) {
+    const double elapsed = o_.budget_s > 0 ? to_seconds(time_.now() - began_) : 0;
+    if (o_.budget_s > 0 && elapsed >= o_.budget_s) {
       result_.stop_reason = fmt::format("reached --budget ({:.0f} s)", o_.budget_s);
       return Outcome::kStop;
+    }
+    if (o_.budget_s > 0) {
+      const double left = o_.budget_s - elapsed;
+      const double price = price_of_attempt(prices_, candidate_plan.compiled());
+      if (price > left) {
+        hold_back(result_.held_back, c.change,
+                  fmt::format("{} ({}): not tried; it needs ~{:.0f} s ({}a comparison), {:.0f} s "
+                              "of --budget were left",
+                              c.change, c.rule, price,
+                              candidate_plan.compiled() ? "a compile and " : "", left));
+        ++held_for_budget_;
+        return Outcome::kInapplicable;
+      }
     }
     const std::vector<std::string> state = process_state_differences(current_, c.candidate);
     const bool python = candidate_plan.in_python() || plan_.in_python();
@@ -327,6 +371,7 @@ class Climb {
     a.separate_processes = separate;
     a.changes_training = c.changes_training;
     std::unique_ptr<LadderSide> next;
+    const Clock::time_point started = time_.now();
     try {
       if (o_.verdict) {
         a.speedup = o_.verdict(current_, c.candidate);
@@ -343,6 +388,7 @@ class Climb {
       a.speedup.interval = {0, 0};
       next.reset();
     }
+    if (a.failure.empty()) learn_prices(a, to_seconds(time_.now() - started));
     a.kept = a.failure.empty() && a.speedup.wins(o_.compare.min_gain);
     result_.attempts.push_back(a);
     if (events_.attempt) events_.attempt(a);
@@ -369,6 +415,12 @@ class Climb {
     a.speedup = compare_throughputs([&] { return top->block(); }, [&] { return next->block(); },
                                     o_.compare, [this] { stop_if_requested(); });
     return next;
+  }
+
+  // A compile's price is the largest measured; a comparison's, the last measured apart from it.
+  void learn_prices(const Attempt& a, double took_s) {
+    if (a.compile_s > 0) prices_.compile_s = std::max(prices_.compile_s, a.compile_s);
+    prices_.comparison_s = std::max(0.0, took_s - std::max(0.0, a.compile_s));
   }
 
   void keep(const Change& c, const TrainingPlan& candidate_plan, const Attempt& a,
@@ -408,9 +460,26 @@ class Climb {
   TrainingPlan plan_;
   std::unique_ptr<LadderSide> side_;
   std::set<std::string> tried_;  // "configuration|change"
+  AttemptPrices prices_{0, kCompilePriorS};
+  std::size_t held_for_budget_ = 0;  // changes not started at this rung: their price did not fit
 };
 
 }  // namespace
+
+double price_of_attempt(const AttemptPrices& prices, bool compiles) {
+  return prices.comparison_s + (compiles ? prices.compile_s : 0);
+}
+
+std::vector<std::size_t> order_by_gain_per_second(const std::vector<double>& weights,
+                                                  const std::vector<double>& prices_s) {
+  std::vector<std::size_t> order(weights.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  constexpr double kFloorS = 1e-3;  // a price measured as nothing (an injected clock)
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return weights[x] / std::max(prices_s[x], kFloorS) > weights[y] / std::max(prices_s[y], kFloorS);
+  });
+  return order;
+}
 
 LadderResult climb(const TrainingContext& context, const Configuration& start,
                    const LadderOptions& o, const LadderEvents& events, TimeSource& time) {

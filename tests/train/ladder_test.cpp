@@ -282,5 +282,45 @@ TEST(LadderTest, TheBudgetStopsTheClimbBeforeTheNextChange) {
   EXPECT_EQ(r.stop_reason.rfind("reached --budget", 0), 0u) << r.stop_reason;
 }
 
+// A clock 5 s later at every reading.
+class FiveSecondsATick final : public TimeSource {
+ public:
+  Clock::time_point now() override { return Clock::time_point(std::chrono::seconds(5 * calls_++)); }
+
+ private:
+  long calls_ = 0;
+};
+
+TEST(LadderTest, UnderABudgetAChangeWhosePriceDoesNotFitIsHeldBackNotStarted) {
+  // The loop as given took 5 s on this clock, so a comparison is priced at 5 s; at the first
+  // change 10 s of the 12 are spent.
+  const TrainingContext c = data_bound_tiny_cnn();
+  LadderOptions o = scripted([](const std::string&) { return 1.5; });
+  o.budget_s = 12;
+  FiveSecondsATick time;
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), o, {}, time);
+  EXPECT_TRUE(r.attempts.empty());
+  ASSERT_FALSE(r.held_back.empty());
+  bool priced = false;
+  for (const auto& line : r.held_back)
+    priced |= line.find("not tried; it needs ~5 s (a comparison), 2 s of --budget were left") !=
+              std::string::npos;
+  EXPECT_TRUE(priced) << ::testing::PrintToString(r.held_back);
+  EXPECT_EQ(r.stop_reason.rfind("reached --budget", 0), 0u) << r.stop_reason;
+}
+
+TEST(LadderTest, UnderABudgetChangesGoByGainPerSecondAndACompilePaysItsPriceFirst) {
+  const AttemptPrices prices{4, kCompilePriorS};
+  EXPECT_EQ(price_of_attempt(prices, false), 4);
+  EXPECT_EQ(price_of_attempt(prices, true), 4 + kCompilePriorS);
+  // A compile addressing half the step against DDP's no_sync addressing a tenth of it: 0.5 per
+  // 34 s is less than 0.1 per 4 s. Equal ratios keep the advised order.
+  const std::vector<double> weights = {0.5, 0.1, 0.05, 0.05};
+  const std::vector<double> seconds = {price_of_attempt(prices, true), 4, 2, 2};
+  EXPECT_EQ(order_by_gain_per_second(weights, seconds), (std::vector<std::size_t>{1, 2, 3, 0}));
+  // A price measured as nothing (an injected clock) still orders by weight.
+  EXPECT_EQ(order_by_gain_per_second({0.1, 0.3}, {0, 0}), (std::vector<std::size_t>{1, 0}));
+}
+
 }  // namespace
 }  // namespace torchperf

@@ -70,7 +70,9 @@ struct LadderOptions {
   std::size_t breakdown_steps = 5;  // per rung
   bool allow_semantic_changes = false;
   std::size_t max_rungs = 10;
-  // Seconds the climb may take; 0: no limit. Checked before each attempt (one may run past it).
+  // Seconds the climb may take; 0: no limit. Under a budget the advised changes are tried by
+  // expected gain per second of trying them, and one whose price (price_of_attempt) does not fit
+  // in what is left is held back, not started; the estimate may still be short (one may run past).
   double budget_s = 0;
   // Where a change alters process state (threads=1 -> 2), each side of its head-to-head runs in a
   // worker process of its own, started from this; without it such changes are held back.
@@ -111,7 +113,8 @@ struct LadderResult {
   std::vector<Rung> rungs;
   std::vector<Attempt> attempts;   // every change tried, kept or not, in order
   // Advised but not tried: changes of what is learned without --allow-semantic-changes, each with
-  // what the breakdown says it could give ("amp=bf16 (reduced-precision): up to 1.43x …").
+  // what the breakdown says it could give ("amp=bf16 (reduced-precision): up to 1.43x …"), and
+  // changes whose price did not fit in the --budget left.
   std::vector<std::string> held_back;
   std::string stop_reason;
 };
@@ -124,6 +127,23 @@ struct LadderEvents {
   // last kept rung's configuration to start from next time.
   std::function<bool()> stop_requested;
 };
+
+// What trying one change is expected to cost, from what the climb has measured so far: the
+// comparison as the last one without a compile took (before any, the loop as given's first
+// breakdown), and a compile as the largest measured (before any, kCompilePriorS).
+struct AttemptPrices {
+  double comparison_s = 0;
+  double compile_s = 0;
+};
+// A torch.compile of a training step before anything is measured: CPU compiles of forward and
+// backward took 17-40 s on 2 cores for the fixtures; the first measured compile replaces it.
+inline constexpr double kCompilePriorS = 30;
+double price_of_attempt(const AttemptPrices& prices, bool compiles);
+
+// Indices of the changes by expected gain (weight: the share of the step it addresses) per second
+// of its price, largest first; equal ones keep their order.
+std::vector<std::size_t> order_by_gain_per_second(const std::vector<double>& weights,
+                                                  const std::vector<double>& prices_s);
 
 // time: what the budget is read on.
 LadderResult climb(const TrainingContext& context, const Configuration& start,
