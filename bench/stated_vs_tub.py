@@ -124,6 +124,11 @@ def main():
     forms = [(scripted, f"runtime=cpp;graph=frozen-opt;mode=eval;grad=inference;{pinned}"),
              (program, f"runtime=cpp,python;graph=aoti,eager,compile;grad=inference;"
                        f"format=contiguous,channels_last;{pinned}")]
+    # BENCH_STATED_CASES=compile:contiguous,aoti:contiguous: only these (KIND:FORMAT) configurations,
+    # and only the forms' tunes that hold one (a diagnosis of one configuration in less time).
+    only = [c for c in os.environ.get("BENCH_STATED_CASES", "").split(",") if c]
+    if only:
+        forms = [f for f in forms if f[0] == program or any(c.startswith("torchscript:") for c in only)]
     cases = []
     for i, (model, space) in enumerate(forms):
         _, stated = tune(tp, model, space, seconds, os.path.join(out, f"tune-{i}"))
@@ -134,7 +139,8 @@ def main():
             fmt = knobs["format"]["value"] if knobs["format"]["applicable"] else "contiguous"
             kind = {"frozen-opt": "torchscript", "aoti": "aoti"}.get(graph, graph)
             path = (m.get("compile") or {}).get("package") if kind == "aoti" else model
-            cases.append({"key": key, "model": model, "kind": kind, "path": path, "format": fmt})
+            if not only or f"{kind}:{fmt}" in only:
+                cases.append({"key": key, "model": model, "kind": kind, "path": path, "format": fmt})
     print(f"   {len(cases)} configurations, batch {BATCH}, {threads} thread(s), {rounds} rounds "
           f"alternated, {seconds:g} s each")
     for n, case in enumerate(cases):
