@@ -135,8 +135,9 @@ struct AttemptPrices {
   double comparison_s = 0;
   double compile_s = 0;
 };
-// A torch.compile of a training step before anything is measured: CPU compiles of forward and
-// backward took 17-40 s on 2 cores for the fixtures; the first measured compile replaces it.
+// A torch.compile of a training step before anything is measured, a prior (not a measurement of
+// this model): the ranks test's 4-block MLP compiled forward and backward in 16.9 s on 2 cores,
+// a larger model takes longer; the first compile measured in the climb replaces it.
 inline constexpr double kCompilePriorS = 30;
 double price_of_attempt(const AttemptPrices& prices, bool compiles);
 
