@@ -87,9 +87,13 @@ seconds=${BENCH_SECONDS:-5}
 rounds=${BENCH_ROUNDS:-5}
 # glibc returns freed activation memory to the kernel depending on each process's heap history:
 # identical runs here swing between ~0 and ~19k minor page faults per call (16 vs 19.5 samples/s).
-# Tools are compared under equal, pinned allocator settings (docs/methodology.md).
+# Tools are compared under equal, pinned allocator settings (docs/methodology.md). The mmap
+# threshold stops at 32 MiB, so a larger activation (MobileNetV2's 77 MB at batch 16) was still
+# mapped afresh in most processes and not in others (section 24, stop 72): MALLOC_MMAP_MAX_=0
+# serves every size from the heap.
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
+export MALLOC_MMAP_MAX_=${MALLOC_MMAP_MAX_:-0}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
 only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24} "
 section() { [[ "$only" == *" $1 "* ]]; }
@@ -157,7 +161,7 @@ for name in resnet18 encoder; do
   for t in 1 "$cores"; do
     echo "== 2. torchperf vs torch.utils.benchmark: $name ($(basename "$file")), batch $batch, $t thread(s),"
     echo "      grad=inference graph=frozen-opt, alternated over $rounds rounds, both with"
-    echo "      MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_"
+    echo "      MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_ MALLOC_MMAP_MAX_=$MALLOC_MMAP_MAX_"
     tp_runs=(); py_runs=()
     for r in $(seq "$rounds"); do
       tp_runs+=("$("$tp" bench "$file" --inputs-file "$fixtures/inputs_$name.pt" --threads "$t" \
@@ -609,7 +613,7 @@ for m in ${BENCH_SETTINGS_MODELS:-builtin:mlp builtin:resnet18 builtin:encoder};
       pin=",allocator=glibc-tuned"; [[ "$kv" == allocator=* ]] && pin=""
       outs=()
       for r in $(seq "$repeats"); do
-        outs+=("$(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ "$tp_binary" bench "$m" \
+        outs+=("$(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ -u MALLOC_MMAP_MAX_ "$tp_binary" bench "$m" \
                   --threads "$t" --config "$kv$pin" --vs "threads=$t$pin" --time "$seconds" \
                   --quiet --json 2>&1 || true)")
       done

@@ -71,6 +71,40 @@ def tub(kind, path, memory_format, threads, seconds):
                       "faults_per_call": faults / max(1, calls)}))
 
 
+def worker_side(model, memory_format, threads, seconds, inputs):
+    """The Python worker's own Side (worker.py: the model loaded, copied, placed, compiled and
+    wrapped as a point's is) in a plain process, timed by torch.utils.benchmark: what the point's
+    preparation gives outside the tune's process. Only for graph=compile and eager programs."""
+    import tempfile
+
+    import torch
+    import torch.utils.benchmark as benchmark
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from torchperf import worker
+
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "inputs.pt")
+        torch.save((torch.randn(BATCH, 3, 224, 224),), path)
+        side = worker.Side({"protocol": 1, "job": "python-side", "slot": 0, "model_kind": "program",
+                            "model": model, "inputs": path, "stream": "", "graph": inputs,
+                            "precision": "fp32", "format": memory_format, "grad": "inference",
+                            "threads": threads, "interop_threads": 0, "device": "cpu",
+                            "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""})
+    import resource
+
+    for _ in range(3):
+        side.block(1)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    m = benchmark.Timer(stmt="fn(*x)", globals={"fn": side.fn, "x": side.inputs},
+                        num_threads=threads).blocked_autorange(min_run_time=seconds)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    calls = m.number_per_run * len(m.times)
+    print(json.dumps({"samples_per_s": BATCH / m.median, "runs": len(m.times),
+                      "faults_per_call": faults / max(1, calls)}))
+
+
 def host_ticks():
     """The machine's steal and total CPU ticks (/proc/stat): on a virtual machine the host takes
     the vCPUs for its other guests, and a timing taken then measures the host, not the side."""
@@ -112,12 +146,18 @@ def main():
     if sys.argv[1] == "--tub":
         tub(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))
         return
+    if sys.argv[1] == "--worker-side":
+        worker_side(sys.argv[2], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), sys.argv[3])
+        return
     tp, fixtures, rounds, seconds, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
         float(sys.argv[4]), sys.argv[5]
     threads = os.cpu_count()
     # torchperf bench beside them is a diagnosis (is it the tune or the harness?), not the target:
     # BENCH_STATED_WITH_BENCH=1 adds it, at a quarter more time.
     with_bench = os.environ.get("BENCH_STATED_WITH_BENCH", "0") == "1"
+    # BENCH_STATED_WITH_WORKER=1: the worker's own Side in a plain process, timed by TUB (a
+    # diagnosis: is a difference in the point's preparation or in the process that runs it?).
+    with_worker = os.environ.get("BENCH_STATED_WITH_WORKER", "0") == "1"
     program = os.path.join(fixtures, "mobilenet_v2_dynamic.pt2")
     scripted = os.path.join(fixtures, "mobilenet_v2_scripted.pt")
     pinned = f"threads={threads};batch={BATCH};precision=fp32;allocator=glibc"
@@ -147,15 +187,24 @@ def main():
         runs = {"tune": [], "tub": [], "tub-again": []}
         if with_bench:
             runs["bench"] = []
+        if with_worker and case["kind"] in ("eager", "compile"):
+            runs["worker-side"] = []
         faults = {side: [] for side in runs}  # minor page faults per call, each run
         stolen = {side: [] for side in runs}  # the host's steal share while the side ran
-        order = [side for side in ["tune", "tub", "bench", "tub-again"] if side in runs]
+        order = [side for side in ["tune", "tub", "bench", "worker-side", "tub-again"] if side in runs]
         orders = [order, order[::-1]]
         for r in range(rounds):
             for side in orders[r % 2]:
                 if side.startswith("tub"):
                     got = run_json([sys.executable, os.path.abspath(__file__), "--tub", case["kind"],
                                     case["path"], case["format"], str(threads), str(seconds)])
+                    runs[side].append(got["samples_per_s"])
+                    faults[side].append(got["faults_per_call"])
+                    stolen[side].append(STOLEN[-1])
+                elif side == "worker-side":
+                    got = run_json([sys.executable, os.path.abspath(__file__), "--worker-side",
+                                    case["model"], case["kind"], case["format"], str(threads),
+                                    str(seconds)])
                     runs[side].append(got["samples_per_s"])
                     faults[side].append(got["faults_per_call"])
                     stolen[side].append(STOLEN[-1])
@@ -193,6 +242,10 @@ def main():
               f"{bench}TUB {t:7.2f} samples/s  stated/TUB {case['ratio']:.3f} "
               f"({min(ratios):.3f}-{max(ratios):.3f}, {verdict} 5%)  {bench_ratio}TUB/TUB "
               f"{min(case['control']):.3f}-{max(case['control']):.3f}")
+        # Every side over the TUB process of its round, per round: which harness reads apart.
+        print("      each side / TUB per round: " + ", ".join(
+            f"{side} {'/'.join(f'{a / b:.3f}' for a, b in zip(v, runs['tub']))}"
+            for side, v in runs.items() if side != "tub"))
         print("      minor page faults per call: " + ", ".join(
             f"{side} {'/'.join(f'{x:,.0f}' for x in v)}" for side, v in faults.items()))
         print("      host steal while each side ran: " + ", ".join(

@@ -28,9 +28,13 @@ import time
 from torchperf import _child, python_settings
 from torchperf.error_kinds import ErrorKind
 
-def mapped_allocator():
-    """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc.
-    The C++ side checks it against the allocator asked for, as its own worker does."""
+def mapped_allocator(environ=os.environ):
+    """The malloc this process runs on: a preloaded library as the loader mapped it, or glibc,
+    with the MALLOC_* variables glibc read at start (allocator=glibc-tuned sets them, so that a
+    tuned point's record is not shown as plain glibc). The C++ side checks the library against
+    the allocator asked for, as its own worker does."""
+    tuned = ", ".join(f"{k}={v}" for k, v in sorted(environ.items())
+                      if k.startswith("MALLOC_") and k.endswith("_"))
     found = set()
     try:
         with open("/proc/self/maps") as maps:
@@ -40,7 +44,7 @@ def mapped_allocator():
                     found.add(name)
     except OSError:
         pass
-    return ", ".join(sorted(found)) or "glibc"
+    return (", ".join(sorted(found)) or "glibc") + (f" ({tuned})" if tuned else "")
 
 PROTOCOL_VERSION = 1
 

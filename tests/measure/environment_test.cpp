@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -124,6 +125,21 @@ TEST(EnvironmentTest, CaptureDescribesThisMachine) {
   EXPECT_GT(env.intra_op_threads, 0);
   EXPECT_NE(env.torch_build_config.find("BLAS"), std::string::npos);
   EXPECT_EQ(env.torchperf_version, TORCHPERF_VERSION);
+}
+
+TEST(EnvironmentTest, RecordsEveryVariableAllocatorGlibcTunedSets) {
+  // A glibc-tuned point's record names all four variables, MALLOC_MMAP_MAX_ among them: it is
+  // what stops an activation above 32 MiB being faulted in afresh each call (stop 72).
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_",
+                           "MALLOC_TOP_PAD_"})
+    ASSERT_EQ(setenv(name, "7", 1), 0);
+  const Environment env = capture_environment();
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_",
+                           "MALLOC_TOP_PAD_"}) {
+    ASSERT_TRUE(env.variables.count(name)) << name;
+    EXPECT_EQ(env.variables.at(name), "7");
+    unsetenv(name);
+  }
 }
 
 TEST(EnvironmentTest, TheCpuVendorIsCpuinfosVendorId) {

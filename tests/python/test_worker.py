@@ -483,3 +483,16 @@ def test_a_function_past_its_recompile_limit_is_counted():
         compiled(torch.ones(2))
     assert worker.recompile_limit_hits() == before + 1
     torch._dynamo.reset()
+
+
+def test_the_allocator_record_names_glibcs_tuned_variables_so_a_tuned_point_is_not_shown_as_plain_glibc():
+    """allocator=glibc-tuned is an environment, not a library: the record says which MALLOC_*
+    variables the worker started with (stop 72 found such a point recorded as `glibc`)."""
+    sys.path.insert(0, os.path.abspath(PYTHON_DIR))
+    from torchperf import worker
+
+    tuned = worker.mapped_allocator({"MALLOC_MMAP_MAX_": "0", "MALLOC_TOP_PAD_": "67108864", "HOME": "/"})
+    assert tuned.endswith("(MALLOC_MMAP_MAX_=0, MALLOC_TOP_PAD_=67108864)")
+    assert tuned.startswith("glibc") or "malloc" in tuned.split(" (")[0]
+    plain = worker.mapped_allocator({"HOME": "/"})
+    assert "(" not in plain and "MALLOC" not in plain
