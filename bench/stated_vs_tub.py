@@ -6,7 +6,9 @@ TorchScript (frozen-opt) on its scripted file; C++ AOTInductor, Python eager and
 torch.compile (contiguous and channels_last) on its torch.export program. Then, for each
 configuration, ROUNDS rounds alternate its sides, each in a fresh process: a tune of that one
 configuration (`--space` pinned to it: what tune states for it), `torchperf bench` of it (only
-with BENCH_STATED_WITH_BENCH=1: a diagnosis, not the target), and torch.utils.benchmark of it
+with BENCH_STATED_WITH_BENCH=1: a diagnosis, not the target), the worker's own Side of it in a
+plain process timed by torch.utils.benchmark (only with BENCH_STATED_WITH_WORKER=1: the point's
+preparation apart from the process that runs it), and torch.utils.benchmark of it
 as a user runs it in five lines (the same threads, format and allocator environment). Side by side in one round, because this machine's pace drifts 20-30% over
 minutes: a figure stated minutes before its check would measure the drift. A second TUB process
 each round is the control: TUB / TUB is how far two fresh processes of the same five lines
@@ -16,6 +18,7 @@ ran (/proc/stat): the ratio over the quiet rounds alone, where the host took und
 
     python bench/stated_vs_tub.py TORCHPERF FIXTURES ROUNDS SECONDS OUT
     python bench/stated_vs_tub.py --tub KIND PATH FORMAT THREADS SECONDS   (one side: JSON)
+    python bench/stated_vs_tub.py --worker-side PROGRAM GRAPH FORMAT THREADS SECONDS
 """
 
 import json

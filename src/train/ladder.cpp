@@ -246,15 +246,19 @@ class Climb {
     if (o_.budget_s <= 0) return advice;
     std::vector<double> weights, prices;
     for (const Advice& a : advice) {
-      Configuration candidate = current_;
-      if (!a.knob.empty()) candidate.set(a.knob, a.value);
-      for (const auto& [knob, value] : a.with) candidate.set(knob, value);
       weights.push_back(a.weight);
-      prices.push_back(price_of_attempt(prices_, compiles(candidate)));
+      prices.push_back(price_of_attempt(prices_, compiles(candidate_of(a, a.value))));
     }
     std::vector<Advice> out;
     for (std::size_t i : order_by_gain_per_second(weights, prices)) out.push_back(advice[i]);
     return out;
+  }
+  // The top rung with the advice's knob at `value` and the knobs it comes with.
+  Configuration candidate_of(const Advice& advice, const std::string& value) const {
+    Configuration candidate = current_;
+    if (!advice.knob.empty()) candidate.set(advice.knob, value);
+    for (const auto& [knob, with] : advice.with) candidate.set(knob, with);
+    return candidate;
   }
   bool compiles(const Configuration& candidate) const {
     try {
@@ -279,9 +283,8 @@ class Climb {
       values.insert(values.end(), advice.larger.begin(), advice.larger.end());
       double previous_ratio = 0;
       for (std::size_t v = 0; v < values.size(); ++v) {
-        Change c{current_, change_of(advice, values[v]), advice.rule, advice.changes_training};
-        c.candidate.set(advice.knob, values[v]);
-        for (const auto& [knob, value] : advice.with) c.candidate.set(knob, value);
+        Change c{candidate_of(advice, values[v]), change_of(advice, values[v]), advice.rule,
+                 advice.changes_training};
         const Outcome outcome = attempt(c);
         if (outcome == Outcome::kSkipped) continue;
         if (outcome == Outcome::kKept) return true;
