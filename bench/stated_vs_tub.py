@@ -74,7 +74,7 @@ def tub(kind, path, memory_format, threads, seconds):
                       "faults_per_call": faults / max(1, calls)}))
 
 
-def worker_side(model, memory_format, threads, seconds, inputs):
+def worker_side(model, graph, memory_format, threads, seconds):
     """The Python worker's own Side (worker.py: the model loaded, copied, placed, compiled and
     wrapped as a point's is) in a plain process, timed by torch.utils.benchmark: what the point's
     preparation gives outside the tune's process. Only for graph=compile and eager programs."""
@@ -91,7 +91,7 @@ def worker_side(model, memory_format, threads, seconds, inputs):
         path = os.path.join(folder, "inputs.pt")
         torch.save((torch.randn(BATCH, 3, 224, 224),), path)
         side = worker.Side({"protocol": 1, "job": "python-side", "slot": 0, "model_kind": "program",
-                            "model": model, "inputs": path, "stream": "", "graph": inputs,
+                            "model": model, "inputs": path, "stream": "", "graph": graph,
                             "precision": "fp32", "format": memory_format, "grad": "inference",
                             "threads": threads, "interop_threads": 0, "device": "cpu",
                             "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""})
@@ -150,7 +150,7 @@ def main():
         tub(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))
         return
     if sys.argv[1] == "--worker-side":
-        worker_side(sys.argv[2], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), sys.argv[3])
+        worker_side(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))
         return
     tp, fixtures, rounds, seconds, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
         float(sys.argv[4]), sys.argv[5]
