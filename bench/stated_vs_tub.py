@@ -78,6 +78,7 @@ def worker_side(model, graph, memory_format, threads, seconds):
     """The Python worker's own Side (worker.py: the model loaded, copied, placed, compiled and
     wrapped as a point's is) in a plain process, timed by torch.utils.benchmark: what the point's
     preparation gives outside the tune's process. Only for graph=compile and eager programs."""
+    import resource
     import tempfile
 
     import torch
@@ -95,8 +96,6 @@ def worker_side(model, graph, memory_format, threads, seconds):
                             "precision": "fp32", "format": memory_format, "grad": "inference",
                             "threads": threads, "interop_threads": 0, "device": "cpu",
                             "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""})
-    import resource
-
     for _ in range(3):
         side.block(1)
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -198,16 +197,11 @@ def main():
         orders = [order, order[::-1]]
         for r in range(rounds):
             for side in orders[r % 2]:
-                if side.startswith("tub"):
-                    got = run_json([sys.executable, os.path.abspath(__file__), "--tub", case["kind"],
-                                    case["path"], case["format"], str(threads), str(seconds)])
-                    runs[side].append(got["samples_per_s"])
-                    faults[side].append(got["faults_per_call"])
-                    stolen[side].append(STOLEN[-1])
-                elif side == "worker-side":
-                    got = run_json([sys.executable, os.path.abspath(__file__), "--worker-side",
-                                    case["model"], case["kind"], case["format"], str(threads),
-                                    str(seconds)])
+                if side.startswith("tub") or side == "worker-side":  # a plain process, TUB-timed
+                    what = (["--tub", case["kind"], case["path"]] if side.startswith("tub") else
+                            ["--worker-side", case["model"], case["kind"]])
+                    got = run_json([sys.executable, os.path.abspath(__file__), *what,
+                                    case["format"], str(threads), str(seconds)])
                     runs[side].append(got["samples_per_s"])
                     faults[side].append(got["faults_per_call"])
                     stolen[side].append(STOLEN[-1])
