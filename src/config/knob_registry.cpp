@@ -581,7 +581,10 @@ Knob graph_knob() {
       "(freezing), aoti-max-autotune (kernel choices benchmarked while compiling); compiled once, "
       "cached. Python (runtime=python): eager; compile (torch.compile), compile-reduce-overhead "
       "(CUDA graphs), compile-max-autotune, compile-max-autotune-no-cudagraphs; where a dimension "
-      "varies (--dim), compile-dynamic and compile-static (torch.compile's dynamic=True/False)";
+      "varies (--dim), compile-dynamic and compile-static (torch.compile's dynamic=True/False). "
+      "ONNX Runtime (runtime=onnxruntime, the program exported to ONNX): ort (all graph "
+      "optimisations), ort-extended, ort-basic, ort-parallel (parallel execution), ort-no-arena. "
+      "OpenVINO (runtime=openvino): openvino (latency hint), openvino-throughput";
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t); };
   k.baseline = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t).front(); };
@@ -1006,6 +1009,10 @@ std::vector<std::string> all_values(const Knob& knob) {
   both.program_form = true;
   both.convolutional = both.image_input = true;
   both.named_dims = {"S"};  // the values only a varying dimension offers (compile-static, ...)
+  for (const Runtime* r : runtimes()) {  // every engine, as if installed
+    both.engines.push_back(r->name());
+    both.cuda_engines.push_back(r->name());
+  }
   std::vector<std::string> out;
   const auto add = [&](const WorkloadTraits& t) {
     for (const auto& v : knob.values(t))

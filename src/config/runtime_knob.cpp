@@ -12,9 +12,11 @@ Knob runtime_knob() {
   k.name = "runtime";
   k.description =
       "who runs the model: cpp (LibTorch in torchperf's C++ worker: TorchScript, or AOTInductor "
-      "for a torch.export program or a built-in) or python (PyTorch in the .venv's Python, in a "
-      "worker of its own: eager or torch.compile); the graph value picks the runtime within it; "
-      "the statistics, the reference and the guard are the same";
+      "for a torch.export program or a built-in), python (PyTorch in the .venv's Python, in a "
+      "worker of its own: eager or torch.compile), or an engine the program converts to, where "
+      "the .venv has it: onnxruntime (ONNX Runtime), openvino (OpenVINO); the graph value picks "
+      "the runtime within it; the threads, the statistics, the reference and the guard are the "
+      "same";
   // A runtime is a process of its own: two sides that differ in it run in two processes.
   k.scope = KnobScope::kWorker;
   k.listed_at_baseline = false;  // configurations written before it keep their names

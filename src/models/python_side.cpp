@@ -56,6 +56,28 @@ ChildEnvironment with_python_path(ChildEnvironment environment) {
   return environment;
 }
 
+const std::vector<InstalledEngine>& installed_engines() {
+  static const std::vector<InstalledEngine> engines = [] {
+    std::vector<InstalledEngine> out;
+    if (from_environment("TORCHPERF_ENGINES", "") == std::string("none")) return out;
+    PythonStep probe;
+    probe.module = "torchperf.engines";
+    probe.args = {"--installed"};
+    probe.limits.time_limit_s = 60;
+    probe.what = "asking the Python worker's Python which engines it has";
+    try {
+      const nlohmann::json answer = run_python_step(probe);
+      for (const auto& [name, engine] : answer.at("engines").items())
+        out.push_back({name, engine.at("version").get<std::string>(),
+                       engine.at("cuda").get<bool>()});
+    } catch (const std::exception&) {
+      // No venv, or a Python too old to say: the engines' runtimes say they are not installed.
+    }
+    return out;
+  }();
+  return engines;
+}
+
 nlohmann::json run_python_step(const PythonStep& step) {
   ChildSpec spec;
   spec.executable = python_interpreter();

@@ -6,6 +6,7 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/models/exported_model.h"
 #include "torchperf/models/graph_rewrites.h"
+#include "torchperf/models/python_side.h"
 #include "torchperf/measure/environment.h"
 
 namespace torchperf {
@@ -67,6 +68,11 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
     }
   }
   traits.cuda = workload.device.is_cuda();
+  if (traits.program_form)
+    for (const auto& engine : installed_engines()) {
+      traits.engines.push_back(engine.name);
+      if (engine.cuda) traits.cuda_engines.push_back(engine.name);
+    }
   traits.cpu_fuser = traits.cuda || compat::cpu_fuser_available();
   traits.inputs_from_file = inputs_from_file;
   if (workload.stream_recipe) {

@@ -131,13 +131,20 @@ std::string format_measurement(const Measurement& m) {
                          w.settled ? "settled" : "NOT settled"));
   out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
   // A configuration read from an older record has no runtime knob: C++ then.
-  const bool python = runtime_of_key(m.configuration.to_string()).worker() == RuntimeWorker::kPython;
+  const Runtime& runtime = runtime_of_key(m.configuration.to_string());
+  const bool python = runtime.worker() == RuntimeWorker::kPython;
+  // An engine's compile is its conversion (cached on disk), its session and its first call.
+  const bool engine = engine_graph(m.configuration.value("graph")) != nullptr;
   if (m.compile_s >= 0 && python)
-    out += row("compile", fmt::format("torch.compile: {:.1f} s, the first call (in setup, apart "
-                                      "from the timed calls){}",
+    out += row("compile", fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
+                                      engine ? "conversion to " + runtime.label() : "torch.compile",
                                       m.compile_s,
+                                      engine ? "with its session and first call"
+                                             : "the first call",
                                       m.compile_cache_hit
-                                          ? "; its graph an earlier point of this worker compiled"
+                                          ? (engine ? "; the conversion read from the cache"
+                                                    : "; its graph an earlier point of this worker "
+                                                      "compiled")
                                           : ""));
   else if (m.compile_s >= 0)
     out += row("compile", fmt::format("AOTInductor package {}: {:.1f} s to compile{}", m.package,

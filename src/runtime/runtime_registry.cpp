@@ -80,7 +80,8 @@ const std::vector<const Runtime*>& runtimes() {
   static const std::vector<const Runtime*> all = {&torchscript_runtime(), &aoti_runtime(),
                                                   &python_eager_runtime(),
                                                   &python_compile_runtime(),
-                                                  &python_aoti_runtime()};
+                                                  &python_aoti_runtime(),
+                                                  &onnxruntime_runtime(), &openvino_runtime()};
   return all;
 }
 
@@ -135,8 +136,16 @@ const Runtime& runtime_for(const std::string& family, const std::string& graph,
     return named && graph.rfind("compile", 0) == 0 ? python_compile_runtime()
                                                    : python_eager_runtime();
   }
-  if (family != "cpp" && !family.empty() && family != "n/a")
-    throw ConfigError("unknown runtime family '" + family + "' (expected cpp or python)");
+  if (family != "cpp" && !family.empty() && family != "n/a") {
+    // An engine is a family of one runtime.
+    std::string known;
+    for (const auto& f : runtime_families()) {
+      for (const Runtime* r : runtimes())
+        if (f == family && r->family() == family) return *r;
+      known += (known.empty() ? "" : ", ") + f;
+    }
+    throw ConfigError("unknown runtime family '" + family + "' (expected " + known + ")");
+  }
   if (named && graph.rfind("aoti", 0) == 0) return aoti_runtime();
   const auto ts = torchscript_runtime().graphs(model);
   if (named && std::find(ts.begin(), ts.end(), graph) != ts.end()) return torchscript_runtime();

@@ -103,6 +103,8 @@ json to_json(const WorkloadTraits& t) {
           {"torchscript_form", t.torchscript_form},
           {"program_form", t.program_form},
           {"caller_module", t.caller_module},
+          {"engines", t.engines},
+          {"cuda_engines", t.cuda_engines},
           {"named_dims", t.named_dims},
           {"suggested_buckets", t.suggested_buckets},
           {"stream_batch_longest", t.stream_batch_longest},
@@ -143,6 +145,8 @@ WorkloadTraits workload_traits_from_json(const json& j) {
   t.torchscript_form = j.value("torchscript_form", t.torchscript);
   t.program_form = j.value("program_form", t.exported_program);
   t.caller_module = j.value("caller_module", false);
+  t.engines = j.value("engines", std::vector<std::string>{});
+  t.cuda_engines = j.value("cuda_engines", std::vector<std::string>{});
   t.named_dims = j.value("named_dims", std::vector<std::string>{});
   t.suggested_buckets = j.value("suggested_buckets", std::string());
   t.stream_batch_longest = j.value("stream_batch_longest", std::vector<std::int64_t>{});
@@ -239,6 +243,14 @@ json worker_protocol_schema() {
                       {"autotunes", m.autotunes},
                       {"dynamic", m.dynamic ? json(m.dynamic) : json(nullptr)},
                       {"varying_only", m.varying_only}};
+  // The engines' graphs, which the Python side mirrors (python/torchperf/engine_graphs.py).
+  json& engines = schema["engine_graphs"] = json::object();
+  for (const EngineGraph& g : engine_graphs())
+    engines[g.graph] = {{"engine", g.engine},
+                        {"level", g.level ? json(g.level) : json(nullptr)},
+                        {"parallel", g.parallel},
+                        {"arena", g.arena},
+                        {"hint", g.hint ? json(g.hint) : json(nullptr)}};
   // The error table, which the Python side mirrors (python/torchperf/error_kinds.py).
   json& kinds = schema["error_kinds"] = json::object();
   for (const auto& row : kErrorKinds) kinds[std::string(row.name)] = row.exit_code;

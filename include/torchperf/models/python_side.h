@@ -21,6 +21,16 @@ std::string python_package_dir();
 // user's own PYTHONPATH (a --from-python module imports from it).
 ChildEnvironment with_python_path(ChildEnvironment environment);
 
+// The engines installed beside torch in the Python worker's Python, by runtime name
+// (onnxruntime, openvino) with their versions, and whether each has a CUDA execution provider:
+// asked once per process (`python -m torchperf.engines`, which reads package metadata and imports
+// none of them). None where that Python cannot say; TORCHPERF_ENGINES=none leaves them out.
+struct InstalledEngine {
+  std::string name, version;
+  bool cuda = false;
+};
+const std::vector<InstalledEngine>& installed_engines();
+
 struct PythonStep {
   std::string module;  // e.g. "torchperf.aoti_compile"
   std::vector<std::string> args;

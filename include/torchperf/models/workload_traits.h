@@ -63,6 +63,10 @@ struct WorkloadTraits {
   // The caller's own nn.Module came with the program (a tune from Python): its process runs an
   // AOTInductor package through Python's loader, which is then measured as such.
   bool caller_module = false;
+  // The engines installed beside torch in the Python worker's Python (onnxruntime, openvino: the
+  // runtimes of those names take a program), and those of them with a CUDA execution provider.
+  std::vector<std::string> engines;
+  std::vector<std::string> cuda_engines;
   bool saved_training = false;    // the training flag the model was saved with
   bool can_train_mode = true;     // has a training flag at all
   int usable_cores = 1;  // of each rank under DDP (the machine's shared among its ranks)

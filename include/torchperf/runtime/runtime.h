@@ -1,6 +1,6 @@
 // One type per way to run a model: TorchScript and AOTInductor in C++, eager and torch.compile in
 // Python (their CUDA-graph variants: the cuda_graphs knob in C++, compile's reduce-overhead and
-// max-autotune modes in Python). A runtime says which models it takes, which knob values apply
+// max-autotune modes in Python), and the engines a program converts to (ONNX Runtime, OpenVINO). A runtime says which models it takes, which knob values apply
 // to it and why not, how it prepares a point, which worker runs it, and the lines that apply it.
 // Callers ask the runtime; none compares its name (pytorch/benchmark's backends, registered by
 // name, each parsing its own options, are the model).
@@ -71,14 +71,33 @@ const std::vector<CompileMode>& compile_modes();
 // The mode a graph value names; nullptr for a graph that is not torch.compile's.
 const CompileMode* compile_mode(const std::string& graph);
 
+// One of an engine's ways to run a model converted from its torch.export program, as a graph value:
+// the engine runtimes' one table (`torchperf __protocol` prints it for the Python side, which
+// applies it: python/torchperf/engine_graphs.py).
+struct EngineGraph {
+  const char* graph;   // ort, ort-basic, openvino, ...
+  const char* engine;  // the runtime that runs it: onnxruntime | openvino
+  // ONNX Runtime: its graph optimisation level (all | extended | basic), its parallel execution
+  // mode (operators side by side on inter-op threads), and its CPU memory arena.
+  const char* level;
+  bool parallel;
+  bool arena;
+  // OpenVINO: its performance hint (LATENCY | THROUGHPUT), which sets its streams and threads.
+  const char* hint;
+};
+const std::vector<EngineGraph>& engine_graphs();
+// The engine graph a value names; nullptr for a graph of no engine.
+const EngineGraph* engine_graph(const std::string& graph);
+
 class Runtime {
  public:
   virtual ~Runtime() = default;
-  // Its name in the registry and in reports: torchscript, aoti, python-eager, python-compile.
+  // Its name in the registry and in reports: torchscript, aoti, python-eager, python-compile,
+  // onnxruntime, openvino.
   virtual std::string name() const = 0;
   // In tables: "C++ TorchScript", "C++ AOTInductor", "Python eager", "Python torch.compile".
   virtual std::string label() const = 0;
-  // The value of the runtime knob that selects its family: cpp or python.
+  // The value of the runtime knob that selects its family: cpp, python, or an engine's own name.
   virtual std::string family() const = 0;
   virtual RuntimeWorker worker() const = 0;
   // Whether it takes the model (by the forms it comes in), and why not.
@@ -138,7 +157,7 @@ class Runtime {
 const std::vector<const Runtime*>& runtimes();
 // Throws ConfigError naming the runtimes.
 const Runtime& runtime_named(const std::string& name);
-// The runtime of `family` (the runtime knob's value: cpp | python) that runs `graph` ("" or
+// The runtime of `family` (the runtime knob's value: cpp | python | an engine) that runs `graph` ("" or
 // "n/a": the family's own baseline for this model). Within a family the graph value decides
 // (aoti* is AOTInductor, compile* torch.compile); without one, the model's forms do (a
 // TorchScript graph runs in TorchScript). Throws ConfigError for an unknown family.

@@ -1,0 +1,191 @@
+// The engines a torch.export program converts to, each a runtime of its own family: ONNX Runtime
+// (the program exported with torch.onnx's dynamo exporter) and OpenVINO (openvino.convert_model of
+// the program). Their points run in the Python worker (python/torchperf/engines.py), which converts
+// once per model and caches the result, on the same threads and inputs as every other runtime.
+#include <algorithm>
+
+#include "runtimes.h"
+
+namespace torchperf {
+
+// The guides' start of each engine comes first (ORT with all its optimisations, OpenVINO's
+// latency hint): an engine's baseline and expert graph.
+const std::vector<EngineGraph>& engine_graphs() {
+  static const std::vector<EngineGraph> graphs = {
+      {"ort", "onnxruntime", "all", false, true, nullptr},
+      {"ort-extended", "onnxruntime", "extended", false, true, nullptr},
+      {"ort-basic", "onnxruntime", "basic", false, true, nullptr},
+      {"ort-parallel", "onnxruntime", "all", true, true, nullptr},
+      {"ort-no-arena", "onnxruntime", "all", false, false, nullptr},
+      {"openvino", "openvino", nullptr, false, false, "LATENCY"},
+      {"openvino-throughput", "openvino", nullptr, false, false, "THROUGHPUT"},
+  };
+  return graphs;
+}
+
+const EngineGraph* engine_graph(const std::string& graph) {
+  for (const auto& g : engine_graphs())
+    if (graph == g.graph) return &g;
+  return nullptr;
+}
+
+namespace {
+
+// What differs between the engines: their names, how they run on CUDA, and the lines a user writes.
+struct Engine {
+  const char* name;   // the runtime's and the family's: onnxruntime | openvino
+  const char* label;  // ONNX Runtime | OpenVINO
+  const char* pip;    // what installs it (requirements.txt pins it)
+  const char* not_on_cuda;  // why it does not run on a CUDA device here
+};
+
+constexpr Engine kOnnxRuntime{
+    "onnxruntime", "ONNX Runtime", "onnxruntime",
+    "this Python's onnxruntime has no CUDAExecutionProvider (the onnxruntime-gpu package has it)"};
+constexpr Engine kOpenVino{"openvino", "OpenVINO", "openvino",
+                           "OpenVINO runs on CPUs and Intel GPUs, not on CUDA devices"};
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+class EngineRuntime final : public Runtime {
+ public:
+  explicit EngineRuntime(const Engine& engine) : engine_(engine) {}
+  std::string name() const override { return engine_.name; }
+  std::string label() const override { return engine_.label; }
+  std::string family() const override { return engine_.name; }
+  RuntimeWorker worker() const override { return RuntimeWorker::kPython; }
+  Applicability accepts(const WorkloadTraits& model) const override {
+    if (!model.program_form)
+      return Applicability::no(label() + " runs a model converted from its torch.export program "
+                               "(a .pt2, a built-in, --from-python): a TorchScript file has none");
+    if (!listed(model.engines, name()))
+      return Applicability::no(label() + " is not installed in the Python worker's Python (pip "
+                               "install 'torchperf[engines]', or " + engine_.pip + " as "
+                               "requirements.txt pins it)");
+    if (model.cuda && !listed(model.cuda_engines, name()))
+      return Applicability::no(label() + " does not run on CUDA here: " + engine_.not_on_cuda);
+    return Applicability::yes();
+  }
+  ModelForm form(const WorkloadTraits&) const override { return ModelForm::kProgram; }
+  std::vector<std::string> graphs(const WorkloadTraits&) const override {
+    std::vector<std::string> out;
+    for (const auto& g : engine_graphs())
+      if (name() == g.engine) out.push_back(g.graph);
+    return out;
+  }
+  std::vector<std::string> expert_graphs(const WorkloadTraits& view) const override {
+    return {graphs(view).front()};
+  }
+  // Converting is this runtime's compile: paid once per model in the worker (cached on disk
+  // after), reported apart from the run, priced by its history before it is paid.
+  bool compiles(const std::string&) const override { return true; }
+  Artefact artefact(const KnobValues& value, const WorkloadTraits& view) const override {
+    Artefact a;
+    if (!engine_graph(value("graph"))) return a;
+    a.kind = ArtefactKind::kWorkerCompile;
+    a.name = value("graph");
+    a.plain = graphs(view).front();
+    return a;
+  }
+  std::optional<Applicability> applies(const std::string& knob, const std::string& value,
+                                       const WorkloadTraits& view) const override {
+    if (knob == "runtime") return std::nullopt;
+    // Its threads are the threads knob's (intra-op threads, as every runtime's); the batch, the
+    // stream's padding and batching, the allocator (preloaded into the worker) are everyone's.
+    if (knob == "threads" || knob == "batch" || knob == "allocator" || knob == "padding" ||
+        knob == "batching")
+      return std::nullopt;
+    if (knob == "graph") {
+      const EngineGraph* g = engine_graph(value);
+      if (g && name() == g->engine) return Applicability::yes();
+      std::string mine;
+      for (const auto& v : graphs(view)) mine += (mine.empty() ? "" : ", ") + v;
+      return Applicability::no("runtime=" + name() + " runs graph=" + mine);
+    }
+    if (knob == "precision")
+      return value == "fp32" ? Applicability::yes()
+                             : Applicability::no(label() + " runs the converted fp32 graph: "
+                                                 "precision=" + value + " is PyTorch's");
+    if (knob == "format")
+      return Applicability::no(label() + " chooses its own layouts: the inputs stay as the model "
+                               "takes them");
+    if (knob == "grad") return Applicability::no("a converted graph has no autograd");
+    return Applicability::no("not applied by runtime=" + name());
+  }
+  std::optional<std::vector<std::string>> values(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return graphs(view);
+    if (knob == "precision") return std::vector<std::string>{"fp32"};
+    return std::nullopt;
+  }
+  std::optional<std::string> baseline(const std::string& knob,
+                                      const WorkloadTraits& view) const override {
+    if (knob == "graph") return graphs(view).front();
+    if (knob == "precision") return std::string("fp32");
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> expert(const std::string& knob,
+                                                 const WorkloadTraits& view) const override {
+    if (knob == "graph") return expert_graphs(view);
+    if (knob == "threads" || knob == "batch" || knob == "padding" || knob == "batching")
+      return std::nullopt;
+    return std::vector<std::string>{};
+  }
+  RuntimeSnippet snippet(const std::string& graph, bool cuda) const override {
+    RuntimeSnippet s;
+    const EngineGraph* g = engine_graph(graph);
+    if (!g) return s;
+    s.cpp_setup = {"// graph=" + graph + " runs in " + label() + ": the Python snippet applies it"};
+    s.python_setup = {
+        "program = torch.export.export(model, example_inputs)  # or torch.export.load(\"model.pt2\")"};
+    if (name() == kOnnxRuntime.name) {
+      const std::string level = std::string(g->level) == "all" ? "ORT_ENABLE_ALL"
+                                : std::string(g->level) == "extended" ? "ORT_ENABLE_EXTENDED"
+                                                                      : "ORT_ENABLE_BASIC";
+      s.python_setup.insert(s.python_setup.end(), {
+          "import onnxruntime as ort",
+          "torch.onnx.export(program, example_inputs, \"model.onnx\", dynamo=True)",
+          "options = ort.SessionOptions()",
+          "options.graph_optimization_level = ort.GraphOptimizationLevel." + level,
+          "options.intra_op_num_threads = torch.get_num_threads()  # the threads knob's value",
+          std::string("options.execution_mode = ort.ExecutionMode.") +
+              (g->parallel ? "ORT_PARALLEL" : "ORT_SEQUENTIAL"),
+          std::string("options.enable_cpu_mem_arena = ") + (g->arena ? "True" : "False"),
+          std::string("session = ort.InferenceSession(\"model.onnx\", options, providers=[\"") +
+              (cuda ? "CUDAExecutionProvider" : "CPUExecutionProvider") + "\"])",
+          "names = [i.name for i in session.get_inputs()]",
+          "model = lambda *xs: [torch.from_numpy(o) for o in session.run(None, "
+          "{n: x.numpy() for n, x in zip(names, xs)})]"});
+    } else {
+      s.python_setup.insert(s.python_setup.end(), {
+          "import openvino as ov",
+          "compiled = ov.Core().compile_model(ov.convert_model(program), \"CPU\", {",
+          std::string("    \"PERFORMANCE_HINT\": \"") + g->hint + "\", "
+              "\"INFERENCE_NUM_THREADS\": torch.get_num_threads(), "
+              "\"INFERENCE_PRECISION_HINT\": \"f32\"})",
+          "request = compiled.create_infer_request()",
+          "model = lambda *xs: [torch.from_numpy(request.infer([x.numpy() for x in xs], "
+          "share_inputs=True)[o]) for o in compiled.outputs]"});
+    }
+    return s;
+  }
+
+ private:
+  Engine engine_;
+};
+
+}  // namespace
+
+const Runtime& onnxruntime_runtime() {
+  static const EngineRuntime runtime(kOnnxRuntime);
+  return runtime;
+}
+
+const Runtime& openvino_runtime() {
+  static const EngineRuntime runtime(kOpenVino);
+  return runtime;
+}
+
+}  // namespace torchperf
