@@ -3,6 +3,7 @@
 #include "torchperf/config/configuration_file.h"
 #include "torchperf/error.h"
 #include "torchperf/models/exported_program.h"
+#include "torchperf/runtime/runtime.h"
 
 namespace torchperf::cli {
 
@@ -20,6 +21,16 @@ void apply_config_argument(const std::string& argument, BenchOptions& options) {
 }
 
 void default_to_serving(Configuration& config, const std::string& model) {
+  // serve hosts LibTorch in its own process: a configuration measured in the Python worker (torch
+  // .compile, an engine) is not one it can run, and is said before anything loads.
+  if (const auto family = config.get("runtime")) {
+    const Runtime& runtime = runtime_for(*family, config.get("graph").value_or(""), WorkloadTraits{});
+    if (runtime.worker() == RuntimeWorker::kPython)
+      throw ConfigError("runtime=" + *family + ": serve runs the model in C++ (TorchScript or "
+                        "AOTInductor), and " + runtime.label() + " runs in the Python worker; "
+                        "serve the tune's best C++ point (its report's \"best of each runtime\"), "
+                        "or run the winner in Python with torchperf.load(RUN).apply(model)");
+  }
   // A torch.export program is served as exported: it has no training flag or autograd to set.
   bool program = false;
   if (model.rfind("builtin:", 0) != 0) {

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -11,6 +12,8 @@
 #include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
 #include "torchperf/models/model.h"
+#include "torchperf/models/python_side.h"
+#include "torchperf/runtime/runtime.h"
 #include "torchperf/report/table_writer.h"
 
 namespace torchperf::cli {
@@ -21,6 +24,31 @@ std::vector<std::string> used_by(const Knob& k) {
   if (k.inference) out = {"bench", "tune"};
   if (k.training) out.push_back("train");
   return out;
+}
+
+// The engines the Python worker's Python has, as runtimes (their versions), and those it lacks.
+nlohmann::json engines_json() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& e : installed_engines())
+    out[e.name] = {{"version", e.version}, {"cuda", e.cuda}};
+  return out;
+}
+
+std::string engines_text() {
+  std::string installed, missing;
+  for (const Runtime* r : runtimes()) {
+    if (r->family() != r->name()) continue;  // the engines: each a family of one runtime
+    const auto& engines = installed_engines();
+    const auto found = std::find_if(engines.begin(), engines.end(),
+                                    [&](const InstalledEngine& e) { return e.name == r->name(); });
+    std::string& list = found == engines.end() ? missing : installed;
+    list += (list.empty() ? "" : ", ") + r->label();
+    if (found != engines.end()) list += " " + found->version + (found->cuda ? " (CUDA)" : "");
+  }
+  std::string text = installed.empty() ? "none" : installed;
+  if (!missing.empty())
+    text += "; not installed: " + missing + " (pip install 'torchperf[engines]')";
+  return text;
 }
 
 }  // namespace
@@ -48,6 +76,7 @@ Runner add_knobs_command(CLI::App& app) {
         out["builtin_models"].push_back({{"name", m.name},
                                          {"description", m.description},
                                          {"inputs", to_string(m.default_inputs)}});
+      out["engines"] = engines_json();
       std::cout << out.dump(2) << "\n";
       return kSuccess;
     }
@@ -68,6 +97,8 @@ Runner add_knobs_command(CLI::App& app) {
     for (const auto& m : builtin_models())
       std::cout << fmt::format("  {:<20} {}  [input {}]\n", m.name, m.description,
                                to_string(m.default_inputs));
+    std::cout << "\nengines (runtime=NAME, a torch.export program converted)\n  " << engines_text()
+              << "\n";
     return kSuccess;
   };
 }
@@ -80,10 +111,13 @@ Runner add_env_command(CLI::App& app) {
     if (!cmd->parsed()) return -1;
     const Environment env = capture_environment();
     if (*json) {
-      std::cout << to_json(env).dump(2) << "\n";
+      nlohmann::json out = to_json(env);
+      out["engines"] = engines_json();
+      std::cout << out.dump(2) << "\n";
     } else {
       for (const auto& w : env.warnings) std::cout << "***WARNING*** " << w << "\n";
       std::cout << format_environment(env);
+      std::cout << fmt::format("  {:<22} {}\n", "engines", engines_text());
     }
     return kSuccess;
   };

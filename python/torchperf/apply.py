@@ -11,11 +11,11 @@ import os
 import sys
 import tempfile
 
-from torchperf import _child, _core, python_settings
+from torchperf import _child, _core, engine_graphs, python_settings
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import GuardVerdict, configuration_key
-from torchperf.result import RESULTS_ERROR
+from torchperf.result import ARTIFACTS, RESULTS_ERROR
 
 
 def say(message):
@@ -130,6 +130,30 @@ def _package_winner(result, configuration, device, inputs):
     precision = "bf16" if configuration.get("precision") == "bf16" else "fp32"
     fn = python_settings.call_function(runner, "on", precision, device)
     return make_applied(fn, configuration, device, _threads(configuration))
+
+
+def _engine_winner(result, configuration, graph, device, inputs):
+    """An engine's winner (ONNX Runtime, OpenVINO) run here on torch tensors: the result's program
+    converted as the worker converted the model, kept in the result's artifacts (save copies them,
+    so a loaded result does not convert again)."""
+    from torchperf import engines
+
+    program = os.path.join(result.folder, "model.pt2")
+    if not os.path.exists(program):
+        raise TorchperfError(f"apply: the winner {result.record.winner} runs a conversion of the "
+                             f"program, and {program} is missing: tune again, or load a result "
+                             "saved with result.save", exit_code=ErrorKind.MODEL)
+    threads = configuration.get("threads", "n/a")
+    folder = os.path.join(result.folder, ARTIFACTS, "engine")
+    try:
+        fn, convert_s, cached = engines.prepared(
+            graph, "program", program, None, [tuple(inputs)],
+            int(threads) if threads.isdigit() else 0, device, folder)
+    except engines.EngineError as e:
+        raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
+    say(f"graph={graph}: {'the conversion kept with the result' if cached else f'converted the program in {convert_s:.1f} s, kept with the result'}; "
+        f"the engine runs at threads={threads} on its own thread pool")
+    return make_applied(fn, configuration, device, None)
 
 
 def example_inputs(result):
@@ -293,7 +317,10 @@ def apply(result, model):
                           else "cpu")
     inputs = example_inputs(result)  # read once: the package's call spec, the guard, the check
     # A package (graph=aoti*) runs in Python's loader, as the python runtime measured it.
-    if configuration.get("runtime", "cpp") == "python" and \
+    engine = engine_graphs.graph_of(configuration)
+    if engine:
+        applied = _engine_winner(result, configuration, engine, device, inputs)
+    elif configuration.get("runtime", "cpp") == "python" and \
             not configuration.get("graph", "").startswith("aoti"):
         applied = _python_winner(result, model, configuration, device)
     else:

@@ -28,3 +28,12 @@ GRAPHS = (
 )
 
 BY_GRAPH = {g.graph: g for g in GRAPHS}
+
+
+def graph_of(configuration):
+    """The engine graph a configuration runs ({knob: value}), its engine's first where the key
+    leaves the graph at its baseline; None for a configuration of no engine."""
+    graph = configuration.get("graph", "")
+    if graph in BY_GRAPH:
+        return graph
+    return next((g.graph for g in GRAPHS if g.engine == configuration.get("runtime")), None)

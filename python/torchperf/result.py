@@ -16,7 +16,8 @@ from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import PointStatus, RecordError, TuneSummary, Verdict, json_kind
 
-ARTIFACTS = "artifacts"  # in a saved folder: the AOTInductor package, torch.compile's cache
+# In a saved folder: the AOTInductor package, torch.compile's cache, an engine's conversion.
+ARTIFACTS = "artifacts"
 EXPECTED = "expected a folder written by result.save or by torchperf.tune (its out)"
 # Exit codes (docs/cli.md): 3 a run without a winner, 6 a results file or folder that is missing,
 # damaged or foreign.
@@ -295,6 +296,9 @@ class TuneResult:
             package = self.winner_package()
             if package and os.path.exists(package):
                 shutil.copy2(package, os.path.join(path, ARTIFACTS, "package.pt2"))
+        engine = os.path.join(self.folder, ARTIFACTS, "engine")  # an engine's conversion
+        if os.path.isdir(engine):
+            shutil.copytree(engine, os.path.join(path, ARTIFACTS, "engine"))
         kept = os.path.join(self.folder, ARTIFACTS, "compile_cache.bin")
         if self._cache_artifacts:
             with open(os.path.join(path, ARTIFACTS, "compile_cache.bin"), "wb") as f:

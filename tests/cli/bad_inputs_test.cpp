@@ -152,4 +152,38 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue 61: an engine asked for that is not installed, a server asked to host one, and an operator
+// the engine has no kernel for (ONNX Runtime has no int16 MatMul): each one line, its own code.
+TEST(BadInputsTest, AnEngineNotInstalledOrUnableToRunTheModelIsOneLineWithItsExitCode) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-engine-inputs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "int16_model.py") << "import torch\n"
+                                           "class Net(torch.nn.Module):\n"
+                                           "    def forward(self, x):\n"
+                                           "        y = (x * 8).to(torch.int16)\n"
+                                           "        return (y @ y.T).float()\n";
+  const struct {
+    std::string script;
+    int exit_code;
+    std::string piece;
+  } table[] = {
+      {"TORCHPERF_ENGINES=none \"$TORCHPERF\" bench builtin:mlp --runtime onnxruntime --quiet", 2,
+       "ONNX Runtime is not installed in the Python worker's Python (pip install "
+       "'torchperf[engines]'"},
+      {"\"$TORCHPERF\" serve builtin:mlp --config runtime=openvino --port 0", 2,
+       "serve runs the model in C++"},
+      {"cd " + dir.string() + " && \"$TORCHPERF\" bench --from-python int16_model:Net --input 5 "
+       "--runtime onnxruntime --time 0.2 --quiet",
+       10, "ONNX Runtime could not load the converted model"},
+  };
+  for (const auto& bad : table) {
+    const CliRun run = testing::run_shell(bad.script);
+    EXPECT_EQ(run.exit_code, bad.exit_code) << bad.script << "\n" << run.err;
+    EXPECT_NE(run.err.find(bad.piece), std::string::npos) << bad.script << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << bad.script << "\n" << run.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace torchperf

@@ -958,3 +958,29 @@ def test_a_winner_that_raises_in_apply_is_named_with_the_inputs_it_was_given(tun
                                              r"multiplied$") as e:
         copy.apply(Broken())
     assert e.value.exit_code == 5
+
+
+def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_converting_again(
+        tmp_path, capfd):
+    # Issue 61: ONNX Runtime's winner is run in this process on torch tensors, its conversion
+    # kept with the result.
+    from torchperf import engines
+
+    if "onnxruntime" not in engines.installed():
+        pytest.skip("onnxruntime is not installed in this Python")
+    model = mlp()
+    result = torchperf.tune(model, torch.randn(8, 64), budget="2m", out=str(tmp_path / "run"),
+                            search="exhaustive", time_s=0.2, progress=False,
+                            space="runtime=onnxruntime;graph=ort,ort-basic;threads=1")
+    assert result.winner["configuration"].startswith("runtime=onnxruntime"), result.points
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    assert "converted the program" in said and "its output passes the guard" in said, said
+    x = torch.randn(5, 64)
+    torch.testing.assert_close(fast(x), model(x).detach(), rtol=1e-4, atol=1e-5)
+    saved = result.save(str(tmp_path / "saved"))
+    assert os.listdir(os.path.join(saved, "artifacts", "engine"))
+    again = torchperf.load(saved).apply(model)
+    said = capfd.readouterr().err
+    assert "the conversion kept with the result" in said, said
+    torch.testing.assert_close(again(x), model(x).detach(), rtol=1e-4, atol=1e-5)

@@ -4,7 +4,7 @@ bridge's operations (each direction, every field and its wire type)."""
 
 from test_worker import protocol_schema
 
-from torchperf import compile_modes, ray_bridge
+from torchperf import compile_modes, engine_graphs, ray_bridge
 
 
 def test_the_compile_modes_are_the_cores_table():
@@ -14,6 +14,13 @@ def test_the_compile_modes_are_the_cores_table():
                       "varying_only": m.varying_only} for m in compile_modes.MODES}
     assert ours == listed
     assert set(compile_modes.TRAINING) == {g for g, m in listed.items() if m["trains"]}
+
+
+def test_the_engine_graphs_are_the_cores_table():
+    listed = protocol_schema()["engine_graphs"]
+    ours = {g.graph: {"engine": g.engine, "level": g.level, "parallel": g.parallel,
+                      "arena": g.arena, "hint": g.hint} for g in engine_graphs.GRAPHS}
+    assert ours == listed
 
 
 def test_the_ray_bridge_speaks_the_operations_the_core_lists():

@@ -1,0 +1,122 @@
+"""The engines (python/torchperf/engines.py): which are installed, a real model converted by
+torch.onnx and OpenVINO, cached, and run on torch tensors as the worker and apply run it; and a
+model no exporter converts, refused in one line."""
+
+import os
+
+import pytest
+import torch
+
+from torchperf import engines
+from torchperf.error_kinds import ErrorKind
+
+
+class TwoOutputs(torch.nn.Module):
+    """Token ids of any length in, a per-token output and a pooled one out (a tuple)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embedding = torch.nn.Embedding(50, 16)
+        self.linear = torch.nn.Linear(16, 8)
+
+    def forward(self, ids, mask):
+        x = self.linear(self.embedding(ids)) * mask.unsqueeze(-1)
+        return x, x.sum(1)
+
+
+class DataDependent(torch.nn.Module):
+    """Python control flow on a tensor's value: torch.export cannot trace it."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+def samples(lengths, batch=4):
+    torch.manual_seed(1)
+    return [(torch.randint(0, 50, (batch, n)), torch.ones(batch, n)) for n in lengths]
+
+
+def installed_or_skip(engine):
+    if engine not in engines.installed():
+        pytest.skip(f"{engine} is not installed in this Python")
+
+
+def test_installed_names_each_engine_with_its_version_and_a_gpu_build_as_cuda():
+    versions = {"onnxruntime-gpu": "1.32.0", "openvino": "2026.4.1"}
+    assert engines.installed(versions.get) == {
+        "onnxruntime": {"version": "1.32.0", "cuda": True},
+        "openvino": {"version": "2026.4.1", "cuda": False}}
+    assert engines.installed(lambda name: None) == {}
+
+
+def test_the_cache_is_torchperfs_own_folder_as_the_core_finds_it():
+    assert engines.cache_dir({"TORCHPERF_CACHE_DIR": "/c"}) == "/c/engines"
+    assert engines.cache_dir({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/x/torchperf/engines"
+    assert engines.cache_dir({"HOME": "/h"}) == "/h/.cache/torchperf/engines"
+
+
+def test_the_dimensions_that_vary_across_the_samples_and_the_batch_are_the_dynamic_axes():
+    s = samples([7, 12])
+    assert engines.varying_dims(s) == [{0, 1}, {0, 1}]
+    assert engines.signature(s) == "int64[?,?];float32[?,?]"
+    assert engines.signature(samples([7])) == "int64[?,7];float32[?,7]"
+
+
+@pytest.mark.parametrize("graph", ["ort", "openvino"])
+def test_a_converted_model_runs_every_length_like_eager_and_is_read_back_from_the_cache(graph, tmp_path):
+    installed_or_skip("onnxruntime" if graph == "ort" else "openvino")
+    model = TwoOutputs().eval()
+    stream = samples([7, 12, 30])
+    call, convert_s, cached = engines.prepared(graph, "builtin", "two-outputs@0", lambda: model,
+                                               stream, 2, torch.device("cpu"), str(tmp_path))
+    assert convert_s > 0 and not cached
+    for inputs in stream + samples([3, 41], batch=2):
+        got, want = call(*inputs), model(*inputs)
+        assert isinstance(got, tuple) and len(got) == 2, "the model's own output structure"
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+    again, convert_s, cached = engines.prepared(graph, "builtin", "two-outputs@0",
+                                                lambda: pytest.fail("converted again"), stream, 2,
+                                                torch.device("cpu"), str(tmp_path))
+    assert cached and convert_s == 0
+    torch.testing.assert_close(again(*stream[0])[1], model(*stream[0])[1], rtol=1e-4, atol=1e-5)
+
+
+def test_a_model_torch_export_cannot_trace_fails_in_one_line_as_a_compile_error(tmp_path):
+    installed_or_skip("onnxruntime")
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("ort", "builtin", "data-dependent@0", lambda: DataDependent(),
+                         [(torch.randn(2, 3),)], 1, torch.device("cpu"), str(tmp_path))
+    assert e.value.kind == ErrorKind.COMPILE
+    assert "ONNX Runtime: torch.export could not export the model" in str(e.value)
+    assert "\n" not in str(e.value)
+    assert not os.listdir(tmp_path), "nothing half-written is cached"
+
+
+def test_a_graph_of_no_engine_is_refused_naming_the_engines_graphs(tmp_path):
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("compile", "builtin", "x@0", lambda: None, [(torch.ones(1),)], 1,
+                         torch.device("cpu"), str(tmp_path))
+    assert e.value.kind == ErrorKind.CONFIG and "ort, ort-extended" in str(e.value)
+
+
+class Int16MatMul(torch.nn.Module):
+    """Exports and converts, but ONNX Runtime has no MatMul kernel for int16."""
+
+    def forward(self, x):
+        y = (x * 8).to(torch.int16)
+        return (y @ y.T).float()
+
+
+def test_an_operator_the_engine_has_no_kernel_for_fails_in_one_line_naming_the_engine(tmp_path):
+    installed_or_skip("onnxruntime")
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("ort", "builtin", "int16@0", lambda: Int16MatMul(),
+                         [(torch.randn(4, 5),)], 1, torch.device("cpu"), str(tmp_path))
+    assert e.value.kind == ErrorKind.COMPILE
+    assert str(e.value).startswith("ONNX Runtime could not load the converted model")
+    assert "MatMul" in str(e.value) and "\n" not in str(e.value)

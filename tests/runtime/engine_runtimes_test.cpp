@@ -1,0 +1,109 @@
+// The engine runtimes: ONNX Runtime and OpenVINO, each a family of one runtime, what they take
+// and what they make of the knobs.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+#include "torchperf/runtime/runtime.h"
+
+namespace torchperf {
+namespace {
+
+WorkloadTraits with_engines(WorkloadTraits t) {
+  t.engines = {"onnxruntime", "openvino"};
+  return t;
+}
+
+std::string reason(const Runtime& r, const WorkloadTraits& t) { return r.accepts(t).reason; }
+
+}  // namespace
+
+TEST(EngineRuntimesTest, AnEngineIsAFamilyOfOneRuntimeThatRunsInThePythonWorker) {
+  const WorkloadTraits t = with_engines(testing::image_program_traits());
+  for (const char* name : {"onnxruntime", "openvino"}) {
+    const Runtime& r = runtime_named(name);
+    EXPECT_EQ(r.family(), name);
+    EXPECT_EQ(r.worker(), RuntimeWorker::kPython);
+    EXPECT_EQ(&runtime_for(name, "", t), &r);
+    EXPECT_TRUE(r.compiles(r.graphs(r.view(t)).front())) << "its conversion is paid like a compile";
+  }
+  EXPECT_EQ(runtime_named("onnxruntime").graphs(t),
+            (std::vector<std::string>{"ort", "ort-extended", "ort-basic", "ort-parallel",
+                                      "ort-no-arena"}));
+  EXPECT_EQ(runtime_running("openvino-throughput").name(), "openvino");
+}
+
+TEST(EngineRuntimesTest, TheGuidesStartIsOrtWithAllOptimisationsAndOpenVinosLatencyHint) {
+  const WorkloadTraits t = with_engines(testing::image_program_traits());
+  EXPECT_EQ(runtime_named("onnxruntime").expert_graphs(t), (std::vector<std::string>{"ort"}));
+  EXPECT_EQ(runtime_named("openvino").expert_graphs(t), (std::vector<std::string>{"openvino"}));
+  EXPECT_EQ(engine_graph("ort")->level, std::string("all"));
+  EXPECT_EQ(engine_graph("openvino")->hint, std::string("LATENCY"));
+  EXPECT_EQ(engine_graph("compile"), nullptr);
+}
+
+TEST(EngineRuntimesTest, AnEngineNotInstalledIsRefusedSayingHowToInstallIt) {
+  const WorkloadTraits bare = testing::image_program_traits();
+  const Applicability a = runtime_named("onnxruntime").accepts(bare);
+  EXPECT_FALSE(a.applies);
+  EXPECT_NE(a.reason.find("ONNX Runtime is not installed"), std::string::npos) << a.reason;
+  EXPECT_NE(a.reason.find("torchperf[engines]"), std::string::npos) << a.reason;
+  EXPECT_TRUE(family_runtimes("openvino", bare).empty());
+}
+
+TEST(EngineRuntimesTest, AnEngineConvertsAProgramAndRefusesATorchScriptFile) {
+  const WorkloadTraits script = with_engines(testing::image_model_traits());
+  EXPECT_NE(reason(runtime_named("openvino"), script).find("torch.export program"),
+            std::string::npos);
+  EXPECT_TRUE(runtime_named("openvino").accepts(with_engines(testing::image_builtin_traits())).applies);
+}
+
+TEST(EngineRuntimesTest, OnCudaOnlyAnEngineWithACudaProviderRuns) {
+  WorkloadTraits cuda = with_engines(testing::image_program_traits());
+  cuda.cuda = true;
+  EXPECT_NE(reason(runtime_named("onnxruntime"), cuda).find("CUDAExecutionProvider"),
+            std::string::npos);
+  EXPECT_NE(reason(runtime_named("openvino"), cuda).find("not on CUDA"), std::string::npos);
+  cuda.cuda_engines = {"onnxruntime"};
+  EXPECT_TRUE(runtime_named("onnxruntime").accepts(cuda).applies);
+}
+
+TEST(EngineRuntimesTest, AnEngineTakesThreadsBatchAndTheStreamButNotPyTorchsOwnKnobs) {
+  const Runtime& ort = runtime_named("onnxruntime");
+  const WorkloadTraits t = ort.view(with_engines(testing::image_program_traits()));
+  for (const char* knob : {"threads", "batch", "padding", "batching", "allocator"})
+    EXPECT_FALSE(ort.applies(knob, "1", t).has_value()) << knob << ": the knob's own declaration";
+  EXPECT_TRUE(ort.applies("precision", "fp32", t)->applies);
+  EXPECT_FALSE(ort.applies("precision", "bf16", t)->applies);
+  EXPECT_FALSE(ort.applies("format", "channels_last", t)->applies);
+  EXPECT_FALSE(ort.applies("grad", "inference", t)->applies);
+  EXPECT_FALSE(ort.applies("graph", "openvino", t)->applies);
+  EXPECT_NE(ort.applies("graph", "compile", t)->reason.find("ort, ort-extended"),
+            std::string::npos);
+}
+
+TEST(EngineRuntimesTest, AnEnginesConversionIsAWorkerCompilePricedByItsEnginesPlainGraph) {
+  const Runtime& ov = runtime_named("openvino");
+  const WorkloadTraits t = ov.view(with_engines(testing::image_program_traits()));
+  const Artefact a = ov.artefact(
+      [](const std::string& knob) { return knob == "graph" ? "openvino-throughput" : "n/a"; }, t);
+  EXPECT_EQ(a.kind, ArtefactKind::kWorkerCompile);
+  EXPECT_EQ(a.name, "openvino-throughput");
+  EXPECT_EQ(a.plain, "openvino");
+}
+
+TEST(EngineRuntimesTest, AnEnginesSnippetExportsThenOpensItsSessionOnTheSameThreads) {
+  const RuntimeSnippet ort = runtime_named("onnxruntime").snippet("ort-basic", false);
+  std::string lines;
+  for (const auto& l : ort.python_setup) lines += l + "\n";
+  EXPECT_NE(lines.find("torch.onnx.export(program"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("ORT_ENABLE_BASIC"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("intra_op_num_threads = torch.get_num_threads()"), std::string::npos);
+  EXPECT_NE(lines.find("CPUExecutionProvider"), std::string::npos);
+  const RuntimeSnippet ov = runtime_named("openvino").snippet("openvino-throughput", false);
+  lines.clear();
+  for (const auto& l : ov.python_setup) lines += l + "\n";
+  EXPECT_NE(lines.find("\"PERFORMANCE_HINT\": \"THROUGHPUT\""), std::string::npos) << lines;
+  EXPECT_NE(lines.find("\"INFERENCE_PRECISION_HINT\": \"f32\""), std::string::npos) << lines;
+}
+
+}  // namespace torchperf
