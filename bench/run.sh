@@ -62,6 +62,9 @@
 #      and its winner over the whole stream against a careful person's sorted loops in Python.
 #  24. the figure tune states against torch.utils.benchmark of the same configuration in a fresh
 #      process, for a CNN fixture at batch 16 in each runtime and format (within 5%).
+#  25. engines in the tune: its winner (5-minute budget, ONNX Runtime and OpenVINO in its space) on
+#      two CNN fixtures and an encoder of our own against the best of a hand set (torch.compile
+#      default and max-autotune, +/- channels_last, ONNX Runtime, OpenVINO), alternated rounds.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,7 +98,7 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 export MALLOC_MMAP_MAX_=${MALLOC_MMAP_MAX_:-0}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -928,4 +931,12 @@ if section 24; then
 echo "== 24. tune's stated figure vs torch.utils.benchmark in a fresh process: MobileNetV2 fixture, batch 16, each runtime and format"
 "$python" "$here/stated_vs_tub.py" "$tp_binary" "$fixtures" "${BENCH_STATED_ROUNDS:-3}" \
     "${BENCH_STATED_SECONDS:-3}" "$build/bench-stated"
+fi
+
+if section 25; then
+# Issue 61. The fastest way whichever engine it is: tune's winner against the engines and
+# torch.compile by hand.
+echo "== 25. engines in the tune: its winner (--budget ${BENCH_ENGINES_BUDGET:-5m}, batch 16) vs the best hand side, ${BENCH_ENGINES_ROUNDS:-2} rounds"
+"$python" "$here/engines_vs_hand.py" "$tp_binary" "$fixtures" "${BENCH_ENGINES_BUDGET:-5m}" \
+    "${BENCH_ENGINES_ROUNDS:-2}" "${BENCH_ENGINES_SECONDS:-3}" "$build/bench-engines"
 fi

@@ -134,7 +134,9 @@ std::string format_measurement(const Measurement& m) {
   const Runtime& runtime = runtime_of_key(m.configuration.to_string());
   const bool python = runtime.worker() == RuntimeWorker::kPython;
   // An engine's compile is its conversion (cached on disk), its session and its first call.
-  const bool engine = engine_graph(m.configuration.value("graph")) != nullptr;
+  const bool engine =
+      std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
+                  [](const ResolvedKnob& k) { return k.name == "graph" && engine_graph(k.value); });
   if (m.compile_s >= 0 && python)
     out += row("compile", fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
                                       engine ? "conversion to " + runtime.label() : "torch.compile",
