@@ -58,6 +58,33 @@ def tub_samples_per_s(fn, inputs, seconds):
     return BATCH / timer.blocked_autorange(min_run_time=seconds).median
 
 
+def engine_by_hand(name, program_path, program, inputs, threads):
+    """An engine as the guides start it, in five lines: ONNX Runtime with all graph optimisations
+    on the program torch.onnx exports (the file kept beside the program), or OpenVINO's latency
+    hint in fp32; `threads` intra-op threads either way. A callable of torch tensors."""
+    import torch
+
+    if name == "ort":
+        import onnxruntime as ort
+
+        path = f"{program_path}.onnx"
+        if not os.path.exists(path):
+            torch.onnx.export(program, inputs, dynamo=True).save(path)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        names = [i.name for i in session.get_inputs()]
+        return lambda *xs: session.run(None, {n: x.numpy() for n, x in zip(names, xs)})
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(ov.convert_model(program), "CPU", {
+        "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
+        "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    return lambda *xs: request.infer([x.numpy() for x in xs], share_inputs=True)
+
+
 def side(name, program_path, spec, seconds):
     """One hand side, in this process: five lines of what the guides say, timed by TUB."""
     import torch
@@ -80,30 +107,8 @@ def side(name, program_path, spec, seconds):
         def fn(*xs):
             with torch.inference_mode():
                 return compiled(*xs)
-    elif name == "ort":
-        import onnxruntime as ort
-
-        path = f"{program_path}.onnx"
-        if not os.path.exists(path):
-            torch.onnx.export(program, inputs, dynamo=True).save(path)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = cores
-        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-
-        def fn(*xs):
-            return session.run(None, {n: x.numpy() for n, x in zip(names, xs)})
-    elif name == "openvino":
-        import openvino as ov
-
-        compiled = ov.Core().compile_model(ov.convert_model(program), "CPU", {
-            "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": cores,
-            "INFERENCE_PRECISION_HINT": "f32"})
-        request = compiled.create_infer_request()
-
-        def fn(*xs):
-            return request.infer([x.numpy() for x in xs], share_inputs=True)
+    elif name in ("ort", "openvino"):
+        fn = engine_by_hand(name, program_path, program, inputs, cores)
     else:
         raise SystemExit(f"unknown side {name}")
     fn(*inputs)

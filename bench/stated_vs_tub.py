@@ -33,7 +33,8 @@ INPUT = ["--input", "3x224x224"]
 
 
 def tub(kind, path, memory_format, threads, seconds):
-    """KIND: torchscript (frozen-opt), aoti (a package), eager or compile (a program)."""
+    """KIND: torchscript (frozen-opt), aoti (a package), eager or compile (a program), ort or
+    openvino (the program converted, as a user starts the engine by hand)."""
     import torch
     import torch.utils.benchmark as benchmark
 
@@ -50,6 +51,11 @@ def tub(kind, path, memory_format, threads, seconds):
         model = torch.jit.optimize_for_inference(torch.jit.freeze(model))
     elif kind == "aoti":
         model = torch._inductor.aoti_load_package(path)
+    elif kind in ("ort", "openvino"):  # issue 61: the engines, as engines_vs_hand.py starts them
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from engines_vs_hand import engine_by_hand
+
+        model = engine_by_hand(kind, path, torch.export.load(path), (x,), threads)
     else:
         model = torch.export.load(path).module()
         if channels_last:
@@ -77,7 +83,7 @@ def tub(kind, path, memory_format, threads, seconds):
 def worker_side(model, graph, memory_format, threads, seconds):
     """The Python worker's own Side (worker.py: the model loaded, copied, placed, compiled and
     wrapped as a point's is) in a plain process, timed by torch.utils.benchmark: what the point's
-    preparation gives outside the tune's process. Only for graph=compile and eager programs."""
+    preparation gives outside the tune's process. For eager, compile and the engines' programs."""
     import resource
     import tempfile
 
@@ -105,6 +111,12 @@ def worker_side(model, graph, memory_format, threads, seconds):
     calls = m.number_per_run * len(m.times)
     print(json.dumps({"samples_per_s": BATCH / m.median, "runs": len(m.times),
                       "faults_per_call": faults / max(1, calls)}))
+
+
+def engine_installed(name):
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
 
 
 def host_ticks():
@@ -166,6 +178,10 @@ def main():
     forms = [(scripted, f"runtime=cpp;graph=frozen-opt;mode=eval;grad=inference;{pinned}"),
              (program, f"runtime=cpp,python;graph=aoti,eager,compile;grad=inference;"
                        f"format=contiguous,channels_last;{pinned}")]
+    # The engines the .venv has (issue 61): their guides' start, each a configuration of its own.
+    engines = [e for e in ("onnxruntime", "openvino") if engine_installed(e)]
+    if engines:
+        forms.append((program, f"runtime={','.join(engines)};graph=ort,openvino;{pinned}"))
     # BENCH_STATED_CASES=compile:contiguous,aoti:contiguous: only these (KIND:FORMAT) configurations,
     # and only the forms' tunes that hold one (a diagnosis of one configuration in less time).
     only = [c for c in os.environ.get("BENCH_STATED_CASES", "").split(",") if c]
@@ -179,6 +195,7 @@ def main():
             knobs = m["configuration"]["knobs"]
             graph = knobs["graph"]["value"]
             fmt = knobs["format"]["value"] if knobs["format"]["applicable"] else "contiguous"
+            fmt = "contiguous" if graph in ("ort", "openvino") else fmt
             kind = {"frozen-opt": "torchscript", "aoti": "aoti"}.get(graph, graph)
             path = (m.get("compile") or {}).get("package") if kind == "aoti" else model
             if not only or f"{kind}:{fmt}" in only:
@@ -189,7 +206,7 @@ def main():
         runs = {"tune": [], "tub": [], "tub-again": []}
         if with_bench:
             runs["bench"] = []
-        if with_worker and case["kind"] in ("eager", "compile"):
+        if with_worker and case["kind"] in ("eager", "compile", "ort", "openvino"):
             runs["worker-side"] = []
         faults = {side: [] for side in runs}  # minor page faults per call, each run
         stolen = {side: [] for side in runs}  # the host's steal share while the side ran

@@ -120,3 +120,21 @@ def test_an_operator_the_engine_has_no_kernel_for_fails_in_one_line_naming_the_e
     assert e.value.kind == ErrorKind.COMPILE
     assert str(e.value).startswith("ONNX Runtime could not load the converted model")
     assert "MatMul" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_on_cuda_an_engine_without_a_cuda_provider_is_refused_before_it_loads_anything(tmp_path):
+    # The CPU wheel of onnxruntime has no CUDAExecutionProvider (onnxruntime-gpu has); OpenVINO
+    # runs on CPUs here. Refused before the file is opened: the file need not exist.
+    installed_or_skip("onnxruntime")
+    installed_or_skip("openvino")
+    import onnxruntime
+
+    if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        pytest.skip("this onnxruntime has a CUDA provider")
+    missing = str(tmp_path / "never-written.onnx")
+    with pytest.raises(engines.EngineError) as e:
+        engines.ort_call("ort", missing, 1, torch.device("cuda"))
+    assert e.value.kind == ErrorKind.CONFIG and "has no CUDAExecutionProvider" in str(e.value)
+    with pytest.raises(engines.EngineError) as e:
+        engines.openvino_call("openvino", missing, 1, torch.device("cuda"))
+    assert e.value.kind == ErrorKind.CONFIG and "OpenVINO runs on CPUs here" in str(e.value)
