@@ -129,15 +129,14 @@ def _written(path, write):
     os.replace(partial, path)
 
 
-def converted(engine, kind, path, load_module, samples, folder=None):
-    """The model converted for `engine`, cached: (file, output structure, seconds spent converting,
-    whether the cache had it). ONNX Runtime's file is torch.onnx's export of the program;
+def converted(engine, kind, path, load_module, samples, folder=None, version="?"):
+    """The model converted for `engine` (at `version`, part of the cache's key), cached: (file,
+    output structure, seconds spent converting, whether the cache had it). ONNX Runtime's file is torch.onnx's export of the program;
     OpenVINO's is its IR (.xml beside its .bin) from openvino.convert_model of the program."""
     import torch
     import torch.utils._pytree as pytree
 
     folder = folder or cache_dir()
-    version = installed().get(engine, {}).get("version", "?")
     key = hashlib.sha256("|".join([
         engine, version, torch.__version__, model_digest(kind, path), signature(samples),
         str(ONNX_OPSET)]).encode()).hexdigest()[:24]
@@ -254,10 +253,12 @@ def prepared(graph, kind, path, load_module, samples, threads, device, folder=No
         raise EngineError(ErrorKind.CONFIG, f"graph '{graph}': no engine runs it (expected "
                                             f"{', '.join(BY_GRAPH)})")
     engine = BY_GRAPH[graph].engine
-    if engine not in installed():
+    found = installed()  # package metadata, read once per point
+    if engine not in found:
         raise EngineError(ErrorKind.CONFIG, f"{LABELS[engine]} is not installed in {sys.executable} "
                                             "(pip install 'torchperf[engines]')")
-    file, out_spec, convert_s, cached = converted(engine, kind, path, load_module, samples, folder)
+    file, out_spec, convert_s, cached = converted(engine, kind, path, load_module, samples, folder,
+                                                  found[engine]["version"])
     make = ort_call if engine == "onnxruntime" else openvino_call
     run, count = make(graph, file, threads, device)
     if count != len(samples[0]):

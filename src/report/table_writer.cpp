@@ -45,6 +45,25 @@ std::string knob_lines(const ResolvedConfiguration& config) {
   return out;
 }
 
+// What a measurement's compile was: torch.compile's first call, an engine's conversion (cached on
+// disk) with its session and first call, or an AOTInductor package.
+std::string compile_text(const Measurement& m) {
+  // A configuration read from an older record has no runtime knob: C++ then.
+  const Runtime& runtime = runtime_of_key(m.configuration.to_string());
+  if (runtime.worker() != RuntimeWorker::kPython)
+    return fmt::format("AOTInductor package {}: {:.1f} s to compile{}", m.package, m.compile_s,
+                       m.compile_cache_hit ? ", from the cache (paid 0 s now)" : ", compiled now");
+  const bool engine =
+      std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
+                  [](const ResolvedKnob& k) { return k.name == "graph" && engine_graph(k.value); });
+  const char* reused = engine ? "; the conversion read from the cache"
+                              : "; its graph an earlier point of this worker compiled";
+  return fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
+                     engine ? "conversion to " + runtime.label() : "torch.compile", m.compile_s,
+                     engine ? "with its session and first call" : "the first call",
+                     m.compile_cache_hit ? reused : "");
+}
+
 }  // namespace
 
 std::string format_bytes(std::int64_t bytes) {
@@ -130,29 +149,7 @@ std::string format_measurement(const Measurement& m) {
                          w.first_call.count() * 1e-6, w.iterations, w.total.count() * 1e-6,
                          w.settled ? "settled" : "NOT settled"));
   out += row("setup", fmt::format("{:.1f} ms (load and one-time transforms)", m.setup_ms));
-  // A configuration read from an older record has no runtime knob: C++ then.
-  const Runtime& runtime = runtime_of_key(m.configuration.to_string());
-  const bool python = runtime.worker() == RuntimeWorker::kPython;
-  // An engine's compile is its conversion (cached on disk), its session and its first call.
-  const bool engine =
-      std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
-                  [](const ResolvedKnob& k) { return k.name == "graph" && engine_graph(k.value); });
-  if (m.compile_s >= 0 && python)
-    out += row("compile", fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
-                                      engine ? "conversion to " + runtime.label() : "torch.compile",
-                                      m.compile_s,
-                                      engine ? "with its session and first call"
-                                             : "the first call",
-                                      m.compile_cache_hit
-                                          ? (engine ? "; the conversion read from the cache"
-                                                    : "; its graph an earlier point of this worker "
-                                                      "compiled")
-                                          : ""));
-  else if (m.compile_s >= 0)
-    out += row("compile", fmt::format("AOTInductor package {}: {:.1f} s to compile{}", m.package,
-                                      m.compile_s,
-                                      m.compile_cache_hit ? ", from the cache (paid 0 s now)"
-                                                          : ", compiled now"));
+  if (m.compile_s >= 0) out += row("compile", compile_text(m));
   if (m.capture_s >= 0)
     out += row("CUDA graphs", fmt::format("captured in {:.2f} s (warm-up calls included, apart "
                                           "from the timed calls)",
