@@ -45,7 +45,14 @@ std::string engines_text() {
     list += (list.empty() ? "" : ", ") + r->label();
     if (found != engines.end()) list += " " + found->version + (found->cuda ? " (CUDA)" : "");
   }
+  // torchao is no engine: runtime=python's int8 precisions need it.
+  const auto& engines = installed_engines();
+  const auto torchao = std::find_if(engines.begin(), engines.end(),
+                                    [](const InstalledEngine& e) { return e.name == "torchao"; });
+  if (torchao == engines.end())
+    missing += std::string(missing.empty() ? "" : ", ") + "torchao (int8-static and torchao's int8)";
   std::string text = installed.empty() ? "none" : installed;
+  if (torchao != engines.end()) text += "; int8: torchao " + torchao->version;
   if (!missing.empty())
     text += "; not installed: " + missing + " (pip install 'torchperf[engines]')";
   return text;

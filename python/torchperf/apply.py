@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 
-from torchperf import _child, _core, engine_graphs, python_settings
+from torchperf import _child, _core, engine_graphs, int8, python_settings
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import GuardVerdict, configuration_key
@@ -79,7 +79,7 @@ def _threads(configuration):
     return None
 
 
-def _python_winner(result, model, configuration, device):
+def _python_winner(result, model, configuration, device, inputs):
     import torch
 
     cache = os.path.join(result.folder, "artifacts", "compile_cache.bin")
@@ -101,6 +101,14 @@ def _python_winner(result, model, configuration, device):
         say("cudnn_benchmark/tf32: torch.backends flags for this process "
             f"({', '.join(f'{k}={v}' for k, v in backends.items())})")
     python_settings.set_backends(**backends)
+    if precision in int8.PRECISIONS:
+        try:
+            module, quantize_s = int8.quantized(module, precision, [tuple(inputs)], device)
+        except int8.Int8Error as e:
+            raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
+        say(f"precision={precision}: {int8.PRECISIONS[precision]}, in {quantize_s:.1f} s"
+            + (" (calibrated on the example inputs tune saved)" if precision == "int8-static"
+               else ""))
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
             f"{'on' if grad != 'on' else 'off'} (a process-wide setting); the first call compiles")
@@ -322,7 +330,7 @@ def apply(result, model):
         applied = _engine_winner(result, configuration, engine, device, inputs)
     elif configuration.get("runtime", "cpp") == "python" and \
             not configuration.get("graph", "").startswith("aoti"):
-        applied = _python_winner(result, model, configuration, device)
+        applied = _python_winner(result, model, configuration, device, inputs)
     else:
         applied = _package_winner(result, configuration, device, inputs)
     verdict = guard(result, applied, inputs)

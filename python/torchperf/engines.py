@@ -24,8 +24,11 @@ from torchperf.engine_graphs import BY_GRAPH
 from torchperf.error_kinds import ErrorKind
 
 # Each engine's distributions: the first installs it, the others are builds with CUDA providers.
-DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu"), "openvino": ("openvino",)}
-LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
+# torchao is no engine: the python runtime's int8 precisions need it (int8.py), and the one probe
+# says so too.
+DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu"), "openvino": ("openvino",),
+                 "torchao": ("torchao",)}
+LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "torchao": "torchao"}
 # The opset torch.onnx writes by default in torch 2.9+; named so that a cached file says it.
 ONNX_OPSET = 18
 

@@ -11,8 +11,10 @@ class SettingsError(ValueError):
 
 
 # precision -> the dtype weights and floating inputs are converted to (None: kept in fp32).
+# int8 (int8.py) quantizes the model itself: its inputs stay fp32.
 CONVERTED = {"fp32": None, "bf16-autocast": None, "fp16-autocast": None, "bf16": "bfloat16",
-             "fp16": "float16"}
+             "fp16": "float16", "int8-static": None, "int8-weight-only": None,
+             "int8-dynamic-activation": None}
 
 
 def converted_dtype(precision):
@@ -20,8 +22,7 @@ def converted_dtype(precision):
     import torch
 
     if precision not in CONVERTED:
-        raise SettingsError(f"precision '{precision}': expected fp32, bf16, fp16, bf16-autocast or "
-                            "fp16-autocast")
+        raise SettingsError(f"precision '{precision}': expected {', '.join(CONVERTED)}")
     name = CONVERTED[precision]
     return getattr(torch, name) if name else None
 

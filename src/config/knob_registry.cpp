@@ -302,6 +302,32 @@ KnobCode precision_code(const std::string& value, bool cuda) {
                       "model before scripting it, or load torchperf lint --fix's file)"};
     return c;
   }
+  if (value == "int8-static") {
+    // PT2E as python/torchperf/int8.py applies it, calibrated on the example inputs (the
+    // snippet's inputs come before its setup); Inductor, with freezing, lowers it to int8.
+    c.cpp_setup = {"// int8-static is PT2E in Python (torchao): the Python snippet applies it"};
+    c.python_setup = {
+        "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e",
+        "from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86",
+        "from torchperf.int8 import split_shared_module_calls",
+        "graph = torch.export.export(model, tuple(inputs)).module()  # model: in eval mode",
+        "split_shared_module_calls(graph)  # a module called twice (ResNet's ReLU): one source per call",
+        "quantizer = x86.X86InductorQuantizer().set_global("
+        "x86.get_default_x86_inductor_quantization_config())",
+        "model = prepare_pt2e(graph, quantizer)",
+        "model(*inputs)  # calibration: run your real samples here, batch by batch",
+        "model = convert_pt2e(model)"};
+    return c;
+  }
+  if (value == "int8-weight-only" || value == "int8-dynamic-activation") {
+    const std::string config = value == "int8-weight-only"
+                                   ? "Int8WeightOnlyConfig"
+                                   : "Int8DynamicActivationInt8WeightConfig";
+    c.cpp_setup = {"// " + value + " is torchao's quantize_ in Python: the Python snippet applies it"};
+    c.python_setup = {"from torchao.quantization import quantize_, " + config,
+                      "quantize_(model, " + config + "())  # your nn.Module's Linear layers"};
+    return c;
+  }
   if (value == "bf16" || value == "fp16") {
     c.cpp_setup = {"module.to(" + cpp_type + ");"};
     c.python_setup = {"model = model.to(" + py_type + ")"};
@@ -334,7 +360,9 @@ Knob precision_knob() {
       "fp32; bf16-autocast / fp16-autocast (autocast around each call); bf16 / fp16 (weights and "
       "floating inputs converted); int8-dynamic (Linear weights int8 per channel, activations "
       "quantized per batch; LSTM and GRU too; LibTorch's quantized tensors, which PyTorch 2.x "
-      "deprecates and 2.13 still runs)";
+      "deprecates and 2.13 still runs); runtime=python: int8-static (PT2E, X86InductorQuantizer "
+      "calibrated on the inputs, lowered by Inductor), int8-weight-only and "
+      "int8-dynamic-activation (torchao's quantize_ on nn.Linear)";
   // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.
@@ -345,6 +373,12 @@ Knob precision_knob() {
     return fixed({"fp32", "bf16-autocast", "bf16"});
   };
   k.baseline = [](const WorkloadTraits&) { return "fp32"; };
+  k.left_out_of_sweep = [](const WorkloadTraits&, const std::string& value) {
+    if (value != "int8-weight-only" && value != "int8-dynamic-activation") return std::string();
+    return std::string("torchao's quantize_ replaces nn.Linear modules, which a torch.export "
+                       "program does not keep: asked for, on a module (--from-python, "
+                       "torchperf.tune(module))");
+  };
   k.expert = [](const WorkloadTraits& t) {
     if (t.exported_program) return fixed({"bf16"});
     if (t.cuda) return fixed({"fp16-autocast", "bf16-autocast"});
@@ -358,6 +392,9 @@ Knob precision_knob() {
       return Applicability::no("a torch.export program is compiled in fp32 or bf16 (cast); "
                                "autocast does not survive exporting it again");
     if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
+    if (value == "int8-static" || value == "int8-weight-only" || value == "int8-dynamic-activation")
+      return Applicability::no("precision=" + value + " is applied in Python (PT2E or torchao): "
+                               "runtime=python");
     if (value == "int8-dynamic") {
       if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
       if (!t.torchscript) return Applicability::no("needs a TorchScript graph");
@@ -1009,10 +1046,14 @@ std::vector<std::string> all_values(const Knob& knob) {
   both.program_form = true;
   both.convolutional = both.image_input = true;
   both.named_dims = {"S"};  // the values only a varying dimension offers (compile-static, ...)
-  for (const Runtime* r : runtimes()) {  // every engine, as if installed
+  for (const Runtime* r : runtimes()) {  // every engine, as if installed, and torchao
     both.engines.push_back(r->name());
     both.cuda_engines.push_back(r->name());
   }
+  both.engines.push_back("torchao");
+  both.linear = true;
+  WorkloadTraits both_cpu = both;  // the CPU's own values (int8-static)
+  both_cpu.cuda = false;
   std::vector<std::string> out;
   const auto add = [&](const WorkloadTraits& t) {
     for (const auto& v : knob.values(t))
@@ -1021,7 +1062,8 @@ std::vector<std::string> all_values(const Knob& knob) {
   add(cuda);
   add(cpu_linear);
   for (const Runtime* r : runtimes())
-    if (r->accepts(both).applies) add(r->view(both));
+    for (const auto* t : {&both, &both_cpu})
+      if (r->accepts(*t).applies) add(r->view(*t));
   return out;
 }
 

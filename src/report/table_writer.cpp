@@ -56,11 +56,18 @@ std::string compile_text(const Measurement& m) {
   const bool engine =
       std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
                   [](const ResolvedKnob& k) { return k.name == "graph" && engine_graph(k.value); });
+  // runtime=python's int8 quantizes (and calibrates) in the worker before the compile.
+  std::string precision;
+  for (const auto& k : m.configuration.knobs)
+    if (k.name == "precision" && k.value.rfind("int8-", 0) == 0) precision = k.value;
+  const bool quantized = !precision.empty();
   const char* reused = engine ? "; the conversion read from the cache"
                               : "; its graph an earlier point of this worker compiled";
   return fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
-                     engine ? "conversion to " + runtime.label() : "torch.compile", m.compile_s,
-                     engine ? "with its session and first call" : "the first call",
+                     engine      ? "conversion to " + runtime.label()
+                     : quantized ? precision + " quantization and torch.compile"
+                                 : std::string("torch.compile"),
+                     m.compile_s, engine ? "with its session and first call" : "the first call",
                      m.compile_cache_hit ? reused : "");
 }
 

@@ -112,8 +112,10 @@ class PythonRuntime : public Runtime {
       if (value == "fp16-autocast" || value == "fp16")
         return view.cuda ? Applicability::yes()
                          : Applicability::no("precision=" + value + " exists only on CUDA devices");
+      if (value.rfind("int8-", 0) == 0 && value != "int8-dynamic") return int8(value, view);
       return Applicability::no("runtime=python applies fp32, bf16 or fp16 (weights and inputs "
-                               "converted) or their autocast");
+                               "converted), their autocast, or int8-static, int8-weight-only or "
+                               "int8-dynamic-activation");
     }
     if (knob == "format") {
       if (!view.convolutional) return Applicability::no("the model has no 2-D convolutions");
@@ -146,10 +148,17 @@ class PythonRuntime : public Runtime {
   std::optional<std::vector<std::string>> values(const std::string& knob,
                                                  const WorkloadTraits& view) const override {
     if (knob == "graph") return graphs(view);
-    if (knob == "precision")
-      return view.cuda ? std::vector<std::string>{"fp32", "bf16-autocast", "bf16",
-                                                  "fp16-autocast", "fp16"}
-                       : std::vector<std::string>{"fp32", "bf16-autocast", "bf16"};
+    if (knob == "precision") {
+      if (view.cuda)
+        return std::vector<std::string>{"fp32", "bf16-autocast", "bf16", "fp16-autocast", "fp16"};
+      // int8 where it can apply (the precision knob leaves torchao's weight configs out of a
+      // default sweep: they need the model's nn.Linear modules, which a .pt2 does not keep).
+      std::vector<std::string> out = {"fp32", "bf16-autocast", "bf16"};
+      if (static_int8(view).applies) out.push_back("int8-static");
+      if (int8("int8-weight-only", view).applies)
+        out.insert(out.end(), {"int8-weight-only", "int8-dynamic-activation"});
+      return out;
+    }
     // no_grad and inference_mode differ only by autograd's version counters: a sweep tries
     // inference (the guides' advice); no_grad is taken when asked for.
     if (knob == "grad") return std::vector<std::string>{"on", "inference"};
@@ -165,9 +174,14 @@ class PythonRuntime : public Runtime {
                                                  const WorkloadTraits& view) const override {
     if (knob == "graph") return expert_graphs(view);
     // Half weights on CUDA: the fastest eager setting of the GPU guides; bf16 autocast on a CPU.
-    if (knob == "precision")
-      return view.cuda ? std::vector<std::string>{"fp16", "bf16"}
-                       : std::vector<std::string>{"bf16-autocast"};
+    // On a CPU, int8 calibrated on the inputs first where it can apply: on ResNet-18 with
+    // VNNI it ran 4x fp32's torch.compile, within the accuracy guard (bench section 25).
+    if (knob == "precision") {
+      if (view.cuda) return std::vector<std::string>{"fp16", "bf16"};
+      if (int8("int8-static", view).applies)
+        return std::vector<std::string>{"int8-static", "bf16-autocast"};
+      return std::vector<std::string>{"bf16-autocast"};
+    }
     if (knob == "grad") return std::vector<std::string>{"inference"};
     if (knob == "format")
       return view.convolutional ? std::vector<std::string>{"channels_last"}
@@ -197,6 +211,38 @@ class PythonRuntime : public Runtime {
   }
 
  private:
+  // The python runtime's int8 (python/torchperf/int8.py): PT2E static int8 lowered by Inductor,
+  // and torchao's quantize_ configs; torchao comes with the engines' extra.
+  static Applicability with_torchao(const std::string& value, const WorkloadTraits& view) {
+    if (std::find(view.engines.begin(), view.engines.end(), "torchao") != view.engines.end())
+      return Applicability::yes();
+    return Applicability::no("precision=" + value + " needs torchao in the Python worker's "
+                             "Python (pip install 'torchperf[engines]')");
+  }
+  // Whatever the graph.
+  static Applicability static_int8(const WorkloadTraits& view) {
+    if (const Applicability a = with_torchao("int8-static", view); !a.applies) return a;
+    if (view.cuda)
+      return Applicability::no("X86InductorQuantizer's int8 kernels run on x86 CPUs only");
+    if (!view.convolutional && !view.linear)
+      return Applicability::no("the model has no convolutions or Linear layers to quantize");
+    return Applicability::yes();
+  }
+  Applicability int8(const std::string& value, const WorkloadTraits& view) const {
+    if (value == "int8-static") {
+      if (const Applicability a = static_int8(view); !a.applies) return a;
+      if (!compiles(""))
+        return Applicability::no("Inductor lowers PT2E's quantize/dequantize pairs to int8 "
+                                 "kernels: precision=int8-static needs a torch.compile graph");
+      return Applicability::yes();
+    }
+    if (const Applicability a = with_torchao(value, view); !a.applies) return a;
+    if (value != "int8-weight-only" && value != "int8-dynamic-activation")
+      return Applicability::no("runtime=python's int8 is int8-static, int8-weight-only or "
+                               "int8-dynamic-activation");
+    if (!view.linear) return Applicability::no("the model has no Linear layers to quantize");
+    return Applicability::yes();
+  }
   static std::string compile_graphs() {
     std::string out;
     for (const auto& m : compile_modes()) out += (out.empty() ? "" : ", ") + std::string(m.graph);

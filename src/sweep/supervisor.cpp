@@ -181,8 +181,7 @@ TuneResult Supervisor::run_locked() {
   report(phase_);
   const double confirm_start = budget_.elapsed_s();
   confirm();
-  note_unspent_budget(confirm_start);
-  note_machine_load();
+  notes_after_confirmation(confirm_start);
   keep_winner_artifacts();
   summarize();
   return result_;

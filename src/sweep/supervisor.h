@@ -91,6 +91,8 @@ class Supervisor {
   // A budget not spent is said in one line, with why the sweep stopped (issue 60).
   void note_unspent_budget(double confirm_start_s);
   void note_machine_load();
+  void note_calibration();
+  void notes_after_confirmation(double confirm_start_s);
   bool pair_fits() const;
   // Whether the winner is measured against the baseline, and the budget holds back its pair.
   bool baseline_reserved() const;

@@ -1,5 +1,6 @@
-// The supervisor's notes on the budget and the machine: what other work took of the cores, a
-// budget too small for the space, and a budget left unspent, each said in one line with why.
+// The supervisor's notes on the budget, the machine and the data: what other work took of the
+// cores, a budget too small for the space or left unspent, what int8 was calibrated on, each
+// said in one line with why.
 #include <algorithm>
 #include <cmath>
 
@@ -89,6 +90,32 @@ void Supervisor::note_unspent_budget(double confirm_start_s) {
                       search_->spent(), unmeasured);
   result_.notes.push_back(fmt::format("{} of the budget of {} were left unspent: {}",
                                       budget_words(left), budget_words(o_.budget_s), why));
+}
+
+void Supervisor::notes_after_confirmation(double confirm_start_s) {
+  note_unspent_budget(confirm_start_s);
+  note_machine_load();
+  note_calibration();
+}
+
+// int8-static's scales are what its calibration saw (python/torchperf/int8.py calibrates each
+// point on its own inputs): named, and random inputs said as such.
+void Supervisor::note_calibration() {
+  const bool calibrated = std::any_of(finished_.begin(), finished_.end(), [](const auto& p) {
+    return p.first.find("precision=int8-static") != std::string::npos;
+  });
+  if (!calibrated) return;
+  const BenchOptions& w = o_.workload;
+  result_.notes.push_back(
+      w.inputs_file.empty()
+          ? fmt::format("precision=int8-static was calibrated on random inputs drawn from the "
+                        "input spec ({}), and its accuracy guard ran on them too: its scales fit "
+                        "random data; calibrate on real samples with --inputs FILE before using "
+                        "an int8 winner",
+                        w.input_spec.empty() ? "the model's default" : w.input_spec)
+          : fmt::format("precision=int8-static was calibrated on the samples of {} (each "
+                        "point's batch of them, and its stream's)",
+                        w.inputs_file));
 }
 
 }  // namespace torchperf

@@ -72,6 +72,15 @@ TEST(RuntimeKnobTest, EachRuntimesValuesAreRefusedInTheOtherNamingWhatTheyNeed) 
   EXPECT_NE(config_error(Configuration::parse("runtime=python,precision=int8-dynamic"), program())
                 .find("runtime=python applies fp32, bf16 or fp16"),
             std::string::npos);
+  // PT2E and torchao's int8 exist only in Python: the C++ runtimes refuse them by name.
+  EXPECT_NE(config_error(Configuration::parse("runtime=cpp,precision=int8-static"),
+                         testing::image_model_traits())
+                .find("is applied in Python (PT2E or torchao): runtime=python"),
+            std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=eager,precision=int8-static"),
+                         program())
+                .find("int8-static"),
+            std::string::npos);
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=compile-reduce-overhead"),
                          program())
                 .find("exists only on CUDA devices"),

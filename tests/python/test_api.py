@@ -984,3 +984,31 @@ def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_conver
     said = capfd.readouterr().err
     assert "the conversion kept with the result" in said, said
     torch.testing.assert_close(again(x), model(x).detach(), rtol=1e-4, atol=1e-5)
+
+
+def test_int8_winners_are_quantized_here_as_measured_and_calibrated_on_the_saved_inputs(
+        tmp_path, capfd):
+    # Issue 61: PT2E static int8, a point under the guard, its winner quantized again in this
+    # process on the example inputs tune saved.
+    pytest.importorskip("torchao", reason="torchao is not installed in this Python")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(  # convolutions enough for int8 to pay (an MLP's do not)
+        torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(64, 10)).eval()
+    result = torchperf.tune(model, torch.randn(8, 3, 56, 56), budget="2m", out=str(tmp_path / "run"),
+                            search="exhaustive", time_s=0.2, progress=False,
+                            space="runtime=python;graph=compile;grad=inference;threads=1;"
+                                  "precision=int8-static;format=contiguous")
+    assert [p["status"] for p in result.points] == ["ok"], result.points
+    assert result.winner["configuration"]["precision"] == "int8-static", result.winner
+    assert any("calibrated on random inputs" in n for n in result.record.notes), result.record.notes
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    assert "precision=int8-static: PT2E static int8" in said, said
+    assert "calibrated on the example inputs tune saved" in said, said
+    x = torch.randn(8, 3, 56, 56)
+    with torch.no_grad():
+        cosine = torch.nn.functional.cosine_similarity(fast(x).flatten(), model(x).flatten(), dim=0)
+    assert cosine > 0.99

@@ -216,6 +216,24 @@ TEST_F(ApplySnippetsTest, APythonWinnerOfAProgramComesFirstAndLoadsTheProgramsMo
                    .python_first);
 }
 
+TEST_F(ApplySnippetsTest, AStaticInt8WinnersPythonSnippetCalibratesOnItsInputsAndRuns) {
+  const std::string model = testing::fixture("mlp_dynamic.pt2");
+  const auto a = winner_run(
+      "runtime=python,threads=1,batch=4,grad=inference,precision=int8-static,graph=compile", model,
+      "32", "Float[1,32]");
+  const ApplySnippets s = make_apply_snippets(a);
+  const auto inputs = s.python.find("inputs = [");
+  const auto calibrated = s.python.find("model(*inputs)  # calibration");
+  ASSERT_NE(calibrated, std::string::npos) << s.python;
+  EXPECT_LT(inputs, calibrated) << "the inputs come before the setup that calibrates on them";
+  EXPECT_LT(calibrated, s.python.find("torch.compile(model)")) << s.python;
+  // torchperf's Python package, as `pip install torchperf` puts it beside torchao.
+  const std::string result = run_python(
+      "import sys; sys.path.insert(0, \"" TORCHPERF_TEST_SOURCE_DIR "/python\")\n" + s.python, model);
+  EXPECT_EQ(result.rfind("0:", 0), 0u) << s.python << "\n" << result;
+  EXPECT_NE(result.find("output (4, 16)"), std::string::npos) << result;
+}
+
 TEST_F(ApplySnippetsTest, TheCppSnippetOfAPackageAsksForAmxTilesBeforeLoadingIt) {
   // A bf16 package compiled on an AMX CPU died of SIGILL in a process that had not asked.
   const ApplySnippets s = make_apply_snippets(

@@ -1,4 +1,6 @@
 // The Python runtimes: eager and torch.compile's modes, what they make of the knobs.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
@@ -36,6 +38,50 @@ TEST(PythonRuntimesTest, TheGuidesStartOnAGpuIsHalfWeightsChannelsLastAndCudaGra
   EXPECT_EQ(python.expert("format", program(true))->front(), "channels_last");
   EXPECT_EQ(python.expert("graph", program(false))->front(), "compile");
   EXPECT_EQ(python.expert("precision", program(false))->front(), "bf16-autocast");
+}
+
+TEST(PythonRuntimesTest, StaticInt8IsSweptInACompiledGraphOnACpuWithTorchaoAndTheGuidesStartThere) {
+  const Runtime& compile = runtime_named("python-compile");
+  const Runtime& eager = runtime_named("python-eager");
+  WorkloadTraits with_torchao = program(false);
+  with_torchao.engines = {"torchao"};
+  EXPECT_TRUE(compile.applies("precision", "int8-static", with_torchao)->applies);
+  EXPECT_EQ(compile.expert("precision", with_torchao)->front(), "int8-static");
+  const auto values = *compile.values("precision", with_torchao);
+  EXPECT_NE(std::find(values.begin(), values.end(), "int8-static"), values.end());
+
+  const auto in_eager = eager.applies("precision", "int8-static", with_torchao);
+  EXPECT_FALSE(in_eager->applies);
+  EXPECT_NE(in_eager->reason.find("needs a torch.compile graph"), std::string::npos);
+  EXPECT_EQ(eager.expert("precision", with_torchao)->front(), "bf16-autocast");
+
+  const auto without = compile.applies("precision", "int8-static", program(false));
+  EXPECT_FALSE(without->applies);
+  EXPECT_NE(without->reason.find("needs torchao"), std::string::npos);
+  WorkloadTraits gpu = with_torchao;
+  gpu.cuda = true;
+  EXPECT_NE(compile.applies("precision", "int8-static", gpu)->reason.find("x86 CPUs only"),
+            std::string::npos);
+  WorkloadTraits no_layers = with_torchao;
+  no_layers.convolutional = no_layers.linear = false;
+  EXPECT_FALSE(compile.applies("precision", "int8-static", no_layers)->applies);
+}
+
+TEST(PythonRuntimesTest, TorchaosWeightConfigsNeedLinearLayersAndAreOfferedWhereTheyApply) {
+  const Runtime& compile = runtime_named("python-compile");
+  WorkloadTraits linear = program(false);
+  linear.engines = {"torchao"};
+  linear.linear = true;
+  for (const char* value : {"int8-weight-only", "int8-dynamic-activation"}) {
+    EXPECT_TRUE(compile.applies("precision", value, linear)->applies) << value;
+    EXPECT_TRUE(runtime_named("python-eager").applies("precision", value, linear)->applies)
+        << value << " runs eagerly too";
+    const auto values = *compile.values("precision", linear);
+    EXPECT_NE(std::find(values.begin(), values.end(), value), values.end()) << value;
+  }
+  linear.linear = false;
+  EXPECT_NE(compile.applies("precision", "int8-weight-only", linear)->reason.find("no Linear"),
+            std::string::npos);
 }
 
 TEST(PythonRuntimesTest, WhereALengthVariesTheGuidesCompileOnACpuIsOneDynamicGraph) {
