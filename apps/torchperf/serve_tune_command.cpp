@@ -222,6 +222,8 @@ int run(Flags& f) {
   apply_config_argument(f.config, options);
   if (options.model.empty())
     throw UsageError("serve-tune: expected a model (a TorchScript file or builtin:NAME)");
+  if (const std::string note = serve_best_cpp_point(f.config, options.config); !note.empty())
+    std::cerr << "torchperf: " << note << "\n";
   default_to_serving(options.config, options.model);
   ServeTuneOptions o;
   o.objective = parse_latency_objective(f.slo);

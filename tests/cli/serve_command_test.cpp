@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "support/serve_process.h"
+#include "support/synthetic_run.h"
 #include "support/test_support.h"
 #include "test_paths.h"
 
@@ -190,6 +191,43 @@ TEST(ServeCommandTest, LoadAgainstAServerThatIsDownFailsNamingTheUrl) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("cannot reach the server at http://127.0.0.1:"), std::string::npos)
       << run.err;
+}
+
+// Issue 61: a tune's winner that runs in the Python worker (here torch.compile) is not hostable
+// by serve; given as the tune's winner.json, the tune's best C++ point is served instead, said.
+TEST(ServeCommandTest, APythonWinnersFileServesTheTunesBestCppPointAndSaysSo) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-serve-python-winner-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  testing::SyntheticRun run;
+  run.axes = {{"runtime", {"python", "cpp"}}, {"threads", {"1"}}, {"batch", {"8"}},
+              {"graph", {"compile", "frozen-opt", "script"}}};
+  const auto point = [](const std::string& runtime, const std::string& graph, double throughput) {
+    testing::SyntheticPoint p;
+    p.knobs = {{"runtime", runtime}, {"threads", "1"}, {"batch", "8"}, {"graph", graph}};
+    p.throughput = throughput;
+    return p;
+  };
+  run.points = {point("python", "compile", 300), point("cpp", "frozen-opt", 240),
+                point("cpp", "script", 200)};
+  run.winner = testing::synthetic_key(run, run.points[0].knobs);
+  const std::string journal = testing::write_synthetic_run(dir.string(), run);
+  std::ofstream(dir / "winner.json") << nlohmann::json{{"tool", "torchperf"},
+                                                       {"kind", "configuration"},
+                                                       {"schema_version", 1},
+                                                       {"configuration", run.winner},
+                                                       {"model", "builtin:mlp"},
+                                                       {"source", journal}}
+                                            .dump();
+  ServeProcess serve({"builtin:mlp", "--config", (dir / "winner.json").string()});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("graph=frozen-opt"), std::string::npos) << serve.first_line();
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  // A configuration string names no tune: refused as before, with what to do.
+  const auto refused = run_cli({"serve", "builtin:mlp", "--config", run.winner});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("serve runs the model in C++"), std::string::npos) << refused.err;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServeCommandTest, BadFlagsAndModelsGetOneLineErrorsWithTheirExitCodes) {
