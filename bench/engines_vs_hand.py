@@ -167,8 +167,10 @@ def one_model(tp, label, program, flags, spec, cnn, budget, rounds, seconds, out
     measured = [p for p in points if p.get("record") == "point" and p.get("status") != "failed"]
     engines = sorted({p["key"].split(",")[0] for p in measured
                       if p["key"].startswith(("runtime=onnxruntime", "runtime=openvino"))})
+    int8 = [p for p in points if p.get("record") == "point" and "precision=int8-" in p["key"]]
     print(f"   {label}: tune ({budget}) {wall:.0f} s, {len(measured)} points measured, engines "
-          f"tried: {', '.join(e.split('=')[1] for e in engines) or 'none'}; winner {winner}")
+          f"tried: {', '.join(e.split('=')[1] for e in engines) or 'none'}; int8 points: "
+          f"{', '.join(p.get('status', '?') for p in int8) or 'none'}; winner {winner}")
     names = ["compile", "compile-cl"] if cnn else ["compile"]
     if os.environ.get("BENCH_ENGINES_AUTOTUNE", "1") != "0":
         names += ["autotune", "autotune-cl"] if cnn else ["autotune"]
@@ -192,7 +194,8 @@ def one_model(tp, label, program, flags, spec, cnn, budget, rounds, seconds, out
     print(f"     tune's winner / the best hand side of each round ({', '.join(n for _, n in best)}): "
           f"{spread(over)} (target >= 1.0)")
     return {"winner": winner, "wall_s": wall, "points": len(measured), "engines": engines,
-            "rounds": rows, "over_best": over}
+            "int8": [(p["key"], p.get("status")) for p in int8], "rounds": rows,
+            "over_best": over}
 
 
 def main():

@@ -100,9 +100,9 @@ int run_serve(ServeFlags& f) {
   options.input_spec.clear();
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
   apply_config_argument(f.config, options);
-  for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
   if (const std::string note = serve_best_cpp_point(f.config, options.config); !note.empty())
     std::cerr << "torchperf: " << note << "\n";
+  for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
   default_to_serving(options.config, options.model);
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");

@@ -107,8 +107,8 @@ def _python_winner(result, model, configuration, device, inputs):
         except int8.Int8Error as e:
             raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
         say(f"precision={precision}: {int8.PRECISIONS[precision]}, in {quantize_s:.1f} s"
-            + (" (calibrated on the example inputs tune saved)" if precision == "int8-static"
-               else ""))
+            + (" (calibrated here on the example inputs tune saved; its batch stays dynamic)"
+               if precision == "int8-static" else ""))
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
             f"{'on' if grad != 'on' else 'off'} (a process-wide setting); the first call compiles")

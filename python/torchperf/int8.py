@@ -58,27 +58,30 @@ def split_shared_module_calls(graph_module):
 
 
 def _varying(batches):
-    """Per input, torch.export's dynamic shapes: Dim.AUTO on each dimension that changes across
-    the calibration batches (a --dim stream's lengths), static elsewhere."""
+    """Per input, torch.export's dynamic shapes: Dim.AUTO on the batch and on each dimension that
+    changes across the calibration batches (a --dim stream's lengths), static elsewhere. The batch
+    is dynamic where the model lets it be, so that apply's model (calibrated on one example batch)
+    takes any batch, and the worker measures that same model."""
     import torch
 
     from torchperf import engines
 
     auto = torch.export.Dim.AUTO
-    dims = engines.varying_dims(batches)
-    # The batch is fixed for a point: only what the batches show varies is dynamic.
-    dims = [d - {0} if all(b[i].shape[0] == batches[0][i].shape[0] for b in batches) else d
-            for i, d in enumerate(dims)]
-    return tuple({d: auto for d in ds} or None for ds in dims)
+    return tuple({d: auto for d in ds} or None for ds in engines.varying_dims(batches))
 
 
 def static(model, batches):
     """PT2E: the model exported, annotated by X86InductorQuantizer, calibrated on every batch,
     converted. Inductor (with freezing) lowers its quantize/dequantize pairs to int8 kernels."""
     import torch
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-    from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
 
+    try:
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
+    except ImportError as e:
+        raise Int8Error(ErrorKind.CONFIG, "precision=int8-static: this torchao has no PT2E "
+                                          f"X86InductorQuantizer ({_child.concise(e)}; "
+                                          "requirements.txt pins torchao==0.18.0)") from None
     try:
         with torch.no_grad():
             exported = torch.export.export(model, tuple(batches[0]),
@@ -86,10 +89,10 @@ def static(model, batches):
     except Exception as e:
         raise Int8Error(ErrorKind.COMPILE, "precision=int8-static: torch.export could not export "
                                            f"the model for PT2E ({_child.concise(e)})") from None
-    split_shared_module_calls(exported)
-    quantizer = x86.X86InductorQuantizer()
-    quantizer.set_global(x86.get_default_x86_inductor_quantization_config())
     try:
+        split_shared_module_calls(exported)
+        quantizer = x86.X86InductorQuantizer()
+        quantizer.set_global(x86.get_default_x86_inductor_quantization_config())
         prepared = prepare_pt2e(exported, quantizer)
         with torch.no_grad():
             for batch in batches:
@@ -103,8 +106,14 @@ def static(model, batches):
 def weights(model, precision):
     """torchao's quantize_ on the model's nn.Linear layers, in place."""
     import torch
-    from torchao.quantization import (Int8DynamicActivationInt8WeightConfig, Int8WeightOnlyConfig,
-                                      quantize_)
+
+    try:
+        from torchao.quantization import (Int8DynamicActivationInt8WeightConfig,
+                                          Int8WeightOnlyConfig, quantize_)
+    except ImportError as e:
+        raise Int8Error(ErrorKind.CONFIG, f"precision={precision}: this torchao lacks its int8 "
+                                          f"configs ({_child.concise(e)}; requirements.txt pins "
+                                          "torchao==0.18.0)") from None
 
     if not any(isinstance(m, torch.nn.Linear) for m in model.modules()):
         raise Int8Error(ErrorKind.CONFIG, f"precision={precision}: torchao's quantize_ replaces "
@@ -127,7 +136,10 @@ def quantized(model, precision, batches, device):
     if precision not in PRECISIONS:
         raise Int8Error(ErrorKind.CONFIG, f"precision '{precision}': expected one of "
                                           f"{', '.join(PRECISIONS)}")
-    if getattr(device, "type", str(device)) != "cpu" and precision == "int8-static":
+    import platform
+
+    if precision == "int8-static" and (getattr(device, "type", str(device)) != "cpu" or
+                                       platform.machine().lower() not in ("x86_64", "amd64")):
         raise Int8Error(ErrorKind.CONFIG, "precision=int8-static: X86InductorQuantizer's kernels "
                                           "run on x86 CPUs only")
     import logging

@@ -277,6 +277,9 @@ class Side:
         compiled_key = (settings["model_kind"], settings["model"], settings["graph"],
                         settings["grad"], settings["precision"], settings["format"],
                         settings["device"], settings["threads"])
+        if settings["precision"] in int8.PRECISIONS:
+            # Calibrated on this point's own inputs and stream: never another point's graph.
+            compiled_key += (settings["inputs"], settings["stream"])
         reused = compiled_key in _COMPILED
         model = None if reused else loaded_model(settings["model_kind"], settings["model"])
         try:
@@ -349,6 +352,8 @@ class Side:
             # torch.compile compiles on the first call: that call's time is the compile's (a
             # compile an earlier side of this worker paid costs this one its first call only).
             self.compile_s = first_call_s + self.quantize_s
+        elif self.quantize_s > 0:
+            self.compile_s = self.quantize_s  # an eager point's one-off: quantizing alone
             if not reused:
                 reasons = {r: n - breaks_before.get(r, 0)
                            for r, n in counters.get("graph_break", {}).items()

@@ -187,6 +187,19 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
                                "; using mode=eval");
     }
   }
+  // PT2E's int8 is lowered to int8 kernels by Inductor's freezing, which a graph first called
+  // under autograd does not get: with grad=on it would time fp32 reference operators.
+  for (auto& k : resolved.knobs) {
+    if (k.name != "grad" || !k.applicable || k.value != "on" ||
+        resolved.value("precision") != "int8-static")
+      continue;
+    if (k.requested)
+      throw ConfigError("precision=int8-static needs grad=inference or no_grad (Inductor lowers "
+                        "it to int8 kernels only when freezing, without autograd), but grad=on "
+                        "was asked for");
+    k.value = "inference";
+    k.reason = "precision=int8-static needs it";
+  }
   for (const auto& k : resolved.knobs)
     if (k.name == "padding" && k.applicable)
       if (const Applicability a = runtime.runs_padded(graph, k.value, for_runtime); !a.applies)

@@ -386,15 +386,16 @@ Knob precision_knob() {
     return fixed({"bf16-autocast"});
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
+    // PT2E's and torchao's int8 exist in Python only.
+    if (value == "int8-static" || value == "int8-weight-only" || value == "int8-dynamic-activation")
+      return Applicability::no("precision=" + value + " is applied in Python (PT2E or torchao): "
+                               "runtime=python");
     // A program's precision is compiled in: the program is cast and exported again
     // (python/torchperf/aoti_compile.py says why autocast is not).
     if (t.exported_program && value != "fp32" && value != "bf16")
       return Applicability::no("a torch.export program is compiled in fp32 or bf16 (cast); "
                                "autocast does not survive exporting it again");
     if (value.rfind("fp16", 0) == 0) return cuda_only(t, "precision=" + value);
-    if (value == "int8-static" || value == "int8-weight-only" || value == "int8-dynamic-activation")
-      return Applicability::no("precision=" + value + " is applied in Python (PT2E or torchao): "
-                               "runtime=python");
     if (value == "int8-dynamic") {
       if (t.cuda) return Applicability::no("LibTorch's quantized operators run on the CPU only");
       if (!t.torchscript) return Applicability::no("needs a TorchScript graph");

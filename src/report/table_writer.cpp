@@ -57,10 +57,15 @@ std::string compile_text(const Measurement& m) {
       std::any_of(m.configuration.knobs.begin(), m.configuration.knobs.end(),
                   [](const ResolvedKnob& k) { return k.name == "graph" && engine_graph(k.value); });
   // runtime=python's int8 quantizes (and calibrates) in the worker before the compile.
-  std::string precision;
-  for (const auto& k : m.configuration.knobs)
+  std::string precision, graph;
+  for (const auto& k : m.configuration.knobs) {
     if (k.name == "precision" && k.value.rfind("int8-", 0) == 0) precision = k.value;
+    if (k.name == "graph") graph = k.value;
+  }
   const bool quantized = !precision.empty();
+  if (quantized && graph == "eager")
+    return fmt::format("{} quantization: {:.1f} s (in setup, apart from the timed calls)",
+                       precision, m.compile_s);
   const char* reused = engine ? "; the conversion read from the cache"
                               : "; its graph an earlier point of this worker compiled";
   return fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",

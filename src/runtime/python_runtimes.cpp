@@ -222,6 +222,10 @@ class PythonRuntime : public Runtime {
   // Whatever the graph.
   static Applicability static_int8(const WorkloadTraits& view) {
     if (const Applicability a = with_torchao("int8-static", view); !a.applies) return a;
+#if !defined(__x86_64__) && !defined(_M_X64)
+    return Applicability::no("X86InductorQuantizer's int8 kernels run on x86 CPUs only, and "
+                             "this is not one");
+#endif
     if (view.cuda)
       return Applicability::no("X86InductorQuantizer's int8 kernels run on x86 CPUs only");
     if (!view.convolutional && !view.linear)

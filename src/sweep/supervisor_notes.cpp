@@ -102,7 +102,8 @@ void Supervisor::notes_after_confirmation(double confirm_start_s) {
 // point on its own inputs): named, and random inputs said as such.
 void Supervisor::note_calibration() {
   const bool calibrated = std::any_of(finished_.begin(), finished_.end(), [](const auto& p) {
-    return p.first.find("precision=int8-static") != std::string::npos;
+    return p.first.find("precision=int8-static") != std::string::npos &&
+           (p.second.status == PointStatus::kOk || p.second.status == PointStatus::kGuarded);
   });
   if (!calibrated) return;
   const BenchOptions& w = o_.workload;
@@ -110,8 +111,8 @@ void Supervisor::note_calibration() {
       w.inputs_file.empty()
           ? fmt::format("precision=int8-static was calibrated on random inputs drawn from the "
                         "input spec ({}), and its accuracy guard ran on them too: its scales fit "
-                        "random data; calibrate on real samples with --inputs FILE before using "
-                        "an int8 winner",
+                        "random data; calibrate on real samples (--inputs-file FILE; from Python, "
+                        "real example inputs) before using an int8 winner",
                         w.input_spec.empty() ? "the model's default" : w.input_spec)
           : fmt::format("precision=int8-static was calibrated on the samples of {} (each "
                         "point's batch of them, and its stream's)",

@@ -219,9 +219,11 @@ TEST(ServeCommandTest, APythonWinnersFileServesTheTunesBestCppPointAndSaysSo) {
                                                        {"model", "builtin:mlp"},
                                                        {"source", journal}}
                                             .dump();
-  ServeProcess serve({"builtin:mlp", "--config", (dir / "winner.json").string()});
+  ServeProcess serve({"builtin:mlp", "--config", (dir / "winner.json").string(), "--threads", "2"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
   EXPECT_NE(serve.first_line().find("graph=frozen-opt"), std::string::npos) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("threads=2"), std::string::npos)
+      << "a knob flag still applies over the point served: " << serve.first_line();
   EXPECT_EQ(serve.stop(SIGTERM), 0);
   // A configuration string names no tune: refused as before, with what to do.
   const auto refused = run_cli({"serve", "builtin:mlp", "--config", run.winner});

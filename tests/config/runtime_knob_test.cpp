@@ -77,10 +77,21 @@ TEST(RuntimeKnobTest, EachRuntimesValuesAreRefusedInTheOtherNamingWhatTheyNeed) 
                          testing::image_model_traits())
                 .find("is applied in Python (PT2E or torchao): runtime=python"),
             std::string::npos);
+  WorkloadTraits with_torchao = program();
+  with_torchao.engines = {"torchao"};
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=eager,precision=int8-static"),
-                         program())
-                .find("int8-static"),
+                         with_torchao)
+                .find("needs a torch.compile graph"),
             std::string::npos);
+  EXPECT_NE(config_error(Configuration::parse(
+                             "runtime=python,graph=compile,precision=int8-static,grad=on"),
+                         with_torchao)
+                .find("precision=int8-static needs grad=inference or no_grad"),
+            std::string::npos);
+  const ResolvedConfiguration unasked =
+      resolve(Configuration::parse("runtime=python,graph=compile,precision=int8-static"),
+              with_torchao);
+  EXPECT_EQ(unasked.value("grad"), "inference") << "the baseline grad=on gives way";
   EXPECT_NE(config_error(Configuration::parse("runtime=python,graph=compile-reduce-overhead"),
                          program())
                 .find("exists only on CUDA devices"),

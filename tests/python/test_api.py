@@ -1007,8 +1007,8 @@ def test_int8_winners_are_quantized_here_as_measured_and_calibrated_on_the_saved
     fast = result.apply(model)
     said = capfd.readouterr().err
     assert "precision=int8-static: PT2E static int8" in said, said
-    assert "calibrated on the example inputs tune saved" in said, said
-    x = torch.randn(8, 3, 56, 56)
+    assert "calibrated here on the example inputs tune saved" in said, said
+    x = torch.randn(3, 3, 56, 56)  # another batch than tuned: the applied export's is dynamic
     with torch.no_grad():
         cosine = torch.nn.functional.cosine_similarity(fast(x).flatten(), model(x).flatten(), dim=0)
     assert cosine > 0.99
