@@ -352,8 +352,6 @@ class Side:
             # torch.compile compiles on the first call: that call's time is the compile's (a
             # compile an earlier side of this worker paid costs this one its first call only).
             self.compile_s = first_call_s + self.quantize_s
-        elif self.quantize_s > 0:
-            self.compile_s = self.quantize_s  # an eager point's one-off: quantizing alone
             if not reused:
                 reasons = {r: n - breaks_before.get(r, 0)
                            for r, n in counters.get("graph_break", {}).items()
@@ -363,6 +361,8 @@ class Side:
                 keep_compiled(compiled_key,
                               (self.fn, self.graph_break_count, self.graph_break_reasons))
             save_compile_artifacts(settings["compile_artifacts"])
+        elif self.quantize_s > 0:
+            self.compile_s = self.quantize_s  # an eager point's one-off: quantizing alone
         self.stream_warm_s, self.stream_graphs = -1.0, 0
         if self.stream:
             self.warm_stream(compiling)
