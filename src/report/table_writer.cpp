@@ -63,7 +63,7 @@ std::string compile_text(const Measurement& m) {
     if (k.name == "graph") graph = k.value;
   }
   const bool quantized = !precision.empty();
-  if (quantized && graph == "eager")
+  if (quantized && !runtime.compiles(graph))
     return fmt::format("{} quantization: {:.1f} s (in setup, apart from the timed calls)",
                        precision, m.compile_s);
   const char* reused = engine ? "; the conversion read from the cache"
