@@ -288,7 +288,6 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
     py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) + ")\n";
   }
   if (cuda) py += "device = torch.device(" + quote(device) + ")\nmodel = model.to(device)\n";
-  // The inputs before the setup: a setup that calibrates (int8-static) runs on them.
   py += fmt::format("# Example inputs, batch {}: replace them with yours.\ninputs = [\n", batch);
   for (const auto& t : tensors) {
     std::string expr = python_tensor(t) + (cuda ? ".to(device)" : "");
@@ -299,7 +298,7 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
     py += "    " + expr + ",\n";
   }
   py += "]\n";
-  for (const auto& c : codes)
+  for (const auto& c : codes)  // after the inputs: int8-static's setup calibrates on them
     for (const auto& l : c.python_setup) py += l + "\n";
   std::string with;
   for (const auto& c : codes)
