@@ -84,11 +84,12 @@ std::vector<std::string> own_command_line() {
 
 // Worker knobs (allocator, BLAS, OpenMP variables) take only at process start: the command runs
 // itself again with their environment, once.
+constexpr const char* kRestartMarker = "TORCHPERF_SERVE_RESTARTED";
+
 void restart_with_worker_environment(const Configuration& config) {
-  constexpr const char* kMarker = "TORCHPERF_SERVE_RESTARTED";
-  if (worker_knobs_named(config).empty() || std::getenv(kMarker)) return;
+  if (worker_knobs_named(config).empty() || std::getenv(kRestartMarker)) return;
   ChildEnvironment env = worker_environment(config);
-  env[kMarker] = "1";
+  env[kRestartMarker] = "1";
   std::vector<std::string> args = own_command_line();
   if (!args.empty()) args.erase(args.begin());
   std::cout.flush();
@@ -100,7 +101,9 @@ int run_serve(ServeFlags& f) {
   options.input_spec.clear();
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
   apply_config_argument(f.config, options);
-  if (const std::string note = serve_best_cpp_point(f.config, options.config); !note.empty())
+  // Said once: a restart for worker knobs runs this again.
+  if (const std::string note = serve_best_cpp_point(f.config, options.config);
+      !note.empty() && !std::getenv(kRestartMarker))
     std::cerr << "torchperf: " << note << "\n";
   for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
   default_to_serving(options.config, options.model);
@@ -137,6 +140,8 @@ int run_serve(ServeFlags& f) {
   SteadyTimeSource clock;
   InferenceServer s(server, std::move(instances), clock);
   const int port = s.bind();
+  // Before the line that says the port: a signal sent on reading it must find the handlers.
+  install_stop_handlers();
   std::cout << fmt::format(
                    "serving '{}' at http://{}:{} ({}; {} instance{}, max batch {}, max queue "
                    "delay {}, queue {})",
@@ -144,7 +149,6 @@ int run_serve(ServeFlags& f) {
                    f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
                    server.batching.max_queue)
             << std::endl;
-  install_stop_handlers();
   int received = 0;
   std::thread watcher([&] {
     unsigned char byte = 0;
