@@ -377,7 +377,9 @@ std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTr
       reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
   std::vector<std::size_t> plain, lowered;
   for (const auto& start : space.expert_starts) {
-    if (start.reduced_precision && !reduced) continue;
+    // int8 (PT2E) runs int8 kernels on any CPU it applies to (VNNI or AVX2): not bf16's rule.
+    const bool int8 = start.config.get("precision").value_or("").rfind("int8-", 0) == 0;
+    if (start.reduced_precision && !reduced && !int8) continue;
     std::string key;
     try {
       key = resolve(start.config, traits).to_string();
@@ -387,7 +389,7 @@ std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTr
     const auto it = std::find_if(space.points.begin(), space.points.end(),
                                  [&](const SpacePoint& p) { return p.key == key; });
     if (it == space.points.end()) continue;
-    (start.reduced_precision ? lowered : plain)
+    (start.reduced_precision && !int8 ? lowered : plain)
         .push_back(static_cast<std::size_t>(it - space.points.begin()));
   }
   std::vector<std::size_t> order = traits.cuda ? lowered : plain;

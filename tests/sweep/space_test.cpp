@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -143,6 +144,39 @@ TEST(SpaceTest, TheGuidesStartsOfAProgramOnACpuAreCompileWithChannelsLastAndTheA
   const Space pinned = build_space(program, {{"runtime", {"python"}}, {"graph", {"compile"}}});
   for (const auto& start : pinned.expert_starts) EXPECT_EQ(start.runtime, "python-compile");
   EXPECT_FALSE(pinned.expert_starts.empty());
+}
+
+// bf16 is emulated, slower than fp32, on a CPU without bf16 instructions: its start waits for the
+// sweep. int8-static runs VNNI/AVX2 int8 kernels on any x86 CPU: its start is kept in that order.
+TEST(SpaceTest, OnACpuWithoutBf16TheInt8StartIsKeptAndTheBf16StartsAreNot) {
+#if !defined(__x86_64__) && !defined(_M_X64)
+  GTEST_SKIP() << "int8-static applies on x86 CPUs only";
+#endif
+  WorkloadTraits program = testing::image_program_traits();
+  program.engines = {"torchao"};
+  const Space s = build_space(program, {});
+  std::vector<std::string> reduced;
+  for (const auto& start : s.expert_starts)
+    if (start.reduced_precision)
+      reduced.push_back(resolve(start.config, program).value("precision"));
+  ASSERT_NE(std::find(reduced.begin(), reduced.end(), "int8-static"), reduced.end())
+      << "the Python runtime's reduced start on a CNN is int8-static";
+  ASSERT_NE(std::find(reduced.begin(), reduced.end(), "bf16"), reduced.end());
+  std::vector<std::string> ordered;
+  for (const std::size_t i : expert_start_order(s, program, {"avx2", "avx512_vnni"}))
+    ordered.push_back(s.points[i].key);
+  std::vector<std::string> with_bf16;
+  for (const std::size_t i : expert_start_order(s, program, {"avx2", "avx512_bf16"}))
+    with_bf16.push_back(s.points[i].key);
+  const auto count = [](const std::vector<std::string>& keys, const std::string& value) {
+    return std::count_if(keys.begin(), keys.end(), [&](const std::string& k) {
+      return k.find("precision=" + value) != std::string::npos;
+    });
+  };
+  EXPECT_EQ(count(ordered, "int8-static"), 1);
+  EXPECT_EQ(count(ordered, "bf16"), 0) << "bf16 is no start where the CPU emulates it";
+  EXPECT_GE(count(with_bf16, "bf16"), 1);
+  EXPECT_EQ(count(with_bf16, "int8-static"), 1);
 }
 
 TEST(SpaceTest, ASpaceOverBothRuntimesKeepsEachPointToItsOwnRuntimesValues) {
