@@ -156,11 +156,15 @@ def _engine_winner(result, configuration, graph, device, inputs):
     try:
         fn, convert_s, cached = engines.prepared(
             graph, "program", program, None, [tuple(inputs)],
-            int(threads) if threads.isdigit() else 0, device, folder)
+            int(threads) if threads.isdigit() else 0, device, folder,
+            precision=configuration.get("precision", "fp32"))
     except engines.EngineError as e:
         raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
     say(f"graph={graph}: {'the conversion kept with the result' if cached else f'converted the program in {convert_s:.1f} s, kept with the result'}; "
         f"the engine runs at threads={threads} on its own thread pool")
+    if configuration.get("precision") == "int8-static":
+        say("precision=int8-static: ONNX Runtime's QDQ int8, calibrated here on the example inputs "
+            "tune saved (the tune calibrated each point on its own inputs)")
     return make_applied(fn, configuration, device, None)
 
 

@@ -31,6 +31,10 @@ DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu"), "openvino": 
 LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "torchao": "torchao"}
 # The opset torch.onnx writes by default in torch 2.9+; named so that a cached file says it.
 ONNX_OPSET = 18
+# ONNX Runtime's int8 (onnxruntime.quantization, shipped in its wheel): static QDQ calibrated on the
+# point's inputs, or dynamic (weights int8, activations quantized per call: MatMul and Gemm).
+INT8 = {"int8-static": "ONNX Runtime static int8 (QDQ, calibrated)",
+        "int8-dynamic": "ONNX Runtime dynamic int8 (MatMul/Gemm weights)"}
 
 
 class EngineError(Exception):
@@ -175,6 +179,77 @@ def converted(engine, kind, path, load_module, samples, folder=None, version="?"
     return file, program.call_spec.out_spec, time.perf_counter() - started, False
 
 
+def _vnni():
+    """Whether the CPU has VNNI (int8 dot products): without it u8s8 products can saturate, and
+    ONNX Runtime's guidance is to quantize weights to 7 bits (reduce_range)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags or "amx_int8" in flags
+
+
+def samples_digest(samples):
+    """What identifies a calibration: every sample's bytes."""
+    digest = hashlib.sha256()
+    for sample in samples:
+        for t in sample:
+            digest.update(str((t.dtype, tuple(t.shape))).encode())
+            digest.update(t.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def quantized(file, precision, samples):
+    """ONNX Runtime's int8 of the converted file, cached beside it: (file, seconds spent, whether
+    the cache had it). int8-static is calibrated on `samples` (the point's own inputs and stream),
+    every activation in QDQ pairs and the weights per channel; int8-dynamic quantizes MatMul and
+    Gemm weights, its activations per call."""
+    if precision not in INT8:
+        raise EngineError(ErrorKind.CONFIG, f"precision={precision}: ONNX Runtime runs fp32, "
+                                            f"{' or '.join(INT8)}")
+    reduce = not _vnni()
+    key = hashlib.sha256("|".join([os.path.basename(file), precision, str(reduce)] + (
+        [samples_digest(samples)] if precision == "int8-static" else [])).encode()).hexdigest()[:24]
+    out = os.path.join(os.path.dirname(file), f"{key}.{precision}.onnx")
+    if os.path.exists(out):
+        return out, 0.0, True
+    started = time.perf_counter()
+    try:
+        from onnxruntime import quantization as q
+    except ImportError as e:
+        raise EngineError(ErrorKind.CONFIG, f"precision={precision}: onnxruntime.quantization "
+                                            f"does not import ({_child.concise(e)})")
+
+    class Samples(q.CalibrationDataReader):
+        def __init__(self, names):
+            self.batches = iter([{n: t.detach().cpu().contiguous().numpy()
+                                  for n, t in zip(names, sample)} for sample in samples])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    try:
+        if precision == "int8-static":
+            import onnx
+
+            names = [i.name for i in onnx.load(file, load_external_data=False).graph.input]
+            write = lambda p: q.quantize_static(  # noqa: E731
+                file, p, Samples(names), quant_format=q.QuantFormat.QDQ, per_channel=True,
+                reduce_range=reduce, activation_type=q.QuantType.QUInt8,
+                weight_type=q.QuantType.QInt8, calibrate_method=q.CalibrationMethod.MinMax)
+        else:
+            write = lambda p: q.quantize_dynamic(  # noqa: E731
+                file, p, weight_type=q.QuantType.QInt8, reduce_range=reduce)
+        _written(out, lambda p: write(p + ".onnx") or os.replace(p + ".onnx", p))
+    except EngineError:
+        raise
+    except Exception as e:
+        raise EngineError(ErrorKind.COMPILE, f"precision={precision}: ONNX Runtime's quantization "
+                                             f"failed ({_child.concise(e)})")
+    return out, time.perf_counter() - started, False
+
+
 def ort_call(graph, file, threads, device):
     """A callable running ONNX Runtime's session of `file` under graph's options on torch tensors:
     on a CPU each input is handed over as a view of its memory and each output taken back as one
@@ -247,9 +322,11 @@ def openvino_call(graph, file, threads, device):
     return call, count
 
 
-def prepared(graph, kind, path, load_module, samples, threads, device, folder=None):
+def prepared(graph, kind, path, load_module, samples, threads, device, folder=None,
+             precision="fp32"):
     """The callable a point of `graph` times (positional torch tensors in, the model's own output
-    structure out), the seconds its conversion took (0 when cached) and whether it was cached."""
+    structure out), the seconds its conversion (and int8 quantization) took (0 when cached) and
+    whether it was cached. int8 is calibrated on `samples`."""
     import torch.utils._pytree as pytree
 
     if graph not in BY_GRAPH:
@@ -260,8 +337,14 @@ def prepared(graph, kind, path, load_module, samples, threads, device, folder=No
     if engine not in found:
         raise EngineError(ErrorKind.CONFIG, f"{LABELS[engine]} is not installed in {sys.executable} "
                                             "(pip install 'torchperf[engines]')")
+    if precision != "fp32" and engine != "onnxruntime":
+        raise EngineError(ErrorKind.CONFIG, f"precision={precision}: {LABELS[engine]} runs the "
+                                            "converted fp32 graph here")
     file, out_spec, convert_s, cached = converted(engine, kind, path, load_module, samples, folder,
                                                   found[engine]["version"])
+    if precision != "fp32":
+        file, quantize_s, quantize_cached = quantized(file, precision, samples)
+        convert_s, cached = convert_s + quantize_s, cached and quantize_cached
     make = ort_call if engine == "onnxruntime" else openvino_call
     run, count = make(graph, file, threads, device)
     if count != len(samples[0]):

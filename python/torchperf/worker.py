@@ -393,7 +393,8 @@ class Side:
         try:
             self.fn, _, self.compile_reused = engines.prepared(
                 settings["graph"], kind, path, lambda: loaded_model(kind, path),
-                [self.inputs] + self.stream, settings["threads"], self.device)
+                [self.inputs] + self.stream, settings["threads"], self.device,
+                precision=settings["precision"])
             self.sync()
             self.outputs = self.fn(*self.inputs)
         except engines.EngineError as e:

@@ -362,7 +362,8 @@ Knob precision_knob() {
       "quantized per batch; LSTM and GRU too; LibTorch's quantized tensors, which PyTorch 2.x "
       "deprecates and 2.13 still runs); runtime=python: int8-static (PT2E, X86InductorQuantizer "
       "calibrated on the inputs, lowered by Inductor), int8-weight-only and "
-      "int8-dynamic-activation (torchao's quantize_ on nn.Linear)";
+      "int8-dynamic-activation (torchao's quantize_ on nn.Linear); runtime=onnxruntime: "
+      "int8-static (QDQ calibrated on the inputs) and int8-dynamic (onnxruntime.quantization)";
   // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.
@@ -391,10 +392,10 @@ Knob precision_knob() {
     return fixed({"bf16-autocast"});
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    // PT2E's and torchao's int8 exist in Python only.
+    // PT2E's, torchao's and ONNX Runtime's int8 exist in Python only.
     if (value == "int8-static" || value == "int8-weight-only" || value == "int8-dynamic-activation")
       return Applicability::no("precision=" + value + " is applied in Python (PT2E or torchao): "
-                               "runtime=python");
+                               "runtime=python" + (value == "int8-static" ? " or onnxruntime" : ""));
     // A program's precision is compiled in: the program is cast and exported again
     // (python/torchperf/aoti_compile.py says why autocast is not).
     if (t.exported_program && value != "fp32" && value != "bf16")
@@ -602,7 +603,8 @@ Knob conv_bias_knob() {
   return k;
 }
 
-// A RuntimeSnippet as a knob's code.
+}  // namespace
+
 KnobCode code_of(const RuntimeSnippet& s) {
   KnobCode c;
   c.cpp_includes = s.cpp_includes;
@@ -611,6 +613,8 @@ KnobCode code_of(const RuntimeSnippet& s) {
   c.python_setup = s.python_setup;
   return c;
 }
+
+namespace {
 
 // The graph knob's values are the runtimes' (runtime/): each runtime says which it runs, how it
 // prepares one and the lines that apply it; the knob only names them.

@@ -184,6 +184,21 @@ void write_program_snippets(const RunResults& r, const std::string& key, const s
   s.python = py;
 }
 
+// Each knob's lines in the key's order; a runtime's own lines for a knob (ONNX Runtime's int8)
+// last, as they act on what its graph's lines made.
+std::vector<KnobCode> knob_codes(const std::string& key, bool cuda, std::int64_t& batch) {
+  std::vector<KnobCode> codes, late;
+  for (const auto& [knob, value] : key_knobs(key)) {
+    if (knob == "batch") batch = std::stoll(value);
+    if (const auto own = runtime_of_key(key).knob_snippet(knob, value))
+      late.push_back(code_of(*own));
+    else
+      codes.push_back(find_knob(knob).code(value, cuda));
+  }
+  codes.insert(codes.end(), late.begin(), late.end());
+  return codes;
+}
+
 }  // namespace
 
 ApplySnippets make_apply_snippets(const RunAnalysis& a) {
@@ -197,10 +212,7 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   std::vector<KnobCode> codes;
   try {
     s.config.configuration = Configuration::parse(key);
-    for (const auto& [knob, value] : key_knobs(key)) {
-      if (knob == "batch") batch = std::stoll(value);
-      codes.push_back(find_knob(knob).code(value, cuda));
-    }
+    codes = knob_codes(key, cuda, batch);
   } catch (const std::exception& e) {
     throw ResultsError("results file '" + r.journal + "': the winner '" + key +
                        "' is not a configuration this torchperf knows (" + e.what() + ")");

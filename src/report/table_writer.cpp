@@ -69,7 +69,8 @@ std::string compile_text(const Measurement& m) {
   const char* reused = engine ? "; the conversion read from the cache"
                               : "; its graph an earlier point of this worker compiled";
   return fmt::format("{}: {:.1f} s, {} (in setup, apart from the timed calls){}",
-                     engine      ? "conversion to " + runtime.label()
+                     engine      ? "conversion to " + runtime.label() +
+                                      (quantized ? " and its " + precision + " quantization" : "")
                      : quantized ? precision + " quantization and torch.compile"
                                  : std::string("torch.compile"),
                      m.compile_s, engine ? "with its session and first call" : "the first call",

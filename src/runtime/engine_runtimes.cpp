@@ -104,10 +104,7 @@ class EngineRuntime final : public Runtime {
       for (const auto& v : graphs(view)) mine += (mine.empty() ? "" : ", ") + v;
       return Applicability::no("runtime=" + name() + " runs graph=" + mine);
     }
-    if (knob == "precision")
-      return value == "fp32" ? Applicability::yes()
-                             : Applicability::no(label() + " runs the converted fp32 graph: "
-                                                 "precision=" + value + " is PyTorch's");
+    if (knob == "precision") return precision(value, view);
     if (knob == "format")
       return Applicability::no(label() + " chooses its own layouts: the inputs stay as the model "
                                "takes them");
@@ -117,7 +114,12 @@ class EngineRuntime final : public Runtime {
   std::optional<std::vector<std::string>> values(const std::string& knob,
                                                  const WorkloadTraits& view) const override {
     if (knob == "graph") return graphs(view);
-    if (knob == "precision") return std::vector<std::string>{"fp32"};
+    if (knob == "precision") {
+      std::vector<std::string> out = {"fp32"};
+      for (const char* v : {"int8-static", "int8-dynamic"})
+        if (precision(v, view).applies) out.push_back(v);
+      return out;
+    }
     return std::nullopt;
   }
   std::optional<std::string> baseline(const std::string& knob,
@@ -131,6 +133,9 @@ class EngineRuntime final : public Runtime {
     if (knob == "graph") return expert_graphs(view);
     if (knob == "threads" || knob == "batch" || knob == "padding" || knob == "batching")
       return std::nullopt;
+    // The guides' int8 on a CPU is static quantization of a CNN (004): the reduced start.
+    if (knob == "precision" && view.convolutional && precision("int8-static", view).applies)
+      return std::vector<std::string>{"int8-static"};
     return std::vector<std::string>{};
   }
   RuntimeSnippet snippet(const std::string& graph, bool cuda) const override {
@@ -139,14 +144,14 @@ class EngineRuntime final : public Runtime {
     if (!g) return s;
     s.cpp_setup = {"// graph=" + graph + " runs in " + label() + ": the Python snippet applies it"};
     s.python_setup = {
-        "program = torch.export.export(model, example_inputs)  # or torch.export.load(\"model.pt2\")"};
+        "program = torch.export.export(model, tuple(inputs))  # or torch.export.load(\"model.pt2\")"};
     if (name() == kOnnxRuntime.name) {
       const std::string level = std::string(g->level) == "all" ? "ORT_ENABLE_ALL"
                                 : std::string(g->level) == "extended" ? "ORT_ENABLE_EXTENDED"
                                                                       : "ORT_ENABLE_BASIC";
       s.python_setup.insert(s.python_setup.end(), {
           "import onnxruntime as ort",
-          "torch.onnx.export(program, example_inputs, \"model.onnx\", dynamo=True)",
+          "torch.onnx.export(program, tuple(inputs), \"model.onnx\", dynamo=True)",
           "options = ort.SessionOptions()",
           "options.graph_optimization_level = ort.GraphOptimizationLevel." + level,
           "options.intra_op_num_threads = torch.get_num_threads()  # the threads knob's value",
@@ -172,7 +177,60 @@ class EngineRuntime final : public Runtime {
     return s;
   }
 
+  // ONNX Runtime's int8 as engines.py makes it: the converted file quantized, its session made
+  // again on the quantized file (the graph's `model` calls `session` by name).
+  std::optional<RuntimeSnippet> knob_snippet(const std::string& knob,
+                                             const std::string& value) const override {
+    if (knob != "precision" || name() != kOnnxRuntime.name ||
+        (value != "int8-static" && value != "int8-dynamic"))
+      return std::nullopt;
+    RuntimeSnippet s;
+    s.cpp_setup = {"// precision=" + value + " is ONNX Runtime's quantization in Python: the "
+                   "Python snippet applies it"};
+    s.python_setup = {"import os", "from onnxruntime import quantization as q"};
+    if (value == "int8-static") {
+      s.python_setup.insert(s.python_setup.end(), {
+          "class Samples(q.CalibrationDataReader):  # calibration: run your real samples here",
+          "    def __init__(self, batches):",
+          "        self.batches = iter([{n: x.numpy() for n, x in zip(names, b)} for b in batches])",
+          "    def get_next(self):",
+          "        return next(self.batches, None)",
+          "q.quantize_static(os.path.abspath(\"model.onnx\"), \"model.int8.onnx\", Samples([inputs]), "
+          "quant_format=q.QuantFormat.QDQ, per_channel=True)  # reduce_range=True without VNNI"});
+    } else {
+      s.python_setup.push_back(
+          "q.quantize_dynamic(os.path.abspath(\"model.onnx\"), \"model.int8.onnx\", "
+          "weight_type=q.QuantType.QInt8)  # a relative path fails its shape inference");
+    }
+    s.python_setup.push_back(
+        "session = ort.InferenceSession(\"model.int8.onnx\", options, "
+        "providers=session.get_providers())");
+    return s;
+  }
+
  private:
+  // ONNX Runtime's own int8 (onnxruntime.quantization, python/torchperf/engines.py): static QDQ
+  // calibrated on the point's inputs where convolutions or Linear layers carry the work, dynamic
+  // (MatMul/Gemm weights) where Linear layers do. On the CPU: its int8 kernels are the CPU's.
+  Applicability precision(const std::string& value, const WorkloadTraits& view) const {
+    if (value == "fp32") return Applicability::yes();
+    const std::string why = label() + " runs the converted fp32 graph";
+    if (value != "int8-static" && value != "int8-dynamic")
+      return Applicability::no(why + (name() == kOnnxRuntime.name
+                                          ? " or its own int8-static or int8-dynamic"
+                                          : std::string()) +
+                               ": precision=" + value + " is PyTorch's");
+    if (name() != kOnnxRuntime.name)
+      return Applicability::no(why + ": its int8 (NNCF) is not measured by torchperf yet");
+    if (view.cuda) return Applicability::no("ONNX Runtime's int8 is measured on the CPU only");
+    if (value == "int8-dynamic" && !view.linear)
+      return Applicability::no("the model has no Linear layers (MatMul, Gemm) for ONNX "
+                               "Runtime's dynamic int8");
+    if (!view.convolutional && !view.linear)
+      return Applicability::no("the model has no convolutions or Linear layers to quantize");
+    return Applicability::yes();
+  }
+
   Engine engine_;
 };
 

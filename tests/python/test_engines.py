@@ -138,3 +138,78 @@ def test_on_cuda_an_engine_without_a_cuda_provider_is_refused_before_it_loads_an
     with pytest.raises(engines.EngineError) as e:
         engines.openvino_call("openvino", missing, 1, torch.device("cuda"))
     assert e.value.kind == ErrorKind.CONFIG and "OpenVINO runs on CPUs here" in str(e.value)
+
+
+class SmallCnn(torch.nn.Module):
+    """Convolutions carrying the work, then a classifier: what ONNX Runtime's static int8 is for."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.body = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def cosine(a, b):
+    return torch.nn.functional.cosine_similarity(a.flatten(), b.flatten(), dim=0).item()
+
+
+def test_onnx_runtimes_static_int8_is_calibrated_on_the_samples_close_to_fp32_and_cached(tmp_path):
+    installed_or_skip("onnxruntime")
+    model = SmallCnn().eval()
+    torch.manual_seed(2)
+    calibration = [(torch.rand(4, 3, 16, 16),), (torch.rand(4, 3, 16, 16),)]
+    call, convert_s, cached = engines.prepared("ort", "builtin", "small-cnn@0", lambda: model,
+                                               calibration, 1, torch.device("cpu"), str(tmp_path),
+                                               precision="int8-static")
+    assert convert_s > 0 and not cached
+    quantized = [f for f in os.listdir(tmp_path) if f.endswith(".int8-static.onnx")]
+    assert len(quantized) == 1, os.listdir(tmp_path)
+    import onnx
+
+    ops = {n.op_type for n in onnx.load(os.path.join(tmp_path, quantized[0])).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops, ops
+    x = torch.rand(2, 3, 16, 16)  # another batch than calibrated
+    with torch.no_grad():
+        assert cosine(call(x), model(x)) > 0.99
+    _, convert_s, cached = engines.prepared("ort", "builtin", "small-cnn@0",
+                                            lambda: pytest.fail("converted again"), calibration, 1,
+                                            torch.device("cpu"), str(tmp_path),
+                                            precision="int8-static")
+    assert cached and convert_s == 0
+    # Other calibration data is another quantization: never a file calibrated on other samples.
+    engines.prepared("ort", "builtin", "small-cnn@0", lambda: model, calibration[:1], 1,
+                     torch.device("cpu"), str(tmp_path), precision="int8-static")
+    assert len([f for f in os.listdir(tmp_path) if f.endswith(".int8-static.onnx")]) == 2
+
+
+def test_onnx_runtimes_dynamic_int8_quantizes_the_linear_weights_of_a_token_model(tmp_path):
+    installed_or_skip("onnxruntime")
+    model = TwoOutputs().eval()
+    stream = samples([7, 12])
+    call, _, _ = engines.prepared("ort", "builtin", "two-outputs@0", lambda: model, stream, 1,
+                                  torch.device("cpu"), str(tmp_path), precision="int8-dynamic")
+    for inputs in stream:
+        with torch.no_grad():
+            assert cosine(call(*inputs)[0], model(*inputs)[0]) > 0.99
+
+
+def test_int8_elsewhere_than_onnx_runtime_and_an_unknown_precision_are_refused_by_name(tmp_path):
+    installed_or_skip("onnxruntime")
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("openvino", "builtin", "small-cnn@0", lambda: SmallCnn().eval(),
+                         [(torch.rand(2, 3, 8, 8),)], 1, torch.device("cpu"), str(tmp_path),
+                         precision="int8-static")
+    if "not installed" not in str(e.value):
+        assert e.value.kind == ErrorKind.CONFIG
+        assert "precision=int8-static: OpenVINO runs the converted fp32 graph" in str(e.value)
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("ort", "builtin", "small-cnn@0", lambda: SmallCnn().eval(),
+                         [(torch.rand(2, 3, 8, 8),)], 1, torch.device("cpu"), str(tmp_path),
+                         precision="int4")
+    assert e.value.kind == ErrorKind.CONFIG and "precision=int4" in str(e.value)

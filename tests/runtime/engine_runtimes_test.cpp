@@ -106,4 +106,38 @@ TEST(EngineRuntimesTest, AnEnginesSnippetExportsThenOpensItsSessionOnTheSameThre
   EXPECT_NE(lines.find("\"INFERENCE_PRECISION_HINT\": \"f32\""), std::string::npos) << lines;
 }
 
+// Issue 61: ONNX Runtime's own int8 (onnxruntime.quantization) on the CPU; a CNN's reduced start is
+// its static int8, as the guides' CPU advice (004) has it.
+TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoDoesNotYet) {
+  const Runtime& ort = runtime_named("onnxruntime");
+  const WorkloadTraits cnn = ort.view(with_engines(testing::image_program_traits()));
+  EXPECT_EQ(*ort.values("precision", cnn), (std::vector<std::string>{"fp32", "int8-static"}))
+      << "int8-dynamic quantizes MatMul/Gemm weights: a model with Linear layers";
+  EXPECT_EQ(*ort.expert("precision", cnn), (std::vector<std::string>{"int8-static"}));
+  WorkloadTraits linear = cnn;
+  linear.convolutional = false;
+  linear.linear = true;
+  EXPECT_EQ(*ort.values("precision", linear),
+            (std::vector<std::string>{"fp32", "int8-static", "int8-dynamic"}));
+  EXPECT_TRUE(ort.expert("precision", linear)->empty()) << "a Linear model's int8 is measured";
+  EXPECT_NE(ort.applies("precision", "int8-dynamic", cnn)->reason.find("no Linear layers"),
+            std::string::npos);
+  WorkloadTraits cuda = cnn;
+  cuda.cuda = true;
+  EXPECT_NE(ort.applies("precision", "int8-static", cuda)->reason.find("CPU only"),
+            std::string::npos);
+  const Runtime& ov = runtime_named("openvino");
+  EXPECT_EQ(*ov.values("precision", cnn), (std::vector<std::string>{"fp32"}));
+  EXPECT_NE(ov.applies("precision", "int8-static", cnn)->reason.find("NNCF"), std::string::npos);
+  EXPECT_NE(ort.applies("precision", "bf16", cnn)->reason.find("is PyTorch's"), std::string::npos);
+  // Its lines are its own quantization of the exported file, never PT2E's.
+  const auto lines = ort.knob_snippet("precision", "int8-static");
+  ASSERT_TRUE(lines.has_value());
+  std::string text;
+  for (const auto& l : lines->python_setup) text += l + "\n";
+  EXPECT_NE(text.find("q.quantize_static("), std::string::npos) << text;
+  EXPECT_FALSE(ort.knob_snippet("precision", "fp32").has_value());
+  EXPECT_FALSE(ov.knob_snippet("precision", "int8-static").has_value());
+}
+
 }  // namespace torchperf

@@ -136,6 +136,9 @@ const Knob& find_knob(const std::string& name);
 // The values a knob may take anywhere (CUDA included); for integer-valued knobs, only an example:
 // any positive integer is accepted.
 std::vector<std::string> all_values(const Knob& knob);
+struct RuntimeSnippet;
+// A runtime's lines (a graph's, or its own for another knob's value) as a knob's code.
+KnobCode code_of(const RuntimeSnippet& snippet);
 // "a positive integer" or "an integer >= 0", for messages and help.
 std::string describe_integer(const Knob& knob);
 

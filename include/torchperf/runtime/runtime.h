@@ -151,6 +151,13 @@ class Runtime {
   }
   // The lines that apply `graph` in user code.
   virtual RuntimeSnippet snippet(const std::string& graph, bool cuda) const = 0;
+  // The lines that apply another knob's `value` where this runtime's are not the registry's (ONNX
+  // Runtime's int8 is its own quantization, not PT2E); nullopt: the registry's. They follow the
+  // graph's lines and the example inputs.
+  virtual std::optional<RuntimeSnippet> knob_snippet(const std::string& knob,
+                                                     const std::string& value) const {
+    return std::nullopt;
+  }
 };
 
 // Every runtime, in the order reports list them.
