@@ -337,11 +337,18 @@ def prepared(graph, kind, path, load_module, samples, threads, device, folder=No
     if engine not in found:
         raise EngineError(ErrorKind.CONFIG, f"{LABELS[engine]} is not installed in {sys.executable} "
                                             "(pip install 'torchperf[engines]')")
-    if precision != "fp32" and engine != "onnxruntime":
-        raise EngineError(ErrorKind.CONFIG, f"precision={precision}: {LABELS[engine]} runs the "
-                                            "converted fp32 graph here")
-    file, out_spec, convert_s, cached = converted(engine, kind, path, load_module, samples, folder,
-                                                  found[engine]["version"])
+    # OpenVINO's int8 is ONNX Runtime's QDQ file, which OpenVINO reads and runs in int8 kernels.
+    source = engine if precision == "fp32" else "onnxruntime"
+    if precision != "fp32" and engine == "openvino":
+        if precision != "int8-static":
+            raise EngineError(ErrorKind.CONFIG, f"precision={precision}: OpenVINO's int8 here is "
+                                                "int8-static (ONNX Runtime's QDQ file, run in int8)")
+        if source not in found:
+            raise EngineError(ErrorKind.CONFIG, "precision=int8-static: OpenVINO's int8 is ONNX "
+                                                "Runtime's quantization of the model, and "
+                                                f"onnxruntime is not installed in {sys.executable}")
+    file, out_spec, convert_s, cached = converted(source, kind, path, load_module, samples, folder,
+                                                  found[source]["version"])
     if precision != "fp32":
         file, quantize_s, quantize_cached = quantized(file, precision, samples)
         convert_s, cached = convert_s + quantize_s, cached and quantize_cached

@@ -363,7 +363,8 @@ Knob precision_knob() {
       "deprecates and 2.13 still runs); runtime=python: int8-static (PT2E, X86InductorQuantizer "
       "calibrated on the inputs, lowered by Inductor), int8-weight-only and "
       "int8-dynamic-activation (torchao's quantize_ on nn.Linear); runtime=onnxruntime: "
-      "int8-static (QDQ calibrated on the inputs) and int8-dynamic (onnxruntime.quantization)";
+      "int8-static (QDQ calibrated on the inputs, which runtime=openvino runs too) and int8-dynamic "
+      "(onnxruntime.quantization)";
   // int8 is swept by default where Linear layers carry the work (no convolutions): in a CNN the
   // classifier's few FLOPs cannot pay for quantizing each batch. Any model with Linear layers
   // may ask for it.

@@ -177,17 +177,23 @@ class EngineRuntime final : public Runtime {
     return s;
   }
 
-  // ONNX Runtime's int8 as engines.py makes it: the converted file quantized, its session made
-  // again on the quantized file (the graph's `model` calls `session` by name).
+  // ONNX Runtime's int8 as engines.py makes it: the exported file quantized, its session made
+  // again on the quantized file (the graph's `model` calls `session` by name). OpenVINO compiles
+  // that same QDQ file again, with the graph's properties (its `model` calls `request`).
   std::optional<RuntimeSnippet> knob_snippet(const std::string& knob,
                                              const std::string& value) const override {
-    if (knob != "precision" || name() != kOnnxRuntime.name ||
-        (value != "int8-static" && value != "int8-dynamic"))
+    const bool ort = name() == kOnnxRuntime.name;
+    if (knob != "precision" || (value != "int8-static" && (value != "int8-dynamic" || !ort)))
       return std::nullopt;
     RuntimeSnippet s;
     s.cpp_setup = {"// precision=" + value + " is ONNX Runtime's quantization in Python: the "
                    "Python snippet applies it"};
     s.python_setup = {"import os", "from onnxruntime import quantization as q"};
+    if (!ort)
+      s.python_setup.insert(s.python_setup.end(), {
+          "import onnx",
+          "torch.onnx.export(program, tuple(inputs), \"model.onnx\", dynamo=True)",
+          "names = [i.name for i in onnx.load(\"model.onnx\", load_external_data=False).graph.input]"});
     if (value == "int8-static") {
       s.python_setup.insert(s.python_setup.end(), {
           "class Samples(q.CalibrationDataReader):  # calibration: run your real samples here",
@@ -202,27 +208,38 @@ class EngineRuntime final : public Runtime {
           "q.quantize_dynamic(os.path.abspath(\"model.onnx\"), \"model.int8.onnx\", "
           "weight_type=q.QuantType.QInt8)  # a relative path fails its shape inference");
     }
-    s.python_setup.push_back(
-        "session = ort.InferenceSession(\"model.int8.onnx\", options, "
-        "providers=session.get_providers())");
+    if (ort) {
+      s.python_setup.push_back(
+          "session = ort.InferenceSession(\"model.int8.onnx\", options, "
+          "providers=session.get_providers())");
+    } else {
+      s.python_setup.insert(s.python_setup.end(), {
+          "compiled = ov.Core().compile_model(\"model.int8.onnx\", \"CPU\", {p: "
+          "compiled.get_property(p) for p in (\"PERFORMANCE_HINT\", \"INFERENCE_NUM_THREADS\", "
+          "\"INFERENCE_PRECISION_HINT\")})",
+          "request = compiled.create_infer_request()"});
+    }
     return s;
   }
 
  private:
   // ONNX Runtime's own int8 (onnxruntime.quantization, python/torchperf/engines.py): static QDQ
   // calibrated on the point's inputs where convolutions or Linear layers carry the work, dynamic
-  // (MatMul/Gemm weights) where Linear layers do. On the CPU: its int8 kernels are the CPU's.
+  // (MatMul/Gemm weights) where Linear layers do. OpenVINO reads that QDQ file and runs it in int8
+  // (static only). On the CPU: the int8 kernels are the CPU's.
   Applicability precision(const std::string& value, const WorkloadTraits& view) const {
     if (value == "fp32") return Applicability::yes();
-    const std::string why = label() + " runs the converted fp32 graph";
-    if (value != "int8-static" && value != "int8-dynamic")
-      return Applicability::no(why + (name() == kOnnxRuntime.name
-                                          ? " or its own int8-static or int8-dynamic"
-                                          : std::string()) +
-                               ": precision=" + value + " is PyTorch's");
-    if (name() != kOnnxRuntime.name)
-      return Applicability::no(why + ": its int8 (NNCF) is not measured by torchperf yet");
-    if (view.cuda) return Applicability::no("ONNX Runtime's int8 is measured on the CPU only");
+    const bool ort = name() == kOnnxRuntime.name;
+    if (value != "int8-static" && (value != "int8-dynamic" || !ort))
+      return Applicability::no(label() + " runs the converted fp32 graph or " +
+                               (ort ? "its own int8-static or int8-dynamic"
+                                    : "ONNX Runtime's int8-static") +
+                               ": precision=" + value + " is " +
+                               (value == "int8-dynamic" ? "ONNX Runtime's" : "PyTorch's"));
+    if (view.cuda) return Applicability::no(label() + "'s int8 is measured on the CPU only");
+    if (!ort && !listed(view.engines, kOnnxRuntime.name))
+      return Applicability::no("OpenVINO's int8 is ONNX Runtime's quantization of the model "
+                               "(its QDQ file, run in int8), and onnxruntime is not installed");
     if (value == "int8-dynamic" && !view.linear)
       return Applicability::no("the model has no Linear layers (MatMul, Gemm) for ONNX "
                                "Runtime's dynamic int8");

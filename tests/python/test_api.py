@@ -971,7 +971,7 @@ def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_conver
     model = mlp()
     result = torchperf.tune(model, torch.randn(8, 64), budget="2m", out=str(tmp_path / "run"),
                             search="exhaustive", time_s=0.2, progress=False,
-                            space="runtime=onnxruntime;graph=ort,ort-basic;threads=1")
+                            space="runtime=onnxruntime;graph=ort,ort-basic;threads=1;precision=fp32")
     assert result.winner["configuration"]["runtime"] == "onnxruntime", result.points
     fast = result.apply(model)
     said = capfd.readouterr().err
@@ -984,6 +984,37 @@ def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_conver
     said = capfd.readouterr().err
     assert "the conversion kept with the result" in said, said
     torch.testing.assert_close(again(x), model(x).detach(), rtol=1e-4, atol=1e-5)
+
+
+def test_an_onnx_runtime_int8_winner_is_quantized_here_on_the_saved_inputs_under_the_guard(
+        tmp_path, capfd):
+    # Issue 61: ONNX Runtime's own static int8 (QDQ), calibrated again here on the example inputs
+    # tune saved, its quantized file kept with the result.
+    from torchperf import engines
+
+    if "onnxruntime" not in engines.installed():
+        pytest.skip("onnxruntime is not installed in this Python")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10)).eval()
+    result = torchperf.tune(model, torch.rand(8, 3, 32, 32), budget="2m", out=str(tmp_path / "run"),
+                            search="exhaustive", time_s=0.2, progress=False,
+                            space="runtime=onnxruntime;graph=ort;threads=1;precision=int8-static")
+    assert [p["status"] for p in result.points] == ["ok"], result.points
+    assert result.winner["configuration"]["precision"] == "int8-static", result.winner
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    assert "ONNX Runtime's QDQ int8, calibrated here on the example inputs" in said, said
+    assert "its output passes the guard" in said, said
+    x = torch.rand(5, 3, 32, 32)
+    with torch.no_grad():
+        want = model(x)
+    cosine = torch.nn.functional.cosine_similarity(fast(x).flatten(), want.flatten(), dim=0)
+    assert cosine > 0.99, cosine
+    folder = os.path.join(result.folder, "artifacts", "engine")
+    assert any(f.endswith(".int8-static.onnx") for f in os.listdir(folder)), os.listdir(folder)
 
 
 def test_int8_winners_are_quantized_here_as_measured_and_calibrated_on_the_saved_inputs(

@@ -199,15 +199,29 @@ def test_onnx_runtimes_dynamic_int8_quantizes_the_linear_weights_of_a_token_mode
             assert cosine(call(*inputs)[0], model(*inputs)[0]) > 0.99
 
 
-def test_int8_elsewhere_than_onnx_runtime_and_an_unknown_precision_are_refused_by_name(tmp_path):
+def test_openvino_runs_onnx_runtimes_qdq_file_in_int8_and_refuses_another_int8(tmp_path):
     installed_or_skip("onnxruntime")
+    installed_or_skip("openvino")
+    model = SmallCnn().eval()
+    torch.manual_seed(2)
+    calibration = [(torch.rand(4, 3, 16, 16),)]
+    call, convert_s, cached = engines.prepared("openvino", "builtin", "small-cnn@0", lambda: model,
+                                               calibration, 1, torch.device("cpu"), str(tmp_path),
+                                               precision="int8-static")
+    assert convert_s > 0 and not cached
+    assert any(f.endswith(".int8-static.onnx") for f in os.listdir(tmp_path)), os.listdir(tmp_path)
+    x = torch.rand(2, 3, 16, 16)
+    with torch.no_grad():
+        assert cosine(call(x), model(x)) > 0.99
     with pytest.raises(engines.EngineError) as e:
-        engines.prepared("openvino", "builtin", "small-cnn@0", lambda: SmallCnn().eval(),
-                         [(torch.rand(2, 3, 8, 8),)], 1, torch.device("cpu"), str(tmp_path),
-                         precision="int8-static")
-    if "not installed" not in str(e.value):
-        assert e.value.kind == ErrorKind.CONFIG
-        assert "precision=int8-static: OpenVINO runs the converted fp32 graph" in str(e.value)
+        engines.prepared("openvino", "builtin", "small-cnn@0", lambda: model, calibration, 1,
+                         torch.device("cpu"), str(tmp_path), precision="int8-dynamic")
+    assert e.value.kind == ErrorKind.CONFIG
+    assert "OpenVINO's int8 here is int8-static" in str(e.value)
+
+
+def test_an_unknown_precision_is_refused_by_name(tmp_path):
+    installed_or_skip("onnxruntime")
     with pytest.raises(engines.EngineError) as e:
         engines.prepared("ort", "builtin", "small-cnn@0", lambda: SmallCnn().eval(),
                          [(torch.rand(2, 3, 8, 8),)], 1, torch.device("cpu"), str(tmp_path),

@@ -108,7 +108,7 @@ TEST(EngineRuntimesTest, AnEnginesSnippetExportsThenOpensItsSessionOnTheSameThre
 
 // Issue 61: ONNX Runtime's own int8 (onnxruntime.quantization) on the CPU; a CNN's reduced start is
 // its static int8, as the guides' CPU advice (004) has it.
-TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoDoesNotYet) {
+TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoRunsItsStaticInt8File) {
   const Runtime& ort = runtime_named("onnxruntime");
   const WorkloadTraits cnn = ort.view(with_engines(testing::image_program_traits()));
   EXPECT_EQ(*ort.values("precision", cnn), (std::vector<std::string>{"fp32", "int8-static"}))
@@ -126,9 +126,17 @@ TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoDoesNotYet
   cuda.cuda = true;
   EXPECT_NE(ort.applies("precision", "int8-static", cuda)->reason.find("CPU only"),
             std::string::npos);
+  // OpenVINO runs ONNX Runtime's QDQ file in int8: static only, and only beside onnxruntime.
   const Runtime& ov = runtime_named("openvino");
-  EXPECT_EQ(*ov.values("precision", cnn), (std::vector<std::string>{"fp32"}));
-  EXPECT_NE(ov.applies("precision", "int8-static", cnn)->reason.find("NNCF"), std::string::npos);
+  EXPECT_EQ(*ov.values("precision", cnn), (std::vector<std::string>{"fp32", "int8-static"}));
+  EXPECT_EQ(*ov.expert("precision", cnn), (std::vector<std::string>{"int8-static"}));
+  EXPECT_NE(ov.applies("precision", "int8-dynamic", linear)->reason.find("is ONNX Runtime's"),
+            std::string::npos);
+  WorkloadTraits without_ort = cnn;
+  without_ort.engines = {"openvino"};
+  EXPECT_NE(ov.applies("precision", "int8-static", without_ort)->reason.find("onnxruntime is not "
+                                                                              "installed"),
+            std::string::npos);
   EXPECT_NE(ort.applies("precision", "bf16", cnn)->reason.find("is PyTorch's"), std::string::npos);
   // Its lines are its own quantization of the exported file, never PT2E's.
   const auto lines = ort.knob_snippet("precision", "int8-static");
@@ -137,7 +145,8 @@ TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoDoesNotYet
   for (const auto& l : lines->python_setup) text += l + "\n";
   EXPECT_NE(text.find("q.quantize_static("), std::string::npos) << text;
   EXPECT_FALSE(ort.knob_snippet("precision", "fp32").has_value());
-  EXPECT_FALSE(ov.knob_snippet("precision", "int8-static").has_value());
+  EXPECT_FALSE(ov.knob_snippet("precision", "int8-dynamic").has_value());
+  ASSERT_TRUE(ov.knob_snippet("precision", "int8-static").has_value());
 }
 
 }  // namespace torchperf
