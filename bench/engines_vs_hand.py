@@ -1,7 +1,9 @@
 """make bench, section 25: tune's winner, engines in its space, against the best of what a careful
 person tries by hand in five lines, on three models (issue 61).
 
-Models: the ResNet-18 and MobileNetV2 fixtures (torchvision's definitions, scripts/fixture_models)
+Models: the ResNet-18 and MobileNetV2 fixtures (torchvision's definitions, scripts/fixture_models),
+MobileNetV2 with batch-norm statistics from random images (mobilenet_v2_bn, when
+BENCH_ENGINES_MODELS names it: outputs of a trained model's scale, which int8 can represent)
 and an encoder of our own (bench/tune_in_budget.py's: 6 layers, d 384, inputs by name, length 128),
 each a torch.export program, batch 16. `torchperf tune --budget BUDGET --batch 16` runs first,
 alone, conversions inside its budget; then, in alternated rounds, each side in its own process on
@@ -149,6 +151,36 @@ def write_encoder(out):
     return path
 
 
+def write_mobilenet(out):
+    """The MobileNetV2 fixture's definition with its batch norms' statistics taken from 64 random
+    images (train mode, cumulative averages, no weight changed), then exported. With the
+    initial statistics (mean 0, variance 1) its outputs fall to ~3e-9, below any int8 scale, so
+    that every int8 point is guarded out for a reason no trained model has (stop 75)."""
+    import torch
+
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "scripts"))
+    import fixture_models
+
+    path = os.path.join(out, "mobilenet_v2_bn.pt2")
+    if not os.path.exists(path):
+        torch.manual_seed(0)
+        model = fixture_models.mobilenet_v2()
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.reset_running_stats()
+                m.momentum = None
+        model.train()
+        with torch.no_grad():
+            for _ in range(4):
+                model(torch.rand(16, 3, 224, 224))
+        model.eval()
+        example = torch.rand(4, 3, 224, 224)
+        program = torch.export.export(model, (example,), dynamic_shapes=(
+            {0: torch.export.Dim("batch", min=1, max=256)},))
+        torch.export.save(program, path)
+    return path
+
+
 def spread(values):
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
@@ -212,6 +244,9 @@ def main():
               ("mobilenet_v2", os.path.join(fixtures, "mobilenet_v2_dynamic.pt2"),
                ["--input", "3x224x224"], "3x224x224", True),
               ("encoder", write_encoder(out), encoder_flags, "encoder", False)]
+    if os.environ.get("BENCH_ENGINES_MODELS", "").find("mobilenet_v2_bn") >= 0:
+        models.append(("mobilenet_v2_bn", write_mobilenet(out), ["--input", "3x224x224"],
+                       "3x224x224", True))
     only = os.environ.get("BENCH_ENGINES_MODELS")
     results = {}
     for label, program, flags, spec, cnn in models:
