@@ -33,8 +33,7 @@ LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "torchao": "tor
 ONNX_OPSET = 18
 # ONNX Runtime's int8 (onnxruntime.quantization, shipped in its wheel): static QDQ calibrated on the
 # point's inputs, or dynamic (weights int8, activations quantized per call: MatMul and Gemm).
-INT8 = {"int8-static": "ONNX Runtime static int8 (QDQ, calibrated)",
-        "int8-dynamic": "ONNX Runtime dynamic int8 (MatMul/Gemm weights)"}
+INT8 = ("int8-static", "int8-dynamic")
 
 
 class EngineError(Exception):
@@ -242,8 +241,6 @@ def quantized(file, precision, samples):
             write = lambda p: q.quantize_dynamic(  # noqa: E731
                 file, p, weight_type=q.QuantType.QInt8, reduce_range=reduce)
         _written(out, lambda p: write(p + ".onnx") or os.replace(p + ".onnx", p))
-    except EngineError:
-        raise
     except Exception as e:
         raise EngineError(ErrorKind.COMPILE, f"precision={precision}: ONNX Runtime's quantization "
                                              f"failed ({_child.concise(e)})")

@@ -393,10 +393,11 @@ Knob precision_knob() {
     return fixed({"bf16-autocast"});
   };
   k.applies = [](const WorkloadTraits& t, const std::string& value) {
-    // PT2E's, torchao's and ONNX Runtime's int8 exist in Python only.
+    // PT2E's, torchao's and the engines' int8 exist in Python only.
     if (value == "int8-static" || value == "int8-weight-only" || value == "int8-dynamic-activation")
       return Applicability::no("precision=" + value + " is applied in Python (PT2E or torchao): "
-                               "runtime=python" + (value == "int8-static" ? " or onnxruntime" : ""));
+                               "runtime=python" +
+                               (value == "int8-static" ? ", onnxruntime or openvino" : ""));
     // A program's precision is compiled in: the program is cast and exported again
     // (python/torchperf/aoti_compile.py says why autocast is not).
     if (t.exported_program && value != "fp32" && value != "bf16")

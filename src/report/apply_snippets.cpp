@@ -188,9 +188,10 @@ void write_program_snippets(const RunResults& r, const std::string& key, const s
 // last, as they act on what its graph's lines made.
 std::vector<KnobCode> knob_codes(const std::string& key, bool cuda, std::int64_t& batch) {
   std::vector<KnobCode> codes, late;
+  const Runtime& runtime = runtime_of_key(key);
   for (const auto& [knob, value] : key_knobs(key)) {
     if (knob == "batch") batch = std::stoll(value);
-    if (const auto own = runtime_of_key(key).knob_snippet(knob, value))
+    if (const auto own = runtime.knob_snippet(knob, value))
       late.push_back(code_of(*own));
     else
       codes.push_back(find_knob(knob).code(value, cuda));

@@ -377,7 +377,8 @@ std::vector<std::size_t> expert_start_order(const Space& space, const WorkloadTr
       reduced = reduced || isa == "avx512_bf16" || isa == "amx_bf16";
   std::vector<std::size_t> plain, lowered;
   for (const auto& start : space.expert_starts) {
-    // int8 (PT2E) runs int8 kernels on any CPU it applies to (VNNI or AVX2): not bf16's rule.
+    // int8 (PT2E, ONNX Runtime, OpenVINO) runs int8 kernels on any CPU it applies to (VNNI or
+    // AVX2): not bf16's rule.
     const bool int8 = start.config.get("precision").value_or("").rfind("int8-", 0) == 0;
     if (start.reduced_precision && !reduced && !int8) continue;
     std::string key;
