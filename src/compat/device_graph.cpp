@@ -33,13 +33,14 @@ DeviceGraph::DeviceGraph(int device_index) : impl_(std::make_unique<Impl>(device
 DeviceGraph::~DeviceGraph() = default;
 
 void DeviceGraph::capture(const std::function<void()>& call, int warmup_calls) {
+  // A warm-up call that fails is the model's own failure, told as such: it runs uncaptured.
+  c10::cuda::device_synchronize();
+  {
+    // The side stream: capture must not run on the legacy default stream.
+    c10::cuda::CUDAStreamGuard on_side(impl_->stream);
+    for (int i = 0; i < warmup_calls; ++i) call();
+  }
   try {
-    c10::cuda::device_synchronize();
-    {
-      // The side stream: capture must not run on the legacy default stream.
-      c10::cuda::CUDAStreamGuard on_side(impl_->stream);
-      for (int i = 0; i < warmup_calls; ++i) call();
-    }
     c10::cuda::device_synchronize();
     {
       c10::cuda::CUDAStreamGuard on_side(impl_->stream);

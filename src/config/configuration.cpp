@@ -201,8 +201,9 @@ ResolvedConfiguration resolve(const Configuration& requested, const WorkloadTrai
     k.reason = "precision=int8-static needs it";
   }
   for (const auto& k : resolved.knobs)
-    if (k.name == "padding" && k.applicable)
-      if (const Applicability a = runtime.runs_padded(graph, k.value, for_runtime); !a.applies)
+    if (k.applicable && k.name != "runtime" && k.name != "graph")
+      if (const Applicability a = runtime.graph_takes(graph, k.name, k.value, for_runtime);
+          !a.applies)
         throw ConfigError(a.reason);
   return resolved;
 }

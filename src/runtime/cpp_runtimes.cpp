@@ -65,6 +65,20 @@ class TorchScriptRuntime final : public CppRuntime {
           "this LibTorch's TensorExpr fuser cannot compile for CPU (it was built without LLVM)");
     return Applicability::yes();
   }
+  // On CUDA optimize_for_inference fuses convolution, add and ReLU into cuDNN's conv-add-relu,
+  // which has no autocast rule: fed a half input beside float weights, cuDNN finds no engine,
+  // with its benchmark on or off (measured on an H200, fp16-autocast, PyTorch 2.11).
+  Applicability graph_takes(const std::string& graph, const std::string& knob,
+                            const std::string& value, const WorkloadTraits& view) const override {
+    if (graph != "frozen-opt" || knob != "precision" || !view.cuda || !view.convolutional ||
+        value.size() < 9 || value.compare(value.size() - 9, 9, "-autocast") != 0)
+      return Applicability::yes();
+    return Applicability::no(
+        "graph=frozen-opt with precision=" + value + " on CUDA: optimize_for_inference fuses "
+        "convolutions into cuDNN's conv-add-relu, which autocast does not cast, and cuDNN finds "
+        "no engine for it; use graph=frozen with autocast, or precision=fp16 or bf16 with "
+        "frozen-opt");
+  }
   bool compiles(const std::string&) const override { return false; }
   std::vector<std::string> training_steps(const WorkloadTraits&) const override {
     return {"torchscript"};

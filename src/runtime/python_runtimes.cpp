@@ -130,10 +130,10 @@ class PythonRuntime : public Runtime {
   // dynamic=False compiles a graph for each padded width of the stream, up to Dynamo's recompile
   // limit; past it every new width runs eager, in the user's process as in ours, while a
   // measurement over a few batches meets only a few widths: such a point is not offered.
-  Applicability runs_padded(const std::string& graph, const std::string& padding,
-                            const WorkloadTraits& view) const override {
+  Applicability graph_takes(const std::string& graph, const std::string& knob,
+                            const std::string& padding, const WorkloadTraits& view) const override {
     const CompileMode* m = mode_of(graph);
-    if (!m || !m->dynamic || std::string(m->dynamic) != "off" || view.stream_batch_longest.empty())
+    if (knob != "padding" || !m || !m->dynamic || std::string(m->dynamic) != "off" || view.stream_batch_longest.empty())
       return Applicability::yes();
     const std::size_t widths =
         padded_widths(parse_padding(padding), view.stream_batch_longest, view.stream_longest);

@@ -51,9 +51,12 @@ std::vector<SpaceAxis> make_axes(const WorkloadTraits& traits,
       std::map<std::string, std::string> omitted;  // reason -> values
       for (const auto& view : knob.name == "runtime" ? std::vector<WorkloadTraits>{traits} : views)
         for (const auto& v : knob.values(view)) {
-          if (!knob.applies(view, v).applies ||
-              std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+          if (std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end()) continue;
+          if (const Applicability a = knob.applies(view, v); !a.applies) {
+            // A runtime not installed, or without this device, is said once, never an error.
+            if (knob.name == "runtime") left_out.push_back("runtime=" + v + ": " + a.reason);
             continue;
+          }
           if (const std::string why = knob.left_out_of_sweep(traits, v); !why.empty()) {
             std::string& values = omitted[why];
             if (values.find(v) == std::string::npos) values += (values.empty() ? "" : ",") + v;

@@ -111,6 +111,17 @@ TEST(ConfigurationTest, AGraphPerShapeOverAStreamOfMoreWidthsThanItRecompilesFor
       resolve(Configuration::parse("runtime=python,graph=compile-dynamic,padding=batch-max"), t));
 }
 
+TEST(ConfigurationTest, OnCudaTorchScriptsOptimizedGraphWithAutocastIsRefusedNamingThePair) {
+  WorkloadTraits gpu = convnet_on_cpu();
+  gpu.cuda = true;
+  const std::string error = config_error([&] {
+    resolve(Configuration::parse("graph=frozen-opt,precision=fp16-autocast"), gpu);
+  });
+  EXPECT_EQ(error.rfind("graph=frozen-opt with precision=fp16-autocast on CUDA: ", 0), 0u) << error;
+  EXPECT_NO_THROW(resolve(Configuration::parse("graph=frozen,precision=fp16-autocast"), gpu));
+  EXPECT_NO_THROW(resolve(Configuration::parse("graph=frozen-opt,precision=fp16"), gpu));
+}
+
 TEST(ConfigurationTest, ThreadCountsFarBeyondTheCoresAreRefused) {
   EXPECT_NE(config_error([] {
               resolve(Configuration::parse("threads=9"), convnet_on_cpu());

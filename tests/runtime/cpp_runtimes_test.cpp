@@ -71,4 +71,25 @@ TEST(CppRuntimesTest, CudaGraphsAreTheKnobsOwnRuleUnderBothCppRuntimes) {
   EXPECT_TRUE(runtime_named("python-eager").applies("cuda_graphs", "off", gpu).has_value());
 }
 
+TEST(CppRuntimesTest, OnCudaTorchScriptsOptimizedGraphRefusesAutocastAndItsFrozenGraphTakesIt) {
+  WorkloadTraits gpu = both_forms();
+  gpu.cuda = true;
+  const Runtime& ts = runtime_named("torchscript");
+  const WorkloadTraits view = ts.view(gpu);
+  for (const char* autocast : {"fp16-autocast", "bf16-autocast"}) {
+    const Applicability a = ts.graph_takes("frozen-opt", "precision", autocast, view);
+    EXPECT_FALSE(a.applies) << autocast;
+    EXPECT_NE(a.reason.find("cuDNN's conv-add-relu"), std::string::npos) << a.reason;
+    EXPECT_TRUE(ts.graph_takes("frozen", "precision", autocast, view).applies) << autocast;
+  }
+  EXPECT_TRUE(ts.graph_takes("frozen-opt", "precision", "fp16", view).applies)
+      << "half weights: nothing left to cast";
+  EXPECT_TRUE(ts.graph_takes("frozen-opt", "precision", "bf16-autocast", ts.view(both_forms()))
+                  .applies)
+      << "on the CPU optimize_for_inference fuses no cuDNN operator";
+  gpu.convolutional = false;
+  EXPECT_TRUE(ts.graph_takes("frozen-opt", "precision", "fp16-autocast", ts.view(gpu)).applies)
+      << "without convolutions nothing is fused";
+}
+
 }  // namespace torchperf

@@ -62,4 +62,18 @@ TEST(CudaGraphModelTest, OnCudaEachShapeIsCapturedOnceAndReplaysTheEagerResult) 
   EXPECT_EQ(graphs->captured_shapes(), 2u) << "a new batch is a new shape: captured once more";
 }
 
+// On a GPU: a model that fails uncaptured is not reported as a capture that failed.
+TEST(CudaGraphModelTest, OnCudaAWarmUpCallThatFailsIsTheModelsOwnFailureNotTheCaptures) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  compat::DeviceGraph graph(0);
+  try {
+    graph.capture([] { throw std::runtime_error("the model's own error"); }, 1);
+    FAIL() << "captured";
+  } catch (const RuntimeFailure& e) {
+    FAIL() << "told as a capture: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "the model's own error");
+  }
+}
+
 }  // namespace torchperf

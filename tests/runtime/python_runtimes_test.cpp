@@ -102,21 +102,21 @@ TEST(PythonRuntimesTest, AStaticGraphPerWidthRunsOnlyAPaddingThatLeavesFewerWidt
   // Sorted batches whose longest lengths are 8, 16, ..., 400: 50 widths unpadded.
   for (std::int64_t l = 8; l <= 400; l += 8) stream.stream_batch_longest.push_back(l);
   stream.stream_longest = 450;
-  const Applicability each = compile.runs_padded("compile-static", "batch-max", stream);
+  const Applicability each = compile.graph_takes("compile-static", "padding", "batch-max", stream);
   EXPECT_FALSE(each.applies);
   EXPECT_NE(each.reason.find("50 widths"), std::string::npos) << each.reason;
   EXPECT_NE(each.reason.find("recompile_limit"), std::string::npos) << each.reason;
-  EXPECT_FALSE(compile.runs_padded("compile-static", "multiple:32", stream).applies)
+  EXPECT_FALSE(compile.graph_takes("compile-static", "padding", "multiple:32", stream).applies)
       << "13 widths: 32 to 416";
-  EXPECT_TRUE(compile.runs_padded("compile-static", "multiple:64", stream).applies)
+  EXPECT_TRUE(compile.graph_takes("compile-static", "padding", "multiple:64", stream).applies)
       << "7 widths: 64 to 448";
-  EXPECT_TRUE(compile.runs_padded("compile-static", "buckets:48/104/200/450", stream).applies);
-  EXPECT_TRUE(compile.runs_padded("compile-static", "max", stream).applies);
-  EXPECT_TRUE(compile.runs_padded("compile-dynamic", "batch-max", stream).applies)
+  EXPECT_TRUE(compile.graph_takes("compile-static", "padding", "buckets:48/104/200/450", stream).applies);
+  EXPECT_TRUE(compile.graph_takes("compile-static", "padding", "max", stream).applies);
+  EXPECT_TRUE(compile.graph_takes("compile-dynamic", "padding", "batch-max", stream).applies)
       << "one graph for every width";
-  EXPECT_TRUE(compile.runs_padded("compile", "batch-max", stream).applies)
+  EXPECT_TRUE(compile.graph_takes("compile", "padding", "batch-max", stream).applies)
       << "the automatic default recompiles once, with the length dynamic";
-  EXPECT_TRUE(compile.runs_padded("compile-static", "batch-max", program(false)).applies)
+  EXPECT_TRUE(compile.graph_takes("compile-static", "padding", "batch-max", program(false)).applies)
       << "without a stream, one shape";
 }
 

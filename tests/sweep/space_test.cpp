@@ -84,6 +84,27 @@ TEST(SpaceTest, ABuiltinOnCudaReachesEveryRuntimeAndStartsWhereTheGuidesDo) {
     }
 }
 
+TEST(SpaceTest, OnCudaAnEngineWithoutACudaProviderOrNotInstalledIsOneNoteEachAndNoPoint) {
+  WorkloadTraits gpu = testing::image_builtin_traits();
+  gpu.cuda = true;
+  gpu.engines = {"onnxruntime"};  // as on the H200: a CPU-only onnxruntime, no OpenVINO
+  const Space s = build_space(gpu, {});
+  std::vector<std::string> notes;
+  for (const auto& l : s.left_out)
+    if (l.rfind("runtime=", 0) == 0) notes.push_back(l);
+  ASSERT_EQ(notes.size(), 2u) << (notes.empty() ? "no note" : notes.front());
+  EXPECT_NE(notes[0].find("runtime=onnxruntime: ONNX Runtime does not run on CUDA here"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("runtime=openvino: OpenVINO is not installed"), std::string::npos)
+      << notes[1];
+  for (const auto& p : s.points) EXPECT_EQ(p.key.find("runtime=o"), std::string::npos) << p.key;
+  // Installed with a CUDA provider, it is swept and not noted.
+  gpu.cuda_engines = {"onnxruntime"};
+  for (const auto& l : build_space(gpu, {}).left_out)
+    EXPECT_EQ(l.find("runtime=onnxruntime"), std::string::npos) << l;
+}
+
 TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
   WorkloadTraits program = testing::image_program_traits();
   const Space s = build_space(program, {});

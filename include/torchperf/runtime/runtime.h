@@ -143,10 +143,11 @@ class Runtime {
   virtual std::function<void()> enter(const std::string& graph, bool cuda) const;
   // Whether `graph` folds the training flag into constants (freezing): it needs eval mode.
   virtual bool freezes(const std::string& graph) const { return false; }
-  // Whether `graph` runs the stream as `padding` (the padding knob's value) pads it: a graph
-  // compiled per shape meets only as many widths as it may recompile for.
-  virtual Applicability runs_padded(const std::string& graph, const std::string& padding,
-                                    const WorkloadTraits& view) const {
+  // Whether `graph` takes another knob's `value`, where the pair fails though each applies alone:
+  // a graph compiled per shape meets only as many padded widths as it may recompile for;
+  // TorchScript's optimize_for_inference on CUDA fuses what autocast does not cast.
+  virtual Applicability graph_takes(const std::string& graph, const std::string& knob,
+                                    const std::string& value, const WorkloadTraits& view) const {
     return Applicability::yes();
   }
   // The lines that apply `graph` in user code.
