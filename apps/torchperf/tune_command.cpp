@@ -95,6 +95,8 @@ int run(TuneFlags& f) {
     for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
              {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
              {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
+             {"--calibration",
+              [&] { o.workload.calibration_file = given.workload.calibration_file; }},
              {"--dim", [&] { o.workload.dims = given.workload.dims; }},
              {"--python-module", [&] { o.workload.python_module = given.workload.python_module; }},
              {"--device", [&] { o.workload.device = given.workload.device; }},
@@ -234,6 +236,9 @@ Runner add_tune_command(CLI::App& app) {
                              "S=lognormal:MEDIAN:SIGMA:MIN..MAX or S=file:LENGTHS"));
   experiment(cmd->add_option("--inputs-file", f->options.workload.inputs_file,
                              "Tensors saved with torch.save, instead of a spec"));
+  experiment(cmd->add_option("--calibration", f->options.workload.calibration_file,
+                             "Real samples int8-static is calibrated on, in every point's batches "
+                             "(as for bench); default: each point's inputs"));
   experiment(cmd->add_option("--python-module", f->options.workload.python_module,
                              "The program's nn.Module itself, saved by the Python API "
                              "(torchperf.tune writes it): the python runtime times it instead of "

@@ -350,9 +350,31 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def calibration_samples(calibration, inputs, model, named):
+    """calibration as a tuple of tensors like the example inputs: as many, of their dtypes and
+    sizes but the first (the samples) and the varying dimensions (`named`: per input, {dimension:
+    ...}); TypeError or ValueError naming the first that differs."""
+    try:
+        samples = checked_inputs(calibration, model)
+    except (TypeError, ValueError) as e:
+        raise type(e)(str(e).replace("example_inputs", "calibration", 1)) from None
+    varying = {(i, d) for i, where in enumerate(named or []) for d in where}
+    if len(samples) != len(inputs):
+        raise ValueError(f"calibration ({_child.describe_tensors(samples)}): {len(samples)} "
+                         f"tensors where example_inputs has {len(inputs)} "
+                         f"({_child.describe_tensors(inputs)})")
+    for i, (s, x) in enumerate(zip(samples, inputs)):
+        fixed = [d for d in range(1, x.dim()) if (i, d) not in varying]
+        if s.dtype != x.dtype or s.dim() != x.dim() or any(s.shape[d] != x.shape[d] for d in fixed):
+            raise ValueError(f"calibration: input {i} is {_child.describe_tensors((s,))}, where "
+                             f"example_inputs' is {_child.describe_tensors((x,))}: expected the "
+                             "same dtype and sizes but the first (the samples)")
+    return samples
+
+
 def tune(model, example_inputs, *, budget=None, objective="throughput", space=None, out=None,
          resume=False, accuracy=None, time_s=None, search=None, progress=True, cluster=None,
-         dims=None, **knobs):
+         dims=None, calibration=None, **knobs):
     """Tunes the model as tune does from the CLI (same meanings and defaults) and returns a
     TuneResult: every point, the winner with its interval and its speedup over the model as given
     (measured head to head), the journal and report, and apply(model).
@@ -363,7 +385,11 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
 
     dims={"S": "lognormal:40:0.9:4..512"} tunes over a stream of lengths (docs/shapes.md): S is
     dimension 1 of every input (or say where: {"S": (DISTRIBUTION, {input: dimension})}), exported
-    dynamic, and the padding and batching policies join the space."""
+    dynamic, and the padding and batching policies join the space.
+
+    calibration=TENSORS (as example_inputs: a tensor, a tuple or a dict, many samples in the first
+    dimension) are the real samples int8-static is calibrated on, by every point and by apply;
+    without them each point calibrates on its own inputs, which the report says."""
     from torchperf.result import TuneResult
 
     if cluster is not None and (not isinstance(cluster, str) or not cluster.startswith("ray")):
@@ -372,6 +398,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
     checked_model(model)
     inputs = checked_inputs(example_inputs, model)
     spec, named = varying_dimensions(inputs, dims) if dims is not None else (None, None)
+    samples = None if calibration is None else calibration_samples(calibration, inputs, model, named)
     if isinstance(budget, (int, float)):
         budget = f"{budget}s"
     out = os.path.abspath(out or default_out(model))
@@ -411,6 +438,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
 
     # The reference apply is judged against, and the inputs it is judged on.
     torch.save(inputs, os.path.join(out, "example_inputs.pt"))
+    if samples is not None:
+        torch.save(samples, os.path.join(out, "calibration.pt"))
     _child.save_outputs(outputs, os.path.join(out, "example_outputs.pt"))
     as_given = dict(AS_GIVEN, threads=str(torch.get_num_threads()))
     if resume:
@@ -424,6 +453,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
             args += ["--input", spec]
             for name, value in dims.items():
                 args += ["--dim", f"{name}={value[0] if isinstance(value, tuple) else value}"]
+        if samples is not None:
+            args += ["--calibration", os.path.join(out, "calibration.pt")]
         if space is not None:
             args += ["--space", space_text(space)]
         if accuracy is not None:

@@ -102,12 +102,13 @@ def _python_winner(result, model, configuration, device, inputs):
             f"({', '.join(f'{k}={v}' for k, v in backends.items())})")
     python_settings.set_backends(**backends)
     if precision in int8.PRECISIONS:
+        batches, on = calibration_of(result, inputs, device)
         try:
-            module, quantize_s = int8.quantized(module, precision, [tuple(inputs)], device)
+            module, quantize_s = int8.quantized(module, precision, batches, device)
         except int8.Int8Error as e:
             raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
         say(f"precision={precision}: {int8.PRECISIONS[precision]}, in {quantize_s:.1f} s"
-            + (" (calibrated here on the example inputs tune saved; its batch stays dynamic)"
+            + (f" (calibrated here on {on}; its batch stays dynamic)"
                if precision == "int8-static" else ""))
     if graph != "eager":
         say(f"graph={graph}: torch.compile with Inductor's freezing "
@@ -153,19 +154,41 @@ def _engine_winner(result, configuration, graph, device, inputs):
                              "saved with result.save", exit_code=ErrorKind.MODEL)
     threads = configuration.get("threads", "n/a")
     folder = os.path.join(result.folder, ARTIFACTS, "engine")
+    precision = configuration.get("precision", "fp32")
+    batches, on = calibration_of(result, inputs, device) if precision != "fp32" else (None, "")
     try:
         fn, convert_s, cached = engines.prepared(
             graph, "program", program, None, [tuple(inputs)],
             int(threads) if threads.isdigit() else 0, device, folder,
-            precision=configuration.get("precision", "fp32"))
+            precision=precision, calibration=batches)
     except engines.EngineError as e:
         raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
     say(f"graph={graph}: {'the conversion kept with the result' if cached else f'converted the program in {convert_s:.1f} s, kept with the result'}; "
         f"the engine runs at threads={threads} on its own thread pool")
     if configuration.get("precision") == "int8-static":
-        say("precision=int8-static: ONNX Runtime's QDQ int8, calibrated here on the example inputs "
-            "tune saved (the tune calibrated each point on its own inputs)")
+        say(f"precision=int8-static: ONNX Runtime's QDQ int8, calibrated here on {on}")
     return make_applied(fn, configuration, device, None)
+
+
+def calibration_of(result, inputs, device):
+    """(batches, what they are) int8 is calibrated on here: the samples tune was given
+    (calibration.pt, tune(calibration=...)) in batches of the example inputs' batch, as the tune's
+    points calibrated on them; else the example inputs tune saved."""
+    import torch
+
+    path = os.path.join(result.folder, "calibration.pt")
+    if not os.path.exists(path):
+        return [tuple(inputs)], ("the example inputs tune saved (the tune calibrated each point on "
+                                 "its own inputs)")
+    try:
+        samples = tuple(torch.load(path))
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [""])[0]
+        raise TorchperfError(f"apply: '{path}' is damaged ({type(e).__name__}: {first})",
+                             exit_code=RESULTS_ERROR) from None
+    batches = int8.calibration_batches(samples, inputs[0].shape[0])
+    return ([tuple(t.to(device) for t in b) for b in batches],
+            f"the {samples[0].shape[0]} samples of the calibration tune was given ({path})")
 
 
 def example_inputs(result):

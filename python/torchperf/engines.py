@@ -320,10 +320,11 @@ def openvino_call(graph, file, threads, device):
 
 
 def prepared(graph, kind, path, load_module, samples, threads, device, folder=None,
-             precision="fp32"):
+             precision="fp32", calibration=None):
     """The callable a point of `graph` times (positional torch tensors in, the model's own output
     structure out), the seconds its conversion (and int8 quantization) took (0 when cached) and
-    whether it was cached. int8 is calibrated on `samples`."""
+    whether it was cached. The conversion's dynamic axes are what varies across `samples`; int8
+    is calibrated on `calibration` (batches of real samples), else on `samples`."""
     import torch.utils._pytree as pytree
 
     if graph not in BY_GRAPH:
@@ -347,7 +348,7 @@ def prepared(graph, kind, path, load_module, samples, threads, device, folder=No
     file, out_spec, convert_s, cached = converted(source, kind, path, load_module, samples, folder,
                                                   found[source]["version"])
     if precision != "fp32":
-        file, quantize_s, quantize_cached = quantized(file, precision, samples)
+        file, quantize_s, quantize_cached = quantized(file, precision, calibration or samples)
         convert_s, cached = convert_s + quantize_s, cached and quantize_cached
     make = ort_call if engine == "onnxruntime" else openvino_call
     run, count = make(graph, file, threads, device)

@@ -130,6 +130,17 @@ def weights(model, precision):
     return model
 
 
+def calibration_batches(samples, batch):
+    """The calibration file's samples (a tuple of tensors sharing their first dimension, as
+    --calibration FILE or tune(calibration=...) gives them) in batches of `batch` rows, the batch
+    the point runs: a static program takes no other. A remainder short of a batch is left out,
+    unless the file holds less than one batch, which is calibrated on whole."""
+    rows = samples[0].shape[0]
+    if batch <= 0 or rows <= batch:
+        return [tuple(samples)]
+    return [tuple(t[i:i + batch] for t in samples) for i in range(0, rows - batch + 1, batch)]
+
+
 def quantized(model, precision, batches, device):
     """(the model in `precision`'s int8, seconds spent): `batches` (tuples of tensors, the point's
     inputs and its stream's) calibrate int8-static. Int8Error for what cannot be quantized."""

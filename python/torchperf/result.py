@@ -287,7 +287,7 @@ class TuneResult:
             raise FileExistsError(f"save: '{path}' exists and is not empty: choose another folder")
         os.makedirs(os.path.join(path, ARTIFACTS), exist_ok=True)
         for name in ("tune.json", "environment.json", "results.jsonl", "report.html", "model.pt2",
-                     "example_inputs.pt", "example_outputs.pt", "source.json"):
+                     "example_inputs.pt", "example_outputs.pt", "calibration.pt", "source.json"):
             source = os.path.join(self.folder, name)
             if os.path.exists(source):
                 shutil.copy2(source, os.path.join(path, name))

@@ -228,6 +228,23 @@ def load_stream(path):
         raise JobError(ErrorKind.WORKLOAD, f"stream file '{path}': {concise(e)}")
 
 
+def calibration(settings, inputs, stream, device):
+    """What int8 calibrates on: the samples of the calibration file (settings["calibration"]) in
+    batches of the point's batch, or the point's own inputs and stream."""
+    import torch
+
+    path = settings["calibration"]
+    if not path:
+        return [inputs] + stream
+    try:
+        samples = torch.load(path)
+        samples = (samples,) if torch.is_tensor(samples) else tuple(samples)
+    except Exception as e:
+        raise JobError(ErrorKind.WORKLOAD, f"calibration file '{path}': {concise(e)}")
+    batch = inputs[0].shape[0] if inputs and inputs[0].dim() > 0 else 0
+    return [tuple(t.to(device) for t in b) for b in int8.calibration_batches(samples, batch)]
+
+
 def save_compile_artifacts(path):
     """torch.compile's cache artifacts of what this process just compiled (Inductor's kernels and
     FX graphs, torch.compiler.save_cache_artifacts), written to `path` before anything is timed:
@@ -278,8 +295,9 @@ class Side:
                         settings["grad"], settings["precision"], settings["format"],
                         settings["device"], settings["threads"])
         if settings["precision"] in int8.PRECISIONS:
-            # Calibrated on this point's own inputs and stream: never another point's graph.
-            compiled_key += (settings["inputs"], settings["stream"])
+            # Calibrated on this point's own inputs and stream (or the calibration file's samples
+            # in its batches): never another point's graph.
+            compiled_key += (settings["inputs"], settings["stream"], settings["calibration"])
         reused = compiled_key in _COMPILED
         model = None if reused else loaded_model(settings["model_kind"], settings["model"])
         try:
@@ -318,9 +336,9 @@ class Side:
                     torch._dynamo.reset()  # a fresh worker's first compile starts clean
                 if precision in int8.PRECISIONS:
                     # Quantizing is part of the point's compile, calibrated on its own inputs.
-                    model, self.quantize_s = int8.quantized(model, precision,
-                                                            [self.inputs] + self.stream,
-                                                            self.device)
+                    model, self.quantize_s = int8.quantized(
+                        model, precision,
+                        calibration(settings, self.inputs, self.stream, self.device), self.device)
                 fn = (python_settings.package_call(model, self.inputs) if package else
                       python_settings.compiled(model, graph, grad))
                 self.fn = python_settings.call_function(fn, grad, precision, self.device,
@@ -394,7 +412,9 @@ class Side:
             self.fn, _, self.compile_reused = engines.prepared(
                 settings["graph"], kind, path, lambda: loaded_model(kind, path),
                 [self.inputs] + self.stream, settings["threads"], self.device,
-                precision=settings["precision"])
+                precision=settings["precision"],
+                calibration=(calibration(settings, self.inputs, self.stream, self.device)
+                             if settings["precision"] != "fp32" else None))
             self.sync()
             self.outputs = self.fn(*self.inputs)
         except engines.EngineError as e:
@@ -525,7 +545,7 @@ def answer_of(handler):
 PYTHON_SIDE_REQUEST = {"slot": int, "model_kind": str, "model": str, "inputs": str, "stream": str,
                        "graph": str, "precision": str, "format": str, "grad": str, "threads": int,
                        "interop_threads": int, "device": str, "cudnn_benchmark": str,
-                       "tf32": str, "compile_artifacts": str}
+                       "tf32": str, "compile_artifacts": str, "calibration": str}
 PYTHON_BLOCK_REQUEST = {"slot": int, "iterations": int}
 PYTHON_FINISH_REQUEST = {"slot": int, "outputs": str, "padding_check": str, "padding_outputs": str}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",

@@ -122,6 +122,8 @@ Session open_session(const BenchOptions& options) {
                      "': expected --input SPEC (e.g. --input 3x224x224) or --inputs-file FILE; a "
                      "TorchScript file does not say what it is fed");
   }
+  if (!options.calibration_file.empty())
+    check_calibration_file(options.calibration_file, s.spec ? &*s.spec : nullptr, s.file_inputs);
   return s;
 }
 

@@ -245,6 +245,64 @@ std::vector<c10::IValue> load_inputs_file(const std::string& path) {
   return inputs;
 }
 
+std::int64_t check_calibration_file(const std::string& path, const InputSpec* spec,
+                                    const std::vector<c10::IValue>& file_inputs) {
+  std::vector<c10::IValue> samples;
+  try {
+    samples = load_inputs_file(path);
+  } catch (const ModelError& e) {  // its message names an inputs file: this one is --calibration's
+    std::string why = e.what();
+    const auto cut = why.find("': ");
+    throw ModelError("--calibration '" + path + "': " +
+                     (cut == std::string::npos ? why : why.substr(cut + 3)));
+  }
+  // What each input is fed as: the spec's dtype and sizes (0: a named dimension, any size), or
+  // the inputs file's tensors' sizes but their batch.
+  std::vector<std::pair<at::ScalarType, std::vector<std::int64_t>>> fed;
+  std::string expected;
+  if (spec) {
+    for (const auto& t : spec->tensors) fed.emplace_back(to_scalar_type(t.dtype), t.shape);
+    expected = to_string(*spec) + " (the batch first)";
+  } else {
+    for (const auto& v : file_inputs) {
+      const auto& t = v.toTensor();
+      fed.emplace_back(t.scalar_type(), std::vector<std::int64_t>(t.sizes().begin() + (t.dim() > 0),
+                                                                  t.sizes().end()));
+    }
+    expected = describe_inputs(file_inputs);
+  }
+  const auto refuse = [&](const std::string& what) {
+    throw WorkloadError("--calibration '" + path + "': " + what + "; the model is fed " +
+                        expected + ": save real samples of those inputs, batched (torch.save of "
+                        "a tuple of tensors, the samples first)");
+  };
+  if (samples.size() != fed.size())
+    refuse(std::to_string(samples.size()) + " tensor(s) (" + describe_inputs(samples) + ")");
+  std::int64_t count = -1;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const auto& x = samples[i].toTensor();
+    const auto& [dtype, sizes] = fed[i];
+    bool fits = x.scalar_type() == dtype && x.dim() == static_cast<std::int64_t>(sizes.size()) + 1;
+    for (std::size_t d = 0; fits && d < sizes.size(); ++d)
+      fits = sizes[d] == 0 || x.size(static_cast<std::int64_t>(d) + 1) == sizes[d];
+    if (!fits) refuse("input " + std::to_string(i) + " is " + describe_inputs({samples[i]}));
+    if (count >= 0 && x.size(0) != count)
+      refuse("its inputs hold different numbers of samples (" + describe_inputs(samples) + ")");
+    count = x.size(0);
+  }
+  return count;
+}
+
+std::int64_t calibration_samples(const std::string& path) noexcept {
+  try {
+    const std::vector<c10::IValue> inputs = load_inputs_file(path);
+    const at::Tensor& first = inputs.front().toTensor();
+    return first.dim() > 0 ? first.size(0) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 std::string describe_inputs(const std::vector<c10::IValue>& inputs) {
   std::string out;
   for (const auto& v : inputs) {

@@ -242,10 +242,8 @@ void Supervisor::open_runner() {
     o_.workload.model = absolute(o_.workload.model);
     c.paths.push_back(o_.workload.model);
   }
-  if (!o_.workload.inputs_file.empty()) {
-    o_.workload.inputs_file = absolute(o_.workload.inputs_file);
-    c.paths.push_back(o_.workload.inputs_file);
-  }
+  for (std::string* file : {&o_.workload.inputs_file, &o_.workload.calibration_file})
+    if (!file->empty()) c.paths.push_back(*file = absolute(*file));
   if (!o_.workload.python_module.empty() &&
       o_.workload.python_module != BenchOptions::kProgramStandsIn) {
     o_.workload.python_module = absolute(o_.workload.python_module);

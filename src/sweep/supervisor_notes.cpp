@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "supervisor.h"
+#include "torchperf/models/inputs.h"
 #include "torchperf/sweep/tune_plan.h"
 
 namespace torchperf {
@@ -107,12 +108,21 @@ void Supervisor::note_calibration() {
   });
   if (!calibrated) return;
   const BenchOptions& w = o_.workload;
+  if (!w.calibration_file.empty()) {
+    const std::int64_t samples = calibration_samples(w.calibration_file);
+    result_.notes.push_back(fmt::format(
+        "precision=int8-static was calibrated on {} of {} (--calibration), in each point's "
+        "batches; its accuracy guard ran on the points' own inputs",
+        samples > 0 ? "the " + std::to_string(samples) + " samples" : "the samples",
+        w.calibration_file));
+    return;
+  }
   result_.notes.push_back(
       w.inputs_file.empty()
           ? fmt::format("precision=int8-static was calibrated on random inputs drawn from the "
                         "input spec ({}), and its accuracy guard ran on them too: its scales fit "
-                        "random data; calibrate on real samples (--inputs-file FILE; from Python, "
-                        "real example inputs) before using an int8 winner",
+                        "random data; calibrate on real samples (--calibration FILE; from Python, "
+                        "calibration=TENSORS) before using an int8 winner",
                         w.input_spec.empty() ? "the model's default" : w.input_spec)
           : fmt::format("precision=int8-static was calibrated on the samples of {} (each "
                         "point's batch of them, and its stream's)",

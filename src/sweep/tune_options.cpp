@@ -130,6 +130,7 @@ nlohmann::json experiment_json(const TuneOptions& o) {
   if (!o.as_given.empty()) j["as_given"] = o.as_given;
   if (!w.python_module.empty()) j["python_module"] = w.python_module;
   if (!w.dims.empty()) j["dims"] = w.dims;  // only when given, as above
+  if (!w.calibration_file.empty()) j["calibration_file"] = w.calibration_file;
   return j;
 }
 
@@ -140,6 +141,7 @@ void apply_experiment_json(const nlohmann::json& j, TuneOptions& o) {
     w.input_spec = j.at("input_spec").get<std::string>();
     w.dims = j.value("dims", std::vector<std::string>{});
     w.inputs_file = j.at("inputs_file").get<std::string>();
+    w.calibration_file = j.value("calibration_file", std::string());
     w.device = j.at("device").get<std::string>();
     w.seed = j.at("seed").get<std::uint64_t>();
     w.time_s = j.at("time_s").get<double>();

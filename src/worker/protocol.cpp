@@ -37,6 +37,7 @@ json wire_value(const BenchOptions& o) {
             {"input_spec", o.input_spec},
             {"dims", o.dims},
             {"inputs_file", o.inputs_file},
+            {"calibration_file", o.calibration_file},
             {"python_module", o.python_module},
             {"time_s", o.time_s},
             {"stream_timed_batches", o.stream_timed_batches},
@@ -61,6 +62,7 @@ void read_wire(const json& j, BenchOptions& o) {
   o.input_spec = j.at("input_spec").get<std::string>();
   o.dims = j.value("dims", std::vector<std::string>{});
   o.inputs_file = j.at("inputs_file").get<std::string>();
+  o.calibration_file = j.value("calibration_file", std::string());
   o.python_module = j.at("python_module").get<std::string>();
   o.time_s = j.at("time_s").get<double>();
   o.stream_timed_batches = j.value("stream_timed_batches", kFullTimedBatches);

@@ -206,6 +206,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   side.device = resolve_device(options.device).str();
   side.cudnn_benchmark = config_.value("cudnn_benchmark");
   side.tf32 = config_.value("tf32");
+  side.calibration = options.calibration_file;
 
   base_.model = description.model;
   base_.inputs = describe_inputs(input_values);

@@ -89,6 +89,13 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"bench", "builtin:mlp", "--memory-cap", "lots"}, 2, "--memory-cap"},
       {{"bench", "builtin:mlp", "--batch", "100000000"}, 9, "the inputs alone need 292.06 GiB"},
       {{"bench", "builtin:mlp", "--inputs-file", text}, 4, "not a torch.save file of tensors"},
+      // int8's calibration samples of another shape: refused before any point, by bench and tune.
+      {{"bench", "builtin:mlp", "--calibration", fixture("inputs_image.pt")}, 5,
+       "--calibration '" + fixture("inputs_image.pt") + "': input 0 is Float[2,3,224,224]; the "
+       "model is fed 784 (the batch first)"},
+      {{"tune", "builtin:mlp", "--calibration", fixture("inputs_image.pt"), "--quiet"}, 5,
+       "input 0 is Float[2,3,224,224]"},
+      {{"bench", "builtin:mlp", "--calibration", text}, 4, "--calibration '" + text + "': "},
       {{"tune", "builtin:mlp", "--out", a_file, "--quiet"}, 2, "--out '" + a_file + "'"},
       {{"tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget"},
       {{"tune", "builtin:mlp", "--accuracy", "cosine>=2", "--quiet"}, 2, "cannot be met"},

@@ -1,6 +1,10 @@
 #include "torchperf/models/inputs.h"
 
 #include <gtest/gtest.h>
+#include <torch/serialize.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "support/test_support.h"
 #include "torchperf/error.h"
@@ -78,6 +82,64 @@ TEST(InputsTest, SamplesThatDisagreeInRankOrDtypeAreAModelErrorNamingTheSample) 
             std::string::npos);
   EXPECT_NE(message("token_samples_dtype.pt").find("differ in the dtype of input 0"),
             std::string::npos);
+}
+
+namespace {
+
+// Tensors saved as torch.save saves a tuple of them, in the test's temporary folder.
+std::string saved(const std::vector<at::Tensor>& tensors, const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("torchperf-calibration-" + name);
+  const auto bytes = torch::pickle_save(
+      c10::ivalue::Tuple::create(std::vector<c10::IValue>(tensors.begin(), tensors.end())));
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path.string();
+}
+
+std::string refusal(const std::string& path, const InputSpec* spec,
+                    const std::vector<c10::IValue>& file_inputs = {}) {
+  try {
+    check_calibration_file(path, spec, file_inputs);
+  } catch (const WorkloadError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(InputsTest, ACalibrationFileIsCheckedAgainstWhatTheModelIsFedNamingTheFirstInputThatDiffers) {
+  const InputSpec spec = parse_input_spec("3x8x8;int64:S@0..7");
+  const auto ids = [](std::int64_t n, std::int64_t s) { return at::zeros({n, s}, at::kLong); };
+  // The named dimension may take any size; the samples are counted.
+  EXPECT_EQ(check_calibration_file(saved({at::rand({20, 3, 8, 8}), ids(20, 11)}, "ok.pt"), &spec,
+                                   {}),
+            20);
+  const std::string shape = refusal(saved({at::rand({20, 3, 16, 16}), ids(20, 5)}, "shape.pt"), &spec);
+  EXPECT_EQ(shape.rfind("--calibration '", 0), 0u) << shape;
+  EXPECT_NE(shape.find("input 0 is Float[20,3,16,16]; the model is fed 3x8x8;int64:S@0..7"),
+            std::string::npos)
+      << shape;
+  EXPECT_NE(refusal(saved({at::rand({20, 3, 8, 8}, at::kDouble), ids(20, 5)}, "dtype.pt"), &spec)
+                .find("input 0 is Double[20,3,8,8]"),
+            std::string::npos);
+  EXPECT_NE(refusal(saved({at::rand({20, 3, 8, 8})}, "count.pt"), &spec).find("1 tensor(s)"),
+            std::string::npos);
+  EXPECT_NE(refusal(saved({at::rand({20, 3, 8, 8}), ids(7, 5)}, "samples.pt"), &spec)
+                .find("different numbers of samples"),
+            std::string::npos);
+  // Against an inputs file: its tensors' sizes but the batch.
+  const auto file = load_inputs_file(testing::fixture("inputs_image.pt"));
+  EXPECT_EQ(refusal(saved({at::rand({5, 3, 224, 224})}, "file.pt"), nullptr, file), "accepted");
+  EXPECT_NE(refusal(saved({at::rand({5, 3, 32, 32})}, "file-shape.pt"), nullptr, file)
+                .find("the model is fed Float[2,3,224,224]"),
+            std::string::npos);
+  // A file that holds no tensors is the model part's error, named as --calibration's.
+  try {
+    check_calibration_file(testing::fixture("inputs_dict.pt"), &spec, {});
+    FAIL() << "accepted";
+  } catch (const ModelError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--calibration '", 0), 0u) << e.what();
+  }
 }
 
 TEST(InputsTest, DescribesShapesAndDtypes) {

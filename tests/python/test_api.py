@@ -986,10 +986,25 @@ def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_conver
     torch.testing.assert_close(again(x), model(x).detach(), rtol=1e-4, atol=1e-5)
 
 
-def test_an_onnx_runtime_int8_winner_is_quantized_here_on_the_saved_inputs_under_the_guard(
+def test_calibration_samples_unlike_the_example_inputs_are_refused_naming_the_input(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten()).eval()
+    x = torch.rand(2, 3, 16, 16)
+    cases = [(torch.rand(8, 3, 32, 32), "input 0 is float32[8, 3, 32, 32]"),
+             (torch.rand(8, 3, 16, 16).double(), "input 0 is float64"),
+             ((torch.rand(8, 3, 16, 16), torch.rand(8, 3)), "2 tensors where example_inputs has 1"),
+             ("samples.pt", "calibration: expected a tensor")]
+    for calibration, says in cases:
+        with pytest.raises((ValueError, TypeError)) as e:
+            torchperf.tune(model, x, out=str(tmp_path / "never"), calibration=calibration,
+                           progress=False)
+        assert says in str(e.value), str(e.value)
+    assert not os.path.exists(tmp_path / "never"), "refused before any work"
+
+
+def test_an_onnx_runtime_int8_winner_is_calibrated_on_the_samples_given_in_tune_and_here(
         tmp_path, capfd):
-    # Issue 61: ONNX Runtime's own static int8 (QDQ), calibrated again here on the example inputs
-    # tune saved, its quantized file kept with the result.
+    # Issue 61: ONNX Runtime's own static int8 (QDQ), calibrated on the samples tune was given
+    # (calibration=), by the point and again here, its quantized file kept with the result.
     from torchperf import engines
 
     if "onnxruntime" not in engines.installed():
@@ -1001,12 +1016,15 @@ def test_an_onnx_runtime_int8_winner_is_quantized_here_on_the_saved_inputs_under
         torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10)).eval()
     result = torchperf.tune(model, torch.rand(8, 3, 32, 32), budget="2m", out=str(tmp_path / "run"),
                             search="exhaustive", time_s=0.2, progress=False,
+                            calibration=torch.rand(20, 3, 32, 32), accuracy="cosine>=0.99",
                             space="runtime=onnxruntime;graph=ort;threads=1;precision=int8-static")
     assert [p["status"] for p in result.points] == ["ok"], result.points
     assert result.winner["configuration"]["precision"] == "int8-static", result.winner
+    assert any("calibrated on the 20 samples of " in n for n in result.record.notes), \
+        result.record.notes
     fast = result.apply(model)
     said = capfd.readouterr().err
-    assert "ONNX Runtime's QDQ int8, calibrated here on the example inputs" in said, said
+    assert "ONNX Runtime's QDQ int8, calibrated here on the 20 samples of the calibration" in said, said
     assert "its output passes the guard" in said, said
     x = torch.rand(5, 3, 32, 32)
     with torch.no_grad():

@@ -125,3 +125,13 @@ def test_static_int8_on_a_gpu_and_an_unknown_value_are_refused_before_any_work()
     assert e.value.kind == ErrorKind.CONFIG
     with pytest.raises(int8.Int8Error, match="expected one of int8-static") as e:
         int8.quantized(SharedReLU(), "int4", batches(), torch.device("cpu"))
+
+
+def test_calibration_samples_are_cut_into_the_points_batches_leaving_out_a_short_remainder():
+    samples = (torch.arange(10).reshape(10, 1), torch.zeros(10, 3))
+    batches = int8.calibration_batches(samples, 4)
+    assert [b[0].flatten().tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert all(len(b) == 2 and b[1].shape == (4, 3) for b in batches)
+    whole = int8.calibration_batches(samples, 16)  # fewer samples than a batch: one, whole
+    assert len(whole) == 1 and whole[0][0].shape[0] == 10
+

@@ -78,7 +78,7 @@ def side(kind, model, inputs, **settings):
     request = {"protocol": 1, "job": "python-side", "slot": 0, "model_kind": kind, "model": model,
                "inputs": inputs, "stream": "", "graph": "eager", "precision": "fp32", "format": "contiguous",
                "grad": "inference", "threads": 1, "interop_threads": 0, "device": "cpu",
-               "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": ""}
+               "cudnn_benchmark": "n/a", "tf32": "n/a", "compile_artifacts": "", "calibration": ""}
     request.update(settings)
     return request
 

@@ -16,6 +16,9 @@ struct BenchOptions {
   std::string model;                // "builtin:NAME" or a TorchScript file
   std::string input_spec;           // empty: the model's own default (built-ins) — files need one
   std::string inputs_file;          // tensors saved with torch.save, instead of a spec
+  // int8's calibration samples (--calibration): a batch of real inputs saved with torch.save,
+  // checked against what the model is fed; "": each point calibrates on its own inputs.
+  std::string calibration_file;
   // One "NAME=DISTRIBUTION" per named dimension of input_spec (--dim; length_distribution.h).
   std::vector<std::string> dims;
   // The caller's own nn.Module, saved by the Python API (python/torchperf/module_file.py): the

@@ -40,6 +40,17 @@ bool holds_input_samples(const std::string& path);
 // The samples in the order of spec's entries after in_forward_order put them in forward's order.
 void order_samples(InputSamples& samples, const InputSpec& ordered);
 
+// int8's calibration samples (--calibration FILE): tensors saved with torch.save, batched (the
+// samples in the first dimension), as many as the model's inputs, each of its input's dtype and
+// sizes but the first and the named (varying) dimensions; `spec` (null: the inputs file's
+// `file_inputs`) says what the model is fed. Returns how many samples; throws WorkloadError
+// naming the file and the first input that differs, ModelError for a file that is not tensors.
+std::int64_t check_calibration_file(const std::string& path, const InputSpec* spec,
+                                    const std::vector<c10::IValue>& file_inputs);
+// How many samples a calibration file holds (its first tensor's first dimension); 0 where it
+// cannot be read now.
+std::int64_t calibration_samples(const std::string& path) noexcept;
+
 // Shapes and dtypes of inputs in LibTorch's names, e.g. "Float[8,3,224,224]; Long[8,128]".
 std::string describe_inputs(const std::vector<c10::IValue>& inputs);
 

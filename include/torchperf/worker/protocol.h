@@ -169,6 +169,8 @@ struct PythonSideRequest {
   // Where torch.compile's cache artifacts go once this side compiled (""): a shared worker
   // serves many points, each with its own file, so it travels with the side, not the process.
   std::string compile_artifacts;
+  // int8's calibration samples (BenchOptions::calibration_file), or "": the side's own inputs.
+  std::string calibration;
   // Which of the worker's open sides this is: a head-to-head pair of one process state keeps
   // both of its sides open in one worker (their graphs compiled there once), blocks alternating.
   std::int64_t slot = 0;
@@ -189,6 +191,7 @@ struct PythonSideRequest {
     v("cudnn_benchmark", cudnn_benchmark);
     v("tf32", tf32);
     v("compile_artifacts", compile_artifacts);
+    v("calibration", calibration);
   }
 };
 struct PythonSideReady {
