@@ -398,6 +398,9 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
     checked_model(model)
     inputs = checked_inputs(example_inputs, model)
     spec, named = varying_dimensions(inputs, dims) if dims is not None else (None, None)
+    if calibration is not None and resume:
+        raise ValueError("calibration: a resumed tune goes on with the calibration of its first run "
+                         "(its points were calibrated on it): leave calibration out")
     samples = None if calibration is None else calibration_samples(calibration, inputs, model, named)
     if isinstance(budget, (int, float)):
         budget = f"{budget}s"
@@ -440,6 +443,8 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
     torch.save(inputs, os.path.join(out, "example_inputs.pt"))
     if samples is not None:
         torch.save(samples, os.path.join(out, "calibration.pt"))
+    elif not resume and os.path.exists(os.path.join(out, "calibration.pt")):
+        os.remove(os.path.join(out, "calibration.pt"))  # an earlier run's: not this tune's
     _child.save_outputs(outputs, os.path.join(out, "example_outputs.pt"))
     as_given = dict(AS_GIVEN, threads=str(torch.get_num_threads()))
     if resume:

@@ -104,7 +104,8 @@ def _python_winner(result, model, configuration, device, inputs):
     if precision in int8.PRECISIONS:
         batches, on = calibration_of(result, inputs, device)
         try:
-            module, quantize_s = int8.quantized(module, precision, batches, device)
+            module, quantize_s = int8.quantized(module, precision, batches, device,
+                                                shapes=[tuple(inputs)])
         except int8.Int8Error as e:
             raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
         say(f"precision={precision}: {int8.PRECISIONS[precision]}, in {quantize_s:.1f} s"
@@ -157,8 +158,9 @@ def _engine_winner(result, configuration, graph, device, inputs):
     precision = configuration.get("precision", "fp32")
     batches, on = calibration_of(result, inputs, device) if precision != "fp32" else (None, "")
     try:
+        # The conversion's dynamic axes span the calibration samples' sizes too.
         fn, convert_s, cached = engines.prepared(
-            graph, "program", program, None, [tuple(inputs)],
+            graph, "program", program, None, [tuple(inputs)] + (batches or []),
             int(threads) if threads.isdigit() else 0, device, folder,
             precision=precision, calibration=batches)
     except engines.EngineError as e:

@@ -70,9 +70,12 @@ def _varying(batches):
     return tuple({d: auto for d in ds} or None for ds in engines.varying_dims(batches))
 
 
-def static(model, batches):
+def static(model, batches, shapes=None):
     """PT2E: the model exported, annotated by X86InductorQuantizer, calibrated on every batch,
-    converted. Inductor (with freezing) lowers its quantize/dequantize pairs to int8 kernels."""
+    converted. Inductor (with freezing) lowers its quantize/dequantize pairs to int8 kernels.
+    `shapes` (the point's own inputs and stream; default `batches`) are what it is exported on:
+    calibration samples of one length must not pin a length the point's stream varies."""
+    shapes = list(shapes or batches)
     import torch
 
     try:
@@ -84,8 +87,8 @@ def static(model, batches):
                                           "requirements.txt pins torchao==0.18.0)") from None
     try:
         with torch.no_grad():
-            exported = torch.export.export(model, tuple(batches[0]),
-                                           dynamic_shapes=_varying(batches)).module()
+            exported = torch.export.export(model, tuple(shapes[0]),
+                                           dynamic_shapes=_varying(shapes + list(batches))).module()
     except Exception as e:
         raise Int8Error(ErrorKind.COMPILE, "precision=int8-static: torch.export could not export "
                                            f"the model for PT2E ({_child.concise(e)})") from None
@@ -133,17 +136,25 @@ def weights(model, precision):
 def calibration_batches(samples, batch):
     """The calibration file's samples (a tuple of tensors sharing their first dimension, as
     --calibration FILE or tune(calibration=...) gives them) in batches of `batch` rows, the batch
-    the point runs: a static program takes no other. A remainder short of a batch is left out,
-    unless the file holds less than one batch, which is calibrated on whole."""
+    the point runs (a static program takes no other): every sample is used, the last batch (or
+    the only one, from fewer samples than a batch) filled up with the first samples again, which
+    leaves the ranges calibration records as they are."""
+    import torch
+
     rows = samples[0].shape[0]
-    if batch <= 0 or rows <= batch:
+    if batch <= 0 or rows == batch:
         return [tuple(samples)]
-    return [tuple(t[i:i + batch] for t in samples) for i in range(0, rows - batch + 1, batch)]
+    out = []
+    for start in range(0, rows, batch):
+        index = torch.tensor([(start + j) % rows for j in range(batch)])
+        out.append(tuple(t.index_select(0, index) for t in samples))
+    return out
 
 
-def quantized(model, precision, batches, device):
+def quantized(model, precision, batches, device, shapes=None):
     """(the model in `precision`'s int8, seconds spent): `batches` (tuples of tensors, the point's
-    inputs and its stream's) calibrate int8-static. Int8Error for what cannot be quantized."""
+    inputs and its stream's, or the calibration file's) calibrate int8-static, exported on
+    `shapes` (default `batches`). Int8Error for what cannot be quantized."""
     if precision not in PRECISIONS:
         raise Int8Error(ErrorKind.CONFIG, f"precision '{precision}': expected one of "
                                           f"{', '.join(PRECISIONS)}")
@@ -168,5 +179,5 @@ def quantized(model, precision, batches, device):
         model = model.eval()
     except NotImplementedError:  # a torch.export program's module has no train/eval switch
         pass
-    out = static(model, batches) if precision == "int8-static" else weights(model, precision)
+    out = static(model, batches, shapes) if precision == "int8-static" else weights(model, precision)
     return out, time.perf_counter() - started

@@ -276,6 +276,10 @@ class Side:
         self.rss_before = resident_bytes()  # before the model is loaded, as the C++ side reports it
         settings = fields(request, PYTHON_SIDE_REQUEST)
         self.settings = settings
+        if settings["calibration"] and not os.path.isfile(settings["calibration"]):
+            # Said before the model is loaded (a failed answer ends the worker, as ever).
+            raise JobError(ErrorKind.WORKLOAD, f"calibration file '{settings['calibration']}': no "
+                                               "such file")
         try:
             self.device = torch.device(settings["device"] or "cpu")
         except RuntimeError as e:
@@ -338,7 +342,8 @@ class Side:
                     # Quantizing is part of the point's compile, calibrated on its own inputs.
                     model, self.quantize_s = int8.quantized(
                         model, precision,
-                        calibration(settings, self.inputs, self.stream, self.device), self.device)
+                        calibration(settings, self.inputs, self.stream, self.device), self.device,
+                        shapes=[self.inputs] + self.stream)
                 fn = (python_settings.package_call(model, self.inputs) if package else
                       python_settings.compiled(model, graph, grad))
                 self.fn = python_settings.call_function(fn, grad, precision, self.device,

@@ -122,7 +122,9 @@ Session open_session(const BenchOptions& options) {
                      "': expected --input SPEC (e.g. --input 3x224x224) or --inputs-file FILE; a "
                      "TorchScript file does not say what it is fed");
   }
-  if (!options.calibration_file.empty())
+  // Checked where the run starts (bench, tune's reference), not again by each of tune's points,
+  // which read that reference: a file of real samples may be hundreds of megabytes.
+  if (!options.calibration_file.empty() && options.reference_files.empty())
     check_calibration_file(options.calibration_file, s.spec ? &*s.spec : nullptr, s.file_inputs);
   return s;
 }

@@ -40,8 +40,8 @@ void DeviceGraph::capture(const std::function<void()>& call, int warmup_calls) {
     c10::cuda::CUDAStreamGuard on_side(impl_->stream);
     for (int i = 0; i < warmup_calls; ++i) call();
   }
+  c10::cuda::device_synchronize();  // an asynchronous error of a warm-up call surfaces here
   try {
-    c10::cuda::device_synchronize();
     {
       c10::cuda::CUDAStreamGuard on_side(impl_->stream);
       impl_->graph.capture_begin();

@@ -162,6 +162,16 @@ std::vector<ExpertStart> expert_starts(const Space& space, const WorkloadTraits&
       start.set(axis.knob, value);
       reduced.set(axis.knob, value);
     }
+    // A reduced precision its graph does not take (TorchScript's frozen-opt under autocast on
+    // CUDA) starts in the runtime's next favourite graph that takes it.
+    const auto graph = reduced.get("graph"), precision = reduced.get("precision");
+    if (differs && graph && precision &&
+        !runtime.graph_takes(*graph, "precision", *precision, view).applies)
+      for (const auto& g : runtime.expert_graphs(view))
+        if (runtime.graph_takes(g, "precision", *precision, view).applies) {
+          reduced.set("graph", g);
+          break;
+        }
     // A stream's first start is the careful person's loop (issue 60): each window sorted by
     // length, each batch padded to its longest; then the guides' buckets.
     std::vector<std::pair<Configuration, bool>> variants;

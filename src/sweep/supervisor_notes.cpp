@@ -106,8 +106,14 @@ void Supervisor::note_calibration() {
     return p.first.find("precision=int8-static") != std::string::npos &&
            (p.second.status == PointStatus::kOk || p.second.status == PointStatus::kGuarded);
   });
-  if (!calibrated) return;
   const BenchOptions& w = o_.workload;
+  if (!calibrated) {
+    if (!w.calibration_file.empty())
+      result_.notes.push_back("--calibration " + w.calibration_file + " was not used: no "
+                              "precision=int8-static point was measured (it calibrates only "
+                              "int8-static, in runtime=python, onnxruntime or openvino on a CPU)");
+    return;
+  }
   if (!w.calibration_file.empty()) {
     const std::int64_t samples = calibration_samples(w.calibration_file);
     result_.notes.push_back(fmt::format(

@@ -14,6 +14,8 @@
 #include <map>
 #include <thread>
 
+#include <torch/serialize.h>
+
 #include "support/test_support.h"
 #include "test_paths.h"
 
@@ -107,6 +109,24 @@ TEST_F(TuneCommandTest, PrintsTheWinnerItsEvidenceAndWhereTheResultsAre) {
       << run.err;
   EXPECT_TRUE(std::filesystem::exists(out() + "/report.html"));
   EXPECT_TRUE(std::filesystem::exists(out() + "/winner.json"));
+}
+
+TEST_F(TuneCommandTest, ACalibrationFileNoInt8PointUsedIsSaidUnused) {
+  std::filesystem::create_directories(dir_);
+  const std::string samples = (dir_ / "calibration.pt").string();
+  const auto bytes = torch::pickle_save(c10::ivalue::Tuple::create({at::rand({6, 784})}));
+  std::ofstream(samples, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const CliRun run = run_cli({"tune", "builtin:mlp", "--space",
+                              "runtime=cpp;batch=2;mode=eval;graph=eager;threads=1;grad=no_grad;"
+                              "precision=fp32",
+                              "--time", "0.1", "--leaders", "1", "--search", "exhaustive",
+                              "--calibration", samples, "--out", out(), "--json", "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto notes = nlohmann::json::parse(run.out).at("notes").dump();
+  EXPECT_NE(notes.find("--calibration " + samples + " was not used: no precision=int8-static "
+                       "point was measured"),
+            std::string::npos)
+      << notes;
 }
 
 TEST_F(TuneCommandTest, TheWinnerIsMeasuredHeadToHeadAgainstTheModelAsGivenAtItsBatch) {

@@ -127,11 +127,25 @@ def test_static_int8_on_a_gpu_and_an_unknown_value_are_refused_before_any_work()
         int8.quantized(SharedReLU(), "int4", batches(), torch.device("cpu"))
 
 
-def test_calibration_samples_are_cut_into_the_points_batches_leaving_out_a_short_remainder():
+def test_calibration_samples_are_cut_into_the_points_batches_every_sample_used():
     samples = (torch.arange(10).reshape(10, 1), torch.zeros(10, 3))
     batches = int8.calibration_batches(samples, 4)
-    assert [b[0].flatten().tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [b[0].flatten().tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
     assert all(len(b) == 2 and b[1].shape == (4, 3) for b in batches)
-    whole = int8.calibration_batches(samples, 16)  # fewer samples than a batch: one, whole
-    assert len(whole) == 1 and whole[0][0].shape[0] == 10
+    few = int8.calibration_batches(samples, 16)  # fewer samples than a batch: filled up, one batch
+    assert len(few) == 1 and few[0][0].flatten().tolist() == list(range(10)) + list(range(6))
+
+
+def test_static_int8_calibrated_on_samples_of_one_length_keeps_the_points_length_dynamic():
+    # The calibration file's samples share one length; the point's stream varies: the export
+    # follows the point's shapes, so the quantized model takes every length of its stream.
+    model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv1d(8, 8, 3, padding=1)).eval()
+    stream = [(torch.randn(2, 4, 16),), (torch.randn(2, 4, 24),)]
+    calibration = int8.calibration_batches((torch.randn(6, 4, 20),), 2)
+    quantized, _ = int8.quantized(model, "int8-static", calibration, torch.device("cpu"),
+                                  shapes=stream)
+    with torch.no_grad():
+        for x in (torch.randn(2, 4, 16), torch.randn(2, 4, 40)):
+            assert quantized(x).shape == (2, 8, x.shape[2])
 

@@ -287,6 +287,24 @@ def test_inputs_of_the_wrong_shape_are_a_workload_error_naming_the_shapes(files)
     worker.close()
 
 
+def test_an_int8_side_calibrates_on_the_calibration_file_it_is_given_or_names_it_unread(files):
+    pytest.importorskip("torchao", reason="torchao is not installed in this Python")
+    worker = Worker()
+    missing = str(files["dir"] / "no-such-calibration.pt")
+    answer = worker.ask(side("program", files["program"], files["inputs"], precision="int8-static",
+                             calibration=missing))
+    assert answer["error"]["kind"] == "workload", answer
+    assert f"calibration file '{missing}'" in answer["error"]["message"]
+    worker.close()  # a failed answer ends a worker: the next side is another's
+    worker = Worker()
+    samples = files["dir"] / "calibration.pt"
+    torch.save((torch.randn(10, 16),), samples)
+    ready = worker.ask(side("program", files["program"], files["inputs"], precision="int8-static",
+                            graph="compile", calibration=str(samples)))
+    assert ready["ok"], ready
+    worker.close()
+
+
 def test_a_missing_or_mistyped_field_is_a_protocol_error_naming_it(files):
     worker = Worker()
     request = side("program", files["program"], files["inputs"])

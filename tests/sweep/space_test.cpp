@@ -105,6 +105,21 @@ TEST(SpaceTest, OnCudaAnEngineWithoutACudaProviderOrNotInstalledIsOneNoteEachAnd
     EXPECT_EQ(l.find("runtime=onnxruntime"), std::string::npos) << l;
 }
 
+TEST(SpaceTest, OnCudaTorchScriptsAutocastStartIsInTheFrozenGraphWhichTakesIt) {
+  WorkloadTraits gpu = image_model();  // a TorchScript CNN: optimize_for_inference fuses for cuDNN
+  gpu.cuda = true;
+  const Space s = build_space(gpu, {});
+  bool reduced = false;
+  for (const auto& start : s.expert_starts) {
+    if (!start.reduced_precision) continue;
+    reduced = true;
+    EXPECT_EQ(start.config.get("precision").value_or(""), "fp16-autocast");
+    EXPECT_EQ(start.config.get("graph").value_or(""), "frozen")
+        << "frozen-opt refuses autocast on CUDA; the start is not dropped but moves";
+  }
+  EXPECT_TRUE(reduced) << "the guides' half-precision start on a GPU";
+}
+
 TEST(SpaceTest, ADefaultSpaceOfATorchExportProgramSweepsBothRuntimesAndOnlyKnobsThatApply) {
   WorkloadTraits program = testing::image_program_traits();
   const Space s = build_space(program, {});
