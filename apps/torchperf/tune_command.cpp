@@ -75,6 +75,45 @@ TuneOptions options_from_flags(const TuneFlags& f) {
   return o;
 }
 
+// A resumed tune: the journal's experiment, with the flags given now where they were given
+// (tune checks that they agree with it).
+TuneOptions resumed_options(const TuneFlags& f, TuneOptions o) {
+  if (!o.out_dir.empty() &&
+      std::filesystem::absolute(o.out_dir) != std::filesystem::absolute(f.resume))
+    throw UsageError("--out " + o.out_dir + " and --resume " + f.resume +
+                     " differ: a resumed sweep writes to the journal it continues");
+  TuneOptions from_journal = o;
+  apply_experiment_json(journal_experiment(f.resume), from_journal);
+  const TuneOptions given = o;
+  o = from_journal;
+  if (f.model_opt->count()) o.workload.model = given.workload.model;
+  for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
+           {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
+           {"--calibration",
+            [&] { o.workload.calibration_file = given.workload.calibration_file; }},
+           {"--dim", [&] { o.workload.dims = given.workload.dims; }},
+           {"--python-module", [&] { o.workload.python_module = given.workload.python_module; }},
+           {"--device", [&] { o.workload.device = given.workload.device; }},
+           {"--seed", [&] { o.workload.seed = given.workload.seed; }},
+           {"--time", [&] { o.workload.time_s = given.workload.time_s; }},
+           {"--objective", [&] { o.objective = given.objective; }},
+           {"--accuracy", [&] { o.guard = given.guard; }},
+           {"--order-seed", [&] { o.order_seed = given.order_seed; }},
+           {"--leaders", [&] { o.leaders = given.leaders; }},
+           {"--search", [&] { o.search = given.search; }},
+           {"--as-given", [&] { o.as_given = given.as_given; }}})
+    for (auto* opt : f.experiment_flags)
+      if (opt->get_name() == name && opt->count()) copy();
+  bool space_given = !f.knob_values.empty();
+  for (auto* opt : f.experiment_flags)
+    if (opt->count() && opt->get_name() == "--space") space_given = true;
+  if (space_given) o.space = given.space;
+  o.out_dir = f.resume;
+  o.resume = true;
+  return o;
+}
+
 int run(TuneFlags& f) {
   TuneOptions o = options_from_flags(f);
   o.budget_s = budget_seconds(f.budget);
@@ -82,40 +121,7 @@ int run(TuneFlags& f) {
     o.point_timeout_s = parse_duration(f.point_timeout, "--point-timeout");
   if (!f.memory_cap.empty()) o.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
   if (!f.resume.empty()) {
-    // The journal knows the experiment; flags given now must agree with it (checked by tune).
-    if (!o.out_dir.empty() &&
-        std::filesystem::absolute(o.out_dir) != std::filesystem::absolute(f.resume))
-      throw UsageError("--out " + o.out_dir + " and --resume " + f.resume +
-                       " differ: a resumed sweep writes to the journal it continues");
-    TuneOptions from_journal = o;
-    apply_experiment_json(journal_experiment(f.resume), from_journal);
-    const TuneOptions given = o;
-    o = from_journal;
-    if (f.model_opt->count()) o.workload.model = given.workload.model;
-    for (const auto& [name, copy] : std::vector<std::pair<std::string, std::function<void()>>>{
-             {"--input", [&] { o.workload.input_spec = given.workload.input_spec; }},
-             {"--inputs-file", [&] { o.workload.inputs_file = given.workload.inputs_file; }},
-             {"--calibration",
-              [&] { o.workload.calibration_file = given.workload.calibration_file; }},
-             {"--dim", [&] { o.workload.dims = given.workload.dims; }},
-             {"--python-module", [&] { o.workload.python_module = given.workload.python_module; }},
-             {"--device", [&] { o.workload.device = given.workload.device; }},
-             {"--seed", [&] { o.workload.seed = given.workload.seed; }},
-             {"--time", [&] { o.workload.time_s = given.workload.time_s; }},
-             {"--objective", [&] { o.objective = given.objective; }},
-             {"--accuracy", [&] { o.guard = given.guard; }},
-             {"--order-seed", [&] { o.order_seed = given.order_seed; }},
-             {"--leaders", [&] { o.leaders = given.leaders; }},
-             {"--search", [&] { o.search = given.search; }},
-             {"--as-given", [&] { o.as_given = given.as_given; }}})
-      for (auto* opt : f.experiment_flags)
-        if (opt->get_name() == name && opt->count()) copy();
-    bool space_given = !f.knob_values.empty();
-    for (auto* opt : f.experiment_flags)
-      if (opt->count() && opt->get_name() == "--space") space_given = true;
-    if (space_given) o.space = given.space;
-    o.out_dir = f.resume;
-    o.resume = true;
+    o = resumed_options(f, o);
   } else {
     if (!f.source.callable.empty()) {
       // The program is part of the run: written beside its results (an absolute path in the

@@ -192,10 +192,9 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   expected_ = load_saved_outputs(reference);
   const std::vector<c10::IValue> input_values = read_inputs(inputs);
 
-  const auto [model_kind, model] = python_model(options, runtime, config_, description.traits);
   PythonSideRequest side;
-  side.model_kind = model_kind;
-  side.model = model;
+  std::tie(side.model_kind, side.model) =
+      python_model(options, runtime, config_, description.traits);
   side.inputs = inputs;
   side.graph = config_.value("graph");
   side.precision = config_.value("precision");
@@ -261,7 +260,7 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   side.slot = slot_;
   if (progress) progress("loading and compiling in Python", 0);
   const auto ready = from_reply<PythonSideReady>(ask(to_request(side), "preparing"), "python-side");
-  read_ready(base_, ready, model_kind, model, config_.knob("allocator"));
+  read_ready(base_, ready, side.model_kind, side.model, config_.knob("allocator"));
 }
 
 std::unique_ptr<WorkerSession> PythonWorkerPool::take(const std::string& key) {
