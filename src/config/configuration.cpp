@@ -2,6 +2,7 @@
 #include "torchperf/runtime/runtime.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "torchperf/config/knob.h"
@@ -14,6 +15,21 @@ namespace {
 bool is_integer_at_least(const std::string& s, long long least) {
   return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), ::isdigit) &&
          std::stoll(s) >= least;
+}
+
+// A registered knob's values: all_values walks every runtime's view of four kinds of model, and a
+// space sets each knob of each point (thousands: 5 s for a CUDA space). The registry is fixed, so
+// its values are walked once; a knob outside it (a test's) is walked each time.
+const std::vector<std::string>& values_of(const Knob& knob, std::vector<std::string>& scratch) {
+  static const std::map<const Knob*, std::vector<std::string>> registered = [] {
+    std::map<const Knob*, std::vector<std::string>> out;
+    for (const auto& k : knob_registry())
+      if (!k.integer_valued && !k.check_form) out[&k] = all_values(k);
+    return out;
+  }();
+  if (const auto it = registered.find(&knob); it != registered.end()) return it->second;
+  scratch = all_values(knob);
+  return scratch;
 }
 
 void check_value(const Knob& knob, const std::string& value) {
@@ -29,7 +45,8 @@ void check_value(const Knob& knob, const std::string& value) {
     knob.check_form(value);
     return;
   }
-  const auto values = all_values(knob);
+  std::vector<std::string> scratch;
+  const auto& values = values_of(knob, scratch);
   if (std::find(values.begin(), values.end(), value) == values.end()) {
     std::string list, missing;
     for (const auto& v : values) {

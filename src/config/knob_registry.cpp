@@ -1035,11 +1035,10 @@ const std::map<std::string, std::string>& retired_knobs() {
 }
 
 const Knob& find_knob(const std::string& name) {
-  std::string known;
-  for (const auto& k : knob_registry()) {
+  for (const auto& k : knob_registry())
     if (k.name == name) return k;
-    known += (known.empty() ? "" : ", ") + k.name;
-  }
+  std::string known;  // spelled out only for the error: a space asks this per knob of each point
+  for (const auto& k : knob_registry()) known += (known.empty() ? "" : ", ") + k.name;
   if (const auto it = retired_knobs().find(name); it != retired_knobs().end())
     throw ConfigError("knob '" + name + "' is no longer available: " + it->second);
   throw ConfigError("unknown knob '" + name + "'; known knobs: " + known);

@@ -61,9 +61,17 @@ const Runtime& viewing_runtime(const WorkloadTraits& traits) {
   return traits.runtime.empty() ? runtime_for("", "", traits) : runtime_named(traits.runtime);
 }
 
-WorkloadTraits viewed(const WorkloadTraits& traits) {
-  return traits.runtime.empty() ? runtime_for("", "", traits).view(traits) : traits;
+namespace {
+
+// Calls `use` with the traits as a runtime sees them: those given where a runtime has viewed them
+// already (every point of a space; no copy), else the default runtime's view of them.
+template <typename Use>
+auto on_view(const WorkloadTraits& traits, Use use) {
+  if (!traits.runtime.empty()) return use(traits);
+  return use(runtime_for("", "", traits).view(traits));
 }
+
+}  // namespace
 
 void let_runtime_decide(Knob& knob) {
   const std::string name = knob.name;
@@ -73,24 +81,28 @@ void let_runtime_decide(Knob& knob) {
   auto own_expert = std::move(knob.expert);
   auto own_applies = std::move(knob.applies);
   knob.values = [=](const WorkloadTraits& t) {
-    const WorkloadTraits v = viewed(t);
-    if (auto mine = viewing_runtime(v).values(name, v)) return *mine;
-    return own_values(v);
+    return on_view(t, [&](const WorkloadTraits& v) {
+      if (auto mine = viewing_runtime(v).values(name, v)) return *mine;
+      return own_values(v);
+    });
   };
   knob.baseline = [=](const WorkloadTraits& t) {
-    const WorkloadTraits v = viewed(t);
-    if (auto mine = viewing_runtime(v).baseline(name, v)) return *mine;
-    return own_baseline(v);
+    return on_view(t, [&](const WorkloadTraits& v) {
+      if (auto mine = viewing_runtime(v).baseline(name, v)) return *mine;
+      return own_baseline(v);
+    });
   };
   knob.expert = [=](const WorkloadTraits& t) {
-    const WorkloadTraits v = viewed(t);
-    if (auto mine = viewing_runtime(v).expert(name, v)) return *mine;
-    return own_expert(v);
+    return on_view(t, [&](const WorkloadTraits& v) {
+      if (auto mine = viewing_runtime(v).expert(name, v)) return *mine;
+      return own_expert(v);
+    });
   };
   knob.applies = [=](const WorkloadTraits& t, const std::string& value) {
-    const WorkloadTraits v = viewed(t);
-    if (auto mine = viewing_runtime(v).applies(name, value, v)) return *mine;
-    return own_applies(v, value);
+    return on_view(t, [&](const WorkloadTraits& v) {
+      if (auto mine = viewing_runtime(v).applies(name, value, v)) return *mine;
+      return own_applies(v, value);
+    });
   };
 }
 

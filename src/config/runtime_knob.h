@@ -12,8 +12,6 @@ Knob runtime_knob();
 
 // The runtime whose view `traits` are; traits not yet viewed are the model's own C++ runtime's.
 const Runtime& viewing_runtime(const WorkloadTraits& traits);
-// The traits as that runtime sees them (unchanged when already viewed).
-WorkloadTraits viewed(const WorkloadTraits& traits);
 
 // Wraps a knob so that the runtime of the traits it is asked with answers first; where the
 // runtime leaves the knob to itself, the knob's own declaration answers.

@@ -86,11 +86,10 @@ const std::vector<const Runtime*>& runtimes() {
 }
 
 const Runtime& runtime_named(const std::string& name) {
-  std::string known;
-  for (const Runtime* r : runtimes()) {
+  for (const Runtime* r : runtimes())
     if (r->name() == name) return *r;
-    known += (known.empty() ? "" : ", ") + r->name();
-  }
+  std::string known;  // spelled out only for the error: a space asks this per knob of each point
+  for (const Runtime* r : runtimes()) known += (known.empty() ? "" : ", ") + r->name();
   throw ConfigError("unknown runtime '" + name + "'; known runtimes: " + known);
 }
 
