@@ -15,6 +15,8 @@ class EngineGraph:
     parallel: bool  # ONNX Runtime's parallel execution mode (inter-op threads)
     arena: bool  # ONNX Runtime's CPU memory arena
     hint: str | None  # OpenVINO's performance hint: LATENCY | THROUGHPUT
+    # OpenVINO: the IR reshaped to the inputs' shapes, compiled once for each shape met
+    static_shapes: bool = False
 
 
 GRAPHS = (
@@ -24,6 +26,7 @@ GRAPHS = (
     EngineGraph("ort-parallel", "onnxruntime", "all", True, True, None),
     EngineGraph("ort-no-arena", "onnxruntime", "all", False, False, None),
     EngineGraph("openvino", "openvino", None, False, False, "LATENCY"),
+    EngineGraph("openvino-static", "openvino", None, False, False, "LATENCY", True),
     EngineGraph("openvino-throughput", "openvino", None, False, False, "THROUGHPUT"),
 )
 

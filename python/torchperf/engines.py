@@ -294,7 +294,8 @@ def ort_call(graph, file, threads, device):
 
 def openvino_call(graph, file, threads, device):
     """A callable running OpenVINO's compiled IR under graph's hint on torch tensors, in fp32 (its
-    default on a CPU with bf16 would be bf16), the inputs shared with it rather than copied."""
+    default on a CPU with bf16 would be bf16), the inputs shared with it rather than copied. A
+    graph of static shapes compiles the IR again for each set of input shapes it meets, once."""
     import openvino as ov
     import torch
 
@@ -303,17 +304,37 @@ def openvino_call(graph, file, threads, device):
     config = {"PERFORMANCE_HINT": BY_GRAPH[graph].hint, "INFERENCE_PRECISION_HINT": "f32"}
     if threads > 0:
         config["INFERENCE_NUM_THREADS"] = threads
-    try:
-        core = ov.Core()
-        compiled = core.compile_model(core.read_model(file), "CPU", config)
-    except Exception as e:
-        raise EngineError(ErrorKind.COMPILE, f"OpenVINO could not compile the converted model "
-                                             f"({_child.concise(e)})")
-    request = compiled.create_infer_request()
-    outputs = list(compiled.outputs)
-    count = len(compiled.inputs)
+    core = ov.Core()
+
+    def compiled_for(shapes):
+        try:
+            model = core.read_model(file)
+            if shapes is not None:
+                model.reshape({port: list(shape) for port, shape in zip(model.inputs, shapes)})
+            compiled = core.compile_model(model, "CPU", config)
+        except Exception as e:
+            raise EngineError(ErrorKind.COMPILE, f"OpenVINO could not compile the converted model"
+                                                 f"{'' if shapes is None else f' for {shapes}'} "
+                                                 f"({_child.concise(e)})")
+        return compiled.create_infer_request(), list(compiled.outputs), len(compiled.inputs)
+
+    if not BY_GRAPH[graph].static_shapes:
+        request, outputs, count = compiled_for(None)
+
+        def call(*inputs):
+            result = request.infer([t.detach().contiguous().numpy() for t in inputs],
+                                   share_inputs=True)
+            return [torch.from_numpy(result[o]) for o in outputs]
+        return call, count
+
+    count = len(core.read_model(file).inputs)
+    by_shapes = {}
 
     def call(*inputs):
+        shapes = tuple(tuple(t.shape) for t in inputs)
+        if shapes not in by_shapes:
+            by_shapes[shapes] = compiled_for(shapes)[:2]
+        request, outputs = by_shapes[shapes]
         result = request.infer([t.detach().contiguous().numpy() for t in inputs], share_inputs=True)
         return [torch.from_numpy(result[o]) for o in outputs]
     return call, count

@@ -633,7 +633,8 @@ Knob graph_knob() {
       "varies (--dim), compile-dynamic and compile-static (torch.compile's dynamic=True/False). "
       "ONNX Runtime (runtime=onnxruntime, the program exported to ONNX): ort (all graph "
       "optimisations), ort-extended, ort-basic, ort-parallel (parallel execution), ort-no-arena. "
-      "OpenVINO (runtime=openvino): openvino (latency hint), openvino-throughput";
+      "OpenVINO (runtime=openvino): openvino (latency hint), openvino-static (the same, the IR "
+      "compiled for the inputs' own shapes), openvino-throughput";
   k.scope = KnobScope::kProcess;
   k.values = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t); };
   k.baseline = [](const WorkloadTraits& t) { return viewing_runtime(t).graphs(t).front(); };

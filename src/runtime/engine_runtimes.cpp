@@ -12,13 +12,14 @@ namespace torchperf {
 // latency hint): an engine's baseline and expert graph.
 const std::vector<EngineGraph>& engine_graphs() {
   static const std::vector<EngineGraph> graphs = {
-      {"ort", "onnxruntime", "all", false, true, nullptr},
-      {"ort-extended", "onnxruntime", "extended", false, true, nullptr},
-      {"ort-basic", "onnxruntime", "basic", false, true, nullptr},
-      {"ort-parallel", "onnxruntime", "all", true, true, nullptr},
-      {"ort-no-arena", "onnxruntime", "all", false, false, nullptr},
-      {"openvino", "openvino", nullptr, false, false, "LATENCY"},
-      {"openvino-throughput", "openvino", nullptr, false, false, "THROUGHPUT"},
+      {"ort", "onnxruntime", "all", false, true, nullptr, false},
+      {"ort-extended", "onnxruntime", "extended", false, true, nullptr, false},
+      {"ort-basic", "onnxruntime", "basic", false, true, nullptr, false},
+      {"ort-parallel", "onnxruntime", "all", true, true, nullptr, false},
+      {"ort-no-arena", "onnxruntime", "all", false, false, nullptr, false},
+      {"openvino", "openvino", nullptr, false, false, "LATENCY", false},
+      {"openvino-static", "openvino", nullptr, false, false, "LATENCY", true},
+      {"openvino-throughput", "openvino", nullptr, false, false, "THROUGHPUT", false},
   };
   return graphs;
 }
@@ -99,6 +100,9 @@ class EngineRuntime final : public Runtime {
       return std::nullopt;
     if (knob == "graph") {
       const EngineGraph* g = engine_graph(value);
+      if (g && g->static_shapes && (!view.named_dims.empty() || !view.stream_batch_longest.empty()))
+        return Applicability::no("graph=" + value + " compiles the IR for each shape it meets, "
+                                 "and the inputs' sizes vary here: graph=" + graphs(view).front());
       if (g && name() == g->engine) return Applicability::yes();
       std::string mine;
       for (const auto& v : graphs(view)) mine += (mine.empty() ? "" : ", ") + v;
@@ -164,9 +168,14 @@ class EngineRuntime final : public Runtime {
           "model = lambda *xs: [torch.from_numpy(o) for o in session.run(None, "
           "{n: x.numpy() for n, x in zip(names, xs)})]"});
     } else {
+      s.python_setup.insert(s.python_setup.end(), {"import openvino as ov",
+                                                    "ir = ov.convert_model(program)"});
+      if (g->static_shapes)
+        s.python_setup.push_back(
+            "ir.reshape({port: list(x.shape) for port, x in zip(ir.inputs, inputs)})  # these "
+            "shapes only: reshape and compile again for others");
       s.python_setup.insert(s.python_setup.end(), {
-          "import openvino as ov",
-          "compiled = ov.Core().compile_model(ov.convert_model(program), \"CPU\", {",
+          "compiled = ov.Core().compile_model(ir, \"CPU\", {",
           std::string("    \"PERFORMANCE_HINT\": \"") + g->hint + "\", "
               "\"INFERENCE_NUM_THREADS\": torch.get_num_threads(), "
               "\"INFERENCE_PRECISION_HINT\": \"f32\"})",

@@ -252,7 +252,8 @@ json worker_protocol_schema() {
                         {"level", g.level ? json(g.level) : json(nullptr)},
                         {"parallel", g.parallel},
                         {"arena", g.arena},
-                        {"hint", g.hint ? json(g.hint) : json(nullptr)}};
+                        {"hint", g.hint ? json(g.hint) : json(nullptr)},
+                        {"static_shapes", g.static_shapes}};
   // The error table, which the Python side mirrors (python/torchperf/error_kinds.py).
   json& kinds = schema["error_kinds"] = json::object();
   for (const auto& row : kErrorKinds) kinds[std::string(row.name)] = row.exit_code;

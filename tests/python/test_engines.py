@@ -65,8 +65,9 @@ def test_the_dimensions_that_vary_across_the_samples_and_the_batch_are_the_dynam
     assert engines.signature(samples([7])) == "int64[?,7];float32[?,7]"
 
 
-@pytest.mark.parametrize("graph", ["ort", "openvino"])
+@pytest.mark.parametrize("graph", ["ort", "openvino", "openvino-static"])
 def test_a_converted_model_runs_every_length_like_eager_and_is_read_back_from_the_cache(graph, tmp_path):
+    """openvino-static compiles the IR again for each shape it meets: five here."""
     installed_or_skip("onnxruntime" if graph == "ort" else "openvino")
     model = TwoOutputs().eval()
     stream = samples([7, 12, 30])

@@ -19,7 +19,8 @@ def test_the_compile_modes_are_the_cores_table():
 def test_the_engine_graphs_are_the_cores_table():
     listed = protocol_schema()["engine_graphs"]
     ours = {g.graph: {"engine": g.engine, "level": g.level, "parallel": g.parallel,
-                      "arena": g.arena, "hint": g.hint} for g in engine_graphs.GRAPHS}
+                      "arena": g.arena, "hint": g.hint, "static_shapes": g.static_shapes}
+            for g in engine_graphs.GRAPHS}
     assert ours == listed
 
 

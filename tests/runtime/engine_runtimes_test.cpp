@@ -106,6 +106,25 @@ TEST(EngineRuntimesTest, AnEnginesSnippetExportsThenOpensItsSessionOnTheSameThre
   EXPECT_NE(lines.find("\"INFERENCE_PRECISION_HINT\": \"f32\""), std::string::npos) << lines;
 }
 
+TEST(EngineRuntimesTest, OpenVinosStaticShapesAreRefusedWhereTheInputsSizesVaryAndItsSnippetReshapes) {
+  const Runtime& ov = runtime_named("openvino");
+  WorkloadTraits t = ov.view(with_engines(testing::image_program_traits()));
+  EXPECT_TRUE(ov.applies("graph", "openvino-static", t)->applies);
+  t.named_dims = {"S"};
+  const Applicability varying = *ov.applies("graph", "openvino-static", t);
+  EXPECT_FALSE(varying.applies);
+  EXPECT_NE(varying.reason.find("compiles the IR for each shape it meets"), std::string::npos)
+      << varying.reason;
+  EXPECT_NE(varying.reason.find("graph=openvino"), std::string::npos) << varying.reason;
+  EXPECT_TRUE(ov.applies("graph", "openvino", t)->applies);
+  std::string lines;
+  for (const auto& l : ov.snippet("openvino-static", false).python_setup) lines += l + "\n";
+  EXPECT_NE(lines.find("ir.reshape({port: list(x.shape)"), std::string::npos) << lines;
+  lines.clear();
+  for (const auto& l : ov.snippet("openvino", false).python_setup) lines += l + "\n";
+  EXPECT_EQ(lines.find("reshape"), std::string::npos) << lines;
+}
+
 // Issue 61: ONNX Runtime's own int8 (onnxruntime.quantization) on the CPU; a CNN's reduced start is
 // its static int8, as the guides' CPU advice (004) has it.
 TEST(EngineRuntimesTest, OnnxRuntimeQuantizesToInt8OnTheCpuAndOpenVinoRunsItsStaticInt8File) {

@@ -82,8 +82,11 @@ struct EngineGraph {
   const char* level;
   bool parallel;
   bool arena;
-  // OpenVINO: its performance hint (LATENCY | THROUGHPUT), which sets its streams and threads.
+  // OpenVINO: its performance hint (LATENCY | THROUGHPUT), which sets its streams and threads,
+  // and whether the IR is reshaped to the inputs' own shapes and compiled once per shape met
+  // (static shapes let the CPU plugin pick its kernels for them; a dynamic batch does not).
   const char* hint;
+  bool static_shapes;
 };
 const std::vector<EngineGraph>& engine_graphs();
 // The engine graph a value names; nullptr for a graph of no engine.
