@@ -96,6 +96,21 @@ void restart_with_worker_environment(const Configuration& config) {
   replace_process("/proc/self/exe", args, env);
 }
 
+// How requests of a varying length are queued and merged, for the first line ("" without one).
+std::string lengths_line(const ModelSignature& signature, const BatchingPolicy& batching) {
+  const auto& l = signature.lengths;
+  if (l.input < 0) return "";
+  std::string edges;
+  for (const auto e : batching.edges.empty() ? l.edges : batching.edges)
+    edges += (edges.empty() ? "" : "/") + std::to_string(e);
+  return fmt::format("; lengths queued {}{}; {}",
+                     edges.empty() ? "in one bucket" : "in buckets " + edges,
+                     batching.max_tokens > 0
+                         ? fmt::format(", at most {} padded tokens a call", batching.max_tokens)
+                         : std::string(),
+                     l.check);
+}
+
 int run_serve(ServeFlags& f) {
   BenchOptions options = f.model;
   options.input_spec.clear();
@@ -137,6 +152,7 @@ int run_serve(ServeFlags& f) {
     instances = load_model_instances(options, f.instances);
     what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
   }
+  const std::string lengths = lengths_line(instances.front()->signature(), server.batching);
   SteadyTimeSource clock;
   InferenceServer s(server, std::move(instances), clock);
   const int port = s.bind();
@@ -144,10 +160,10 @@ int run_serve(ServeFlags& f) {
   install_stop_handlers();
   std::cout << fmt::format(
                    "serving '{}' at http://{}:{} ({}; {} instance{}, max batch {}, max queue "
-                   "delay {}, queue {})",
+                   "delay {}, queue {}){}",
                    server.model_name, server.host, port, what, f.instances,
                    f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
-                   server.batching.max_queue)
+                   server.batching.max_queue, lengths)
             << std::endl;
   int received = 0;
   std::thread watcher([&] {
@@ -292,6 +308,11 @@ Runner add_serve_command(CLI::App& app) {
   cmd->add_option("--max-queue-delay", f->max_queue_delay,
                   "How long the oldest request may wait for others (e.g. 2ms, 500us)")
       ->default_val("2ms");
+  cmd->add_option("--max-tokens", f->server.batching.max_tokens,
+                  "Padded tokens per model call, at most (samples x the length they are padded "
+                  "to; samples for a model without a --dim); a request over it alone gets 413. "
+                  "0: no budget")
+      ->default_val(0);
   cmd->add_option("--max-queue", f->server.batching.max_queue,
                   "Requests waiting, at most; the next gets 503 at once")
       ->default_val(256);

@@ -867,6 +867,7 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
         longest.push_back(l);
       }
       c.longest.push_back(std::move(longest));
+      c.dim_names.push_back(t.dim_names);
     }
   return c;
 }

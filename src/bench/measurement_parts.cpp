@@ -17,12 +17,13 @@
 #include "torchperf/models/accuracy.h"
 
 namespace torchperf {
-namespace {
 
 OutputQuality quality_of(const Accuracy& a) {
   return {a.comparable, a.note,           a.max_abs_error,   a.max_rel_error,
           a.cosine,     a.top1_agreement, a.nonfinite_values};
 }
+
+namespace {
 
 // Why these samples do not support a verdict, or "" when they do (the order is the order a
 // user fixes them in: a budget too short for one call, then warm-up, then precision).

@@ -9,6 +9,15 @@
 #include "torchperf/error.h"
 
 namespace torchperf {
+namespace {
+
+std::string edges_text(const std::vector<std::int64_t>& edges) {
+  std::string out;
+  for (const auto e : edges) out += (out.empty() ? "" : "/") + std::to_string(e);
+  return out;
+}
+
+}  // namespace
 
 void validate(const BatchingPolicy& policy) {
   if (policy.max_batch == 0) throw UsageError("--max-batch 0: expected at least 1");
@@ -18,14 +27,83 @@ void validate(const BatchingPolicy& policy) {
   if (policy.max_queue < policy.max_batch)
     throw UsageError(fmt::format("--max-queue {}: expected at least --max-batch ({})", policy.max_queue,
                                  policy.max_batch));
+  if (policy.max_tokens < 0)
+    throw UsageError(fmt::format("--max-tokens {}: expected 0 (no budget) or more",
+                                 policy.max_tokens));
+  for (std::size_t i = 0; i < policy.edges.size(); ++i)
+    if (policy.edges[i] < 1 || (i > 0 && policy.edges[i] <= policy.edges[i - 1]))
+      throw UsageError(fmt::format("bucket edges {}: expected positive lengths in ascending order",
+                                   edges_text(policy.edges)));
 }
 
 BatchDecision decide_batch(const BatchingPolicy& policy, std::size_t queued,
                            double oldest_waited_s) {
-  if (queued == 0) return {0, std::numeric_limits<double>::infinity()};
-  if (queued >= policy.max_batch) return {policy.max_batch, 0};
-  if (oldest_waited_s >= policy.max_queue_delay_s) return {queued, 0};
+  return decide_bucket(policy, std::vector<QueuedSize>(queued), oldest_waited_s);
+}
+
+std::size_t bucket_of(const BatchingPolicy& policy, std::int64_t length) {
+  const auto& e = policy.edges;
+  const auto at = std::lower_bound(e.begin(), e.end(), length);
+  return at == e.end() ? 0 : static_cast<std::size_t>(at - e.begin());
+}
+
+std::int64_t padded_length(const BatchingPolicy& policy, std::int64_t longest) {
+  if (policy.padded) return policy.padded(longest);
+  const auto& e = policy.edges;
+  const auto at = std::lower_bound(e.begin(), e.end(), longest);
+  return at == e.end() ? longest : *at;
+}
+
+std::int64_t padded_tokens(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
+                           std::size_t count) {
+  std::int64_t longest = 0, samples = 0;
+  for (std::size_t i = 0; i < count && i < waiting.size(); ++i) {
+    longest = std::max(longest, waiting[i].length);
+    samples += waiting[i].samples;
+  }
+  // A model without a varying length counts samples.
+  return samples * (longest > 0 ? padded_length(policy, longest) : 1);
+}
+
+BatchDecision decide_bucket(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
+                            double oldest_waited_s) {
+  if (waiting.empty()) return {0, std::numeric_limits<double>::infinity()};
+  const std::size_t most = std::min(waiting.size(), policy.max_batch);
+  const auto fits = [&](std::size_t k) {
+    return policy.max_tokens == 0 || padded_tokens(policy, waiting, k) <= policy.max_tokens;
+  };
+  std::size_t take = 1;  // a request alone always runs (refuse_size keeps out one that cannot)
+  while (take < most && fits(take + 1)) ++take;
+  // Full: more wait than fit, max_batch reached, or not even one more sample of no greater
+  // length would fit the budget.
+  bool full = take < waiting.size() || take == policy.max_batch;
+  if (!full && policy.max_tokens > 0) {
+    std::vector<QueuedSize> one_more(waiting.begin(), waiting.begin() + take);
+    one_more.push_back({0, 1});
+    full = padded_tokens(policy, one_more, one_more.size()) > policy.max_tokens;
+  }
+  if (full || oldest_waited_s >= policy.max_queue_delay_s) return {take, 0};
   return {0, policy.max_queue_delay_s - oldest_waited_s};
+}
+
+std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size) {
+  if (!policy.edges.empty() && size.length > policy.edges.back())
+    return Refusal{400, fmt::format("the request's length {} is past the last bucket edge, {} "
+                                    "(the padding's buckets: {}): send {} tokens at most",
+                                    size.length, policy.edges.back(),
+                                    edges_text(policy.edges), policy.edges.back())};
+  if (policy.max_tokens > 0) {
+    const std::int64_t tokens = padded_tokens(policy, {size}, 1);
+    if (tokens > policy.max_tokens)
+      return Refusal{413, fmt::format("the request's {} sample{}{} make {} {} for one call, past "
+                                      "the server's --max-tokens {}: send fewer samples",
+                                      size.samples, size.samples == 1 ? "" : "s",
+                                      size.length > 0 ? fmt::format(" of length {}", size.length)
+                                                      : std::string(),
+                                      tokens, size.length > 0 ? "padded tokens" : "samples",
+                                      policy.max_tokens)};
+  }
+  return std::nullopt;
 }
 
 }  // namespace torchperf

@@ -31,9 +31,22 @@ struct Answer {
 
 struct Pending {
   InferenceRequest request;
+  QueuedSize size;
   std::promise<Answer> answer;
   Clock::time_point arrived;
 };
+
+// The queue's policy: the options' with the model's buckets and padding rule where the options
+// give none (the padding knob's, so that the queue counts the tokens the runner pads to).
+BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature) {
+  if (policy.edges.empty()) policy.edges = signature.lengths.edges;
+  if (!policy.padded && signature.lengths.merge) policy.padded = signature.lengths.padded;
+  return policy;
+}
+
+std::string bucket_label(const BatchingPolicy& policy, std::size_t bucket) {
+  return policy.edges.empty() ? "all" : std::to_string(policy.edges[bucket]);
+}
 
 using Job = std::unique_ptr<Pending>;
 
@@ -84,7 +97,7 @@ struct InferenceServer::Impl {
       : options(std::move(o)),
         instances(std::move(i)),
         clock(c),
-        queue(options.batching, clock),
+        queue(queue_policy(options.batching, instances.front()->signature()), clock),
         metrics(options.batching.max_batch) {}
 
   ServerOptions options;
@@ -237,11 +250,17 @@ void InferenceServer::Impl::infer(const httplib::Request& req, httplib::Response
     send_error(res, 400, e.what());
     return metrics.count_response(400);
   }
+  job->size = queued_size(signature(), job->request);
+  if (const auto refused = refuse_size(queue.policy(), job->size)) {
+    send_error(res, refused->status, refused->message);
+    return metrics.count_response(refused->status);
+  }
   const std::string id = job->request.id;
   const bool binary = job->request.binary_outputs;
   std::future<Answer> answer = job->answer.get_future();
   job->arrived = start;
-  if (!queue.push(std::move(job))) {
+  const QueuedSize size = job->size;
+  if (!queue.push(std::move(job), size)) {
     send_error(res, 503,
                fmt::format("the queue is full ({} requests waiting); try again later",
                            options.batching.max_queue));
@@ -268,13 +287,26 @@ void InferenceServer::Impl::infer(const httplib::Request& req, httplib::Response
 void InferenceServer::Impl::run_instance(ModelRunner& runner) {
   runner.enter_thread();
   for (;;) {
-    std::vector<Job> batch = queue.next_batch();
+    std::size_t bucket = 0;
+    std::vector<Job> batch = queue.next_batch(&bucket);
     if (batch.empty()) break;
     const auto started = clock.now();
     metrics.set_queue_depth(queue.size());
     std::vector<const InferenceRequest*> requests;
-    for (const auto& job : batch) requests.push_back(&job->request);
+    std::vector<QueuedSize> sizes;
+    BucketCall call;
+    for (const auto& job : batch) {
+      requests.push_back(&job->request);
+      sizes.push_back(job->size);
+      call.queue_s += to_seconds(started - job->arrived);
+      call.useful_tokens += job->size.samples * std::max<std::int64_t>(1, job->size.length);
+    }
+    call.requests = batch.size();
+    call.padded_tokens = signature().lengths.merge
+                             ? padded_tokens(queue.policy(), sizes, sizes.size())
+                             : call.useful_tokens;
     metrics.observe_batch(batch.size());
+    metrics.observe_bucket(bucket_label(queue.policy(), bucket), call);
     std::vector<std::vector<WireTensor>> outputs;
     std::string failure;
     try {

@@ -105,15 +105,28 @@ std::int64_t request_batch(const InferenceRequest& request) {
   return request.inputs[0].shape[0];
 }
 
+QueuedSize queued_size(const ModelSignature& signature, const InferenceRequest& request) {
+  QueuedSize size;
+  size.samples = request_batch(request);
+  const auto& at = signature.lengths;
+  if (at.input >= 0 && static_cast<std::size_t>(at.input) < request.inputs.size()) {
+    const auto& shape = request.inputs[static_cast<std::size_t>(at.input)].shape;
+    if (at.dim >= 0 && static_cast<std::size_t>(at.dim) < shape.size())
+      size.length = shape[static_cast<std::size_t>(at.dim)];
+  }
+  return size;
+}
+
 std::vector<std::vector<const InferenceRequest*>> split_by_batch_range(
     const ModelSignature& signature, const std::vector<const InferenceRequest*>& batch) {
   std::vector<std::vector<const InferenceRequest*>> runs;
   std::int64_t in_run = 0;
   for (const InferenceRequest* r : batch) {
     const std::int64_t n = request_batch(*r);
-    // Requests merge along the batch only when their other sizes agree (a varying length does
-    // not: each length runs as its own call, unpadded).
+    // Requests merge along the batch only when their other sizes agree, or the model pads them
+    // to one length (checked at start-up not to change an answer).
     const auto same_sizes = [&](const InferenceRequest& a) {
+      if (signature.lengths.merge) return true;
       for (std::size_t i = 0; i < a.inputs.size() && i < r->inputs.size(); ++i)
         if (!std::equal(a.inputs[i].shape.begin() + 1, a.inputs[i].shape.end(),
                         r->inputs[i].shape.begin() + 1, r->inputs[i].shape.end()))

@@ -48,7 +48,8 @@ std::vector<double> batch_size_buckets(std::size_t max_batch) {
 }
 
 ServerMetrics::ServerMetrics(std::size_t max_batch)
-    : batch_size_(batch_size_buckets(max_batch)),
+    : max_batch_(std::max<std::size_t>(1, max_batch)),
+      batch_size_(batch_size_buckets(max_batch)),
       queue_s_(latency_buckets_s()),
       compute_s_(latency_buckets_s()),
       total_s_(latency_buckets_s()) {}
@@ -73,6 +74,51 @@ void ServerMetrics::observe_request(double queue_s, double compute_s, double tot
   total_s_.observe(total_s);
 }
 
+void ServerMetrics::observe_bucket(const std::string& bucket, const BucketCall& call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  BucketTotals& t = buckets_[bucket];
+  ++t.calls;
+  t.sum.requests += call.requests;
+  t.sum.useful_tokens += call.useful_tokens;
+  t.sum.padded_tokens += call.padded_tokens;
+  t.sum.queue_s += call.queue_s;
+}
+
+// Called with mutex_ held. Counters to rate over, and the three figures a reader asks of a
+// bucket (how full its calls are, how much of them is padding, how long a request waits) as
+// gauges over the server's life.
+void ServerMetrics::render_buckets(std::string& out) const {
+  if (buckets_.empty()) return;
+  const auto family = [&](const char* name, const char* type, const char* help, auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    for (const auto& [bucket, t] : buckets_)
+      out += fmt::format("{}{{bucket=\"{}\"}} {}\n", name, bucket, value(t));
+  };
+  family("torchperf_bucket_calls_total", "counter",
+         "Model calls formed from each length bucket (labelled by its edge).",
+         [](const BucketTotals& t) { return t.calls; });
+  family("torchperf_bucket_requests_total", "counter", "Requests answered from each bucket.",
+         [](const BucketTotals& t) { return t.sum.requests; });
+  family("torchperf_bucket_padded_tokens_total", "counter",
+         "Tokens the bucket's calls ran, padding included (samples x padded length).",
+         [](const BucketTotals& t) { return t.sum.padded_tokens; });
+  family("torchperf_bucket_fill", "gauge", "Requests per call over --max-batch, on average.",
+         [&](const BucketTotals& t) {
+           return static_cast<double>(t.sum.requests) / static_cast<double>(t.calls * max_batch_);
+         });
+  family("torchperf_bucket_padding_share", "gauge", "The share of the calls' tokens that is padding.",
+         [](const BucketTotals& t) {
+           return t.sum.padded_tokens > 0 ? 1.0 - static_cast<double>(t.sum.useful_tokens) /
+                                                      static_cast<double>(t.sum.padded_tokens)
+                                          : 0.0;
+         });
+  family("torchperf_bucket_queue_delay_seconds", "gauge",
+         "Time a request waited in the bucket for its call, on average.",
+         [](const BucketTotals& t) {
+           return t.sum.requests > 0 ? t.sum.queue_s / static_cast<double>(t.sum.requests) : 0.0;
+         });
+}
+
 std::string ServerMetrics::render() const {
   std::string out;
   {
@@ -86,6 +132,7 @@ std::string ServerMetrics::render() const {
         "# HELP torchperf_queue_depth Requests waiting for a batch.\n"
         "# TYPE torchperf_queue_depth gauge\ntorchperf_queue_depth {}\n",
         queue_depth_);
+    render_buckets(out);
   }
   batch_size_.render(out, "torchperf_batch_size", "Requests per model call.");
   queue_s_.render(out, "torchperf_queue_seconds", "Time a request waited for its batch.");

@@ -4,15 +4,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 #include "torchperf/bench/configured_workload.h"
+#include "torchperf/bench/measurement_parts.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/models/accuracy.h"
 #include "torchperf/models/inputs.h"
+#include "torchperf/sweep/objective.h"
 
 namespace torchperf {
 namespace {
@@ -52,6 +56,55 @@ std::vector<std::int64_t> batched_shape(const at::Tensor& t) {
   std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
   if (!shape.empty()) shape[0] = -1;
   return shape;
+}
+
+// A named dimension's size in each request (its first appearance among the inputs).
+using NamedSizes = std::map<std::string, std::int64_t>;
+
+NamedSizes sizes_of(const std::vector<std::vector<std::string>>& names,
+                    const std::vector<std::vector<std::int64_t>>& shapes) {
+  NamedSizes sizes;
+  for (std::size_t i = 0; i < names.size() && i < shapes.size(); ++i)
+    for (std::size_t d = 0; d < names[i].size() && d + 1 < shapes[i].size(); ++d)
+      if (!names[i][d].empty()) sizes.emplace(names[i][d], shapes[i][d + 1]);
+  return sizes;
+}
+
+std::vector<std::vector<std::int64_t>> shapes_of(const std::vector<c10::IValue>& inputs) {
+  std::vector<std::vector<std::int64_t>> shapes;
+  for (const auto& v : inputs) {
+    const auto sizes = v.toTensor().sizes();
+    shapes.emplace_back(sizes.begin(), sizes.end());
+  }
+  return shapes;
+}
+
+// t with each named dimension grown to its size in `to`, the new places zeros (what a stream's
+// padding holds: a mask's 0 masks them).
+at::Tensor pad_to(const at::Tensor& t, const std::vector<std::string>& names, const NamedSizes& to) {
+  std::vector<std::int64_t> shape(t.sizes().begin(), t.sizes().end());
+  bool grows = false;
+  for (std::size_t d = 0; d < names.size() && d + 1 < shape.size(); ++d)
+    if (!names[d].empty() && to.at(names[d]) > shape[d + 1]) {
+      shape[d + 1] = to.at(names[d]);
+      grows = true;
+    }
+  if (!grows) return t;
+  at::Tensor out = at::zeros(shape, t.options());
+  at::Tensor region = out;
+  for (std::int64_t d = 1; d < t.dim(); ++d) region = region.narrow(d, 0, t.size(d));
+  region.copy_(t);
+  return out;
+}
+
+// Rows [row, row + n) of an output with each dimension that follows a named one cut back to that
+// dimension's size in `own` (padding only lengthens it).
+at::Tensor cut_rows(const at::Tensor& out, std::int64_t row, std::int64_t n,
+                    const std::vector<std::string>& follows, const NamedSizes& own) {
+  at::Tensor t = out.narrow(0, row, n);
+  for (std::size_t d = 1; d < follows.size() && static_cast<std::int64_t>(d) < t.dim(); ++d)
+    if (!follows[d].empty()) t = t.narrow(static_cast<std::int64_t>(d), 0, own.at(follows[d]));
+  return t.contiguous();
 }
 
 class TorchModelRunner final : public ModelRunner {
@@ -105,6 +158,10 @@ class TorchModelRunner final : public ModelRunner {
       signature_.outputs.push_back(
           {name, wire_type_of(out.scalar_type(), name), batched_shape(out)});
     }
+    follows_.assign(outputs.size(), std::vector<std::string>(1));
+    if (!w_.workload.stream_recipe) return;
+    describe_lengths();
+    check_padding(outputs);
   }
 
   const ModelSignature& signature() const override { return signature_; }
@@ -135,19 +192,28 @@ class TorchModelRunner final : public ModelRunner {
       sizes.push_back(request_batch(*r));
       total += sizes.back();
     }
+    // Each request's named sizes, and the call's: its longest of each, the first padded by the
+    // padding knob's rule (requests of other lengths merge only where padding was checked).
+    std::vector<NamedSizes> own;
+    NamedSizes call;
+    for (const InferenceRequest* r : batch) {
+      std::vector<std::vector<std::int64_t>> shapes;
+      for (const auto& t : r->inputs) shapes.push_back(t.shape);
+      own.push_back(sizes_of(w_.dim_names, shapes));
+      for (const auto& [name, size] : own.back()) call[name] = std::max(call[name], size);
+    }
+    if (signature_.lengths.merge && !first_name_.empty() && call.count(first_name_))
+      call[first_name_] = signature_.lengths.padded(call[first_name_]);
     std::vector<c10::IValue> inputs;
     for (std::size_t i = 0; i < signature_.inputs.size(); ++i) {
-      // The requests' own sizes (a call's requests agree in them; a named dimension varies).
-      std::vector<std::int64_t> shape = batch.front()->inputs[i].shape;
-      shape[0] = total;
-      at::Tensor t =
-          at::empty(shape, at::TensorOptions().dtype(torch_type(signature_.inputs[i].type)));
-      auto* dst = static_cast<std::uint8_t*>(t.data_ptr());
+      std::vector<at::Tensor> parts;
       for (const InferenceRequest* r : batch) {
-        const auto& bytes = r->inputs[i].bytes;
-        if (!bytes.empty()) std::memcpy(dst, bytes.data(), bytes.size());
-        dst += bytes.size();
+        const WireTensor& given = r->inputs[i];
+        at::Tensor part = at::from_blob(const_cast<std::uint8_t*>(given.bytes.data()), given.shape,
+                                        at::TensorOptions().dtype(torch_type(given.type)));
+        parts.push_back(i < w_.dim_names.size() ? pad_to(part, w_.dim_names[i], call) : part);
       }
+      at::Tensor t = parts.size() == 1 ? parts.front().clone() : at::cat(parts);
       t = t.to(w_.workload.device, fed_[i].dtype);
       if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
       inputs.emplace_back(std::move(t));
@@ -164,22 +230,123 @@ class TorchModelRunner final : public ModelRunner {
       if (out.dim() == 0 || out.size(0) != total)
         throw std::runtime_error(fmt::format("output {} has {} rows for a batch of {}", o,
                                              out.dim() == 0 ? 0 : out.size(0), total));
-      const std::size_t row_bytes =
-          static_cast<std::size_t>(out.numel() / total) * out.element_size();
-      const auto* src = static_cast<const std::uint8_t*>(out.data_ptr());
+      std::int64_t row = 0;
       for (std::size_t r = 0; r < batch.size(); ++r) {
+        const at::Tensor mine = cut_rows(out, row, sizes[r], follows_[o], own[r]);
+        row += sizes[r];
         WireTensor t;
         t.name = signature_.outputs[o].name;
         t.type = signature_.outputs[o].type;
-        t.shape.assign(out.sizes().begin(), out.sizes().end());
-        t.shape[0] = sizes[r];
-        const std::size_t n = row_bytes * static_cast<std::size_t>(sizes[r]);
-        t.bytes.assign(src, src + n);
-        src += n;
+        t.shape.assign(mine.sizes().begin(), mine.sizes().end());
+        const auto* src = static_cast<const std::uint8_t*>(mine.data_ptr());
+        t.bytes.assign(src, src + mine.numel() * mine.element_size());
         answers[r].push_back(std::move(t));
       }
     }
     return answers;
+  }
+
+  // Where a request's length is read (the first named dimension's first appearance) and the
+  // padding knob's rule and buckets, which the server's queue shares.
+  void describe_lengths() {
+    for (std::size_t i = 0; i < w_.dim_names.size() && first_name_.empty(); ++i)
+      for (std::size_t d = 0; d < w_.dim_names[i].size(); ++d)
+        if (!w_.dim_names[i][d].empty()) {
+          first_name_ = w_.dim_names[i][d];
+          signature_.lengths.input = static_cast<int>(i);
+          signature_.lengths.dim = static_cast<int>(d + 1);
+          longest_ = w_.longest[i][d];
+          break;
+        }
+    const PaddingPolicy padding = w_.workload.stream_recipe->padding;
+    const std::int64_t longest = longest_;
+    signature_.lengths.padded = [padding, longest](std::int64_t l) {
+      return padding.padded(l, longest);
+    };
+    if (padding.kind == PaddingPolicy::Kind::kBuckets) signature_.lengths.edges = padding.edges;
+  }
+
+  // Padding must not change an answer (it does in a model that takes no mask): the typical
+  // inputs run padded to every named dimension's longest, their outputs cut back and compared
+  // with the unpadded ones under tune's default guard. Also learns which output dimensions follow
+  // a named one (their size changes with it), so that answers are cut back to each request's.
+  void check_padding(const std::vector<at::Tensor>& unpadded) {
+    const auto shapes = shapes_of(w_.workload.inputs);
+    const NamedSizes typical = sizes_of(w_.dim_names, shapes);
+    NamedSizes longest;
+    for (std::size_t i = 0; i < w_.dim_names.size(); ++i)
+      for (std::size_t d = 0; d < w_.dim_names[i].size(); ++d)
+        if (!w_.dim_names[i][d].empty()) longest[w_.dim_names[i][d]] = w_.longest[i][d];
+    if (typical == longest) {
+      signature_.lengths.check = "padding not checked (the typical lengths are the longest): "
+                                 "requests merge only at one length";
+      return;
+    }
+    std::vector<c10::IValue> padded_inputs;
+    for (std::size_t i = 0; i < w_.workload.inputs.size(); ++i) {
+      const at::Tensor t = w_.workload.inputs[i].toTensor();
+      padded_inputs.emplace_back(i < w_.dim_names.size() ? pad_to(t, w_.dim_names[i], longest) : t);
+    }
+    std::vector<at::Tensor> padded;
+    try {
+      padded = forward(padded_inputs);
+    } catch (const std::exception& e) {
+      throw WorkloadError(fmt::format("model '{}' failed at its longest lengths {}: {}",
+                                      w_.model_name, describe_inputs(padded_inputs),
+                                      compat::concise_error_message(e.what())));
+    }
+    signature_.lengths.merge = learn_follows(unpadded, padded, typical, longest);
+    if (!signature_.lengths.merge) return;
+    std::vector<at::Tensor> cut;
+    for (std::size_t o = 0; o < padded.size(); ++o)
+      cut.push_back(cut_rows(padded[o].to(at::kCPU), 0, padded[o].size(0), follows_[o], typical));
+    std::vector<at::Tensor> reference;
+    for (const auto& t : unpadded) reference.push_back(t.to(at::kCPU));
+    judge_padding(compare_outputs(reference, cut), typical, longest);
+  }
+
+  // follows_[o][d]: the named dimension output o's dimension d grows with, "" for none. False
+  // (and the reason in the check) when a dimension changes in a way the lengths do not explain.
+  bool learn_follows(const std::vector<at::Tensor>& unpadded, const std::vector<at::Tensor>& padded,
+                     const NamedSizes& typical, const NamedSizes& longest) {
+    for (std::size_t o = 0; o < unpadded.size() && o < padded.size(); ++o) {
+      follows_[o].assign(static_cast<std::size_t>(unpadded[o].dim()), "");
+      for (std::int64_t d = 1; d < unpadded[o].dim() && d < padded[o].dim(); ++d) {
+        if (unpadded[o].size(d) == padded[o].size(d)) continue;
+        for (const auto& [name, size] : typical)
+          if (unpadded[o].size(d) == size && padded[o].size(d) == longest.at(name))
+            follows_[o][static_cast<std::size_t>(d)] = name;
+        if (follows_[o][static_cast<std::size_t>(d)].empty()) {
+          signature_.lengths.check = fmt::format(
+              "output {}'s dimension {} is {} at the typical lengths and {} at the longest, which "
+              "no named length explains: requests merge only at one length",
+              o, d, unpadded[o].size(d), padded[o].size(d));
+          return false;
+        }
+      }
+      if (unpadded[o].dim() != padded[o].dim()) {
+        signature_.lengths.check = fmt::format(
+            "output {} changes rank with its inputs' lengths: requests merge only at one length", o);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void judge_padding(const Accuracy& a, const NamedSizes& typical, const NamedSizes& longest) {
+    const PointMetrics m = quality_metrics(quality_of(a));
+    const std::string at = fmt::format("{} {} padded to {}", first_name_, typical.at(first_name_),
+                                       longest.at(first_name_));
+    if (const auto why = AccuracyGuard::default_guard().check(m)) {
+      signature_.lengths.merge = false;
+      signature_.lengths.check = fmt::format(
+          "padding changes the answers ({} at {}): requests merge only at one length", *why, at);
+      return;
+    }
+    signature_.lengths.check =
+        fmt::format("padding checked at {}: cosine {:.6f}, max abs error {:.2e}; requests of "
+                    "other lengths merge, padded",
+                    at, a.cosine, a.max_abs_error);
   }
 
   struct Fed {
@@ -195,6 +362,9 @@ class TorchModelRunner final : public ModelRunner {
   ConfiguredWorkload w_;
   ModelSignature signature_;
   std::vector<Fed> fed_;
+  std::string first_name_;  // the named dimension requests are queued and padded by
+  std::int64_t longest_ = 0;
+  std::vector<std::vector<std::string>> follows_;  // per output, per dimension (learn_follows)
   Undo process_undo_;
 };
 

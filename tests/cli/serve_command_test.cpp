@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <regex>
 
 #include "support/serve_process.h"
@@ -98,7 +99,8 @@ TEST(ServeCommandTest, EachBadRequestGetsItsStatusAndAReasonAndNeverA200) {
 }
 
 TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets400) {
-  // Issue 52: --dim declares the lengths served; each length runs as its own call, unpadded.
+  // Issue 52: --dim declares the lengths served; requests merge padded (issue 62), each answer
+  // cut back to its own length.
   ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
                       "S=4..64", "--max-batch", "4"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
@@ -139,6 +141,56 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
   ASSERT_GE(by_length.size(), 2u) << summary.dump();
   EXPECT_GE(by_length.front()["lengths"][0].get<int>(), 4);
   EXPECT_LE(by_length.back()["lengths"][1].get<int>(), 64);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
+TEST(ServeCommandTest, RequestsOfManyLengthsShareCallsWithinTheirBucketAndTheMetricsSaySo) {
+  // Issue 62: the padding knob's buckets are the queue's; a call is formed from one bucket, padded
+  // to its edge, and each answer cut back to its request's length.
+  ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
+                      "S=4..64", "--config", "padding=buckets:16/64", "--max-batch", "4",
+                      "--max-queue-delay", "300ms", "--max-tokens", "256"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  EXPECT_NE(serve.first_line().find("lengths queued in buckets 16/64, at most 256 padded tokens"),
+            std::string::npos)
+      << serve.first_line();
+  EXPECT_NE(serve.first_line().find("padding checked at S"), std::string::npos)
+      << serve.first_line();
+  const auto request = [port = serve.port()](int samples, int length) {
+    httplib::Client c("127.0.0.1", port);
+    const std::vector<std::int64_t> ids(samples * length, 7), mask(samples * length, 1);
+    const nlohmann::json body = {
+        {"inputs",
+         {{{"name", "input_ids"}, {"datatype", "INT64"}, {"shape", {samples, length}}, {"data", ids}},
+          {{"name", "attention_mask"},
+           {"datatype", "INT64"},
+           {"shape", {samples, length}},
+           {"data", mask}}}}};
+    const auto r = c.Post("/v2/models/encoder/infer", body.dump(), "application/json");
+    return r ? std::make_pair(r->status, r->body) : std::make_pair(0, std::string());
+  };
+  std::vector<std::future<std::pair<int, std::string>>> answers;
+  for (const int length : {5, 30, 9, 40})
+    answers.push_back(std::async(std::launch::async, request, 1, length));
+  std::vector<int> lengths = {5, 30, 9, 40};
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    const auto [status, body] = answers[i].get();
+    ASSERT_EQ(status, 200) << body;
+    EXPECT_EQ(nlohmann::json::parse(body).at("outputs")[0].at("shape"),
+              nlohmann::json::array({1, lengths[i], 64}));
+  }
+  // Four padded to 64 make 256 tokens; five do not fit one call.
+  const auto heavy = request(5, 40);
+  EXPECT_EQ(heavy.first, 413) << heavy.second;
+  EXPECT_NE(heavy.second.find("past the server's --max-tokens 256"), std::string::npos)
+      << heavy.second;
+  httplib::Client c("127.0.0.1", serve.port());
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("torchperf_bucket_requests_total{bucket=\"16\"} 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("torchperf_bucket_requests_total{bucket=\"64\"} 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("torchperf_bucket_padding_share{bucket=\"64\"}"), std::string::npos);
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 

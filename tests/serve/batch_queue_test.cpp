@@ -78,4 +78,47 @@ TEST(BatchQueueTest, AnImpossiblePolicyIsRefused) {
   EXPECT_THROW((BatchQueue<int>({0, 0.001, 8}, clock)), UsageError);
 }
 
+BatchingPolicy bucketed(std::size_t max_batch, double delay_s, std::vector<std::int64_t> edges,
+                        std::int64_t max_tokens = 0) {
+  BatchingPolicy p{max_batch, delay_s, 16};
+  p.edges = std::move(edges);
+  p.max_tokens = max_tokens;
+  return p;
+}
+
+TEST(BatchQueueTest, ACallIsFormedFromOneLengthBucketAndSaysWhichBucket) {
+  ManualTimeSource clock;
+  BatchQueue<int> q(bucketed(2, 1.0, {16, 64}), clock);
+  q.push(1, {10, 1});
+  q.push(2, {40, 1});
+  q.push(3, {12, 1});  // fills the short bucket: it runs at once, the long one's request waits
+  std::size_t bucket = 99;
+  EXPECT_EQ(q.next_batch(&bucket), (std::vector<int>{1, 3}));
+  EXPECT_EQ(bucket, 0u);
+  EXPECT_EQ(q.size(), 1u);
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_EQ(q.next_batch(&bucket), (std::vector<int>{2}));
+  EXPECT_EQ(bucket, 1u);
+}
+
+TEST(BatchQueueTest, OfTwoDueBucketsTheOneWhoseOldestArrivedFirstRuns) {
+  ManualTimeSource clock;
+  BatchQueue<int> q(bucketed(4, 0.005, {16, 64}), clock);
+  q.push(1, {40, 1});
+  clock.advance(std::chrono::milliseconds(1));
+  q.push(2, {8, 1});
+  clock.advance(std::chrono::milliseconds(10));  // both have waited past the delay
+  EXPECT_EQ(q.next_batch(), (std::vector<int>{1}));
+  EXPECT_EQ(q.next_batch(), (std::vector<int>{2}));
+}
+
+TEST(BatchQueueTest, ATokenBudgetCutsABucketsCallShortOfMaxBatch) {
+  ManualTimeSource clock;
+  BatchQueue<int> q(bucketed(8, 1.0, {64}, 128), clock);  // 128 tokens: two requests of the 64 bucket
+  for (int i = 0; i < 5; ++i) q.push(i, {30, 1});
+  EXPECT_EQ(q.next_batch(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(q.next_batch(), (std::vector<int>{2, 3}));
+  EXPECT_EQ(q.size(), 1u);
+}
+
 }  // namespace torchperf

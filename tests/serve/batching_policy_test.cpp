@@ -47,4 +47,75 @@ TEST(BatchingPolicyTest, ImpossibleSettingsAreUsageErrors) {
   EXPECT_NO_THROW(validate({8, 0.001, 8}));
 }
 
+// Issue 62: requests of a varying length wait in buckets, a call bounded by padded tokens.
+BatchingPolicy bucketed(std::int64_t max_tokens) {
+  BatchingPolicy p{8, 1.0, 64};
+  p.edges = {16, 64};
+  p.max_tokens = max_tokens;
+  return p;
+}
+
+TEST(BatchingPolicyTest, ALengthWaitsInTheFirstBucketWhoseEdgeHoldsIt) {
+  const BatchingPolicy p = bucketed(0);
+  EXPECT_EQ(bucket_of(p, 1), 0u);
+  EXPECT_EQ(bucket_of(p, 16), 0u);
+  EXPECT_EQ(bucket_of(p, 17), 1u);
+  EXPECT_EQ(bucket_of(p, 64), 1u);
+  EXPECT_EQ(bucket_of(BatchingPolicy{}, 500), 0u);  // no edges: one bucket
+}
+
+TEST(BatchingPolicyTest, ACallIsPaddedToItsBucketsEdgeOrByTheModelsRule) {
+  BatchingPolicy p = bucketed(0);
+  EXPECT_EQ(padded_tokens(p, {{40, 1}, {20, 2}}, 2), 3 * 64);
+  EXPECT_EQ(padded_tokens(p, {{40, 1}, {20, 2}}, 1), 64);
+  p.padded = [](std::int64_t l) { return (l + 7) / 8 * 8; };  // multiple:8
+  EXPECT_EQ(padded_tokens(p, {{40, 1}, {20, 2}}, 2), 3 * 40);
+  EXPECT_EQ(padded_tokens(BatchingPolicy{}, {{0, 3}, {0, 2}}, 2), 5);  // no length: samples
+}
+
+TEST(BatchingPolicyTest, ABucketIsFullWhenOneMoreSampleWouldPassTheTokenBudget) {
+  // Two requests of the 64 bucket fill 128 tokens: no third fits, so it runs without waiting.
+  const BatchDecision d = decide_bucket(bucketed(128), {{40, 1}, {50, 1}}, 0);
+  EXPECT_EQ(d.take, 2u);
+  // One of them leaves room for another: it waits the delay.
+  const BatchDecision one = decide_bucket(bucketed(128), {{40, 1}}, 0.25);
+  EXPECT_EQ(one.take, 0u);
+  EXPECT_NEAR(one.wait_s, 0.75, 1e-12);
+}
+
+TEST(BatchingPolicyTest, MoreWaitingThanTheBudgetHoldsRunsTheOldestThatFit) {
+  EXPECT_EQ(decide_bucket(bucketed(200), {{60, 1}, {30, 2}, {20, 1}}, 0).take, 2u);
+  EXPECT_EQ(decide_bucket(bucketed(300), {{60, 1}, {30, 2}, {20, 1}}, 0).take, 3u);
+  // Without a budget max_batch alone bounds a call.
+  EXPECT_EQ(decide_bucket(bucketed(0), std::vector<QueuedSize>(9, {60, 4}), 0).take, 8u);
+}
+
+TEST(BatchingPolicyTest, ARequestPastTheLastEdgeOrOverTheBudgetAloneIsRefusedNamingTheLimit) {
+  const auto past = refuse_size(bucketed(0), {65, 1});
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->status, 400);
+  EXPECT_NE(past->message.find("length 65 is past the last bucket edge, 64"), std::string::npos)
+      << past->message;
+  const auto heavy = refuse_size(bucketed(128), {20, 3});
+  ASSERT_TRUE(heavy);
+  EXPECT_EQ(heavy->status, 413);
+  EXPECT_NE(heavy->message.find("3 samples of length 20 make 192 padded tokens"),
+            std::string::npos)
+      << heavy->message;
+  EXPECT_NE(heavy->message.find("--max-tokens 128"), std::string::npos);
+  EXPECT_FALSE(refuse_size(bucketed(128), {20, 2}));
+  EXPECT_FALSE(refuse_size(BatchingPolicy{}, {100000, 1}));  // no edges, no budget: the model's range
+}
+
+TEST(BatchingPolicyTest, EdgesOutOfOrderAndANegativeBudgetAreUsageErrors) {
+  BatchingPolicy p = bucketed(-1);
+  EXPECT_THROW(validate(p), UsageError);
+  p = bucketed(0);
+  p.edges = {64, 16};
+  EXPECT_THROW(validate(p), UsageError);
+  p.edges = {0, 16};
+  EXPECT_THROW(validate(p), UsageError);
+  EXPECT_NO_THROW(validate(bucketed(128)));
+}
+
 }  // namespace torchperf

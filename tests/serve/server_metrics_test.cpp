@@ -70,3 +70,29 @@ TEST(ServerMetricsTest, TheBatchSizeHistogramIsReadBackFromTheText) {
 }
 
 }  // namespace torchperf
+
+namespace torchperf {
+
+TEST(ServerMetricsTest, EachLengthBucketSaysItsCallsFillPaddingShareAndQueueDelay) {
+  ServerMetrics m(4);
+  m.observe_bucket("64", {2, 60, 128, 0.010});  // two requests, 60 tokens padded to 128
+  m.observe_bucket("64", {4, 132, 256, 0.030});
+  m.observe_bucket("16", {1, 10, 16, 0.002});
+  const std::string out = m.render();
+  const auto has = [&](const std::string& line) {
+    return out.find(line + "\n") != std::string::npos;
+  };
+  EXPECT_TRUE(has("torchperf_bucket_calls_total{bucket=\"64\"} 2")) << out;
+  EXPECT_TRUE(has("torchperf_bucket_requests_total{bucket=\"64\"} 6")) << out;
+  EXPECT_TRUE(has("torchperf_bucket_padded_tokens_total{bucket=\"64\"} 384")) << out;
+  EXPECT_TRUE(has("torchperf_bucket_fill{bucket=\"64\"} 0.75")) << out;  // 6 of 2 x 4
+  EXPECT_TRUE(has("torchperf_bucket_padding_share{bucket=\"64\"} 0.5")) << out;  // 1 - 192/384
+  EXPECT_NE(out.find("torchperf_bucket_queue_delay_seconds{bucket=\"16\"} 0.002"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(has("# TYPE torchperf_bucket_fill gauge")) << out;
+  // A server that formed no bucketed call says nothing of buckets.
+  EXPECT_EQ(ServerMetrics(4).render().find("torchperf_bucket"), std::string::npos);
+}
+
+}  // namespace torchperf

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "support/test_support.h"
 #include "torchperf/error.h"
 
 namespace torchperf {
@@ -121,6 +122,101 @@ TEST(TorchModelRunnerTest, TheWireFormOfASpecNamesItsInputsAndBatch) {
   EXPECT_EQ(specs[0].shape, (std::vector<std::int64_t>{-1, 3, 4}));
   EXPECT_EQ(specs[1].type, WireType::kInt64);
   EXPECT_EQ(specs[1].name, "input1");
+}
+
+// Issue 62: requests of a varying length (--dim) merge into one call, padded, where padding was
+// checked not to change an answer; each gets its own length back.
+BenchOptions tokens(const std::string& model, const std::string& spec, const std::string& config) {
+  BenchOptions o;
+  o.model = model;
+  o.input_spec = spec;
+  o.dims = {"S=4..64"};
+  o.config = Configuration::parse(config);
+  return o;
+}
+
+InferenceRequest token_request(const ModelSignature& s, std::int64_t length, unsigned seed) {
+  std::mt19937 rng(seed);
+  InferenceRequest r;
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    // Ids in 1..99 (both models' vocabularies hold them); a second input is the mask, all ones.
+    std::vector<std::int64_t> values(static_cast<std::size_t>(length), 1);
+    if (i == 0)
+      for (auto& v : values) v = 1 + static_cast<std::int64_t>(rng() % 99);
+    WireTensor t{s.inputs[i].name, WireType::kInt64, {1, length}, {}};
+    t.bytes.resize(values.size() * sizeof(std::int64_t));
+    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+    r.inputs.push_back(std::move(t));
+  }
+  return r;
+}
+
+TEST(TorchModelRunnerTest, RequestsOfOtherLengthsMergeIntoOnePaddedCallAndEachGetsItsOwnLength) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  const auto& lengths = m.signature().lengths;
+  EXPECT_TRUE(lengths.merge) << lengths.check;
+  EXPECT_NE(lengths.check.find("padding checked at S"), std::string::npos) << lengths.check;
+  EXPECT_EQ(lengths.input, 0);
+  EXPECT_EQ(lengths.dim, 1);
+  InferenceRequest a = token_request(m.signature(), 5, 1);
+  InferenceRequest b = token_request(m.signature(), 17, 2);
+  conform_request(m.signature(), a);
+  conform_request(m.signature(), b);
+  EXPECT_EQ(queued_size(m.signature(), b).length, 17);
+  EXPECT_EQ(split_by_batch_range(m.signature(), {&a, &b}).size(), 1u);  // one call
+  m.enter_thread();
+  const auto together = m.run({&a, &b});
+  const auto alone_a = m.run({&a});
+  const auto alone_b = m.run({&b});
+  m.exit_thread();
+  ASSERT_EQ(together.size(), 2u);
+  // The sequence output is cut back to each request's length; the pooled one has none.
+  EXPECT_EQ(together[0][0].shape, (std::vector<std::int64_t>{1, 5, 64}));
+  EXPECT_EQ(together[1][0].shape, (std::vector<std::int64_t>{1, 17, 64}));
+  EXPECT_EQ(together[0][1].shape, (std::vector<std::int64_t>{1, 64}));
+  for (std::size_t o = 0; o < 2; ++o) {
+    const auto ta = floats(together[0][o]), la = floats(alone_a[0][o]);
+    const auto tb = floats(together[1][o]), lb = floats(alone_b[0][o]);
+    ASSERT_EQ(ta.size(), la.size());
+    ASSERT_EQ(tb.size(), lb.size());
+    for (std::size_t i = 0; i < ta.size(); ++i) EXPECT_NEAR(ta[i], la[i], 1e-3);
+    for (std::size_t i = 0; i < tb.size(); ++i) EXPECT_NEAR(tb[i], lb[i], 1e-3);
+  }
+}
+
+TEST(TorchModelRunnerTest, ThePaddingKnobsBucketsAreTheQueuesAndItsRuleTheCallsLength) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2",
+             "mode=eval,grad=no_grad,padding=buckets:16/64"),
+      1);
+  const auto& lengths = instances[0]->signature().lengths;
+  EXPECT_EQ(lengths.edges, (std::vector<std::int64_t>{16, 64}));
+  ASSERT_TRUE(lengths.padded);
+  EXPECT_EQ(lengths.padded(17), 64);
+  EXPECT_EQ(lengths.padded(9), 16);
+}
+
+TEST(TorchModelRunnerTest, AModelWhoseAnswerPaddingChangesRunsEachLengthAsItsOwnCall) {
+  // token_mean averages over every position, padding included: the check catches it.
+  auto instances = load_model_instances(
+      tokens(testing::fixture("token_mean.pt"), "int64:S@1..100", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  EXPECT_FALSE(m.signature().lengths.merge);
+  EXPECT_NE(m.signature().lengths.check.find("padding changes the answers"), std::string::npos)
+      << m.signature().lengths.check;
+  InferenceRequest a = token_request(m.signature(), 5, 1);
+  InferenceRequest b = token_request(m.signature(), 17, 2);
+  EXPECT_EQ(split_by_batch_range(m.signature(), {&a, &b}).size(), 2u);
+  m.enter_thread();
+  const auto together = m.run({&a, &b});
+  const auto alone_b = m.run({&b});
+  m.exit_thread();
+  ASSERT_EQ(together.size(), 2u);
+  const auto tb = floats(together[1][0]), lb = floats(alone_b[0][0]);
+  ASSERT_EQ(tb.size(), lb.size());
+  for (std::size_t i = 0; i < tb.size(); ++i) EXPECT_NEAR(tb[i], lb[i], 1e-5);
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ struct ConfiguredWorkload {
   // Per input, per dimension after the batch: a named dimension's longest size (its --dim MAX,
   // what a client may send), 0 for a fixed one.
   std::vector<std::vector<std::int64_t>> longest;
+  // Per input, per dimension after the batch: a named dimension's name, "" for a fixed one.
+  std::vector<std::vector<std::string>> dim_names;
 };
 
 // Throws as bench does: UsageError for bad options, ModelError for a model that cannot be

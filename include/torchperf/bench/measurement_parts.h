@@ -52,4 +52,7 @@ struct PaddedRun {
 // model without an attention mask). Call after add_output_check.
 void add_padding_check(Measurement& m, const std::vector<PaddedRun>& runs);
 
+// An output comparison as a measurement states it (serve's padding check judges it the same way).
+OutputQuality quality_of(const Accuracy& a);
+
 }  // namespace torchperf

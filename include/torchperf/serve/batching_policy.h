@@ -1,9 +1,14 @@
-// The dynamic batcher's rule, apart from its threads and clock: given how many requests wait and
-// how long the oldest has waited, run a batch now or wait. Pure, so that it is tested with
+// The dynamic batcher's rule, apart from its threads and clock: given what waits in a bucket and
+// how long its oldest request has waited, run a batch now or wait. Pure, so that it is tested with
 // scripted times; the server's queue calls it whenever a request arrives or a wait ends.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace torchperf {
 
@@ -11,11 +16,27 @@ struct BatchingPolicy {
   std::size_t max_batch = 8;         // requests per model call, at most
   double max_queue_delay_s = 0.002;  // how long the oldest request may wait for others
   std::size_t max_queue = 256;       // requests waiting, at most: the next gets 503 at once
+  // Requests of a varying length (a --dim) wait in per-length buckets: a request of length L in
+  // the first whose edge holds L (ascending edges; empty: one bucket for every length). A call is
+  // formed from one bucket only, so its padding stays within the bucket's width.
+  std::vector<std::int64_t> edges = {};
+  // Padded tokens per call, at most (samples x the length they are padded to); 0: no budget.
+  std::int64_t max_tokens = 0;
+  // The length a call whose longest request is L is padded to (the model's padding, an edge for
+  // buckets); empty: L itself.
+  std::function<std::int64_t(std::int64_t)> padded = nullptr;
 };
 
-// UsageError naming the setting: max_batch 0, a delay that is negative or not finite, or a
-// queue shorter than one batch.
+// UsageError naming the setting: max_batch 0, a delay that is negative or not finite, a queue
+// shorter than one batch, edges that are not positive and ascending, a negative token budget.
 void validate(const BatchingPolicy& policy);
+
+// What one queued request weighs: its length in the varying dimension (0 for a model without
+// one) and its samples (its first dimension).
+struct QueuedSize {
+  std::int64_t length = 0;
+  std::int64_t samples = 1;
+};
 
 struct BatchDecision {
   std::size_t take = 0;  // requests to run now (the oldest first); 0: wait
@@ -27,6 +48,26 @@ struct BatchDecision {
 // waited max_queue_delay, then runs what it has.
 BatchDecision decide_batch(const BatchingPolicy& policy, std::size_t queued,
                            double oldest_waited_s);
+// The same for one bucket whose requests (oldest first) weigh `waiting`: a batch is full when it
+// holds max_batch requests or the next request would take its padded tokens past the budget.
+BatchDecision decide_bucket(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
+                            double oldest_waited_s);
+
+// The bucket a request of this length waits in (0 without edges, or past the last edge).
+std::size_t bucket_of(const BatchingPolicy& policy, std::int64_t length);
+// The length a call whose longest request is `longest` is padded to.
+std::int64_t padded_length(const BatchingPolicy& policy, std::int64_t longest);
+// The padded tokens of the oldest `count` requests as one call.
+std::int64_t padded_tokens(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
+                           std::size_t count);
+
+// Why a request of this size can never join a call (longer than the last edge, or its padded
+// tokens alone past the budget), naming the limit; nothing when it may queue.
+struct Refusal {
+  int status = 400;
+  std::string message;
+};
+std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size);
 
 // Whether a request that arrives now may join the queue (false: answer 503 at once).
 inline bool admits(const BatchingPolicy& policy, std::size_t queued) {

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "torchperf/serve/batching_policy.h"
 #include "torchperf/serve/inference_request.h"
 #include "torchperf/serve/inference_response.h"
 
@@ -19,6 +22,16 @@ struct ModelSignature {
   // The batches one model call takes (a torch.export program's range; one batch when it was
   // exported static). A request outside it is refused; requests are merged only within it.
   std::int64_t batch_min = 1, batch_max = 0;  // batch_max 0: no bound
+  // A varying length (a --dim): where a request's length is read (input, dimension; -1: the model
+  // has none), and how requests of different lengths share a call. They merge, padded with zeros
+  // to `padded` of the call's longest, only where padding was checked not to change an answer.
+  struct Lengths {
+    int input = -1, dim = -1;
+    bool merge = false;
+    std::function<std::int64_t(std::int64_t)> padded;  // the padding knob's rule
+    std::vector<std::int64_t> edges;  // the padding knob's buckets: the queue's too
+    std::string check;                // what the padding check found, for the start-up line
+  } lengths = {};
 };
 
 // One instance of the model: the server gives each instance a thread of its own, and an instance
@@ -45,10 +58,12 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
 
 // The samples a checked request carries (the first dimension of its first input).
 std::int64_t request_batch(const InferenceRequest& request);
+// What a checked request weighs in the queue: its samples and its length (0 without one).
+QueuedSize queued_size(const ModelSignature& signature, const InferenceRequest& request);
 
 // Checked requests cut, in order, into runs whose batches add up to at most the signature's
-// batch_max: each run is one model call. Each request is within the range by itself, so each run
-// is too.
+// batch_max and, unless lengths merge, whose sizes agree: each run is one model call. Each
+// request is within the range by itself, so each run is too.
 std::vector<std::vector<const InferenceRequest*>> split_by_batch_range(
     const ModelSignature& signature, const std::vector<const InferenceRequest*>& batch);
 

@@ -1,9 +1,10 @@
 // What the server counts, rendered in Prometheus's text exposition format for GET /metrics:
-// requests by status, queue depth, the batch-size histogram, and queue, compute and total
-// latency histograms. Thread-safe: request threads and model instances update it concurrently.
+// requests by status, queue depth, the batch-size histogram, queue, compute and total latency
+// histograms, and per length bucket its calls, fill, padding share and queue delay. Thread-safe: request threads and model instances update it concurrently.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,6 +37,15 @@ std::vector<double> batch_size_buckets(std::size_t max_batch);
 // buckets turned back into counts per bucket; empty when the text has no batch-size histogram.
 std::map<std::size_t, std::size_t> parse_batch_size_histogram(const std::string& metrics_text);
 
+// One call formed from a length bucket: its requests, their tokens (samples x length; samples for
+// a model without a length) as sent and as padded, and the time they waited, summed.
+struct BucketCall {
+  std::size_t requests = 0;
+  std::int64_t useful_tokens = 0;
+  std::int64_t padded_tokens = 0;
+  double queue_s = 0;
+};
+
 class ServerMetrics {
  public:
   explicit ServerMetrics(std::size_t max_batch);
@@ -43,12 +53,21 @@ class ServerMetrics {
   void set_queue_depth(std::size_t depth);
   void observe_batch(std::size_t size);
   void observe_request(double queue_s, double compute_s, double total_s);
+  // A call from the bucket labelled `bucket` (its edge, or "all").
+  void observe_bucket(const std::string& bucket, const BucketCall& call);
   std::string render() const;
 
  private:
   mutable std::mutex mutex_;
   std::map<int, std::size_t> responses_;
   std::size_t queue_depth_ = 0;
+  std::size_t max_batch_;
+  struct BucketTotals {
+    std::size_t calls = 0;
+    BucketCall sum;
+  };
+  std::map<std::string, BucketTotals> buckets_;
+  void render_buckets(std::string& out) const;
   Histogram batch_size_;
   Histogram queue_s_, compute_s_, total_s_;
 };
