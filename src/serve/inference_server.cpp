@@ -305,7 +305,10 @@ void InferenceServer::Impl::run_instance(ModelRunner& runner) {
     call.padded_tokens = signature().lengths.merge
                              ? padded_tokens(queue.policy(), sizes, sizes.size())
                              : call.useful_tokens;
-    metrics.observe_batch(batch.size());
+    // Per model call: the runner cuts a batch into calls by the batch range and, where lengths
+    // do not merge, by size (split_by_batch_range), and so does this count.
+    for (const auto& run : split_by_batch_range(signature(), requests))
+      metrics.observe_batch(run.size());
     metrics.observe_bucket(bucket_label(queue.policy(), bucket), call);
     std::vector<std::vector<WireTensor>> outputs;
     std::string failure;

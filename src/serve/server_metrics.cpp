@@ -95,7 +95,8 @@ void ServerMetrics::render_buckets(std::string& out) const {
       out += fmt::format("{}{{bucket=\"{}\"}} {}\n", name, bucket, value(t));
   };
   family("torchperf_bucket_calls_total", "counter",
-         "Model calls formed from each length bucket (labelled by its edge).",
+         "Batches formed from each length bucket (labelled by its edge; one model call each "
+         "where lengths merge).",
          [](const BucketTotals& t) { return t.calls; });
   family("torchperf_bucket_requests_total", "counter", "Requests answered from each bucket.",
          [](const BucketTotals& t) { return t.sum.requests; });

@@ -390,6 +390,29 @@ TEST(InferenceServerTest, RequestsWaitingTogetherRunAsOneBatch) {
   EXPECT_EQ(gate->sizes(), (std::vector<std::size_t>{4}));
 }
 
+TEST(InferenceServerTest, TheBatchSizeCountsRequestsPerModelCallNotPerDequeue) {
+  // Issue 63: two requests of other lengths dequeued together run as two calls where lengths do
+  // not merge (the echo model pads nothing), and the histogram says two calls of one.
+  std::vector<std::unique_ptr<ModelRunner>> v;
+  v.push_back(std::make_unique<EchoRunner>(vector_input(-1)));
+  ServerOptions o;
+  o.batching = {2, 10.0, 16};  // the two run together as soon as both are queued
+  Serving s(std::move(v), o);
+  std::vector<std::future<int>> answers;
+  for (const int width : {3, 5})
+    answers.push_back(std::async(std::launch::async, [&s, width] {
+      auto c = s.client();
+      const auto body =
+          encode_inference_request({vector_tensor(std::vector<float>(width, 1.0f))}, false, false);
+      return post(c, body)->status;
+    }));
+  for (auto& a : answers) EXPECT_EQ(a.get(), 200);
+  const std::string metrics = s.client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find("torchperf_batch_size_bucket{le=\"1\"} 2"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("torchperf_bucket_requests_total{bucket=\"all\"} 2"), std::string::npos)
+      << metrics;
+}
+
 TEST(InferenceServerTest, StoppingFinishesWhatIsQueuedThenReturns) {
   auto runner = std::make_unique<GatedRunner>(3);
   GatedRunner* gate = runner.get();
