@@ -60,6 +60,7 @@ struct ServeFlags {
       std::make_shared<std::map<std::string, std::string>>();
   ServerOptions server;
   std::string max_queue_delay = "2ms";
+  std::string buckets;
   std::size_t instances = 1;
   bool no_model = false;
 };
@@ -100,11 +101,10 @@ void restart_with_worker_environment(const Configuration& config) {
 std::string lengths_line(const ModelSignature& signature, const BatchingPolicy& batching) {
   const auto& l = signature.lengths;
   if (l.input < 0) return "";
-  std::string edges;
-  for (const auto e : batching.edges.empty() ? l.edges : batching.edges)
-    edges += (edges.empty() ? "" : "/") + std::to_string(e);
+  const auto& edges = batching.edges.empty() ? l.edges : batching.edges;
   return fmt::format("; lengths queued {}{}; {}",
-                     edges.empty() ? "in one bucket" : "in buckets " + edges,
+                     edges.size() < 2 ? "in one bucket"
+                                      : "in buckets " + describe_edges(edges),
                      batching.max_tokens > 0
                          ? fmt::format(", at most {} padded tokens a call", batching.max_tokens)
                          : std::string(),
@@ -125,6 +125,9 @@ int run_serve(ServeFlags& f) {
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
   server.version = TORCHPERF_VERSION;
+  if (!f.buckets.empty())
+    server.batching.edges = parse_bucket_edges(
+        f.buckets, options.dims.empty() ? 0 : parse_dim_option(options.dims.front()).distribution.max);
   validate(server.batching);
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");
 
@@ -294,7 +297,8 @@ Runner add_serve_command(CLI::App& app) {
                   "Input spec per forward argument, batch dimension excluded (as for bench)");
   cmd->add_option("--dim", f->model.dims,
                   "A named input dimension's sizes (as for bench: S=4..512): requests vary in it "
-                  "up to its MAX, a longer one is refused with 400; requests merge only at one size");
+                  "up to its MAX, a longer one is refused with 400; requests of other lengths "
+                  "merge, padded, where padding was checked not to change the answers");
   cmd->add_option("--config", f->config,
                   "Configuration string, or a FILE.json written by tune or report (its model and "
                   "inputs apply when not given)");
@@ -313,6 +317,11 @@ Runner add_serve_command(CLI::App& app) {
                   "to; samples for a model without a --dim); a request over it alone gets 413. "
                   "0: no budget")
       ->default_val(0);
+  cmd->add_option("--buckets", f->buckets,
+                  "With a --dim, how requests of different lengths wait and share calls: edges "
+                  "E1/E2/... (a call from one bucket), one (any lengths merge, padded), or "
+                  "per-length (only equal lengths share a call). Default: the padding knob's "
+                  "buckets, else one");
   cmd->add_option("--max-queue", f->server.batching.max_queue,
                   "Requests waiting, at most; the next gets 503 at once")
       ->default_val(256);

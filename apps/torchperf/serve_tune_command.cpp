@@ -25,6 +25,8 @@
 #include "progress_bar.h"
 #include "stop_signals.h"
 #include "torchperf/error.h"
+#include "torchperf/models/length_distribution.h"
+#include "torchperf/serve/batching_policy.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/serve_tune.h"
 #include "torchperf/serve/serve_tune_report.h"
@@ -46,11 +48,12 @@ std::string self() { return fs::read_symlink("/proc/self/exe").string(); }
 class ServerProcess final : public ServedCandidate {
  public:
   ServerProcess(std::vector<std::string> args, std::string model_name, LatencyObjective objective,
-                std::string log)
+                std::string log, std::optional<LengthDistribution> lengths)
       : args_(std::move(args)),
         log_(std::move(log)),
         model_(std::move(model_name)),
-        objective_(std::move(objective)) {
+        objective_(std::move(objective)),
+        lengths_(std::move(lengths)) {
     start();
   }
   ~ServerProcess() override { stop(); }
@@ -70,6 +73,7 @@ class ServerProcess final : public ServedCandidate {
     o.arrivals.duration_s = duration;
     o.arrivals.seed = seed_++;
     o.connections = 64;
+    o.lengths = lengths_;
     o.timeout_s = std::max(2.0, 20 * objective_.limit_s);
     const LoadRun run = run_load(o);
     if (!run.stopped.empty() && run.unsent > 0 && run.records.empty())
@@ -143,6 +147,7 @@ class ServerProcess final : public ServedCandidate {
   std::string url_, model_;
   bool overloaded_ = false;
   LatencyObjective objective_;
+  std::optional<LengthDistribution> lengths_;
   std::uint64_t seed_ = 1;
 };
 
@@ -154,6 +159,8 @@ struct Flags {
   std::string budget;
   std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
   std::string delays = "1ms,5ms";
+  std::vector<std::string> buckets;
+  std::vector<std::int64_t> token_budgets;
   std::size_t cores = 0;
   std::vector<std::size_t> instances, threads;
   std::string out;
@@ -195,6 +202,13 @@ class ProcessBackend final : public ServingBackend {
     std::vector<std::string> args = {self(), "serve"};
     if (!options_.model.empty()) args.push_back(options_.model);
     if (!options_.input_spec.empty()) args.insert(args.end(), {"--input", options_.input_spec});
+    for (const auto& d : options_.dims) args.insert(args.end(), {"--dim", d});
+    if (!c.edges.empty()) {
+      std::string edges;
+      for (const auto e : c.edges) edges += (edges.empty() ? "" : "/") + std::to_string(e);
+      args.insert(args.end(), {"--buckets", edges});
+    }
+    if (c.max_tokens > 0) args.insert(args.end(), {"--max-tokens", std::to_string(c.max_tokens)});
     Configuration config = options_.config;
     config.set("threads", std::to_string(c.threads));
     args.insert(
@@ -205,7 +219,9 @@ class ProcessBackend final : public ServingBackend {
          std::to_string(std::max<std::size_t>(256, 4 * c.max_batch)), "--device", options_.device});
     const std::string log =
         (fs::path(log_dir_) / fmt::format("server-{}.log", ++servers_)).string();
-    return std::make_unique<ServerProcess>(args, "candidate", slo_, log);
+    std::optional<LengthDistribution> lengths;
+    if (!options_.dims.empty()) lengths = parse_dim_option(options_.dims.front()).distribution;
+    return std::make_unique<ServerProcess>(args, "candidate", slo_, log, lengths);
   }
 
  private:
@@ -215,6 +231,25 @@ class ProcessBackend final : public ServingBackend {
   LatencyObjective slo_;
   int servers_ = 0;
 };
+
+// A --dim: the bucket edges and token budgets to try (given, or from its distribution), and an
+// objective that holds for the longest quarter of requests too.
+void plan_lengths(const Flags& f, const BenchOptions& options, ServeTuneOptions& o) {
+  if (options.dims.empty()) {
+    if (!f.buckets.empty() || !f.token_budgets.empty())
+      throw UsageError("--buckets and --token-budgets: need a --dim, the length that varies");
+    return;
+  }
+  const LengthDistribution lengths = parse_dim_option(options.dims.front()).distribution;
+  o.by_length = true;
+  o.bucket_sets = bucket_sets_for(lengths);
+  if (!f.buckets.empty()) {
+    o.bucket_sets.clear();
+    for (const auto& b : f.buckets) o.bucket_sets.push_back(parse_bucket_edges(b, lengths.max));
+  }
+  o.token_budgets = f.token_budgets.empty() ? std::vector<std::int64_t>{0, 4 * lengths.max}
+                                            : f.token_budgets;
+}
 
 int run(Flags& f) {
   BenchOptions options = f.model;
@@ -235,6 +270,7 @@ int run(Flags& f) {
   o.min_run_s = f.min_run_s;
   o.instances = f.instances;
   o.threads = f.threads;
+  plan_lengths(f, options, o);
   validate(o);
   validate(options);
   if (f.out.empty()) f.out = "serve-tune-" + fs::path(options.model).stem().string();
@@ -286,16 +322,30 @@ int run(Flags& f) {
       const auto& w = r.candidates[*r.winner].candidate;
       std::cout << serve_tune_verdict(r) << "\n"
                 << fmt::format(
-                       "serve it: torchperf serve {} {}--config '{}' --instances {} "
-                       "--max-batch {} --max-queue-delay {:g}us\n",
+                       "serve it: torchperf serve {} {}{}--config '{}' --instances {} "
+                       "--max-batch {} --max-queue-delay {:g}us{}\n",
                        options.model,
                        options.input_spec.empty() ? "" : "--input '" + options.input_spec + "' ",
+                       [&] {
+                         std::string d;
+                         for (const auto& x : options.dims) d += "--dim '" + x + "' ";
+                         return d;
+                       }(),
                        [&] {
                          Configuration c = options.config;
                          c.set("threads", std::to_string(w.threads));
                          return c.to_string();
                        }(),
-                       w.instances, w.max_batch, w.max_queue_delay_s * 1e6);
+                       w.instances, w.max_batch, w.max_queue_delay_s * 1e6, [&] {
+                         std::string q;
+                         if (!w.edges.empty()) {
+                           const std::string e = describe_edges(w.edges);
+                           q += " --buckets " +
+                                (e.rfind("per-length", 0) == 0 ? std::string("per-length") : e);
+                         }
+                         if (w.max_tokens > 0) q += fmt::format(" --max-tokens {}", w.max_tokens);
+                         return q;
+                       }());
     }
     std::cout << "wrote " << (fs::path(f.out) / "serve-tune.{json,csv,html}").string() << "\n";
   }
@@ -327,6 +377,17 @@ Runner add_serve_tune_command(CLI::App& app) {
       ->delimiter(',')
       ->default_str("1,2,4,8,16,32");
   cmd->add_option("--delays", f->delays, "max_queue_delay values to try")->default_val("1ms,5ms");
+  cmd->add_option("--dim", f->model.dims,
+                  "A named input dimension's distribution (as for bench: "
+                  "S=lognormal:40:0.9:4..512): requests are drawn from it, bucket edges and token "
+                  "budgets are searched, and the objective must hold for the longest quarter too");
+  cmd->add_option("--buckets", f->buckets,
+                  "With a --dim, the bucket edges to try, each as serve takes them (one, "
+                  "per-length, or E1/E2/...); default: from the distribution");
+  cmd->add_option("--token-budgets", f->token_budgets,
+                  "With a --dim, the --max-tokens values to try (0: no budget); default: 0 and 4 "
+                  "x the longest length")
+      ->delimiter(',');
   cmd->add_option("--cores", f->cores, "Cores to share among instances (default: all)");
   cmd->add_option("--instances", f->instances, "Instance counts to try (default: all that fit)")
       ->delimiter(',');

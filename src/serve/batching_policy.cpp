@@ -11,13 +11,55 @@
 namespace torchperf {
 namespace {
 
-std::string edges_text(const std::vector<std::int64_t>& edges) {
+std::string edges_text(const std::vector<std::int64_t>& edges) { return describe_edges(edges); }
+
+}  // namespace
+
+std::string describe_edges(const std::vector<std::int64_t>& edges) {
+  bool every_length = edges.size() > 2;
+  for (std::size_t i = 0; i < edges.size() && every_length; ++i)
+    every_length = edges[i] == static_cast<std::int64_t>(i + 1);
+  if (every_length) return fmt::format("per-length (1..{})", edges.back());
   std::string out;
   for (const auto e : edges) out += (out.empty() ? "" : "/") + std::to_string(e);
   return out;
 }
 
-}  // namespace
+std::vector<std::int64_t> parse_bucket_edges(const std::string& text, std::int64_t longest) {
+  const auto fail = [&](const std::string& why) {
+    throw UsageError(fmt::format("--buckets '{}': {}; expected one, per-length, or edges "
+                                 "E1/E2/... in ascending order (e.g. 32/64/128/512)",
+                                 text, why));
+  };
+  if (longest < 1) fail("needs a --dim, the length that varies");
+  if (text == "one") return {longest};
+  if (text == "per-length") {
+    std::vector<std::int64_t> every(static_cast<std::size_t>(longest));
+    for (std::int64_t l = 1; l <= longest; ++l) every[static_cast<std::size_t>(l - 1)] = l;
+    return every;
+  }
+  std::vector<std::int64_t> edges;
+  std::string part;
+  const auto take = [&] {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 12)
+      fail("'" + part + "' is not a length");
+    edges.push_back(std::stoll(part));
+    part.clear();
+  };
+  for (const char c : text) {
+    if (c == '/' || c == ',')
+      take();
+    else
+      part += c;
+  }
+  take();
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    if (edges[i] < 1 || (i > 0 && edges[i] <= edges[i - 1])) fail("not positive and ascending");
+  if (edges.back() > longest)
+    fail(fmt::format("the last edge is past the --dim's longest, {}", longest));
+  return edges;
+}
 
 void validate(const BatchingPolicy& policy) {
   if (policy.max_batch == 0) throw UsageError("--max-batch 0: expected at least 1");
@@ -89,7 +131,7 @@ BatchDecision decide_bucket(const BatchingPolicy& policy, const std::vector<Queu
 std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size) {
   if (!policy.edges.empty() && size.length > policy.edges.back())
     return Refusal{400, fmt::format("the request's length {} is past the last bucket edge, {} "
-                                    "(the padding's buckets: {}): send {} tokens at most",
+                                    "(the queue's buckets: {}): send {} tokens at most",
                                     size.length, policy.edges.back(),
                                     edges_text(policy.edges), policy.edges.back())};
   if (policy.max_tokens > 0) {

@@ -8,12 +8,17 @@
 
 #include "torchperf/error.h"
 #include "torchperf/measure/quantile_bounds.h"
+#include "torchperf/serve/batching_policy.h"
 
 namespace torchperf {
 namespace {
 
 BatchingPolicy policy_of(const ServingCandidate& c) {
-  return {c.max_batch, c.max_queue_delay_s, std::max<std::size_t>(256, 4 * c.max_batch)};
+  BatchingPolicy p;
+  p.max_batch = c.max_batch;
+  p.max_queue_delay_s = c.max_queue_delay_s;
+  p.max_queue = std::max<std::size_t>(256, 4 * c.max_batch);
+  return p;
 }
 
 // One request per forward on one instance with the most threads tried: what batching must beat.
@@ -27,8 +32,35 @@ bool is_unbatched(const ServingCandidate& c, const std::vector<ServingCandidate>
 }  // namespace
 
 std::string ServingCandidate::label() const {
-  return fmt::format("instances={} threads={} max_batch={} delay={:g}ms", instances, threads,
-                     max_batch, max_queue_delay_s * 1e3);
+  return fmt::format("instances={} threads={} max_batch={} delay={:g}ms{}{}", instances, threads,
+                     max_batch, max_queue_delay_s * 1e3,
+                     edges.empty() ? "" : " buckets=" + describe_edges(edges),
+                     max_tokens > 0 ? fmt::format(" tokens={}", max_tokens) : "");
+}
+
+std::vector<std::vector<std::int64_t>> bucket_sets_for(const LengthDistribution& lengths) {
+  std::vector<std::int64_t> drawn = lengths.draw(4096, 0);
+  std::sort(drawn.begin(), drawn.end());
+  const std::int64_t longest = lengths.max;
+  const auto at = [&](double q) {
+    const auto i = std::min(drawn.size() - 1, static_cast<std::size_t>(q * drawn.size()));
+    return std::min(longest, (drawn[i] + 7) / 8 * 8);
+  };
+  const auto edges = [&](std::vector<double> quantiles) {
+    std::vector<std::int64_t> e;
+    for (const double q : quantiles) e.push_back(at(q));
+    e.push_back(longest);
+    std::sort(e.begin(), e.end());
+    e.erase(std::unique(e.begin(), e.end()), e.end());
+    return e;
+  };
+  std::vector<std::vector<std::int64_t>> sets = {
+      {longest}, edges({0.5, 0.9}), edges({0.25, 0.5, 0.75, 0.9, 0.99}),
+      parse_bucket_edges("per-length", longest)};
+  std::vector<std::vector<std::int64_t>> out;
+  for (auto& s : sets)
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+  return out;
 }
 
 double CandidateResult::best_rate() const {
@@ -46,6 +78,10 @@ void validate(const ServeTuneOptions& o) {
   if (!(o.budget_s > 0)) throw UsageError("--budget: expected a positive time");
   if (!(o.min_run_s > 0)) throw UsageError("--min-run: expected a positive time");
   if (o.trials_per_candidate == 0) throw UsageError("--trials: expected at least 1");
+  if (o.bucket_sets.empty()) throw UsageError("--buckets: expected at least one set of edges");
+  if (o.token_budgets.empty()) throw UsageError("--token-budgets: expected at least one budget");
+  for (const auto t : o.token_budgets)
+    if (t < 0) throw UsageError("--token-budgets: expected 0 (no budget) or more");
 }
 
 std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& o) {
@@ -63,7 +99,18 @@ std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& o) {
         for (const auto d : o.delays_s) {
           // With one request per call, a delay only adds latency: the smallest one is enough.
           if (b == 1 && d != *std::min_element(o.delays_s.begin(), o.delays_s.end())) continue;
-          out.push_back({instances, threads, b, d});
+          // Nor do buckets or a token budget: the first of each.
+          for (std::size_t e = 0; e < (b == 1 ? 1 : o.bucket_sets.size()); ++e)
+            for (std::size_t t = 0; t < (b == 1 ? 1 : o.token_budgets.size()); ++t) {
+              ServingCandidate c;
+              c.instances = instances;
+              c.threads = threads;
+              c.max_batch = b;
+              c.max_queue_delay_s = d;
+              c.edges = o.bucket_sets[e];
+              c.max_tokens = o.token_budgets[t];
+              out.push_back(std::move(c));
+            }
         }
     }
   if (out.empty())
@@ -108,7 +155,8 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
                      return a.predicted_max_rate > b.predicted_max_rate;
                    });
 
-  const std::size_t needed = samples_for_quantile_upper_bound(q, kObjectiveConfidence);
+  const std::size_t needed = samples_for_quantile_upper_bound(q, kObjectiveConfidence) *
+                             (o.by_length ? 4 : 1);
   double start_s = o.server_start_s;
   double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
   std::size_t calibrated = 0;

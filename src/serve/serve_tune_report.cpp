@@ -6,6 +6,7 @@
 
 #include "torchperf/json_fields.h"
 #include "torchperf/report/html_report.h"
+#include "torchperf/serve/batching_policy.h"
 
 namespace torchperf {
 namespace {
@@ -90,6 +91,8 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
                          {"threads", c.candidate.threads},
                          {"max_batch", c.candidate.max_batch},
                          {"max_queue_delay_s", c.candidate.max_queue_delay_s},
+                         {"buckets", c.candidate.edges},
+                         {"max_tokens", c.candidate.max_tokens},
                          {"predicted_max_rate", c.predicted_max_rate},
                          {"measured", c.measured},
                          {"skipped", c.skipped},
@@ -113,16 +116,16 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
 std::string serve_tune_csv(const ServeTuneResult& r, const ServeTuneOptions& o) {
   std::string out =
       "instances,threads,max_batch,max_queue_delay_s,rate_per_s,duration_s,requests,ok,"
-      "valid,measured_s,upper_bound_s,predicted_s\n";
+      "valid,measured_s,upper_bound_s,predicted_s,buckets,max_tokens\n";
   for (const auto& c : r.candidates)
     for (const auto& t : c.trials)
-      out += fmt::format("{},{},{},{:g},{:.3f},{:.3f},{},{},{},{:.6f},{:.6f},{:.6f}\n",
+      out += fmt::format("{},{},{},{:g},{:.3f},{:.3f},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n",
                          c.candidate.instances, c.candidate.threads, c.candidate.max_batch,
                          c.candidate.max_queue_delay_s, t.rate_per_s, t.duration_s,
                          t.summary.requests, t.summary.ok, t.valid ? "true" : "false",
                          measured_quantile(t, o.objective.quantile),
                          t.summary.verdict ? t.summary.verdict->upper_bound_s : std::nan(""),
-                         t.predicted_s);
+                         t.predicted_s, describe_edges(c.candidate.edges), c.candidate.max_tokens);
   return out;
 }
 

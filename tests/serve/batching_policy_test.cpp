@@ -118,4 +118,30 @@ TEST(BatchingPolicyTest, EdgesOutOfOrderAndANegativeBudgetAreUsageErrors) {
   EXPECT_NO_THROW(validate(bucketed(128)));
 }
 
+TEST(BatchingPolicyTest, BucketsAreGivenAsOneAsPerLengthOrAsEdgesAndBadOnesNameTheFlag) {
+  EXPECT_EQ(parse_bucket_edges("one", 512), std::vector<std::int64_t>{512});
+  const auto every = parse_bucket_edges("per-length", 64);
+  ASSERT_EQ(every.size(), 64u);
+  EXPECT_EQ(every.front(), 1);
+  EXPECT_EQ(every.back(), 64);
+  EXPECT_EQ(describe_edges(every), "per-length (1..64)");
+  EXPECT_EQ(parse_bucket_edges("32/64/128/512", 512), (std::vector<std::int64_t>{32, 64, 128, 512}));
+  EXPECT_EQ(parse_bucket_edges("32,64", 512), (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(describe_edges({32, 64}), "32/64");
+  for (const std::string bad : {"64/32", "0/8", "a/b", "32//64", "", "32/1024"}) {
+    try {
+      parse_bucket_edges(bad, 512);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--buckets '" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    parse_bucket_edges("one", 0);
+    ADD_FAILURE() << "buckets without a length that varies";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a --dim"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace torchperf

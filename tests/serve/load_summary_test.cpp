@@ -104,6 +104,28 @@ TEST(LoadSummaryTest, FailedRequestsCountAgainstTheObjective) {
   EXPECT_TRUE(std::isinf(s.verdict->upper_bound_s));
 }
 
+TEST(LoadSummaryTest, WithLengthsTheObjectiveMustHoldForTheLongestQuarterToo) {
+  // 8000 requests of lengths 1..8: the whole's p99 is 10 ms, but 2% of the longest quarter (lengths
+  // 7 and 8) take 80 ms, which the whole's tail (0.5%) hides.
+  const auto objective = parse_latency_objective("p99=50ms");
+  auto records = run_of(8000, [](std::size_t i) { return i % 200 == 7 ? 0.080 : 0.010; });
+  for (std::size_t i = 0; i < records.size(); ++i) records[i].length = 1 + static_cast<std::int64_t>(i % 8);
+  const auto s = summarize_load(records, 8, objective);
+  ASSERT_EQ(s.by_length.size(), 4u);
+  EXPECT_FALSE(s.verdict->valid) << s.verdict->reason;
+  EXPECT_NE(s.verdict->reason.find("the longest quarter, lengths 7-8"), std::string::npos)
+      << s.verdict->reason;
+  EXPECT_NEAR(s.verdict->upper_bound_s, 0.010, 1e-12) << "the whole alone would pass";
+  EXPECT_NEAR(s.verdict->longest_quarter_bound_s, 0.080, 1e-9);
+  EXPECT_TRUE(to_json(s)["objective"].contains("longest_quarter"));
+  // Too few requests in the longest quarter is not enough for a claim, though the whole has them.
+  auto few = run_of(1000, [](std::size_t) { return 0.010; });
+  for (std::size_t i = 0; i < few.size(); ++i) few[i].length = 1 + static_cast<std::int64_t>(i % 8);
+  const auto short_run = summarize_load(few, 1, objective);
+  EXPECT_FALSE(short_run.verdict->enough) << short_run.verdict->reason;
+  EXPECT_FALSE(short_run.verdict->valid);
+}
+
 TEST(LoadSummaryTest, ObjectivesParseTheirQuantileAndUnit) {
   const auto a = parse_latency_objective("p99.9=0.2s");
   EXPECT_DOUBLE_EQ(a.quantile, 0.999);

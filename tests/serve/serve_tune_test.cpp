@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "torchperf/error.h"
@@ -155,6 +156,50 @@ TEST(ServeTuneTest, DeferredCandidatesSayWhyWhenTheBudgetEndsFirst) {
     deferred = deferred || c.skipped.find("below the best measured") != std::string::npos;
   EXPECT_TRUE(deferred);
   EXPECT_LE(r.elapsed_s, 150.0);
+}
+
+TEST(ServeTuneTest, LengthsThatVaryAddBucketEdgesAndTokenBudgetsToEveryBatchAbove1) {
+  ServeTuneOptions o = options(100);
+  o.instances = {1};
+  o.threads = {2};
+  o.bucket_sets = {{512}, {64, 512}};
+  o.token_budgets = {0, 2048};
+  const auto c = serving_candidates(o);
+  // batch 1 once (buckets and budgets change nothing for one request a call), 8 and 32 x 2 x 2
+  EXPECT_EQ(c.size(), 1u + 2u * 4u);
+  std::size_t budgeted = 0;
+  for (const auto& x : c) budgeted += x.max_tokens == 2048 && x.edges.size() == 2;
+  EXPECT_EQ(budgeted, 2u);
+  EXPECT_EQ(c.back().label(),
+            "instances=1 threads=2 max_batch=32 delay=2ms buckets=64/512 tokens=2048");
+  o.token_budgets = {-1};
+  EXPECT_THROW(validate(o), UsageError);
+}
+
+TEST(ServeTuneTest, BucketEdgesToTryFollowTheLengthDistribution) {
+  const auto sets = bucket_sets_for(parse_dim_option("S=lognormal:40:0.9:4..512").distribution);
+  ASSERT_EQ(sets.size(), 4u);
+  EXPECT_EQ(sets.front(), std::vector<std::int64_t>{512}) << "one bucket";
+  EXPECT_EQ(sets.back().size(), 512u) << "one bucket per length";
+  for (const auto& e : {sets[1], sets[2]}) {
+    EXPECT_EQ(e.back(), 512);
+    EXPECT_TRUE(std::is_sorted(e.begin(), e.end()));
+    for (const auto x : e) EXPECT_EQ(x % 8, 0) << x;
+  }
+  EXPECT_GE(sets[1].front(), 40);  // the median, rounded up
+  EXPECT_LE(sets[1].front(), 48);
+  EXPECT_GT(sets[2].size(), sets[1].size());
+}
+
+TEST(ServeTuneTest, ByLengthARunIsLongEnoughForTheLongestQuartersClaim) {
+  ManualTimeSource clock;
+  ServeTuneOptions o = options(600);
+  o.by_length = true;
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  ASSERT_TRUE(r.winner);
+  const auto& w = r.candidates[*r.winner];
+  EXPECT_GE(w.trials[*w.best_trial].summary.requests, 4u * 459u);
 }
 
 TEST(ServeTuneTest, BadOptionsAreRefusedNamingThem) {

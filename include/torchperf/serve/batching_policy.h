@@ -31,6 +31,14 @@ struct BatchingPolicy {
 // shorter than one batch, edges that are not positive and ascending, a negative token budget.
 void validate(const BatchingPolicy& policy);
 
+// serve's --buckets: "one" (a single bucket to `longest`), "per-length" (a bucket per length, so
+// that only requests of one length share a call), or ascending edges "E1/E2/..." (commas too),
+// the last not past `longest`, the --dim's longest. UsageError naming the value otherwise, and
+// when there is no length that varies (longest < 1).
+std::vector<std::int64_t> parse_bucket_edges(const std::string& text, std::int64_t longest);
+// "32/64/512", or "per-length (1..512)" for per-length edges.
+std::string describe_edges(const std::vector<std::int64_t>& edges);
+
 // What one queued request weighs: its length in the varying dimension (0 for a model without
 // one) and its samples (its first dimension).
 struct QueuedSize {

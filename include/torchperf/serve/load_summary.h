@@ -68,6 +68,10 @@ struct ObjectiveVerdict {
   double upper_bound_s = 0;  // the quantile's 99% upper bound; NaN when not enough
   std::size_t needed = 0;    // requests a bound needs
   std::string reason;        // the verdict in words
+  // Lengths that vary: the same judgement of the longest quarter of requests by length, which
+  // valid and enough include ("" without lengths).
+  std::string longest_quarter;
+  double longest_quarter_bound_s = 0;
 };
 
 struct LoadSummary {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "torchperf/measure/clock.h"
+#include "torchperf/models/length_distribution.h"
 #include "torchperf/serve/load_summary.h"
 #include "torchperf/serve/queue_model.h"
 
@@ -24,7 +25,11 @@ struct ServingCandidate {
   std::size_t threads = 1;  // intra-op threads per instance
   std::size_t max_batch = 1;
   double max_queue_delay_s = 0;
-  // "instances=1 threads=2 max_batch=8 delay=2ms"
+  // Requests of a varying length (a --dim): the queue's bucket edges (empty: the server's
+  // default) and padded tokens per call, at most (0: no budget).
+  std::vector<std::int64_t> edges = {};
+  std::int64_t max_tokens = 0;
+  // "instances=1 threads=2 max_batch=8 delay=2ms" (then " buckets=32/64/512 tokens=2048")
   std::string label() const;
 };
 
@@ -55,6 +60,12 @@ struct ServeTuneOptions {
   std::vector<std::size_t> threads;    // threads per instance to try; empty: every one that fits
   std::vector<std::size_t> max_batches = {1, 2, 4, 8, 16, 32};
   std::vector<double> delays_s = {0.001, 0.005};
+  // Lengths that vary: the bucket edges and token budgets to try (each with every batch size
+  // above 1), and the objective then holds for the longest quarter of requests by length too,
+  // which needs about four times the requests a run would otherwise.
+  std::vector<std::vector<std::int64_t>> bucket_sets = {{}};
+  std::vector<std::int64_t> token_budgets = {0};
+  bool by_length = false;
   std::size_t trials_per_candidate = 4;  // load runs while bracketing a candidate's best rate
   double min_run_s = 5;                  // a load run's least length
   double server_start_s = 3;             // a guess until the first start is timed
@@ -95,6 +106,11 @@ struct ServeTuneResult {
 
 // phase in words, fraction of the budget spent
 using ServeTuneProgress = std::function<void(const std::string& phase, double fraction)>;
+
+// Bucket edges worth trying for this length distribution: one bucket, edges at its median, p90
+// and longest, at its quartiles, p90, p99 and longest (rounded up to a multiple of 8), and one
+// bucket per length (only equal lengths share a call), without repeats.
+std::vector<std::vector<std::int64_t>> bucket_sets_for(const LengthDistribution& lengths);
 
 // The candidates of the options, every instances x threads that fits the cores.
 std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& options);
