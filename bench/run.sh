@@ -98,7 +98,7 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 export MALLOC_MMAP_MAX_=${MALLOC_MMAP_MAX_:-0}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -939,4 +939,12 @@ if section 25; then
 echo "== 25. engines in the tune: its winner (--budget ${BENCH_ENGINES_BUDGET:-5m}, batch 16) vs the best hand side, ${BENCH_ENGINES_ROUNDS:-2} rounds"
 "$python" "$here/engines_vs_hand.py" "$tp_binary" "$fixtures" "${BENCH_ENGINES_BUDGET:-5m}" \
     "${BENCH_ENGINES_ROUNDS:-2}" "${BENCH_ENGINES_SECONDS:-3}" "$build/bench-engines"
+fi
+
+if section 26; then
+# Issue 62. Serving text as it arrives: serve-tune's bucketed queue against per-length calls and a
+# TEI-style token-budget queue, each in its own server, alternated at each rate.
+echo "== 26. serving lengths that vary: the built-in encoder, lognormal lengths (median 40, to 512), serve-tune (--budget ${BENCH_SERVING_BUDGET:-4m}) vs per-length calls and a TEI-style queue, ${BENCH_SERVING_ROUNDS:-2} rounds"
+"$python" "$here/serving_lengths.py" "$tp_binary" "${BENCH_SERVING_BUDGET:-4m}" \
+    "${BENCH_SERVING_ROUNDS:-2}" "$build/bench-serving"
 fi
