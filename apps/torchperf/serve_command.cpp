@@ -23,10 +23,12 @@
 #include "torchperf/error.h"
 #include "torchperf/models/input_spec.h"
 #include "torchperf/models/length_distribution.h"
+#include "torchperf/serve/bucket_plan.h"
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/torch_model_runner.h"
 #include "torchperf/process/child_process.h"
+#include "torchperf/process/process_age.h"
 #include "torchperf/sweep/tune_options.h"
 
 namespace torchperf::cli {
@@ -125,9 +127,13 @@ int run_serve(ServeFlags& f) {
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
   server.version = TORCHPERF_VERSION;
-  if (!f.buckets.empty())
-    server.batching.edges = parse_bucket_edges(
-        f.buckets, options.dims.empty() ? 0 : parse_dim_option(options.dims.front()).distribution.max);
+  std::string plan;
+  if (!f.buckets.empty()) {
+    std::optional<LengthDistribution> lengths;
+    if (!options.dims.empty()) lengths = parse_dim_option(options.dims.front()).distribution;
+    server.batching.edges = bucket_edges_option(f.buckets, lengths ? &*lengths : nullptr, &plan);
+    if (!plan.empty()) plan = "bucket plan for " + lengths->text + ": " + plan;
+  }
   validate(server.batching);
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");
 
@@ -163,11 +169,12 @@ int run_serve(ServeFlags& f) {
   install_stop_handlers();
   std::cout << fmt::format(
                    "serving '{}' at http://{}:{} ({}; {} instance{}, max batch {}, max queue "
-                   "delay {}, queue {}){}",
+                   "delay {}, queue {}){}; ready {:.2f} s after the process started",
                    server.model_name, server.host, port, what, f.instances,
                    f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
-                   server.batching.max_queue, lengths)
+                   server.batching.max_queue, lengths, seconds_since_process_start())
             << std::endl;
+  if (!plan.empty()) std::cout << plan << std::endl;
   int received = 0;
   std::thread watcher([&] {
     unsigned char byte = 0;
@@ -319,7 +326,8 @@ Runner add_serve_command(CLI::App& app) {
       ->default_val(0);
   cmd->add_option("--buckets", f->buckets,
                   "With a --dim, how requests of different lengths wait and share calls: edges "
-                  "E1/E2/... (a call from one bucket), one (any lengths merge, padded), or "
+                  "E1/E2/... (a call from one bucket), plan:K (K edges planned from the --dim's "
+                  "distribution, the fewest padded tokens), one (any lengths merge, padded), or "
                   "per-length (only equal lengths share a call). Default: the padding knob's "
                   "buckets, else one");
   cmd->add_option("--max-queue", f->server.batching.max_queue,

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "torchperf/error.h"
 #include "torchperf/models/length_distribution.h"
 #include "torchperf/serve/batching_policy.h"
+#include "torchperf/serve/bucket_plan.h"
 #include "torchperf/serve/load_generator.h"
 #include "torchperf/serve/serve_tune.h"
 #include "torchperf/serve/serve_tune_report.h"
@@ -170,6 +172,23 @@ struct Flags {
   bool quiet = false;
 };
 
+// A --dim's curve is measured at its median length (and one more): a bucketed queue's call holds
+// requests of about one length, and most are near the median. Over the whole stream, a batch of
+// B would be padded to the longest of B random lengths, and batching would look many times
+// dearer than it is served.
+std::vector<std::string> median_dims(const std::vector<std::string>& dims) {
+  std::vector<std::string> out;
+  for (const auto& d : dims) {
+    const NamedDim dim = parse_dim_option(d);
+    std::vector<std::int64_t> drawn = dim.distribution.draw(4096, 0);
+    std::nth_element(drawn.begin(), drawn.begin() + drawn.size() / 2, drawn.end());
+    const std::int64_t median = drawn[drawn.size() / 2];
+    // A range of two: an export cannot make a dimension of one size dynamic.
+    out.push_back(fmt::format("{}={}..{}", dim.name, median, median + 1));
+  }
+  return out;
+}
+
 class ProcessBackend final : public ServingBackend {
  public:
   ProcessBackend(const Flags& f, BenchOptions options, std::string log_dir, LatencyObjective slo)
@@ -180,6 +199,7 @@ class ProcessBackend final : public ServingBackend {
     std::map<std::size_t, double> seconds;
     for (const auto b : batches) {
       BenchOptions o = options_;
+      o.dims = median_dims(options_.dims);
       o.config.set("threads", std::to_string(threads));
       o.config.set("batch", std::to_string(b));
       o.time_s = f_.curve_time_s;
@@ -245,7 +265,7 @@ void plan_lengths(const Flags& f, const BenchOptions& options, ServeTuneOptions&
   o.bucket_sets = bucket_sets_for(lengths);
   if (!f.buckets.empty()) {
     o.bucket_sets.clear();
-    for (const auto& b : f.buckets) o.bucket_sets.push_back(parse_bucket_edges(b, lengths.max));
+    for (const auto& b : f.buckets) o.bucket_sets.push_back(bucket_edges_option(b, &lengths));
   }
   o.token_budgets = f.token_budgets.empty() ? std::vector<std::int64_t>{0, 4 * lengths.max}
                                             : f.token_budgets;
@@ -321,6 +341,9 @@ int run(Flags& f) {
     if (r.winner) {
       const auto& w = r.candidates[*r.winner].candidate;
       std::cout << serve_tune_verdict(r) << "\n"
+                << fmt::format("its server was ready {:.1f} s after launch (model, start-up check, "
+                               "port)\n",
+                               r.candidates[*r.winner].start_s)
                 << fmt::format(
                        "serve it: torchperf serve {} {}{}--config '{}' --instances {} "
                        "--max-batch {} --max-queue-delay {:g}us{}\n",
@@ -383,7 +406,7 @@ Runner add_serve_tune_command(CLI::App& app) {
                   "budgets are searched, and the objective must hold for the longest quarter too");
   cmd->add_option("--buckets", f->buckets,
                   "With a --dim, the bucket edges to try, each as serve takes them (one, "
-                  "per-length, or E1/E2/...); default: from the distribution");
+                  "per-length, plan:K, or E1/E2/...); default: one, plan:2, plan:4, per-length");
   cmd->add_option("--token-budgets", f->token_budgets,
                   "With a --dim, the --max-tokens values to try (0: no budget); default: 0 and 4 "
                   "x the longest length")

@@ -9,6 +9,7 @@
 #include "torchperf/error.h"
 #include "torchperf/measure/quantile_bounds.h"
 #include "torchperf/serve/batching_policy.h"
+#include "torchperf/serve/bucket_plan.h"
 
 namespace torchperf {
 namespace {
@@ -39,24 +40,10 @@ std::string ServingCandidate::label() const {
 }
 
 std::vector<std::vector<std::int64_t>> bucket_sets_for(const LengthDistribution& lengths) {
-  std::vector<std::int64_t> drawn = lengths.draw(4096, 0);
-  std::sort(drawn.begin(), drawn.end());
-  const std::int64_t longest = lengths.max;
-  const auto at = [&](double q) {
-    const auto i = std::min(drawn.size() - 1, static_cast<std::size_t>(q * drawn.size()));
-    return std::min(longest, (drawn[i] + 7) / 8 * 8);
-  };
-  const auto edges = [&](std::vector<double> quantiles) {
-    std::vector<std::int64_t> e;
-    for (const double q : quantiles) e.push_back(at(q));
-    e.push_back(longest);
-    std::sort(e.begin(), e.end());
-    e.erase(std::unique(e.begin(), e.end()), e.end());
-    return e;
-  };
-  std::vector<std::vector<std::int64_t>> sets = {
-      {longest}, edges({0.5, 0.9}), edges({0.25, 0.5, 0.75, 0.9, 0.99}),
-      parse_bucket_edges("per-length", longest)};
+  std::vector<std::vector<std::int64_t>> sets = {{lengths.max},
+                                                 bucket_edges_option("plan:2", &lengths),
+                                                 bucket_edges_option("plan:4", &lengths),
+                                                 parse_bucket_edges("per-length", lengths.max)};
   std::vector<std::vector<std::int64_t>> out;
   for (auto& s : sets)
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
@@ -190,6 +177,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       const auto launched = clock.now();
       std::unique_ptr<ServedCandidate> served = backend.serve(c);
       start_s = to_seconds(clock.now() - launched);
+      r.start_s = start_s;
       r.measured = true;
       const ServiceCurve& curve = result.curves.at(c.threads);
       double rate = expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1);

@@ -97,6 +97,7 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
                          {"measured", c.measured},
                          {"skipped", c.skipped},
                          {"best_rate", c.best_rate()},
+                         {"start_s", c.start_s},
                          {"winner", r.winner && *r.winner == i},
                          {"unbatched", r.unbatched && *r.unbatched == i},
                          {"batch_sizes", nlohmann::json::object()},

@@ -31,6 +31,12 @@ TEST(ServeCommandTest, ServesTheModelAndAnswersTheProtocolsEndpoints) {
   ASSERT_GT(serve.port(), 0) << serve.first_line();
   EXPECT_NE(serve.first_line().find("serving 'mlp'"), std::string::npos);
   EXPECT_NE(serve.first_line().find("mode=eval"), std::string::npos) << serve.first_line();
+  // Issue 62: time to ready, from the kernel's record of the process's start.
+  std::smatch ready;
+  const std::string first = serve.first_line();
+  ASSERT_TRUE(std::regex_search(first, ready, std::regex(R"(ready (\d+\.\d+) s after the process started)")))
+      << first;
+  EXPECT_GT(std::stod(ready[1].str()), 0.0);
   httplib::Client c("127.0.0.1", serve.port());
   EXPECT_EQ(c.Get("/v2/health/ready")->status, 200);
   const auto meta = nlohmann::json::parse(c.Get("/v2/models/mlp")->body);
@@ -101,9 +107,14 @@ TEST(ServeCommandTest, EachBadRequestGetsItsStatusAndAReasonAndNeverA200) {
 TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets400) {
   // Issue 52: --dim declares the lengths served; requests merge padded (issue 62), each answer
   // cut back to its own length.
+  // Its buckets planned from the --dim: the plan says the share of requests each covers.
   ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
-                      "S=4..64", "--max-batch", "4"});
+                      "S=4..64", "--max-batch", "4", "--buckets", "plan:3"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
+  const std::string plan = serve.line();
+  EXPECT_EQ(plan.rfind("bucket plan for S=4..64: ", 0), 0u) << plan;
+  EXPECT_NE(plan.find("64 ("), std::string::npos) << plan;
+  EXPECT_NE(plan.find("% of tokens padding"), std::string::npos) << plan;
   httplib::Client c("127.0.0.1", serve.port());
   const auto meta = nlohmann::json::parse(c.Get("/v2/models/encoder")->body);
   EXPECT_EQ(meta.at("inputs")[0].at("shape"), nlohmann::json::array({-1, -1}));
@@ -372,6 +383,9 @@ TEST(ServeTuneCommandTest, MeasuresCandidatesInFreshServersAndNamesAWinnerWithin
   bool longest_quarter_judged = false;
   for (const auto& c : j.at("candidates")) {
     winner = winner || c.at("winner").get<bool>();
+    if (c.at("measured").get<bool>()) {
+      EXPECT_GT(c.at("start_s").get<double>(), 0.0);
+    }
     for (const auto& t : c.at("trials"))
       longest_quarter_judged = longest_quarter_judged ||
                                t.at("summary").at("objective").contains("longest_quarter");
@@ -379,6 +393,7 @@ TEST(ServeTuneCommandTest, MeasuresCandidatesInFreshServersAndNamesAWinnerWithin
   }
   EXPECT_TRUE(winner);
   EXPECT_TRUE(longest_quarter_judged);
+  EXPECT_NE(run.out.find("its server was ready"), std::string::npos) << run.out;
   EXPECT_TRUE(std::filesystem::exists(out + "/serve-tune.html"));
 }
 

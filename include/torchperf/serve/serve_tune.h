@@ -92,6 +92,7 @@ struct CandidateResult {
   // The highest rate that ran VALID, and its trial; nullopt when none did.
   std::optional<std::size_t> best_trial;
   std::map<std::size_t, std::size_t> batch_sizes;  // calls by batch size, over its runs
+  double start_s = 0;  // time to ready: from launching its server to the server's port line
   double best_rate() const;
 };
 
@@ -107,9 +108,9 @@ struct ServeTuneResult {
 // phase in words, fraction of the budget spent
 using ServeTuneProgress = std::function<void(const std::string& phase, double fraction)>;
 
-// Bucket edges worth trying for this length distribution: one bucket, edges at its median, p90
-// and longest, at its quartiles, p90, p99 and longest (rounded up to a multiple of 8), and one
-// bucket per length (only equal lengths share a call), without repeats.
+// Bucket edges worth trying for this length distribution: one bucket, the plans of 2 and of 4
+// buckets that pad least (bucket_plan.h), and one bucket per length (only equal lengths share a
+// call), without repeats.
 std::vector<std::vector<std::int64_t>> bucket_sets_for(const LengthDistribution& lengths);
 
 // The candidates of the options, every instances x threads that fits the cores.
