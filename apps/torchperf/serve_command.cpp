@@ -132,7 +132,7 @@ int run_serve(ServeFlags& f) {
     std::optional<LengthDistribution> lengths;
     if (!options.dims.empty()) lengths = parse_dim_option(options.dims.front()).distribution;
     server.batching.edges = bucket_edges_option(f.buckets, lengths ? &*lengths : nullptr, &plan);
-    if (!plan.empty()) plan = "bucket plan for " + lengths->text + ": " + plan;
+    if (!plan.empty()) plan = "bucket plan for " + options.dims.front() + ": " + plan;
   }
   validate(server.batching);
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");
