@@ -271,6 +271,23 @@ void plan_lengths(const Flags& f, const BenchOptions& options, ServeTuneOptions&
                                             : f.token_budgets;
 }
 
+// The `torchperf serve` command that serves the winner as it was measured.
+std::string serve_command_of(const BenchOptions& options, const ServingCandidate& w) {
+  std::string out = "serve it: torchperf serve " + options.model;
+  if (!options.input_spec.empty()) out += " --input '" + options.input_spec + "'";
+  for (const auto& d : options.dims) out += " --dim '" + d + "'";
+  Configuration config = options.config;
+  config.set("threads", std::to_string(w.threads));
+  out += fmt::format(" --config '{}' --instances {} --max-batch {} --max-queue-delay {:g}us",
+                     config.to_string(), w.instances, w.max_batch, w.max_queue_delay_s * 1e6);
+  if (!w.edges.empty()) {
+    const std::string e = describe_edges(w.edges);
+    out += " --buckets " + (e.rfind("per-length", 0) == 0 ? std::string("per-length") : e);
+  }
+  if (w.max_tokens > 0) out += fmt::format(" --max-tokens {}", w.max_tokens);
+  return out;
+}
+
 int run(Flags& f) {
   BenchOptions options = f.model;
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
@@ -344,31 +361,7 @@ int run(Flags& f) {
                 << fmt::format("its server was ready {:.1f} s after launch (model, start-up check, "
                                "port)\n",
                                r.candidates[*r.winner].start_s)
-                << fmt::format(
-                       "serve it: torchperf serve {} {}{}--config '{}' --instances {} "
-                       "--max-batch {} --max-queue-delay {:g}us{}\n",
-                       options.model,
-                       options.input_spec.empty() ? "" : "--input '" + options.input_spec + "' ",
-                       [&] {
-                         std::string d;
-                         for (const auto& x : options.dims) d += "--dim '" + x + "' ";
-                         return d;
-                       }(),
-                       [&] {
-                         Configuration c = options.config;
-                         c.set("threads", std::to_string(w.threads));
-                         return c.to_string();
-                       }(),
-                       w.instances, w.max_batch, w.max_queue_delay_s * 1e6, [&] {
-                         std::string q;
-                         if (!w.edges.empty()) {
-                           const std::string e = describe_edges(w.edges);
-                           q += " --buckets " +
-                                (e.rfind("per-length", 0) == 0 ? std::string("per-length") : e);
-                         }
-                         if (w.max_tokens > 0) q += fmt::format(" --max-tokens {}", w.max_tokens);
-                         return q;
-                       }());
+                << serve_command_of(options, w) << "\n";
     }
     std::cout << "wrote " << (fs::path(f.out) / "serve-tune.{json,csv,html}").string() << "\n";
   }

@@ -105,14 +105,103 @@ std::vector<ServingCandidate> serving_candidates(const ServeTuneOptions& o) {
   return out;
 }
 
+namespace {
+
+// Each candidate with its predicted highest rate: the unbatched server first (the reference
+// batching must beat), then the best predicted.
+std::vector<CandidateResult> ranked_candidates(const ServeTuneOptions& o,
+                                               const std::vector<ServingCandidate>& candidates,
+                                               const std::map<std::size_t, ServiceCurve>& curves) {
+  std::vector<CandidateResult> ranked;
+  for (const auto& c : candidates) {
+    CandidateResult r;
+    r.candidate = c;
+    r.predicted_max_rate = predict_max_rate(policy_of(c), c.instances, curves.at(c.threads),
+                                            o.objective.quantile, o.objective.limit_s);
+    ranked.push_back(std::move(r));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const CandidateResult& a, const CandidateResult& b) {
+                     const bool ua = is_unbatched(a.candidate, candidates),
+                                ub = is_unbatched(b.candidate, candidates);
+                     if (ua != ub) return ua;
+                     return a.predicted_max_rate > b.predicted_max_rate;
+                   });
+  return ranked;
+}
+
+// What measuring one candidate needs of the search around it.
+struct TrialClock {
+  std::function<double()> elapsed;
+  std::function<void(const std::string&)> report;
+  std::size_t needed = 0;  // requests a run must hold for the objective's claim
+};
+
+// Load runs on one served candidate, from `rate` up 20% after a VALID run and down below what an
+// overloaded run answered, until a VALID rate is bracketed, the trials are spent, or the budget
+// is (then `stopped` says so).
+void climb_rates(const ServeTuneOptions& o, ServedCandidate& served, const ServiceCurve& curve,
+                 double rate, const TrialClock& at, CandidateResult& r, std::string& stopped) {
+  const ServingCandidate& c = r.candidate;
+  bool seen_invalid = false;
+  for (std::size_t t = 0; t < o.trials_per_candidate; ++t) {
+    const double duration = std::max(o.min_run_s, 1.25 * static_cast<double>(at.needed) / rate);
+    if (at.elapsed() + duration > o.budget_s) {
+      stopped = fmt::format("the budget ran out while measuring {}", c.label());
+      return;
+    }
+    at.report(fmt::format("{} at {:.0f}/s", c.label(), rate));
+    RateTrial trial;
+    trial.rate_per_s = rate;
+    trial.duration_s = duration;
+    trial.predicted_s = predict_latency(policy_of(c), c.instances, curve, rate, 5000)
+                            .quantile_s(o.objective.quantile);
+    trial.summary = served.load(rate, duration);
+    trial.valid = trial.summary.verdict && trial.summary.verdict->valid;
+    r.trials.push_back(trial);
+    if (trial.valid) {
+      if (!r.best_trial || rate > r.trials[*r.best_trial].rate_per_s)
+        r.best_trial = r.trials.size() - 1;
+      if (seen_invalid) return;  // bracketed: valid here, invalid a step above
+      rate *= 1.2;
+    } else {
+      seen_invalid = true;
+      if (r.best_trial) return;
+      // An overloaded server answers at about its capacity: go below that (or 20% lower).
+      const double answered = trial.summary.throughput_per_s;
+      rate = 0.8 * std::min(rate, answered > 0 ? answered : rate);
+    }
+  }
+}
+
+// Measured first, in the order run, the rest after; the winner the highest valid rate.
+void crown(std::vector<CandidateResult> ranked, const std::vector<ServingCandidate>& candidates,
+           ServeTuneResult& result) {
+  std::stable_partition(ranked.begin(), ranked.end(),
+                        [](const CandidateResult& r) { return r.measured; });
+  result.candidates = std::move(ranked);
+  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
+    const auto& r = result.candidates[i];
+    if (is_unbatched(r.candidate, candidates) && r.measured) result.unbatched = i;
+    if (r.best_trial &&
+        (!result.winner || r.best_rate() > result.candidates[*result.winner].best_rate()))
+      result.winner = i;
+  }
+}
+
+}  // namespace
+
 ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backend,
                                TimeSource& clock, const ServeTuneProgress& progress) {
   validate(o);
   const auto start = clock.now();
-  const auto elapsed = [&] { return to_seconds(clock.now() - start); };
-  const auto report = [&](const std::string& phase) {
-    if (progress) progress(phase, std::min(1.0, elapsed() / o.budget_s));
+  TrialClock at;
+  at.elapsed = [&] { return to_seconds(clock.now() - start); };
+  at.report = [&](const std::string& phase) {
+    if (progress) progress(phase, std::min(1.0, at.elapsed() / o.budget_s));
   };
+  at.needed = samples_for_quantile_upper_bound(o.objective.quantile, kObjectiveConfidence) *
+              (o.by_length ? 4 : 1);
   ServeTuneResult result;
   const std::vector<ServingCandidate> candidates = serving_candidates(o);
   std::set<std::size_t> thread_counts;
@@ -121,29 +210,11 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   for (const auto t : thread_counts) {
-    report(fmt::format("batch-latency curve at {} thread{}", t, t == 1 ? "" : "s"));
+    at.report(fmt::format("batch-latency curve at {} thread{}", t, t == 1 ? "" : "s"));
     result.curves[t] = backend.measure_curve(t, batches);
   }
-  const double q = o.objective.quantile, limit = o.objective.limit_s;
-  std::vector<CandidateResult> ranked;
-  for (const auto& c : candidates) {
-    CandidateResult r;
-    r.candidate = c;
-    r.predicted_max_rate =
-        predict_max_rate(policy_of(c), c.instances, result.curves.at(c.threads), q, limit);
-    ranked.push_back(std::move(r));
-  }
-  // The unbatched server first (the reference batching must beat), then the best predicted.
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [&](const CandidateResult& a, const CandidateResult& b) {
-                     const bool ua = is_unbatched(a.candidate, candidates),
-                                ub = is_unbatched(b.candidate, candidates);
-                     if (ua != ub) return ua;
-                     return a.predicted_max_rate > b.predicted_max_rate;
-                   });
+  std::vector<CandidateResult> ranked = ranked_candidates(o, candidates, result.curves);
 
-  const std::size_t needed = samples_for_quantile_upper_bound(q, kObjectiveConfidence) *
-                             (o.by_length ? 4 : 1);
   double start_s = o.server_start_s;
   double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
   std::size_t calibrated = 0;
@@ -156,7 +227,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       CandidateResult& r = ranked[index];
       if (pass == 1 && !deferred[index]) continue;
       const ServingCandidate& c = r.candidate;
-      const double remaining = o.budget_s - elapsed();
+      const double remaining = o.budget_s - at.elapsed();
       if (!result.stopped.empty() || remaining < start_s + o.min_run_s) {
         if (result.stopped.empty())
           result.stopped = fmt::format("the budget ran out ({:.0f} s left, a run needs {:.0f} s)",
@@ -173,43 +244,15 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
         continue;
       }
       r.skipped.clear();
-      report("serving " + c.label());
+      at.report("serving " + c.label());
       const auto launched = clock.now();
       std::unique_ptr<ServedCandidate> served = backend.serve(c);
       start_s = to_seconds(clock.now() - launched);
       r.start_s = start_s;
       r.measured = true;
       const ServiceCurve& curve = result.curves.at(c.threads);
-      double rate = expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1);
-      bool seen_invalid = false;
-      for (std::size_t t = 0; t < o.trials_per_candidate; ++t) {
-        const double duration = std::max(o.min_run_s, 1.25 * static_cast<double>(needed) / rate);
-        if (elapsed() + duration > o.budget_s) {
-          result.stopped = fmt::format("the budget ran out while measuring {}", c.label());
-          break;
-        }
-        report(fmt::format("{} at {:.0f}/s", c.label(), rate));
-        RateTrial trial;
-        trial.rate_per_s = rate;
-        trial.duration_s = duration;
-        trial.predicted_s =
-            predict_latency(policy_of(c), c.instances, curve, rate, 5000).quantile_s(q);
-        trial.summary = served->load(rate, duration);
-        trial.valid = trial.summary.verdict && trial.summary.verdict->valid;
-        r.trials.push_back(trial);
-        if (trial.valid) {
-          if (!r.best_trial || rate > r.trials[*r.best_trial].rate_per_s)
-            r.best_trial = r.trials.size() - 1;
-          if (seen_invalid) break;  // bracketed: valid here, invalid a step above
-          rate *= 1.2;
-        } else {
-          seen_invalid = true;
-          if (r.best_trial) break;
-          // An overloaded server answers at about its capacity: go below that (or 20% lower).
-          const double answered = trial.summary.throughput_per_s;
-          rate = 0.8 * std::min(rate, answered > 0 ? answered : rate);
-        }
-      }
+      climb_rates(o, *served, curve, expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1), at,
+                  r, result.stopped);
       r.batch_sizes = served->batch_sizes();
       served.reset();
       if (r.trials.empty()) {  // the budget ended before its first run
@@ -222,19 +265,9 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       }
       best = std::max(best, r.best_rate());
     }
-  // Measured first, in the order run; the rest after.
-  std::stable_partition(ranked.begin(), ranked.end(),
-                        [](const CandidateResult& r) { return r.measured; });
-  result.candidates = std::move(ranked);
-  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
-    const auto& r = result.candidates[i];
-    if (is_unbatched(r.candidate, candidates) && r.measured) result.unbatched = i;
-    if (r.best_trial &&
-        (!result.winner || r.best_rate() > result.candidates[*result.winner].best_rate()))
-      result.winner = i;
-  }
-  result.elapsed_s = elapsed();
-  report("done");
+  crown(std::move(ranked), candidates, result);
+  result.elapsed_s = at.elapsed();
+  at.report("done");
   return result;
 }
 
