@@ -223,11 +223,7 @@ class ProcessBackend final : public ServingBackend {
     if (!options_.model.empty()) args.push_back(options_.model);
     if (!options_.input_spec.empty()) args.insert(args.end(), {"--input", options_.input_spec});
     for (const auto& d : options_.dims) args.insert(args.end(), {"--dim", d});
-    if (!c.edges.empty()) {
-      std::string edges;
-      for (const auto e : c.edges) edges += (edges.empty() ? "" : "/") + std::to_string(e);
-      args.insert(args.end(), {"--buckets", edges});
-    }
+    if (!c.edges.empty()) args.insert(args.end(), {"--buckets", buckets_option(c.edges)});
     if (c.max_tokens > 0) args.insert(args.end(), {"--max-tokens", std::to_string(c.max_tokens)});
     Configuration config = options_.config;
     config.set("threads", std::to_string(c.threads));
@@ -280,10 +276,7 @@ std::string serve_command_of(const BenchOptions& options, const ServingCandidate
   config.set("threads", std::to_string(w.threads));
   out += fmt::format(" --config '{}' --instances {} --max-batch {} --max-queue-delay {:g}us",
                      config.to_string(), w.instances, w.max_batch, w.max_queue_delay_s * 1e6);
-  if (!w.edges.empty()) {
-    const std::string e = describe_edges(w.edges);
-    out += " --buckets " + (e.rfind("per-length", 0) == 0 ? std::string("per-length") : e);
-  }
+  if (!w.edges.empty()) out += " --buckets " + buckets_option(w.edges);
   if (w.max_tokens > 0) out += fmt::format(" --max-tokens {}", w.max_tokens);
   return out;
 }

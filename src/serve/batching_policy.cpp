@@ -9,11 +9,6 @@
 #include "torchperf/error.h"
 
 namespace torchperf {
-namespace {
-
-std::string edges_text(const std::vector<std::int64_t>& edges) { return describe_edges(edges); }
-
-}  // namespace
 
 std::string describe_edges(const std::vector<std::int64_t>& edges) {
   bool every_length = edges.size() > 2;
@@ -25,9 +20,15 @@ std::string describe_edges(const std::vector<std::int64_t>& edges) {
   return out;
 }
 
+std::string buckets_option(const std::vector<std::int64_t>& edges) {
+  const std::string described = describe_edges(edges);
+  if (described.rfind("per-length", 0) == 0) return "per-length";
+  return described;
+}
+
 std::vector<std::int64_t> parse_bucket_edges(const std::string& text, std::int64_t longest) {
   const auto fail = [&](const std::string& why) {
-    throw UsageError(fmt::format("--buckets '{}': {}; expected one, per-length, or edges "
+    throw UsageError(fmt::format("--buckets '{}': {}; expected one, per-length, plan:K, or edges "
                                  "E1/E2/... in ascending order (e.g. 32/64/128/512)",
                                  text, why));
   };
@@ -75,7 +76,7 @@ void validate(const BatchingPolicy& policy) {
   for (std::size_t i = 0; i < policy.edges.size(); ++i)
     if (policy.edges[i] < 1 || (i > 0 && policy.edges[i] <= policy.edges[i - 1]))
       throw UsageError(fmt::format("bucket edges {}: expected positive lengths in ascending order",
-                                   edges_text(policy.edges)));
+                                   describe_edges(policy.edges)));
 }
 
 BatchDecision decide_batch(const BatchingPolicy& policy, std::size_t queued,
@@ -133,7 +134,7 @@ std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSiz
     return Refusal{400, fmt::format("the request's length {} is past the last bucket edge, {} "
                                     "(the queue's buckets: {}): send {} tokens at most",
                                     size.length, policy.edges.back(),
-                                    edges_text(policy.edges), policy.edges.back())};
+                                    describe_edges(policy.edges), policy.edges.back())};
   if (policy.max_tokens > 0) {
     const std::int64_t tokens = padded_tokens(policy, {size}, 1);
     if (tokens > policy.max_tokens)

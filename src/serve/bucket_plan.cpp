@@ -29,11 +29,13 @@ std::string BucketPlan::describe() const {
 BucketPlan plan_buckets(std::vector<std::int64_t> lengths, std::size_t count,
                         std::int64_t longest, std::int64_t multiple) {
   if (lengths.empty() || count == 0 || longest < 1 || multiple < 1)
-    throw std::invalid_argument("plan_buckets: expected lengths, a count, a longest and a multiple");
+    throw std::invalid_argument(
+        "plan_buckets: expected lengths, a count, a longest and a multiple");
   std::sort(lengths.begin(), lengths.end());
   // Candidate edges: each length rounded up to the multiple, and the longest.
   std::vector<std::int64_t> edges;
-  for (const auto l : lengths) edges.push_back(std::min(longest, (l + multiple - 1) / multiple * multiple));
+  for (const auto l : lengths)
+    edges.push_back(std::min(longest, (l + multiple - 1) / multiple * multiple));
   edges.push_back(longest);
   std::sort(edges.begin(), edges.end());
   edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
@@ -45,7 +47,8 @@ BucketPlan plan_buckets(std::vector<std::int64_t> lengths, std::size_t count,
     std::size_t i = 0;
     double tokens = 0;
     for (std::size_t e = 0; e < n; ++e) {
-      while (i < lengths.size() && lengths[i] <= edges[e]) tokens += static_cast<double>(lengths[i++]);
+      while (i < lengths.size() && lengths[i] <= edges[e])
+        tokens += static_cast<double>(lengths[i++]);
       upto[e] = i;
       tokens_upto[e] = tokens;
     }

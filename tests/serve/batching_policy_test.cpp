@@ -128,6 +128,8 @@ TEST(BatchingPolicyTest, BucketsAreGivenAsOneAsPerLengthOrAsEdgesAndBadOnesNameT
   EXPECT_EQ(parse_bucket_edges("32/64/128/512", 512), (std::vector<std::int64_t>{32, 64, 128, 512}));
   EXPECT_EQ(parse_bucket_edges("32,64", 512), (std::vector<std::int64_t>{32, 64}));
   EXPECT_EQ(describe_edges({32, 64}), "32/64");
+  EXPECT_EQ(buckets_option(every), "per-length") << "what serve-tune passes to serve";
+  EXPECT_EQ(buckets_option({32, 64}), "32/64");
   for (const std::string bad : {"64/32", "0/8", "a/b", "32//64", "", "32/1024"}) {
     try {
       parse_bucket_edges(bad, 512);

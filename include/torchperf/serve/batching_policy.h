@@ -38,6 +38,8 @@ void validate(const BatchingPolicy& policy);
 std::vector<std::int64_t> parse_bucket_edges(const std::string& text, std::int64_t longest);
 // "32/64/512", or "per-length (1..512)" for per-length edges.
 std::string describe_edges(const std::vector<std::int64_t>& edges);
+// The --buckets value that gives these edges: "32/64/512", or "per-length".
+std::string buckets_option(const std::vector<std::int64_t>& edges);
 
 // What one queued request weighs: its length in the varying dimension (0 for a model without
 // one) and its samples (its first dimension).
