@@ -36,12 +36,12 @@ def run_peer(name, model_name, spec, batch, device, seconds):
     import torch
     import torch.utils.benchmark as benchmark
 
-    from torchperf import builtin_models
+    from torchperf import builtin_models, feed
 
     peer = PEERS[name]
     torch.backends.cudnn.benchmark = peer["cudnn_benchmark"]
     model = builtin_models.build(model_name).to(device)
-    inputs = [t.to(device) for t in builtin_models.example_inputs(spec, batch)]
+    inputs = [t.to(device) for t in feed.example_inputs(feed.resolve(spec), batch)]
     if peer["half"]:
         model = model.half()
         inputs = [t.half() if t.is_floating_point() else t for t in inputs]

@@ -9,7 +9,8 @@ compares tune's winner with the best of them.
   hand_tuned_program.py PROGRAM.pt2 TORCHSCRIPT.pt SPEC BATCH SECONDS        -> JSON: every setting, best
   hand_tuned_program.py PROGRAM.pt2 TORCHSCRIPT.pt SPEC BATCH SECONDS NAME   -> JSON: one setting
 
-SPEC is torchperf's input spec without the batch: "3x224x224", or "int64:32@0..1000;int64:32@1..2".
+SPEC is torchperf's input spec without the batch: "3x224x224", or "int64:32@0..1000;int64:32@1..2",
+read by the core (TORCHPERF_CLI names the torchperf binary).
 channels_last settings apply only where an input is a 4-D float tensor."""
 import json
 import os
@@ -21,21 +22,26 @@ SETTINGS = ("torchscript-frozen-opt", "torchscript-frozen-opt-channels-last", "c
             "compile-channels-last")
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+
+
 def four_d(spec):
-    return any(len(part.split("x")) == 3 and not part.startswith("int64:")
-               for part in spec.split(";"))
+    """Whether an input is a 4-D float tensor, as the core reads the spec (TORCHPERF_CLI)."""
+    from torchperf import feed
+
+    return any(len(entry["shape"]) == 3 and "float" in entry["dtype"]
+               for entry in feed.resolve(spec)["inputs"])
 
 
 def measure(program, script, spec, batch, seconds, name):
     import torch
     import torch.utils.benchmark as benchmark
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
-    from torchperf.builtin_models import example_inputs
+    from torchperf import feed
 
     threads = len(os.sched_getaffinity(0))
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    inputs = example_inputs(spec, batch)
+    inputs = feed.example_inputs(feed.resolve(spec), batch)
     channels_last = name.endswith("channels-last")
     if channels_last:
         inputs = tuple(x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x

@@ -8,7 +8,7 @@
 #include "torchperf/bench/timed_run.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace {
 

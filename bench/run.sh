@@ -70,6 +70,8 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 tp_binary="$build/torchperf"
+# The Python side's scripts read input specs through the core (python/torchperf/feed.py).
+export TORCHPERF_CLI="$tp_binary"
 # torchperf itself, without the TorchScript deprecation note it prints for every fixture file.
 # Exit 3 (INVALID: the run completed, but a stopping rule was not met or the output has NaN/Inf)
 # still prints its JSON, which each section reads, "valid" and "invalid_reason" included.

@@ -3,6 +3,9 @@
 gives (the `src/<part>/` row of its layout table): the link graph misses a header-only backward
 include, this does not. Exits 1 naming each include out of order.
 
+Also: no circle among the Python side's modules (python/torchperf), counting the imports inside
+functions too (a child program that imports the user's API through one is how one grew).
+
 usage: check_layers.py SOURCE_DIR [--apart A:B ...] [--runtime-names]
   --apart A:B      A may not include B even though B comes before it (train and sweep: both use
                    the worker part, and neither reaches into the other for it).
@@ -61,6 +64,42 @@ def runtime_name_tests(root):
     return wrong
 
 
+def python_imports(root):
+    """Each module of python/torchperf -> the package's modules it imports, anywhere in it."""
+    package = os.path.join(root, "python", "torchperf")
+    modules = {n[:-3] for n in os.listdir(package) if n.endswith(".py")}
+    graph = {}
+    for module in sorted(modules):
+        text = open(os.path.join(package, module + ".py"), encoding="utf-8").read()
+        found = set()
+        for names in re.findall(r"^\s*from torchperf import ([\w, ()]+)", text, re.M):
+            found.update(n.strip("() ") for n in names.split(","))
+        found.update(re.findall(r"^\s*from torchperf\.(\w+) import", text, re.M))
+        found.update(re.findall(r"^\s*import torchperf\.(\w+)", text, re.M))
+        graph[module] = sorted((found & modules) - {module})
+    return graph
+
+
+def python_circles(root):
+    """Each circle of imports among the Python side's modules, as a path that returns to its start."""
+    graph = python_imports(root)
+    circles, state = [], {}
+
+    def visit(module, path):
+        state[module] = "open"
+        for other in graph[module]:
+            if state.get(other) == "open":
+                circles.append(" -> ".join(path[path.index(other):] + [other]))
+            elif other not in state:
+                visit(other, path + [other])
+        state[module] = "done"
+
+    for module in graph:
+        if module not in state:
+            visit(module, [module])
+    return [f"python/torchperf: an import circle: {c}" for c in circles]
+
+
 def main(argv):
     apart = set()
     args = []
@@ -107,13 +146,15 @@ def main(argv):
                                              f"which it must keep apart from")
     if names:
         wrong += runtime_name_tests(root)
+    wrong += python_circles(root)
     for w in wrong:
         print(w)
     if wrong:
         return 1
     print(f"{len(order)} parts in layer order: {' < '.join(order)}"
           + "".join(f"; {a} apart from {b}" for a, b in sorted(apart))
-          + ("; no runtime or graph value tested by name outside the runtime part" if names else ""))
+          + ("; no runtime or graph value tested by name outside the runtime part" if names else "")
+          + "; no import circle in python/torchperf")
     return 0
 
 

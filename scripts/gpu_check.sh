@@ -54,7 +54,7 @@ fi
 # on CUDA when the device time left does not pay for the peers; no table then).
 if [ -z "${GPU_CHECK_NO_PEERS:-}" ]; then
 step "the hand-tuned PyTorch peers (torch.utils.benchmark, each in its own process)"
-timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \
+TORCHPERF_CLI="$TP" PYTHONPATH=python timeout 240 python3 bench/gpu_peers.py --model resnet18 --input 3x224x224 --batch 64 --seconds 3 \
   --json "$OUT/peers.json" 2>&1 | tee "$OUT/peers.txt"
 fi
 

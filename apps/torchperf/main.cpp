@@ -18,6 +18,7 @@
 #include "torchperf/cluster/ray_bridge_messages.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
+#include "torchperf/feed/feed_json.h"
 #include "torchperf/models/model.h"
 #include "torchperf/process/scratch_dir.h"
 #include "torchperf/train/training_side.h"
@@ -65,8 +66,22 @@ int main(int argc, char** argv) {
     add_training_side_schema(schema);
     add_node_job_schema(schema);
     add_ray_bridge_schema(schema);
+    schema["feed"] = feed_schema();
     std::cout << schema.dump(2) << "\n";
     return 0;
+  }
+  // What a model is fed, typed (feed/feed_json.h): `__feed SPEC [NAME=DISTRIBUTION ...]`, for the
+  // Python side's scripts that start from a spec (the grammar is parsed here only).
+  if (argc >= 3 && std::string(argv[1]) == "__feed") {
+    try {
+      std::vector<NamedDim> given;
+      for (int i = 3; i < argc; ++i) given.push_back(parse_dim_option(argv[i]));
+      const InputSpec spec = parse_input_spec(argv[2]);
+      std::cout << feed_json(spec, dims_for(spec.named_dims(), given)).dump() << "\n";
+      return 0;
+    } catch (const Error& e) {
+      return fail(exit_code_of(e.kind()), e.what());
+    }
   }
   CLI::App app{
       "torchperf: finds the fastest way to run a PyTorch model on this machine, by measuring"};

@@ -26,7 +26,7 @@
 #include "progress_bar.h"
 #include "stop_signals.h"
 #include "torchperf/error.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 #include "torchperf/serve/batching_policy.h"
 #include "torchperf/serve/bucket_plan.h"
 #include "torchperf/serve/load_generator.h"

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 
-from torchperf import _child, _core
+from torchperf import _child, _core, feed
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import (BenchFigures, PointStatus, RecordError, TuneSummary,
@@ -37,37 +37,13 @@ def checked_model(model, what="model"):
     return model
 
 
-def in_forward_order(model, named):
-    """A dict of forward's argument -> tensor as the tuple forward takes positionally (the core
-    feeds it so): ValueError for a name forward does not take, or one left out before a given one
-    or without a default."""
-    import inspect
-
-    parameters = [p for p in inspect.signature(model.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    names = [p.name for p in parameters]
-    for name in named:
-        if name not in names:
-            raise ValueError(f"example_inputs: forward has no argument '{name}' (it takes "
-                             f"{', '.join(names)})")
-    last = max(names.index(name) for name in named)
-    for p in parameters[:last + 1]:
-        if p.name not in named:
-            raise ValueError(f"example_inputs: argument '{p.name}' is left out before "
-                             f"'{names[last]}'; torchperf feeds forward in order: give it too")
-    for p in parameters[last + 1:]:
-        if p.default is p.empty:
-            raise ValueError(f"example_inputs: argument '{p.name}' has no default and is not given")
-    return tuple(named[name] for name in names[:last + 1])
-
-
 def checked_inputs(example_inputs, model=None):
     """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0); a
     dict of argument -> tensor is put in forward's order."""
     import torch
 
     if isinstance(example_inputs, dict) and example_inputs and model is not None:
-        example_inputs = in_forward_order(model, example_inputs)
+        example_inputs = feed.in_forward_order(model, example_inputs)
     inputs = (example_inputs,) if torch.is_tensor(example_inputs) else example_inputs
     if not isinstance(inputs, (tuple, list)) or not inputs or \
             not all(torch.is_tensor(t) for t in inputs):
@@ -127,45 +103,28 @@ def describe_signature(inputs):
                      for t in inputs)
 
 
-def distribution_range(name, text):
-    """The sizes a --dim distribution gives, (low, high): "4..512", "lognormal:40:0.9:4..512", or
-    "file:PATH" (its shortest and longest lengths). The core checks the rest of the text."""
-    if not isinstance(text, str):
-        raise TypeError(f"dims['{name}']: expected a distribution as --dim writes it "
-                        f"('8..512', 'lognormal:40:0.9:4..512', 'file:lengths.txt'), got "
-                        f"{type(text).__name__}")
-    bounds = re.search(r"(\d+)\.\.(\d+)$", text)
-    if bounds:
-        return int(bounds[1]), int(bounds[2])
-    if text.startswith("file:"):
-        try:
-            with open(text[len("file:"):]) as f:
-                lengths = [int(line) for line in f if line.strip()]
-        except (OSError, ValueError) as e:
-            raise ValueError(f"dims['{name}']: {text}: expected a file of one length a line "
-                             f"({e})") from None
-        if lengths:
-            return min(lengths), max(lengths)
-    raise ValueError(f"dims['{name}']: {text!r}: expected MIN..MAX, lognormal:MEDIAN:SIGMA:MIN..MAX "
-                     "or file:LENGTHS")
-
-
 def varying_dimensions(inputs, dims):
     """For dims ({"S": "lognormal:40:0.9:4..512"}, or {"S": (DISTRIBUTION, {input: dimension})}),
     the core's --input spec with those dimensions named and, per input, {dimension: (name, low,
     high)} for torch.export. A distribution alone names dimension 1 of every input that has one
-    (token ids and their mask: [batch, length])."""
+    (token ids and their mask: [batch, length]). The core reads the distributions (feed.resolve):
+    one that it refuses is a ValueError with its words."""
     import torch
 
     if not isinstance(dims, dict) or not dims:
         raise TypeError(f"dims: expected a dict of name -> distribution, got {dims!r}")
-    named = [{} for _ in inputs]
+    where = [{} for _ in inputs]
+    options = []
     for name, value in dims.items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
             raise ValueError(f"dims: {name!r}: expected a name (a letter, then letters, digits "
                              "or '_')")
         text, at = value if isinstance(value, tuple) else (value, None)
-        low, high = distribution_range(name, text)
+        if not isinstance(text, str):
+            raise TypeError(f"dims['{name}']: expected a distribution as --dim writes it "
+                            f"('8..512', 'lognormal:40:0.9:4..512', 'file:lengths.txt'), got "
+                            f"{type(text).__name__}")
+        options.append(f"{name}={text}")
         if at is None:
             at = {i: 1 for i, t in enumerate(inputs) if t.dim() >= 2}
             if len(dims) > 1:
@@ -179,18 +138,23 @@ def varying_dimensions(inputs, dims):
                 # torch.export specialises a size of 1 and takes one of 2 for the batch's.
                 raise ValueError(f"dims['{name}']: input {i} dimension {d} is {inputs[i].shape[d]} "
                                  "in example_inputs: give an example at least 3 long there")
-            named[i][d] = (name, low, high)
+            where[i][d] = name
     parts = []
-    for t, varying in zip(inputs, named):
-        sizes = "x".join(varying[d][0] if d in varying else str(t.shape[d])
-                         for d in range(1, t.dim()))
+    for t, varying in zip(inputs, where):
+        sizes = "x".join(varying.get(d, str(t.shape[d])) for d in range(1, t.dim()))
         dtype = str(t.dtype).replace("torch.", "")
         part = f"{dtype}:{sizes}"
         if not t.is_floating_point() and t.dtype != torch.bool and t.numel():
             # Token ids drawn within the example's range; a mask of ones stays ones (padding: 0).
             part += f"@{int(t.min())}..{int(t.max()) + 1}"
         parts.append(part)
-    return ";".join(parts), named
+    spec = ";".join(parts)
+    try:
+        ranges = feed.resolve(spec, options)["dims"]
+    except ValueError as e:
+        raise ValueError(f"dims: {e}".replace("torchperf: error: ", "")) from None
+    named = [{d: (name, *ranges[name]) for d, name in varying.items()} for varying in where]
+    return spec, named
 
 
 def export(model, inputs, path, named=None):

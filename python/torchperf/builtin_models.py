@@ -15,7 +15,7 @@ import argparse
 import math
 import os
 
-from torchperf import _child
+from torchperf import _child, feed
 
 BUILTINS = ("mlp", "resnet18", "encoder", "encoder:bert-base", "convbn")
 
@@ -204,69 +204,23 @@ def build(name, seed=0):
     return _modules()[name]().eval()
 
 
-def spec_entries(spec):
-    """The entries of an input spec, each without the forward argument it may name
-    ("attention_mask=int64:S@1..2" -> "int64:S@1..2"): the core passes them in forward's order."""
-    return [part.split("=", 1)[-1] for part in spec.split(";")]
-
-
-def example_inputs(spec, batch=2, sizes=None):
-    """Inputs of `batch` rows as an input spec describes them ("3x224x224",
-    "int64:32@0..1000;int64:32@1..2": ints drawn within their range). A named dimension
-    ("int64:S@0..1000") takes its size from sizes ({"S": 17})."""
-    import torch
-
-    tensors = []
-    for part in spec_entries(spec):
-        if part.startswith("int64:"):
-            shape, _, bounds = part[len("int64:"):].partition("@")
-            low, _, high = bounds.partition("..")
-            dims = [int(d) if d.isdigit() else sizes[d] for d in shape.split("x")]
-            tensors.append(torch.randint(int(low), int(high), (batch, *dims)))
-        else:
-            tensors.append(torch.randn(batch, *[int(d) if d.isdigit() else sizes[d]
-                                                for d in part.split("x")]))
-    return tuple(tensors)
-
-
-def named_dimensions(spec, ranges):
-    """Per input of spec, {dimension: (name, low, high)} for its named dimensions (the batch
-    counted as dimension 0), their ranges from ranges ({"S": (4, 512)})."""
-    named = []
-    for part in spec_entries(spec):
-        shape = part.split(":", 1)[1] if part.startswith("int64:") else part
-        dims = shape.partition("@")[0].split("x")
-        named.append({i + 1: (d, *ranges[d]) for i, d in enumerate(dims) if not d.isdigit()})
-    return named
-
-
-def parse_ranges(options):
-    """["S=4..512", ...] (the --dim options the core passes) as {"S": (4, 512)}."""
-    ranges = {}
-    for option in options:
-        name, _, bounds = option.partition("=")
-        low, _, high = bounds.partition("..")
-        ranges[name] = (int(low), int(high))
-    return ranges
-
-
-def materialise(name, folder, spec, seed=0, max_batch=4096, ranges=None):
-    """Writes folder/model.pt2 (dynamic batch 1..max_batch, and each named dimension of spec
-    dynamic over its range in ranges) and folder/model.pt (TorchScript)."""
+def materialise(name, folder, inputs_fed, seed=0, max_batch=4096):
+    """Writes folder/model.pt2 (dynamic batch 1..max_batch, and each named dimension of the feed
+    (feed.py's form) dynamic over its range) and folder/model.pt (TorchScript)."""
     import torch
 
     from torchperf import export_source
 
-    ranges = ranges or {}
     model = build(name, seed)
-    inputs = example_inputs(spec, sizes={n: export_source.example_length(*r)
-                                         for n, r in ranges.items()})
+    inputs = feed.example_inputs(inputs_fed, sizes={n: export_source.example_length(*r)
+                                                    for n, r in inputs_fed["dims"].items()})
     batch = torch.export.Dim("batch", min=1, max=max_batch)
     os.makedirs(folder, exist_ok=True)
     program_path = os.path.join(folder, "model.pt2")
     script_path = os.path.join(folder, "model.pt")
     suffix = f".partial-{os.getpid()}"
-    dynamic = export_source.dynamic_shapes(inputs, named_dimensions(spec, ranges), static_batch=True)
+    dynamic = export_source.dynamic_shapes(inputs, feed.named_dimensions(inputs_fed),
+                                           static_batch=True)
     dynamic = tuple({0: batch, **(d or {})} for d in (dynamic or [None] * len(inputs)))
     with torch.no_grad():
         program = torch.export.export(model, inputs, dynamic_shapes=dynamic)
@@ -284,23 +238,23 @@ def main():
     parser = argparse.ArgumentParser(prog="torchperf.builtin_models")
     parser.add_argument("name", nargs="?")
     parser.add_argument("folder", nargs="?")
-    parser.add_argument("--inputs", default="")
+    parser.add_argument("--feed", default="",
+                        help="the inputs, typed as the core resolves them (feed.py), their named "
+                             "dimensions exported dynamic")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-batch", type=int, default=4096)
-    parser.add_argument("--dim", action="append", default=[],
-                        help="NAME=LOW..HIGH: a named dimension of --inputs, exported dynamic")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args()
     if args.list:
         _child.answer(models=list(BUILTINS))
         return
-    if not args.name or not args.folder or not args.inputs:
-        _child.fail(_child.USAGE, "expected NAME FOLDER --inputs SPEC, or --list")
+    if not args.name or not args.folder or not args.feed:
+        _child.fail(_child.USAGE, "expected NAME FOLDER --feed JSON, or --list")
     if args.name not in BUILTINS:
         _child.fail(_child.USAGE, f"unknown built-in model 'builtin:{args.name}'")
     try:
-        _child.answer(**materialise(args.name, args.folder, args.inputs, args.seed,
-                                    args.max_batch, parse_ranges(args.dim)))
+        _child.answer(**materialise(args.name, args.folder, feed.load(args.feed), args.seed,
+                                    args.max_batch))
     except Exception as e:
         if _child.is_out_of_memory(e):
             _child.fail(_child.OUT_OF_MEMORY, f"out of memory while exporting ({_child.concise(e)})")

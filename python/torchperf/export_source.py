@@ -20,7 +20,7 @@ import importlib
 import os
 import sys
 
-from torchperf import _child
+from torchperf import _child, feed
 
 
 def load_callable(reference):
@@ -136,20 +136,6 @@ def export_program(model, inputs, out, static_batch=False, named=None):
     return not static_batch
 
 
-def forward_order(model, spec, count):
-    """The order (indices into the spec's entries) forward takes them in, when the entries name
-    the arguments they feed ("attention_mask=int64:S@1..2;input_ids=..."); as given otherwise."""
-    from torchperf import api
-
-    arguments = [part.split("=", 1)[0] if "=" in part else None for part in spec.split(";")] \
-        if spec else []
-    if not any(arguments):
-        return list(range(count))
-    if not all(arguments):
-        raise ValueError(f"input spec '{spec}': name every input, or none")
-    return list(api.in_forward_order(model, {a: i for i, a in enumerate(arguments)}))
-
-
 def main():
     parser = argparse.ArgumentParser(prog="torchperf.export_source")
     parser.add_argument("callable")
@@ -157,9 +143,9 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--static-batch", action="store_true")
     parser.add_argument("--explain", action="store_true")
-    parser.add_argument("--spec", default="", help="the input spec, its dimensions named")
-    parser.add_argument("--dim", action="append", default=[],
-                        help="NAME=LOW..HIGH: a named dimension of --spec, exported dynamic")
+    parser.add_argument("--feed", default="",
+                        help="what the model is fed, typed as the core resolves it (feed.py): the "
+                             "arguments its inputs name, its named dimensions, exported dynamic")
     args = parser.parse_args()
 
     import torch
@@ -167,7 +153,8 @@ def main():
     model = build_model(args.callable, load_callable(args.callable)).eval()
     inputs = tuple(torch.load(args.inputs))
     try:
-        order = forward_order(model, args.spec, len(inputs))
+        given = feed.load(args.feed) if args.feed else None
+        order = feed.forward_order(model, given) if given else list(range(len(inputs)))
     except ValueError as e:
         _child.fail(_child.REJECTED_INPUTS, f"--from-python '{args.callable}': {e}")
     inputs = tuple(inputs[i] for i in order)
@@ -188,9 +175,7 @@ def main():
                                            f"failed ({_child.concise(e)})")
         return
     try:
-        from torchperf.builtin_models import named_dimensions, parse_ranges
-
-        named = named_dimensions(args.spec, parse_ranges(args.dim)) if args.dim else None
+        named = feed.named_dimensions(given) if given else None
         if named:
             named = [named[i] for i in order]
         dynamic = export_program(model, inputs, args.out, static_batch=args.static_batch,

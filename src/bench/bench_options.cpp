@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "torchperf/error.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 

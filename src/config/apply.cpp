@@ -11,6 +11,14 @@ void prepare_workload(const ResolvedConfiguration& config, Workload& workload) {
   }
 }
 
+StreamPolicy stream_policy_of(const ResolvedConfiguration& config, StreamPolicy given) {
+  if (const auto& k = config.knob("batch"); k.applicable) given.batch = std::stoll(k.value);
+  if (const auto& k = config.knob("padding"); k.applicable) given.padding = parse_padding(k.value);
+  if (const auto& k = config.knob("batching"); k.applicable)
+    given.batching = parse_batching(k.value);
+  return given;
+}
+
 Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, KnobScope scope) {
   auto undos = std::make_shared<std::vector<Undo>>();
   for (const auto& knob : inference_knobs()) {

@@ -12,7 +12,7 @@
 #include "torchperf/error.h"
 #include "torchperf/models/exported_model.h"
 #include "torchperf/models/graph_rewrites.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/models/quantize.h"
 #include "torchperf/models/workload.h"
 #include "torchperf/runtime/cuda_graph_model.h"
@@ -135,8 +135,7 @@ Knob batch_knob() {
   };
   k.prepare = [](const std::string& value, Workload& w) {
     if (!w.spec) return;
-    if (w.stream_recipe) {  // the stream's batches are built once its other knobs are set
-      w.stream_recipe->batch = std::stoll(value);
+    if (w.stream_recipe) {  // its batches are built from the configuration's policy (finish_stream)
       w.inputs = typical_inputs(*w.stream_recipe, std::stoll(value));
       for (auto& v : w.inputs) v = v.toTensor().to(w.device);
       return;
@@ -180,9 +179,6 @@ Knob padding_knob() {
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     return applies_to_varying_shapes(t);
   };
-  k.prepare = [](const std::string& value, Workload& w) {
-    if (w.stream_recipe) w.stream_recipe->padding = parse_padding(value);
-  };
   // The policy lives in the caller's collate function, which torchperf does not write yet.
   k.code = [](const std::string& value, bool /*cuda*/) {
     const PaddingPolicy p = parse_padding(value);
@@ -211,9 +207,6 @@ Knob batching_knob() {
   k.listed_at_baseline = false;
   k.applies = [](const WorkloadTraits& t, const std::string&) {
     return applies_to_varying_shapes(t);
-  };
-  k.prepare = [](const std::string& value, Workload& w) {
-    if (w.stream_recipe) w.stream_recipe->batching = parse_batching(value);
   };
   k.code = [](const std::string& value, bool /*cuda*/) {
     if (value == "arrival") return KnobCode{};

@@ -10,6 +10,7 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
 #include "torchperf/error.h"
+#include "torchperf/feed/feed_json.h"
 #include "torchperf/models/aoti_package.h"
 #include "torchperf/models/python_side.h"
 
@@ -95,12 +96,8 @@ BuiltinFiles materialise_builtin(const std::string& name, std::uint64_t seed, co
   if (fs::exists(files.program) && fs::exists(files.torchscript)) return files;  // made meanwhile
   PythonStep step;
   step.module = "torchperf.builtin_models";
-  step.args = {name, entry.string(), "--inputs", to_string(spec), "--seed",
+  step.args = {name, entry.string(), "--feed", feed_json(spec, dims).dump(), "--seed",
                std::to_string(seed), "--max-batch", std::to_string(kBuiltinMaxBatch)};
-  for (const auto& r : ranges) {
-    step.args.push_back("--dim");
-    step.args.push_back(r);
-  }
   step.what = "exporting builtin:" + name + " from its Python definition";
   run_python_step(step);
   if (!fs::exists(files.program) || !fs::exists(files.torchscript))

@@ -7,8 +7,9 @@
 #include <fstream>
 
 #include "torchperf/error.h"
-#include "torchperf/models/inputs.h"
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/feed_json.h"
+#include "torchperf/feed/inputs.h"
+#include "torchperf/feed/shape_stream.h"
 #include "torchperf/models/python_side.h"
 #include "torchperf/process/scratch_dir.h"
 
@@ -52,11 +53,9 @@ nlohmann::json run_source_step(const SourceExport& request, const CommandLimits&
   PythonStep step;
   step.module = "torchperf.export_source";
   step.args = {request.callable, example.string(), explain ? "-" : request.out_path};
-  // The spec tells the Python side the arguments its entries name, and where named dimensions lie.
-  if (!dims.empty() || request.inputs.names_arguments())
-    step.args.insert(step.args.end(), {"--spec", to_string(request.inputs)});
-  // Export needs each named dimension's range only.
-  for (const auto& d : dims) step.args.insert(step.args.end(), {"--dim", range_option(d)});
+  // The feed tells the Python side the arguments its entries name, where named dimensions lie and
+  // the range each is exported over.
+  step.args.insert(step.args.end(), {"--feed", feed_json(request.inputs, dims).dump()});
   if (request.static_batch) step.args.push_back("--static-batch");
   if (explain) step.args.push_back("--explain");
   step.limits = limits;

@@ -80,9 +80,9 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
     if (!workload.stream_recipe->dims.empty()) {
       const LengthDistribution& first = workload.stream_recipe->dims[0].distribution;
       traits.suggested_buckets =
-          suggested_buckets(first, workload.stream_recipe->batch, workload.seed);
+          suggested_buckets(first, workload.stream_recipe->policy.batch, workload.seed);
       traits.stream_batch_longest =
-          batch_longest_lengths(first, workload.stream_recipe->batch, workload.seed);
+          batch_longest_lengths(first, workload.stream_recipe->policy.batch, workload.seed);
       traits.stream_longest = first.max;
     }
   }
@@ -100,8 +100,9 @@ WorkloadTraits describe_workload(Workload& workload, bool inputs_from_file,
   return traits;
 }
 
-void finish_stream(Workload& workload) {
+void finish_stream(Workload& workload, const StreamPolicy& policy) {
   if (!workload.stream_recipe) return;
+  workload.stream_recipe->policy = policy;
   auto stream = std::make_shared<ShapeStream>(build_stream(*workload.stream_recipe));
   for (auto& batch : stream->batches)
     for (auto& v : batch.inputs) v = v.toTensor().to(workload.device);

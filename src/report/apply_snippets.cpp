@@ -7,7 +7,7 @@
 
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
-#include "torchperf/models/input_spec.h"
+#include "torchperf/feed/input_spec.h"
 #include "torchperf/runtime/runtime.h"
 #include "torchperf/text.h"
 #include "torchperf/json_fields.h"

@@ -4,7 +4,7 @@
 
 #include "runtimes.h"
 #include "torchperf/error.h"
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 
 namespace torchperf {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "torchperf/error.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 #include "torchperf/serve/batching_policy.h"
 
 namespace torchperf {

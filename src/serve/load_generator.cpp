@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 #include <thread>
@@ -158,65 +159,58 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
   return run_load(options, time, progress);
 }
 
-LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgress& progress) {
-  validate(options);
-  LoadOptions o = options;
-  if (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
-  LoadRun run;
-  run.signature = read_signature(o);
-  std::mt19937_64 rng(o.arrivals.seed);
-  const auto request_of = [&](std::int64_t length) {
-    std::vector<WireTensor> inputs;
-    for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng, length));
-    const bool binary =
-        o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
-          return t.type == WireType::kFp16 || t.type == WireType::kBf16;
-        });
-    const EncodedRequest encoded = encode_inference_request(inputs, binary, true);
-    Request request;
-    request.path = "/v2/models/" + o.model + "/infer";
-    request.body = encoded.body;
-    request.content_type = encoded.json_length ? "application/octet-stream" : "application/json";
-    if (encoded.json_length)
-      request.headers.emplace(kHeaderLength, std::to_string(*encoded.json_length));
-    return request;
-  };
+namespace {
 
-  const bool closed = o.concurrency > 0;
-  const std::vector<double> schedule =
-      closed ? std::vector<double>{} : schedule_arrivals(o.arrivals);
-  // Lengths that vary (--dim): request i has lengths[i % n], one request built per length.
+// The requests a run sends: one built per distinct length (--dim), request i of lengths[i % n].
+struct RequestBook {
   std::vector<std::int64_t> lengths{0};
   std::map<std::int64_t, Request> requests;
-  if (o.lengths) {
-    const bool varies = std::any_of(
-        run.signature.inputs.begin(), run.signature.inputs.end(), [](const WireTensorSpec& s) {
-          return std::any_of(s.shape.begin() + (s.shape.empty() ? 0 : 1), s.shape.end(),
-                             [](std::int64_t d) { return d < 0; });
-        });
-    if (!varies)
-      throw UsageError(fmt::format("--dim {}: model '{}' at {} has no dimension that varies past "
-                                   "the batch (serve it with --dim)",
-                                   o.lengths->text, o.model, o.url));
-    lengths = o.lengths->draw(std::max<std::size_t>(schedule.size(), 4096), o.arrivals.seed);
-    for (const auto l : lengths)
-      if (!requests.count(l)) requests.emplace(l, request_of(l));
-  } else {
-    requests.emplace(0, request_of(1));
+};
+
+Request request_of(const LoadOptions& o, const LoadRun& run, std::mt19937_64& rng,
+                   std::int64_t length) {
+  std::vector<WireTensor> inputs;
+  for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng, length));
+  const bool binary =
+      o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
+        return t.type == WireType::kFp16 || t.type == WireType::kBf16;
+      });
+  const EncodedRequest encoded = encode_inference_request(inputs, binary, true);
+  Request request;
+  request.path = "/v2/models/" + o.model + "/infer";
+  request.body = encoded.body;
+  request.content_type = encoded.json_length ? "application/octet-stream" : "application/json";
+  if (encoded.json_length)
+    request.headers.emplace(kHeaderLength, std::to_string(*encoded.json_length));
+  return request;
+}
+
+RequestBook book_requests(const LoadOptions& o, const LoadRun& run, std::size_t scheduled) {
+  std::mt19937_64 rng(o.arrivals.seed);
+  RequestBook book;
+  if (!o.lengths) {
+    book.requests.emplace(0, request_of(o, run, rng, 1));
+    return book;
   }
-  const std::size_t clients =
-      closed ? o.concurrency : std::min(o.connections, std::max<std::size_t>(1, schedule.size()));
-  const double duration = o.arrivals.duration_s;
-  // Nothing is sent after this: a request due later would have waited past the timeout anyway.
-  const double last_send_s = duration + o.timeout_s;
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> sent{0};  // a closed loop's requests, for their lengths
-  std::atomic<std::size_t> done{0};
-  Stop stop;
-  std::mutex merge;
-  std::vector<RequestRecord> records;
-  // Every client connects before the clock starts: connection set-up is not the server's latency,
-  // and a burst of connects at the start would overflow a small listen backlog.
+  const bool varies = std::any_of(
+      run.signature.inputs.begin(), run.signature.inputs.end(), [](const WireTensorSpec& s) {
+        return std::any_of(s.shape.begin() + (s.shape.empty() ? 0 : 1), s.shape.end(),
+                           [](std::int64_t d) { return d < 0; });
+      });
+  if (!varies)
+    throw UsageError(fmt::format("--dim {}: model '{}' at {} has no dimension that varies past "
+                                 "the batch (serve it with --dim)",
+                                 o.lengths->text, o.model, o.url));
+  book.lengths = o.lengths->draw(std::max<std::size_t>(scheduled, 4096), o.arrivals.seed);
+  for (const auto l : book.lengths)
+    if (!book.requests.count(l)) book.requests.emplace(l, request_of(o, run, rng, l));
+  return book;
+}
+
+// Every client connects before the clock starts: connection set-up is not the server's latency,
+// and a burst of connects at the start would overflow a small listen backlog.
+std::vector<std::unique_ptr<httplib::Client>> connect_clients(const LoadOptions& o,
+                                                              std::size_t clients) {
   std::vector<std::unique_ptr<httplib::Client>> connected;
   for (std::size_t c = 0; c < clients; ++c) {
     connected.push_back(connect(o));
@@ -224,48 +218,71 @@ LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgres
       throw RuntimeFailure(fmt::format("cannot open connection {} of {} to the server at {}", c + 1,
                                        clients, o.url));
   }
-  std::vector<std::thread> threads;
-  const auto start = time.now();
-  for (std::size_t c = 0; c < clients; ++c) {
-    threads.emplace_back([&, c] {
-      std::unique_ptr<httplib::Client> client = std::move(connected[c]);
-      std::vector<RequestRecord> mine;
-      for (;;) {
-        if (stop.now) break;
-        double due = -1;
-        std::size_t i = 0;
-        if (closed) {
-          if (to_seconds(time.now() - start) >= duration) break;
-          i = sent.fetch_add(1);
-        } else {
-          i = next.fetch_add(1);
-          if (i >= schedule.size()) break;
-          due = schedule[i];
-          std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(due)));
-          if (stop.now || to_seconds(time.now() - start) > last_send_s) {
-            break;
-          }
-        }
-        const std::int64_t length = lengths[i % lengths.size()];
-        RequestRecord rec = send(*client, requests.at(length), o, time, start, due);
-        rec.length = length;
-        if (rec.outcome == RequestOutcome::kConnection) {
-          // One retry on a fresh connection tells a closed keep-alive from a server that is gone.
-          client = connect(o);
-          const auto probe = client->Get("/v2/health/live");
-          if (!probe)
-            stop.set(fmt::format("the server at {} stopped answering ({})", o.url,
-                                 httplib::to_string(probe.error())));
-        }
-        mine.push_back(rec);
-        ++done;
-      }
-      std::lock_guard<std::mutex> lock(merge);
-      records.insert(records.end(), mine.begin(), mine.end());
-    });
+  return connected;
+}
+
+// What the clients share while a run is in flight.
+struct Flight {
+  Flight(const LoadOptions& options, TimeSource& clock, const RequestBook& requests,
+         std::vector<double> arrivals, bool closed_loop)
+      : o(options), time(clock), book(requests), schedule(std::move(arrivals)),
+        closed(closed_loop), last_send_s(options.arrivals.duration_s + options.timeout_s) {}
+
+  const LoadOptions& o;
+  TimeSource& time;
+  const RequestBook& book;
+  std::vector<double> schedule;  // an open loop's send times; empty for a closed loop
+  bool closed = false;
+  // Nothing is sent after this: a request due later would have waited past the timeout anyway.
+  double last_send_s = 0;
+  Clock::time_point start;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> sent{0};  // a closed loop's requests, for their lengths
+  std::atomic<std::size_t> done{0};
+  Stop stop;
+  std::mutex merge;
+  std::vector<RequestRecord> records;
+
+  // The index of the client's next request, when it is due (-1: now), or nullopt to stop.
+  std::optional<std::pair<std::size_t, double>> next_request() {
+    if (stop.now) return std::nullopt;
+    if (closed) {
+      if (to_seconds(time.now() - start) >= o.arrivals.duration_s) return std::nullopt;
+      return std::make_pair(sent.fetch_add(1), -1.0);
+    }
+    const std::size_t i = next.fetch_add(1);
+    if (i >= schedule.size()) return std::nullopt;
+    const double due = schedule[i];
+    std::this_thread::sleep_until(
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(due)));
+    if (stop.now || to_seconds(time.now() - start) > last_send_s) return std::nullopt;
+    return std::make_pair(i, due);
   }
-  if (progress) {
+
+  void serve_client(std::unique_ptr<httplib::Client> client) {
+    std::vector<RequestRecord> mine;
+    while (const auto request = next_request()) {
+      const auto [i, due] = *request;
+      const std::int64_t length = book.lengths[i % book.lengths.size()];
+      RequestRecord rec = send(*client, book.requests.at(length), o, time, start, due);
+      rec.length = length;
+      if (rec.outcome == RequestOutcome::kConnection) {
+        // One retry on a fresh connection tells a closed keep-alive from a server that is gone.
+        client = connect(o);
+        const auto probe = client->Get("/v2/health/live");
+        if (!probe)
+          stop.set(fmt::format("the server at {} stopped answering ({})", o.url,
+                               httplib::to_string(probe.error())));
+      }
+      mine.push_back(rec);
+      ++done;
+    }
+    std::lock_guard<std::mutex> lock(merge);
+    records.insert(records.end(), mine.begin(), mine.end());
+  }
+
+  void show_progress(const LoadProgress& progress) {
+    const double duration = o.arrivals.duration_s;
     while (done < (closed ? std::numeric_limits<std::size_t>::max() : schedule.size()) &&
            !stop.now) {
       const double elapsed = to_seconds(time.now() - start);
@@ -275,21 +292,48 @@ LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgres
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
+
+  // The records, the run's length and why it stopped short, if it did.
+  void finish(LoadRun& run) {
+    run.records = std::move(records);
+    run.duration_s = closed ? to_seconds(time.now() - start) : o.arrivals.duration_s;
+    if (!closed && run.records.size() < schedule.size()) {
+      run.unsent = schedule.size() - run.records.size();
+      run.stopped = stop.reason.empty()
+                        ? fmt::format(
+                              "{} requests were due after the run's end plus the timeout "
+                              "({:.1f} s): the clients were all waiting for answers",
+                              run.unsent, last_send_s)
+                        : stop.reason;
+    } else if (stop.now) {
+      run.stopped = stop.reason;
+    }
+  }
+};
+
+}  // namespace
+
+LoadRun run_load(const LoadOptions& options, TimeSource& time, const LoadProgress& progress) {
+  validate(options);
+  LoadOptions o = options;
+  if (!o.url.empty() && o.url.back() == '/') o.url.pop_back();
+  LoadRun run;
+  run.signature = read_signature(o);
+  const bool closed = o.concurrency > 0;
+  std::vector<double> schedule = closed ? std::vector<double>{} : schedule_arrivals(o.arrivals);
+  const RequestBook book = book_requests(o, run, schedule.size());
+  const std::size_t clients =
+      closed ? o.concurrency : std::min(o.connections, std::max<std::size_t>(1, schedule.size()));
+  std::vector<std::unique_ptr<httplib::Client>> connected = connect_clients(o, clients);
+  Flight flight(o, time, book, std::move(schedule), closed);
+  std::vector<std::thread> threads;
+  flight.start = time.now();
+  for (std::size_t c = 0; c < clients; ++c)
+    threads.emplace_back([&flight, &connected, c] { flight.serve_client(std::move(connected[c])); });
+  if (progress) flight.show_progress(progress);
   for (auto& t : threads) t.join();
   if (progress) progress(1.0);
-  run.records = std::move(records);
-  run.duration_s = closed ? to_seconds(time.now() - start) : duration;
-  if (!closed && run.records.size() < schedule.size()) {
-    run.unsent = schedule.size() - run.records.size();
-    run.stopped = stop.reason.empty()
-                      ? fmt::format(
-                            "{} requests were due after the run's end plus the timeout "
-                            "({:.1f} s): the clients were all waiting for answers",
-                            run.unsent, last_send_s)
-                      : stop.reason;
-  } else if (stop.now) {
-    run.stopped = stop.reason;
-  }
+  flight.finish(run);
   return run;
 }
 

@@ -15,7 +15,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/models/accuracy.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/sweep/objective.h"
 
 namespace torchperf {
@@ -258,7 +258,7 @@ class TorchModelRunner final : public ModelRunner {
           longest_ = w_.longest[i][d];
           break;
         }
-    const PaddingPolicy padding = w_.workload.stream_recipe->padding;
+    const PaddingPolicy padding = stream_policy_of(w_.config).padding;
     const std::int64_t longest = longest_;
     signature_.lengths.padded = [padding, longest](std::int64_t l) {
       return padding.padded(l, longest);

@@ -8,7 +8,7 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/json_fields.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/sweep/tune_plan.h"
 #include "torchperf/worker/paired_workers.h"
 #include "torchperf/worker/protocol.h"

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "supervisor.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/sweep/tune_plan.h"
 
 namespace torchperf {

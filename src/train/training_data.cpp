@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "torchperf/error.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/train/image_codec.h"
 
 namespace torchperf {

@@ -17,7 +17,7 @@
 #include "torchperf/config/configuration.h"
 #include "torchperf/error.h"
 #include "torchperf/measure/environment.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/models/model.h"
 #include "torchperf/models/python_side.h"
 #include "torchperf/models/aoti_package.h"

@@ -7,7 +7,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 namespace {

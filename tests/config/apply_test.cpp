@@ -8,7 +8,7 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/models/accuracy.h"
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 namespace {
@@ -33,6 +33,29 @@ Prepared prepare(const std::string& model, const std::string& config) {
 TEST(ApplyTest, BatchRemakesTheInputs) {
   const auto p = prepare("mlp", "batch=5");
   EXPECT_EQ(p.workload.inputs[0].toTensor().size(0), 5);
+}
+
+TEST(ApplyTest, AStreamsPolicyIsReadFromTheConfigurationOnceAndNoKnobWritesItIntoTheWorkload) {
+  WorkloadTraits varying;
+  varying.named_dims = {"S"};
+  varying.dynamic_batch = true;
+  varying.batch_max = 64;
+  const auto config =
+      resolve(Configuration::parse("batch=4,padding=buckets:8/16,batching=sorted:64"), varying);
+  StreamPolicy design;
+  design.batch = 16;
+  const StreamPolicy policy = stream_policy_of(config, design);
+  EXPECT_EQ(policy.batch, 4);
+  EXPECT_EQ(policy.padding.kind, PaddingPolicy::Kind::kBuckets);
+  EXPECT_EQ(policy.padding.edges, (std::vector<std::int64_t>{8, 16}));
+  EXPECT_EQ(policy.batching.window, 64);
+  // Where no length varies the stream's knobs do not apply: the given policy stands.
+  WorkloadTraits fixed = varying;
+  fixed.named_dims.clear();
+  const StreamPolicy kept = stream_policy_of(resolve(Configuration::parse("batch=4"), fixed), design);
+  EXPECT_EQ(kept.batch, 4);
+  EXPECT_EQ(kept.padding.kind, PaddingPolicy::Kind::kBatchMax);
+  EXPECT_EQ(kept.batching.window, 0);
 }
 
 TEST(ApplyTest, ChannelsLastConvertsWeightsAndInputsTogether) {

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "support/test_support.h"
 
 namespace torchperf {

@@ -5,7 +5,7 @@
 #include "support/test_support.h"
 #include "torchperf/error.h"
 #include "torchperf/models/accuracy.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 

@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 

@@ -4,7 +4,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "support/test_support.h"
 
 namespace torchperf {

@@ -4,7 +4,7 @@
 
 #include "support/test_support.h"
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 namespace torchperf {
 namespace {

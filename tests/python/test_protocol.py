@@ -1,10 +1,10 @@
 """The tables and wires the Python side shares with the C++ core, checked against what the core
-lists in `torchperf __protocol`: torch.compile's modes, the node job and its outcome, and the Ray
+lists in `torchperf __protocol`: torch.compile's modes, the typed feed, the node job and its outcome, and the Ray
 bridge's operations (each direction, every field and its wire type)."""
 
 from test_worker import protocol_schema
 
-from torchperf import compile_modes, engine_graphs, ray_bridge
+from torchperf import compile_modes, engine_graphs, feed, ray_bridge
 
 
 def test_the_compile_modes_are_the_cores_table():
@@ -22,6 +22,12 @@ def test_the_engine_graphs_are_the_cores_table():
                       "arena": g.arena, "hint": g.hint, "static_shapes": g.static_shapes}
             for g in engine_graphs.GRAPHS}
     assert ours == listed
+
+
+def test_the_feed_is_read_by_the_fields_the_core_writes():
+    listed = protocol_schema()["feed"]
+    assert set(feed.FIELDS) == set(listed)
+    assert set(feed.FIELDS["inputs"]) == set(listed["inputs"])
 
 
 def test_the_ray_bridge_speaks_the_operations_the_core_lists():

@@ -7,7 +7,7 @@
 #include "torchperf/compat/device_graph.h"
 #include "torchperf/error.h"
 #include "torchperf/models/builtin_models.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/runtime/cuda_graph_model.h"
 
 namespace torchperf {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "torchperf/error.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 
 namespace torchperf {
 

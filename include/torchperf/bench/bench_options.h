@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "torchperf/config/configuration.h"
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 
 namespace torchperf {
 

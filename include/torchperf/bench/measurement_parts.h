@@ -12,7 +12,7 @@
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/sampler.h"
 #include "torchperf/models/accuracy.h"
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 
 namespace torchperf {
 

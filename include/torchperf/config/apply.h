@@ -15,6 +15,11 @@ namespace torchperf {
 // Runs every applicable knob's prepare() in registry order.
 void prepare_workload(const ResolvedConfiguration& config, Workload& workload);
 
+// The stream's policy a configuration sets (feed/shape_stream.h): its batch, padding and batching
+// knobs where they apply, the rest as in `given` (the recipe's design batch, batch-max, arrival).
+// Read once per configuration, by what builds the stream (bench) and what serves it (serve).
+StreamPolicy stream_policy_of(const ResolvedConfiguration& config, StreamPolicy given = {});
+
 // Enters every applicable knob of one scope; the returned Undo restores the previous state.
 Undo enter_scope(const ResolvedConfiguration& config, const Workload& workload, KnobScope scope);
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "torchperf/models/input_spec.h"
+#include "torchperf/feed/input_spec.h"
 #include "torchperf/process/command_run.h"
 
 namespace torchperf {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "torchperf/models/model.h"
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 #include "torchperf/models/workload_traits.h"
 
 namespace torchperf {
@@ -21,18 +21,18 @@ struct Workload {
   // Where inputs come from: a spec (re-made per batch size, seeded) or a file (fixed).
   std::optional<InputSpec> spec;
   std::uint64_t seed = 0;
-  // Inputs whose shapes vary (a spec with named dimensions): the knobs set the recipe (batch,
-  // padding, batching), finish_stream builds its batches, and a timed call runs them all, one
+  // Inputs whose shapes vary (a spec with named dimensions): finish_stream builds its batches
+  // with a configuration's policy (batch, padding, batching), and a timed call runs them all, one
   // pass over the stream. `inputs` then holds unpadded samples at the typical sizes: what the
   // reference, the accuracy guard and FLOP counting see.
   std::optional<StreamRecipe> stream_recipe;
   std::shared_ptr<const ShapeStream> stream;
 };
 
-// The stream's batches built from the recipe and moved to the workload's device (after the
-// knobs that set the recipe were prepared, by the run that times them). A workload without named
+// The stream's batches built from the recipe with `policy` (stream_policy_of the configuration)
+// and moved to the workload's device, by the run that times them. A workload without named
 // dimensions is left as is.
-void finish_stream(Workload& workload);
+void finish_stream(Workload& workload, const StreamPolicy& policy);
 
 // Inspects a loaded (untransformed) workload: graph operators, input ranks and dtypes, device,
 // and the forms the model comes in (program: its torch.export program's signature, when the

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "torchperf/measure/clock.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 #include "torchperf/serve/arrivals.h"
 #include "torchperf/serve/load_summary.h"
 #include "torchperf/serve/model_runner.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "torchperf/measure/clock.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 #include "torchperf/serve/load_summary.h"
 #include "torchperf/serve/queue_model.h"
 

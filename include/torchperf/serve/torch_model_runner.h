@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "torchperf/bench/bench_options.h"
-#include "torchperf/models/input_spec.h"
+#include "torchperf/feed/input_spec.h"
 #include "torchperf/serve/model_runner.h"
 
 namespace torchperf {

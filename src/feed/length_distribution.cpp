@@ -1,4 +1,4 @@
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/length_distribution.h"
 
 #include <algorithm>
 #include <cmath>

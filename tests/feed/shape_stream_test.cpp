@@ -1,4 +1,4 @@
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@ StreamRecipe encoder_recipe(const std::string& padding, const std::string& batch
   StreamRecipe r;
   r.spec = parse_input_spec("int64:S@1..1000;int64:S@1..2");
   r.dims = {parse_dim_option("S=lognormal:40:0.9:4..512")};
-  r.batch = 8;
+  r.policy.batch = 8;
   r.batches = 12;
-  r.padding = parse_padding(padding);
-  r.batching = parse_batching(batching);
+  r.policy.padding = parse_padding(padding);
+  r.policy.batching = parse_batching(batching);
   r.seed = 5;
   return r;
 }
@@ -51,7 +51,7 @@ TEST(ShapeStreamTest, RealSamplesFillTheBatchesWithTheirOwnValuesAndTypicalInput
   r.dims[0].distribution.lengths = {2, 5, 3};
   r.dims[0].distribution.min = 2;
   r.dims[0].distribution.max = 5;
-  r.batch = 2;
+  r.policy.batch = 2;
   r.batches = 3;  // 6 samples: the file's 3, twice, in its order
   const ShapeStream s = build_stream(r);
   ASSERT_EQ(s.batches.size(), 3u);

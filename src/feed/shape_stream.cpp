@@ -1,4 +1,4 @@
-#include "torchperf/models/shape_stream.h"
+#include "torchperf/feed/shape_stream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "torchperf/error.h"
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 #include "torchperf/text.h"
 
 namespace torchperf {
@@ -247,18 +247,18 @@ std::vector<c10::IValue> typical_inputs(const StreamRecipe& r, std::int64_t batc
 ShapeStream build_stream(const StreamRecipe& r) {
   const auto named = r.spec.named_dims();
   const std::vector<NamedDim> dims = dims_for(named, r.dims);
-  if (r.batch <= 0) throw UsageError("a stream needs a positive batch");
-  const std::size_t batch_count = r.batches > 0 ? r.batches : stream_batch_count(dims, r.batch);
-  if (r.padding.kind == PaddingPolicy::Kind::kBuckets)
+  if (r.policy.batch <= 0) throw UsageError("a stream needs a positive batch");
+  const std::size_t batch_count = r.batches > 0 ? r.batches : stream_batch_count(dims, r.policy.batch);
+  if (r.policy.padding.kind == PaddingPolicy::Kind::kBuckets)
     for (const auto& d : dims)
-      if (r.padding.edges.empty() || r.padding.edges.back() < d.distribution.max)
-        throw ConfigError("'padding=" + r.padding.text + "': the bucket edges do not cover " +
+      if (r.policy.padding.edges.empty() || r.policy.padding.edges.back() < d.distribution.max)
+        throw ConfigError("'padding=" + r.policy.padding.text + "': the bucket edges do not cover " +
                           d.name + "'s longest length " + std::to_string(d.distribution.max) +
                           " (" + d.name + "=" + d.distribution.text + "); end them at " +
                           std::to_string(d.distribution.max) + " or above");
 
   // Each sample's sizes, in arrival order; each dimension its own seeded draw.
-  const std::size_t count = batch_count * static_cast<std::size_t>(r.batch);
+  const std::size_t count = batch_count * static_cast<std::size_t>(r.policy.batch);
   std::vector<Sizes> samples(count);
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const auto lengths = dims[k].distribution.draw(count, r.seed + 7919 * (k + 1));
@@ -266,9 +266,9 @@ ShapeStream build_stream(const StreamRecipe& r) {
   }
   std::vector<std::size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
-  if (r.batching.window > 0)
-    for (std::size_t start = 0; start < count; start += r.batching.window) {
-      const auto end = std::min(count, start + static_cast<std::size_t>(r.batching.window));
+  if (r.policy.batching.window > 0)
+    for (std::size_t start = 0; start < count; start += r.policy.batching.window) {
+      const auto end = std::min(count, start + static_cast<std::size_t>(r.policy.batching.window));
       std::stable_sort(order.begin() + start, order.begin() + end, [&](auto a, auto b) {
         return product(samples[a]) < product(samples[b]);
       });
@@ -277,17 +277,17 @@ ShapeStream build_stream(const StreamRecipe& r) {
   ShapeStream stream;
   for (std::size_t b = 0; b < batch_count; ++b) {
     StreamBatch batch;
-    const auto first = order.begin() + b * r.batch;
-    const std::vector<std::size_t> members(first, first + r.batch);
+    const auto first = order.begin() + b * r.policy.batch;
+    const std::vector<std::size_t> members(first, first + r.policy.batch);
     Sizes padded;
     for (std::size_t k = 0; k < dims.size(); ++k) {
       std::int64_t longest = 0;
       for (auto i : members) longest = std::max(longest, samples[i][k].second);
-      padded.emplace_back(dims[k].name, r.padding.padded(longest, dims[k].distribution.max));
+      padded.emplace_back(dims[k].name, r.policy.padding.padded(longest, dims[k].distribution.max));
     }
     const InputSpec padded_spec = with_sizes(r.spec, padded);
     for (std::size_t t = 0; t < r.spec.tensors.size(); ++t) {
-      std::vector<std::int64_t> shape{r.batch};
+      std::vector<std::int64_t> shape{r.policy.batch};
       shape.insert(shape.end(), padded_spec.tensors[t].shape.begin(),
                    padded_spec.tensors[t].shape.end());
       batch.inputs.emplace_back(
@@ -316,7 +316,7 @@ ShapeStream build_stream(const StreamRecipe& r) {
       batch.padded_elements += product(padded);
     }
     batch.padded_length = padded.empty() ? 0 : padded[0].second;
-    stream.samples += r.batch;
+    stream.samples += r.policy.batch;
     stream.useful_elements += batch.useful_elements;
     stream.padded_elements += batch.padded_elements;
     stream.batches.push_back(std::move(batch));

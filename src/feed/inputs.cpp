@@ -1,4 +1,4 @@
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>

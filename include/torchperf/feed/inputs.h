@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "torchperf/models/input_spec.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/input_spec.h"
+#include "torchperf/feed/length_distribution.h"
 
 namespace torchperf {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "torchperf/models/input_spec.h"
-#include "torchperf/models/length_distribution.h"
+#include "torchperf/feed/input_spec.h"
+#include "torchperf/feed/length_distribution.h"
 
 namespace torchperf {
 
@@ -44,16 +44,24 @@ BatchingOrder parse_batching(const std::string& text);
 inline constexpr std::size_t kBriefTimedBatches = 3;
 inline constexpr std::size_t kFullTimedBatches = 8;
 
+// How a stream's samples become padded batches: the batch, padding and batching knobs' values as
+// one typed value, resolved from a configuration once (config's stream_policy_of) and handed to
+// what builds the stream (bench) or serves it (serve); no knob writes it into a workload.
+struct StreamPolicy {
+  std::int64_t batch = 1;  // samples per batch
+  PaddingPolicy padding;
+  BatchingOrder batching;
+};
+
 struct StreamRecipe {
   InputSpec spec;               // with named dimensions
   std::vector<NamedDim> dims;   // one per named dimension, as dims_for gives them
-  std::int64_t batch = 1;       // samples per batch
+  // Until a configuration's policy is given: the batch bucket edges are designed for.
+  StreamPolicy policy;
   // Batches in the stream; 0: stream_batch_count's (a lengths file is covered whole).
   std::size_t batches = 0;
   // Batches a timed pass runs, drawn across the stream (timed_sample); 0: every batch.
   std::size_t timed_batches = kFullTimedBatches;
-  PaddingPolicy padding;
-  BatchingOrder batching;
   std::uint64_t seed = 0;
   // Real samples (an inputs file of them, inputs.h), unbatched, in arrival order: their values
   // fill the batches, sample i having the sizes dims' lengths files give it. Empty: drawn.

@@ -1,4 +1,4 @@
-#include "torchperf/models/input_spec.h"
+#include "torchperf/feed/input_spec.h"
 
 #include <algorithm>
 #include <cctype>

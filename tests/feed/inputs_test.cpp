@@ -1,4 +1,4 @@
-#include "torchperf/models/inputs.h"
+#include "torchperf/feed/inputs.h"
 
 #include <gtest/gtest.h>
 #include <torch/serialize.h>
