@@ -161,6 +161,13 @@ int run_serve(ServeFlags& f) {
     instances = load_model_instances(options, f.instances);
     what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
   }
+  // The guard at every edge the queue pads to (the --buckets edges, else the padding knob's).
+  if (!options.dims.empty()) {
+    const auto& signature = instances.front()->signature();
+    const auto edges = server.batching.edges.empty() ? signature.lengths.edges : server.batching.edges;
+    const std::int64_t shortest = parse_dim_option(options.dims.front()).distribution.min;
+    for (auto& instance : instances) instance->check_edges(edges, shortest);
+  }
   const std::string lengths = lengths_line(instances.front()->signature(), server.batching);
   SteadyTimeSource clock;
   InferenceServer s(server, std::move(instances), clock);

@@ -349,6 +349,66 @@ class TorchModelRunner final : public ModelRunner {
                     at, a.cosine, a.max_abs_error);
   }
 
+ public:
+  void check_edges(const std::vector<std::int64_t>& edges, std::int64_t shortest) override {
+    if (!signature_.lengths.merge || first_name_.empty() || edges.empty() || !w_.workload.spec)
+      return;
+    NamedSizes sizes = sizes_of(w_.dim_names, shapes_of(w_.workload.inputs));
+    std::string checked;
+    double worst_cosine = 1, worst_error = 0;
+    std::int64_t previous = 0;
+    for (const std::int64_t edge : edges) {
+      sizes[first_name_] = std::min(edge, std::max(previous + 1, shortest));
+      previous = edge;
+      NamedSizes padded_sizes = sizes;
+      padded_sizes[first_name_] = edge;
+      const Accuracy a = padded_against_alone(sizes, padded_sizes);
+      const std::string at = fmt::format("{} {} padded to {}", first_name_, sizes[first_name_], edge);
+      if (const auto why = AccuracyGuard::default_guard().check(quality_metrics(quality_of(a)))) {
+        signature_.lengths.merge = false;
+        signature_.lengths.check = fmt::format("padding changes the answers at the bucket edge {} "
+                                               "({} at {}): requests merge only at one length",
+                                               edge, *why, at);
+        return;
+      }
+      checked += (checked.empty() ? "" : ", ") + at.substr(first_name_.size() + 1);
+      worst_cosine = std::min(worst_cosine, a.cosine);
+      worst_error = std::max(worst_error, a.max_abs_error);
+    }
+    signature_.lengths.check = fmt::format(
+        "padding checked at every bucket edge ({} {}): worst cosine {:.6f}, max abs error {:.2e}; "
+        "requests of other lengths merge, padded",
+        first_name_, checked, worst_cosine, worst_error);
+  }
+
+ private:
+  // A sample at `own` sizes (drawn from the spec, fed as the configuration feeds it) run alone and
+  // padded to `padded`, the padded answer cut back: how far apart the two are.
+  Accuracy padded_against_alone(const NamedSizes& own, const NamedSizes& padded) {
+    const std::vector<std::pair<std::string, std::int64_t>> named(own.begin(), own.end());
+    std::vector<c10::IValue> alone, padded_inputs;
+    const auto given = make_inputs(with_sizes(*w_.workload.spec, named), 1, w_.workload.seed);
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      at::Tensor t = given[i].toTensor().to(w_.workload.device, fed_[i].dtype);
+      if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+      padded_inputs.emplace_back(i < w_.dim_names.size() ? pad_to(t, w_.dim_names[i], padded) : t);
+      alone.emplace_back(std::move(t));
+    }
+    std::vector<at::Tensor> reference, cut;
+    try {
+      for (const auto& t : forward(alone)) reference.push_back(t.to(at::kCPU));
+      const auto out = forward(padded_inputs);
+      for (std::size_t o = 0; o < out.size(); ++o)
+        cut.push_back(cut_rows(out[o].to(at::kCPU), 0, 1, follows_[o], own));
+    } catch (const std::exception& e) {
+      throw WorkloadError(fmt::format("model '{}' failed at the bucket edge {}={} ({}): {}",
+                                      w_.model_name, first_name_, padded.at(first_name_),
+                                      describe_inputs(padded_inputs),
+                                      compat::concise_error_message(e.what())));
+    }
+    return compare_outputs(reference, cut);
+  }
+
   struct Fed {
     at::ScalarType dtype;
     bool channels_last;

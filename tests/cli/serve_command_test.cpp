@@ -165,7 +165,10 @@ TEST(ServeCommandTest, RequestsOfManyLengthsShareCallsWithinTheirBucketAndTheMet
   EXPECT_NE(serve.first_line().find("lengths queued in buckets 16/64, at most 256 padded tokens"),
             std::string::npos)
       << serve.first_line();
-  EXPECT_NE(serve.first_line().find("padding checked at S"), std::string::npos)
+  // The guard at every edge: each bucket's shortest length, alone and padded to its edge.
+  EXPECT_NE(serve.first_line().find("padding checked at every bucket edge (S 4 padded to 16, 17 "
+                                    "padded to 64)"),
+            std::string::npos)
       << serve.first_line();
   const auto request = [port = serve.port()](int samples, int length) {
     httplib::Client c("127.0.0.1", port);

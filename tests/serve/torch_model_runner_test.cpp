@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <random>
 
@@ -196,6 +199,59 @@ TEST(TorchModelRunnerTest, ThePaddingKnobsBucketsAreTheQueuesAndItsRuleTheCallsL
   ASSERT_TRUE(lengths.padded);
   EXPECT_EQ(lengths.padded(17), 64);
   EXPECT_EQ(lengths.padded(9), 16);
+}
+
+TEST(TorchModelRunnerTest, PaddingIsCheckedAtEveryBucketEdgeFromTheShortestLengthItHolds) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  m.check_edges({16, 40, 64}, 4);
+  const auto& lengths = m.signature().lengths;
+  EXPECT_TRUE(lengths.merge) << lengths.check;
+  EXPECT_NE(lengths.check.find("padding checked at every bucket edge (S 4 padded to 16, 17 padded "
+                               "to 40, 41 padded to 64)"),
+            std::string::npos)
+      << lengths.check;
+}
+
+TEST(TorchModelRunnerTest, ASampleShorterThanTheShortestLengthIsNeverDrawnForAnEdge) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  instances[0]->check_edges({8, 64}, 12);
+  EXPECT_NE(instances[0]->signature().lengths.check.find("(S 8 padded to 8, 12 padded to 64)"),
+            std::string::npos)
+      << instances[0]->signature().lengths.check;
+}
+
+TEST(TorchModelRunnerTest, AnEdgeWherePaddingChangesTheAnswerIsNamedAndStopsMerging) {
+  // Masked above 16 tokens, a plain mean at 16 or fewer (beside a constant: the cosine of one
+  // number scaled is 1): the load's check (the typical length padded to 64) passes, the edge 16
+  // (4 tokens padded to 16) does not.
+  torch::jit::Module model("ShortUnmasked");
+  model.define(R"(
+def forward(self, ids, mask):
+    x = ids.float() * mask.float()
+    m = x.sum(1) / mask.sum(1).float()
+    if ids.size(1) <= 16:
+        m = x.mean(1)
+    return torch.stack([m, torch.ones_like(m)], 1)
+)");
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("short_unmasked_" + std::to_string(::getpid()) + ".pt"))
+                               .string();
+  model.save(path);
+  auto instances = load_model_instances(
+      tokens(path, "int64:S@1..100;int64:S@1..2", "grad=no_grad"), 1);
+  std::filesystem::remove(path);
+  ModelRunner& m = *instances[0];
+  ASSERT_TRUE(m.signature().lengths.merge) << m.signature().lengths.check;
+  m.check_edges({16, 64}, 4);
+  EXPECT_FALSE(m.signature().lengths.merge);
+  EXPECT_NE(m.signature().lengths.check.find("padding changes the answers at the bucket edge 16"),
+            std::string::npos)
+      << m.signature().lengths.check;
+  EXPECT_NE(m.signature().lengths.check.find("S 4 padded to 16"), std::string::npos)
+      << m.signature().lengths.check;
 }
 
 TEST(TorchModelRunnerTest, AModelWhoseAnswerPaddingChangesRunsEachLengthAsItsOwnCall) {

@@ -49,6 +49,12 @@ class ModelRunner {
   // the model fails: every request of the batch is answered with the message.
   virtual std::vector<std::vector<WireTensor>> run(
       const std::vector<const InferenceRequest*>& batch) = 0;
+  // Issue 62, the guard at every edge: before serving, where lengths merge, a sample of the
+  // shortest length each bucket holds (the one its edge pads most: the previous edge + 1, at
+  // least `shortest`) runs alone and padded to the edge, and the two answers are compared under
+  // tune's default guard. The start-up check then names every edge; an edge that changes an
+  // answer stops merging (requests run at their own length) and is named.
+  virtual void check_edges(const std::vector<std::int64_t>& /*edges*/, std::int64_t /*shortest*/) {}
 };
 
 // Puts a request's inputs in signature order (by name when the names match, else in the order
