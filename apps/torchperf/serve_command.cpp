@@ -169,6 +169,9 @@ int run_serve(ServeFlags& f) {
     for (auto& instance : instances) instance->check_edges(edges, shortest);
   }
   const std::string lengths = lengths_line(instances.front()->signature(), server.batching);
+  const std::string start = instances.front()->signature().start.empty()
+                                ? ""
+                                : " (" + instances.front()->signature().start + ")";
   SteadyTimeSource clock;
   InferenceServer s(server, std::move(instances), clock);
   const int port = s.bind();
@@ -176,10 +179,10 @@ int run_serve(ServeFlags& f) {
   install_stop_handlers();
   std::cout << fmt::format(
                    "serving '{}' at http://{}:{} ({}; {} instance{}, max batch {}, max queue "
-                   "delay {}, queue {}){}; ready {:.2f} s after the process started",
+                   "delay {}, queue {}){}; ready {:.2f} s after the process started{}",
                    server.model_name, server.host, port, what, f.instances,
                    f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
-                   server.batching.max_queue, lengths, seconds_since_process_start())
+                   server.batching.max_queue, lengths, seconds_since_process_start(), start)
             << std::endl;
   if (!plan.empty()) std::cout << plan << std::endl;
   int received = 0;

@@ -15,6 +15,7 @@
 #include "torchperf/config/apply.h"
 #include "torchperf/error.h"
 #include "torchperf/models/accuracy.h"
+#include "torchperf/models/exported_model.h"
 #include "torchperf/feed/inputs.h"
 #include "torchperf/sweep/objective.h"
 
@@ -158,6 +159,9 @@ class TorchModelRunner final : public ModelRunner {
       signature_.outputs.push_back(
           {name, wire_type_of(out.scalar_type(), name), batched_shape(out)});
     }
+    if (const auto* ep = w_.workload.model->as_exported(); ep && ep->compiled())
+      signature_.start = describe_start(ep->compiled()->cache_hit, ep->compiled()->compile_s,
+                                        ep->compiled()->rebuilt_because);
     follows_.assign(outputs.size(), std::vector<std::string>(1));
     if (!w_.workload.stream_recipe) return;
     describe_lengths();
@@ -429,6 +433,12 @@ class TorchModelRunner final : public ModelRunner {
 };
 
 }  // namespace
+
+std::string describe_start(bool cache_hit, double compile_s, const std::string& rebuilt_because) {
+  if (cache_hit) return "warm: its AOTInductor package from the cache";
+  return fmt::format("cold: its AOTInductor package compiled in {:.1f} s{}, cached for the next start",
+                     compile_s, rebuilt_because.empty() ? "" : " (" + rebuilt_because + ")");
+}
 
 WireType wire_type(DType dtype) { return wire_type_of(to_scalar_type(dtype), "the input"); }
 

@@ -269,6 +269,29 @@ TEST(ServeCommandTest, AWorkerKnobRestartsTheServerWithItsEnvironment) {
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
+// Issue 62, part 4: what a start paid for its compiled artefact. The first start of a program
+// under graph=aoti compiles its package unless the run's cache has it; the next finds it there.
+TEST(ServeCommandTest, AnAotiServerSaysWhetherItsPackageWasCompiledOrFoundInTheCache) {
+  const std::vector<std::string> args = {testing::fixture("mlp_dynamic.pt2"), "--graph", "aoti"};
+  {
+    ServeProcess first(args);
+    ASSERT_GT(first.port(), 0) << first.first_line();
+    EXPECT_TRUE(first.first_line().find("(cold: its AOTInductor package compiled in ") !=
+                    std::string::npos ||
+                first.first_line().find("(warm: its AOTInductor package from the cache)") !=
+                    std::string::npos)
+        << first.first_line();
+    EXPECT_EQ(first.stop(SIGTERM), 0);
+  }
+  ServeProcess again(args);
+  ASSERT_GT(again.port(), 0) << again.first_line();
+  EXPECT_NE(again.first_line().find("after the process started (warm: its AOTInductor package "
+                                    "from the cache)"),
+            std::string::npos)
+      << again.first_line();
+  EXPECT_EQ(again.stop(SIGTERM), 0);
+}
+
 TEST(ServeCommandTest, TheServerWithoutAModelEchoesItsInputs) {
   ServeProcess serve({"--no-model", "--input", "8"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();

@@ -119,6 +119,15 @@ TEST(TorchModelRunnerTest, AnInputSpecTheModelRejectsFailsAtLoadNamingTheInputs)
   }
 }
 
+TEST(TorchModelRunnerTest, AStartSaysWhetherItsCompiledArtefactCameFromTheCacheOrWasCompiled) {
+  EXPECT_EQ(describe_start(true, 41.2, ""), "warm: its AOTInductor package from the cache");
+  EXPECT_EQ(describe_start(false, 41.23, ""),
+            "cold: its AOTInductor package compiled in 41.2 s, cached for the next start");
+  EXPECT_EQ(describe_start(false, 3, "the cached package p was unusable: truncated"),
+            "cold: its AOTInductor package compiled in 3.0 s (the cached package p was unusable: "
+            "truncated), cached for the next start");
+}
+
 TEST(TorchModelRunnerTest, TheWireFormOfASpecNamesItsInputsAndBatch) {
   const auto specs = wire_inputs(parse_input_spec("3x4;int64:7"));
   ASSERT_EQ(specs.size(), 2u);

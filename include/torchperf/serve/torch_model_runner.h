@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "torchperf/bench/bench_options.h"
@@ -20,6 +21,9 @@ namespace torchperf {
 // WorkloadError for inputs the model rejects, RuntimeFailure for a configuration that fails).
 std::vector<std::unique_ptr<ModelRunner>> load_model_instances(const BenchOptions& options,
                                                                std::size_t count);
+
+// A start's artefact in words (ModelSignature::start): from the cache (warm) or compiled now (cold).
+std::string describe_start(bool cache_hit, double compile_s, const std::string& rebuilt_because);
 
 // The wire form of an input spec (for a server without a model): names input0 … , batch -1.
 std::vector<WireTensorSpec> wire_inputs(const InputSpec& spec);
