@@ -12,6 +12,7 @@ usage: check_layers.py SOURCE_DIR [--apart A:B ...] [--runtime-names]
   --runtime-names  also: no file outside the runtime part tests a runtime's name, a family, a
                    graph or step value by name or prefix (== "aoti", rfind("compile", 0), ...):
                    callers ask the runtime (docs/design.md, the runtime part)."""
+import ast
 import os
 import re
 import sys
@@ -65,17 +66,22 @@ def runtime_name_tests(root):
 
 
 def python_imports(root):
-    """Each module of python/torchperf -> the package's modules it imports, anywhere in it."""
+    """Each module of python/torchperf -> the package's modules it imports, anywhere in it (in a
+    function too; aliases and parenthesised lists read by Python's own parser)."""
     package = os.path.join(root, "python", "torchperf")
     modules = {n[:-3] for n in os.listdir(package) if n.endswith(".py")}
     graph = {}
     for module in sorted(modules):
-        text = open(os.path.join(package, module + ".py"), encoding="utf-8").read()
+        tree = ast.parse(open(os.path.join(package, module + ".py"), encoding="utf-8").read())
         found = set()
-        for names in re.findall(r"^\s*from torchperf import ([\w, ()]+)", text, re.M):
-            found.update(n.strip("() ") for n in names.split(","))
-        found.update(re.findall(r"^\s*from torchperf\.(\w+) import", text, re.M))
-        found.update(re.findall(r"^\s*import torchperf\.(\w+)", text, re.M))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "torchperf":
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torchperf."):
+                found.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[1] for alias in node.names
+                             if alias.name.startswith("torchperf."))
         graph[module] = sorted((found & modules) - {module})
     return graph
 

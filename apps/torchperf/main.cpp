@@ -81,6 +81,8 @@ int main(int argc, char** argv) {
       return 0;
     } catch (const Error& e) {
       return fail(exit_code_of(e.kind()), e.what());
+    } catch (const std::exception& e) {
+      return fail(cli::kUsageError, std::string("__feed: ") + e.what());
     }
   }
   CLI::App app{

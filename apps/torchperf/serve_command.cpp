@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -165,7 +166,11 @@ int run_serve(ServeFlags& f) {
   if (!options.dims.empty()) {
     const auto& signature = instances.front()->signature();
     const auto edges = server.batching.edges.empty() ? signature.lengths.edges : server.batching.edges;
-    const std::int64_t shortest = parse_dim_option(options.dims.front()).distribution.min;
+    std::map<std::string, std::int64_t> shortest;
+    for (const auto& d : options.dims) {
+      const NamedDim dim = parse_dim_option(d);
+      shortest[dim.name] = dim.distribution.min;
+    }
     for (auto& instance : instances) instance->check_edges(edges, shortest);
   }
   const std::string lengths = lengths_line(instances.front()->signature(), server.batching);

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from torchperf import _child, _core, feed
+from torchperf.feed import checked_inputs, checked_model  # noqa: F401 (the API's checks)
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import (BenchFigures, PointStatus, RecordError, TuneSummary,
@@ -26,40 +27,6 @@ AS_GIVEN = {"runtime": "python", "graph": "eager", "grad": "on", "precision": "f
 
 class ForwardError(ValueError):
     """The model's forward raised on the example inputs."""
-
-
-def checked_model(model, what="model"):
-    import torch
-
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"{what}: expected a torch.nn.Module, got {type(model).__module__}."
-                        f"{type(model).__qualname__}")
-    return model
-
-
-def checked_inputs(example_inputs, model=None):
-    """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0); a
-    dict of argument -> tensor is put in forward's order."""
-    import torch
-
-    if isinstance(example_inputs, dict) and example_inputs and model is not None:
-        example_inputs = feed.in_forward_order(model, example_inputs)
-    inputs = (example_inputs,) if torch.is_tensor(example_inputs) else example_inputs
-    if not isinstance(inputs, (tuple, list)) or not inputs or \
-            not all(torch.is_tensor(t) for t in inputs):
-        kinds = type(example_inputs).__name__ if not isinstance(example_inputs, (tuple, list)) \
-            else "(" + ", ".join(type(t).__name__ for t in example_inputs) + ")"
-        raise TypeError(f"example_inputs: expected a tensor, a tuple of tensors (one per forward "
-                        f"argument) or a dict of argument -> tensor, got {kinds}")
-    if any(t.dim() == 0 for t in inputs):
-        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): expected a batch dimension first "
-                         "in every tensor; a 0-d tensor has none")
-    batches = sorted({t.shape[0] for t in inputs})
-    if len(batches) > 1:
-        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): their first dimensions differ "
-                         f"({', '.join(map(str, batches))}); torchperf takes dim 0 as the batch "
-                         "every input shares")
-    return tuple(inputs)
 
 
 def eager_outputs(model, inputs):

@@ -11,11 +11,11 @@ import os
 import sys
 import tempfile
 
-from torchperf import _child, _core, engine_graphs, int8, python_settings
+from torchperf import _child, _core, engine_graphs, feed, int8, python_settings
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import GuardVerdict, configuration_key
-from torchperf.result import ARTIFACTS, RESULTS_ERROR
+from torchperf.saved import ARTIFACTS, RESULTS_ERROR
 
 
 def say(message):
@@ -332,9 +332,7 @@ class AppliedCheck:
 
 
 def apply(result, model):
-    from torchperf import api
-
-    api.checked_model(model, "apply: model")
+    feed.checked_model(model, "apply: model")
     if not result.record.winner:
         raise result.no_winner("apply")
     # A winner tune could not compare with the model as given (its budget ran out, or too few

@@ -2,10 +2,13 @@
 feed_json.h): each input's forward argument, dtype, shape (a size or a named dimension's name)
 and value range, and each named dimension's range. The spec grammar is parsed once, in C++: the
 core passes this form to its Python steps (--feed), and `torchperf __feed SPEC [NAME=DIST ...]`
-prints it for a script that starts from a spec. Imports nothing of torchperf but _binary, so that
-every module may use it (the API, the exporters, the built-ins)."""
+prints it for a script that starts from a spec. Also the caller's model and example inputs
+checked (the API's and apply's). Imports only _binary and _child of torchperf, so that every
+module may use it (the API, apply, the exporters, the built-ins)."""
 import json
 import subprocess
+
+from torchperf import _child
 
 # The fields of the form, as `torchperf __protocol` lists them under "feed" (test_protocol.py).
 FIELDS = {"inputs": ("argument", "dtype", "shape", "range"), "dims": ()}
@@ -103,3 +106,37 @@ def forward_order(model, feed):
     if not all(arguments):
         raise ValueError("the input spec: name every input, or none")
     return list(in_forward_order(model, {a: i for i, a in enumerate(arguments)}))
+
+
+def checked_model(model, what="model"):
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"{what}: expected a torch.nn.Module, got {type(model).__module__}."
+                        f"{type(model).__qualname__}")
+    return model
+
+
+def checked_inputs(example_inputs, model=None):
+    """example_inputs as a tuple of tensors, one per forward argument, sharing a batch (dim 0); a
+    dict of argument -> tensor is put in forward's order."""
+    import torch
+
+    if isinstance(example_inputs, dict) and example_inputs and model is not None:
+        example_inputs = in_forward_order(model, example_inputs)
+    inputs = (example_inputs,) if torch.is_tensor(example_inputs) else example_inputs
+    if not isinstance(inputs, (tuple, list)) or not inputs or \
+            not all(torch.is_tensor(t) for t in inputs):
+        kinds = type(example_inputs).__name__ if not isinstance(example_inputs, (tuple, list)) \
+            else "(" + ", ".join(type(t).__name__ for t in example_inputs) + ")"
+        raise TypeError(f"example_inputs: expected a tensor, a tuple of tensors (one per forward "
+                        f"argument) or a dict of argument -> tensor, got {kinds}")
+    if any(t.dim() == 0 for t in inputs):
+        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): expected a batch dimension first "
+                         "in every tensor; a 0-d tensor has none")
+    batches = sorted({t.shape[0] for t in inputs})
+    if len(batches) > 1:
+        raise ValueError(f"example_inputs ({_child.describe_tensors(inputs)}): their first dimensions differ "
+                         f"({', '.join(map(str, batches))}); torchperf takes dim 0 as the batch "
+                         "every input shares")
+    return tuple(inputs)

@@ -15,14 +15,12 @@ import warnings
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import PointStatus, RecordError, TuneSummary, Verdict, json_kind
+from torchperf.saved import ARTIFACTS, RESULTS_ERROR
 
-# In a saved folder: the AOTInductor package, torch.compile's cache, an engine's conversion.
-ARTIFACTS = "artifacts"
 EXPECTED = "expected a folder written by result.save or by torchperf.tune (its out)"
 # Exit codes (docs/cli.md): 3 a run without a winner, 6 a results file or folder that is missing,
 # damaged or foreign.
 NO_WINNER = ErrorKind.INVALID_RESULT.exit_code  # a run that completed without a winner
-RESULTS_ERROR = ErrorKind.RESULTS.exit_code
 
 
 def current_environment():

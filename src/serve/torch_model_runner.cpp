@@ -354,31 +354,41 @@ class TorchModelRunner final : public ModelRunner {
   }
 
  public:
-  void check_edges(const std::vector<std::int64_t>& edges, std::int64_t shortest) override {
+  void check_edges(const std::vector<std::int64_t>& edges,
+                   const std::map<std::string, std::int64_t>& shortest) override {
     if (!signature_.lengths.merge || first_name_.empty() || edges.empty() || !w_.workload.spec)
       return;
+    const auto least = shortest.find(first_name_);
     NamedSizes sizes = sizes_of(w_.dim_names, shapes_of(w_.workload.inputs));
     std::string checked;
     double worst_cosine = 1, worst_error = 0;
     std::int64_t previous = 0;
     for (const std::int64_t edge : edges) {
-      sizes[first_name_] = std::min(edge, std::max(previous + 1, shortest));
+      // Padded to the edge, never past the longest served (the padding rule's cap).
+      const std::int64_t target = std::min(edge, longest_);
+      const std::int64_t length =
+          std::max(previous + 1, least == shortest.end() ? std::int64_t{1} : least->second);
       previous = edge;
+      if (length > longest_) break;
+      if (length >= target) continue;  // one length in this bucket: nothing to pad
+      sizes[first_name_] = length;
       NamedSizes padded_sizes = sizes;
-      padded_sizes[first_name_] = edge;
+      padded_sizes[first_name_] = target;
       const Accuracy a = padded_against_alone(sizes, padded_sizes);
-      const std::string at = fmt::format("{} {} padded to {}", first_name_, sizes[first_name_], edge);
+      const std::string at = fmt::format("{} padded to {}", length, target);
       if (const auto why = AccuracyGuard::default_guard().check(quality_metrics(quality_of(a)))) {
         signature_.lengths.merge = false;
-        signature_.lengths.check = fmt::format("padding changes the answers at the bucket edge {} "
-                                               "({} at {}): requests merge only at one length",
-                                               edge, *why, at);
+        signature_.lengths.check =
+            fmt::format("padding changes the answers at the bucket edge {} ({} at {} {}): "
+                        "requests merge only at one length",
+                        edge, *why, first_name_, at);
         return;
       }
-      checked += (checked.empty() ? "" : ", ") + at.substr(first_name_.size() + 1);
+      checked += (checked.empty() ? "" : ", ") + at;
       worst_cosine = std::min(worst_cosine, a.cosine);
       worst_error = std::max(worst_error, a.max_abs_error);
     }
+    if (checked.empty()) return;  // the load's check stands
     signature_.lengths.check = fmt::format(
         "padding checked at every bucket edge ({} {}): worst cosine {:.6f}, max abs error {:.2e}; "
         "requests of other lengths merge, padded",
@@ -391,7 +401,9 @@ class TorchModelRunner final : public ModelRunner {
   Accuracy padded_against_alone(const NamedSizes& own, const NamedSizes& padded) {
     const std::vector<std::pair<std::string, std::int64_t>> named(own.begin(), own.end());
     std::vector<c10::IValue> alone, padded_inputs;
-    const auto given = make_inputs(with_sizes(*w_.workload.spec, named), 1, w_.workload.seed);
+    // At the configuration's batch, as the load's check: a program may take no other.
+    const std::int64_t batch = w_.given_inputs.front().size(0);
+    const auto given = make_inputs(with_sizes(*w_.workload.spec, named), batch, w_.workload.seed);
     for (std::size_t i = 0; i < given.size(); ++i) {
       at::Tensor t = given[i].toTensor().to(w_.workload.device, fed_[i].dtype);
       if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
@@ -403,7 +415,7 @@ class TorchModelRunner final : public ModelRunner {
       for (const auto& t : forward(alone)) reference.push_back(t.to(at::kCPU));
       const auto out = forward(padded_inputs);
       for (std::size_t o = 0; o < out.size(); ++o)
-        cut.push_back(cut_rows(out[o].to(at::kCPU), 0, 1, follows_[o], own));
+        cut.push_back(cut_rows(out[o].to(at::kCPU), 0, batch, follows_[o], own));
     } catch (const std::exception& e) {
       throw WorkloadError(fmt::format("model '{}' failed at the bucket edge {}={} ({}): {}",
                                       w_.model_name, first_name_, padded.at(first_name_),

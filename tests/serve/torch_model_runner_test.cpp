@@ -214,7 +214,8 @@ TEST(TorchModelRunnerTest, PaddingIsCheckedAtEveryBucketEdgeFromTheShortestLengt
   auto instances = load_model_instances(
       tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
   ModelRunner& m = *instances[0];
-  m.check_edges({16, 40, 64}, 4);
+  // The last edge past the longest served (64): padded to 64, as the padding rule caps it.
+  m.check_edges({16, 40, 512}, {{"S", 4}});
   const auto& lengths = m.signature().lengths;
   EXPECT_TRUE(lengths.merge) << lengths.check;
   EXPECT_NE(lengths.check.find("padding checked at every bucket edge (S 4 padded to 16, 17 padded "
@@ -226,10 +227,16 @@ TEST(TorchModelRunnerTest, PaddingIsCheckedAtEveryBucketEdgeFromTheShortestLengt
 TEST(TorchModelRunnerTest, ASampleShorterThanTheShortestLengthIsNeverDrawnForAnEdge) {
   auto instances = load_model_instances(
       tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
-  instances[0]->check_edges({8, 64}, 12);
-  EXPECT_NE(instances[0]->signature().lengths.check.find("(S 8 padded to 8, 12 padded to 64)"),
+  // Below the shortest (12) the edge 8 holds no length: skipped; per-length edges pad nothing.
+  instances[0]->check_edges({8, 64}, {{"S", 12}, {"T", 1}});
+  EXPECT_NE(instances[0]->signature().lengths.check.find("every bucket edge (S 12 padded to 64)"),
             std::string::npos)
       << instances[0]->signature().lengths.check;
+  const std::string before = instances[0]->signature().lengths.check;
+  std::vector<std::int64_t> per_length(64);
+  for (std::int64_t l = 1; l <= 64; ++l) per_length[static_cast<std::size_t>(l - 1)] = l;
+  instances[0]->check_edges(per_length, {{"S", 4}});
+  EXPECT_EQ(instances[0]->signature().lengths.check, before);
 }
 
 TEST(TorchModelRunnerTest, AnEdgeWherePaddingChangesTheAnswerIsNamedAndStopsMerging) {
@@ -254,7 +261,7 @@ def forward(self, ids, mask):
   std::filesystem::remove(path);
   ModelRunner& m = *instances[0];
   ASSERT_TRUE(m.signature().lengths.merge) << m.signature().lengths.check;
-  m.check_edges({16, 64}, 4);
+  m.check_edges({16, 64}, {{"S", 4}});
   EXPECT_FALSE(m.signature().lengths.merge);
   EXPECT_NE(m.signature().lengths.check.find("padding changes the answers at the bucket edge 16"),
             std::string::npos)

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,12 @@ class ModelRunner {
       const std::vector<const InferenceRequest*>& batch) = 0;
   // Issue 62, the guard at every edge: before serving, where lengths merge, a sample of the
   // shortest length each bucket holds (the one its edge pads most: the previous edge + 1, at
-  // least `shortest`) runs alone and padded to the edge, and the two answers are compared under
-  // tune's default guard. The start-up check then names every edge; an edge that changes an
-  // answer stops merging (requests run at their own length) and is named.
-  virtual void check_edges(const std::vector<std::int64_t>& /*edges*/, std::int64_t /*shortest*/) {}
+  // least the dimension's shortest, by name) runs at the configuration's batch alone and padded to
+  // the edge (at most the longest served), and the two answers are compared under tune's default
+  // guard. The start-up check then names each pair; a bucket with nothing to pad (one length) is
+  // skipped; an edge that changes an answer stops merging (requests run at their own length).
+  virtual void check_edges(const std::vector<std::int64_t>& /*edges*/,
+                           const std::map<std::string, std::int64_t>& /*shortest*/) {}
 };
 
 // Puts a request's inputs in signature order (by name when the names match, else in the order
