@@ -168,6 +168,7 @@ struct Flags {
   std::string out;
   double curve_time_s = 1.5;
   double min_run_s = 5;
+  std::string max_start;
   bool json = false;
   bool quiet = false;
 };
@@ -298,6 +299,7 @@ int run(Flags& f) {
   o.delays_s.clear();
   for (const auto& d : split(f.delays, ',')) o.delays_s.push_back(parse_latency(d, "--delays"));
   o.min_run_s = f.min_run_s;
+  if (!f.max_start.empty()) o.max_start_s = parse_latency(f.max_start, "--max-start");
   o.instances = f.instances;
   o.threads = f.threads;
   plan_lengths(f, options, o);
@@ -359,7 +361,15 @@ int run(Flags& f) {
     std::cout << "wrote " << (fs::path(f.out) / "serve-tune.{json,csv,html}").string() << "\n";
   }
   if (!r.winner) {
-    std::cerr << "torchperf: no candidate met " << o.objective.text << " at any rate tried\n";
+    const bool all_slow = std::any_of(r.candidates.begin(), r.candidates.end(),
+                                      [](const CandidateResult& c) { return c.start_s > 0; }) &&
+                          std::none_of(r.candidates.begin(), r.candidates.end(),
+                                       [](const CandidateResult& c) { return c.measured; });
+    std::cerr << "torchperf: no candidate met " << o.objective.text << " at any rate tried"
+              << (all_slow ? fmt::format(" (no server was ready within --max-start {:.1f} s)",
+                                         o.max_start_s)
+                           : "")
+              << "\n";
     return kInvalidResult;
   }
   return kSuccess;
@@ -407,6 +417,9 @@ Runner add_serve_tune_command(CLI::App& app) {
       ->default_val(1.5);
   cmd->add_option("--min-run", f->min_run_s, "A load run's least length in seconds")
       ->default_val(5);
+  cmd->add_option("--max-start", f->max_start,
+                  "A cap on time to ready (e.g. 30s): a server not ready within it after launch "
+                  "is not measured nor crowned (start-up is paid at every deploy)");
   cmd->add_option("--out", f->out, "Folder for serve-tune.json/.csv/.html and the servers' logs");
   cmd->add_option("--device", f->model.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
   cmd->add_flag("--json", f->json, "Print the result as JSON");

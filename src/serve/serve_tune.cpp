@@ -67,6 +67,8 @@ void validate(const ServeTuneOptions& o) {
   if (o.trials_per_candidate == 0) throw UsageError("--trials: expected at least 1");
   if (o.bucket_sets.empty()) throw UsageError("--buckets: expected at least one set of edges");
   if (o.token_budgets.empty()) throw UsageError("--token-budgets: expected at least one budget");
+  if (!(o.max_start_s >= 0) || !std::isfinite(o.max_start_s))
+    throw UsageError("--max-start: expected a time >= 0 (0: no cap)");
   for (const auto t : o.token_budgets)
     if (t < 0) throw UsageError("--token-budgets: expected 0 (no budget) or more");
 }
@@ -249,6 +251,11 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       std::unique_ptr<ServedCandidate> served = backend.serve(c);
       start_s = to_seconds(clock.now() - launched);
       r.start_s = start_s;
+      if (o.max_start_s > 0 && start_s > o.max_start_s) {
+        r.skipped = fmt::format("ready {:.1f} s after launch, past --max-start {:.1f} s", start_s,
+                                o.max_start_s);
+        continue;
+      }
       r.measured = true;
       const ServiceCurve& curve = result.curves.at(c.threads);
       climb_rates(o, *served, curve, expected > 0 ? 0.9 * expected : 0.5 / curve.seconds(1), at,

@@ -75,6 +75,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
        "checkpoint 'every:zero': expected off, blocks, every:N"},
       {{"train", "builtin:convbn", "--memory-cap", "lots", "--quiet"}, 2, "--memory-cap"},
       {{"serve-tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget: expected a duration"},
+      {{"serve-tune", "builtin:mlp", "--max-start", "soon", "--budget", "10s", "--quiet"}, 2,
+       "--max-start 'soon': expected a time with a unit"},
       {{"bench", fixture("state_dict.pt")}, 4, "a torch.save file"},
       {{"bench", fixture("other.zip")}, 4, "not a PyTorch archive"},
       {{"tune", text, "--quiet"}, 4, "not a TorchScript archive"},

@@ -76,6 +76,26 @@ ServeTuneOptions options(double budget_s) {
   return o;
 }
 
+TEST(ServeTuneTest, AServerNotReadyWithinTheStartCapIsNeitherMeasuredNorCrowned) {
+  ManualTimeSource clock;
+  ServeTuneOptions o = options(600);
+  o.max_start_s = 1;  // the fake servers take 2 s
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  EXPECT_FALSE(r.winner);
+  ASSERT_FALSE(backend.served.empty());
+  for (const auto& c : r.candidates) {
+    EXPECT_FALSE(c.measured);
+    EXPECT_TRUE(c.trials.empty());
+  }
+  EXPECT_EQ(r.candidates[0].skipped, "ready 2.0 s after launch, past --max-start 1.0 s");
+  o.max_start_s = 3;
+  FakeBackend quick(clock, o.objective);
+  EXPECT_TRUE(run_serve_tune(o, quick, clock).winner);
+  o.max_start_s = -1;
+  EXPECT_THROW(validate(o), UsageError);
+}
+
 TEST(ServeTuneTest, CandidatesCoverInstancesAndThreadsThatFitTheCores) {
   ServeTuneOptions o = options(100);
   o.delays_s = {0.001, 0.005};

@@ -69,6 +69,9 @@ struct ServeTuneOptions {
   std::size_t trials_per_candidate = 4;  // load runs while bracketing a candidate's best rate
   double min_run_s = 5;                  // a load run's least length
   double server_start_s = 3;             // a guess until the first start is timed
+  // Issue 62, start-up weighed: a server not ready within this many seconds of its launch is not
+  // measured nor crowned (0: no cap). A deploy or a scale-out pays every start.
+  double max_start_s = 0;
 };
 
 // UsageError naming the option: no batch sizes or delays, a batch or core count of 0, a negative
