@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -54,17 +55,25 @@ TEST(MachineLoadTest, ABusyLoopStartedElsewhereIsOthersAndOurOwnSpinIsOurs) {
   while (std::chrono::steady_clock::now() < spin_until) sink = sink + 1;
   const auto after_spin = read_cpu_times();
   EXPECT_GE(after_spin->ours_s - before_spin->ours_s, 0.3);
-  // A loop another process runs (orphaned by the shell, so not our descendant) is others'.
-  ASSERT_EQ(std::system("sh -c '(timeout 3 sh -c \"while :; do :; done\") >/dev/null 2>&1 &'"), 0);
+  // A loop another process runs (orphaned by the shell, so not our descendant) is others'. A
+  // window in which the loop got no core (a virtual machine's host took it: steal time, as one
+  // CI run saw, 0.02 cores) says nothing either way: up to three windows are read.
+  ASSERT_EQ(std::system("sh -c '(timeout 6 sh -c \"while :; do :; done\") >/dev/null 2>&1 &'"), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  MachineLoad theirs;
-  theirs.sample();
-  theirs.before_sweep_ends_here();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-  theirs.sample();
-  ASSERT_TRUE(theirs.before().has_value());
-  EXPECT_GE(*theirs.before(), 0.7) << "a busy loop on another process";
-  EXPECT_TRUE(theirs.busy());
+  double seen = 0;
+  bool busy = false;
+  for (int window = 0; window < 3 && !busy; ++window) {
+    MachineLoad theirs;
+    theirs.sample();
+    theirs.before_sweep_ends_here();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    theirs.sample();
+    ASSERT_TRUE(theirs.before().has_value());
+    seen = std::max(seen, *theirs.before());
+    busy = theirs.busy();
+  }
+  EXPECT_GE(seen, 0.7) << "a busy loop on another process";
+  EXPECT_TRUE(busy);
 }
 
 }  // namespace
