@@ -354,10 +354,12 @@ TEST(BenchCommandTest, APaddingThatChangesTheAnswerIsCaughtAndAMaskedModelPasses
                             const std::string& runtime = "cpp") {
     const CliRun run = run_cli({"bench", model, "--input", spec, "--dim", "S=4..64", "--batch",
                                 "4", "--padding", "max", "--runtime", runtime, "--time", "0.2",
-                                "--target-ci", "0.5", "--json", "--quiet"});
+                                "--target-ci", "0.5", "--allow-overrun", "--json", "--quiet"});
     EXPECT_TRUE(testing::measured(run)) << model << run.err;
     return nlohmann::json::parse(run.out)["measurement"];
   };
+  // --allow-overrun: the check is what is tested, not the budget; under the sanitizers a cold
+  // reference call of the encoder took 2.08 s once, past the 2 s that ends a 0.2 s run.
   const auto masked = stream_of("builtin:encoder", "int64:S@0..1000;int64:S@1..2");
   const auto& check = masked["stream"]["padding_check"];
   EXPECT_EQ(check["lengths"].size(), 3u) << check.dump();
