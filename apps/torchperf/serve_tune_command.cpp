@@ -361,12 +361,17 @@ int run(Flags& f) {
     std::cout << "wrote " << (fs::path(f.out) / "serve-tune.{json,csv,html}").string() << "\n";
   }
   if (!r.winner) {
-    const bool all_slow = std::any_of(r.candidates.begin(), r.candidates.end(),
-                                      [](const CandidateResult& c) { return c.start_s > 0; }) &&
-                          std::none_of(r.candidates.begin(), r.candidates.end(),
-                                       [](const CandidateResult& c) { return c.measured; });
+    // Only a cap that stopped every server started: a budget spent before the first load run
+    // leaves servers unmeasured too, and the cap is not why.
+    const auto past_cap = [](const CandidateResult& c) {
+      return c.skipped.rfind("ready ", 0) == 0;
+    };
+    const bool all_slow =
+        o.max_start_s > 0 && std::any_of(r.candidates.begin(), r.candidates.end(), past_cap) &&
+        std::none_of(r.candidates.begin(), r.candidates.end(),
+                     [](const CandidateResult& c) { return c.measured; });
     std::cerr << "torchperf: no candidate met " << o.objective.text << " at any rate tried"
-              << (all_slow ? fmt::format(" (no server was ready within --max-start {:.1f} s)",
+              << (all_slow ? fmt::format(" (no server was ready within --max-start {:g} s)",
                                          o.max_start_s)
                            : "")
               << "\n";

@@ -56,6 +56,7 @@ TextTable serve_tune_table(const ServeTuneResult& r, const ServeTuneOptions& o) 
     if (r.winner && *r.winner == i) note = "WINNER";
     if (r.unbatched && *r.unbatched == i)
       note += std::string(note.empty() ? "" : ", ") + "one request per forward";
+    if (c.refined) note += std::string(note.empty() ? "" : ", ") + "the best's delay refined";
     row.push_back(note);
     t.rows.push_back(std::move(row));
   }
@@ -98,6 +99,7 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
                          {"skipped", c.skipped},
                          {"best_rate", c.best_rate()},
                          {"start_s", c.start_s},
+                         {"refined", c.refined},
                          {"winner", r.winner && *r.winner == i},
                          {"unbatched", r.unbatched && *r.unbatched == i},
                          {"batch_sizes", nlohmann::json::object()},

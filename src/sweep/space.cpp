@@ -249,86 +249,85 @@ void check_requested(const std::vector<SpaceAxis>& axes,
       }
 }
 
-}  // namespace
+// A value asked for that a point's runtime does not take, gathered by runtime and knob.
+struct Refusal {
+  const Runtime* runtime;
+  std::string knob;
+  std::set<std::string> values;
+  std::string reason;
+};
 
-Space build_space(const WorkloadTraits& traits,
-                  const std::map<std::string, std::vector<std::string>>& requested) {
-  Space space;
-  space.axes = make_axes(traits, requested, space.left_out);
-  std::vector<std::string> families = {runtime_families().front()};
-  for (const auto& axis : space.axes)
-    if (axis.knob == "runtime") families = axis.values;
-  const std::vector<WorkloadTraits> views = runtime_views(traits, families);
-  // A value only another runtime on the axes takes leaves a point at its own runtime's baseline
-  // when the sweep chose it. A value the user asked for is never swapped for another: where the
-  // point's runtime takes the knob but not that value (a batch outside a program's range, a
-  // TorchScript graph for Python), the point is left out; when that leaves a runtime none of the
-  // values asked for, the plan says why.
-  struct Refusal {
-    const Runtime* runtime;
-    std::string knob;
-    std::set<std::string> values;
-    std::string reason;
-  };
+// What every point of a space is read against: the workload, the runtimes on its axes and the
+// values the user asked for; `refused` gathers the points left out for a value asked for.
+struct PointRules {
+  const WorkloadTraits& traits;
+  const std::vector<WorkloadTraits>& views;
+  const std::map<std::string, std::vector<std::string>>& requested;
   std::map<std::string, Refusal> refused;  // by runtime and knob
-  const auto own_runtime = [&](const Configuration& c) {
-    if (views.size() < 2) return c;
-    const Runtime& mine = runtime_for(c.get("runtime").value_or(""),
-                                      c.get("graph").value_or(""), traits);
-    const WorkloadTraits own_view = mine.view(traits);
-    Configuration own;
-    for (const auto& [knob, value] : c.values()) {
-      const Knob& k = find_knob(knob);
-      bool elsewhere = false;
-      for (const auto& view : views)
-        elsewhere |= view.runtime != own_view.runtime && applies_in(k, view, value);
-      if (knob == "runtime" || applies_in(k, own_view, value) || !elsewhere) {
-        own.set(knob, value);
-        continue;
-      }
-      const Applicability taken_here = k.applies(own_view, k.baseline(own_view));
-      if (requested.count(knob) && taken_here.applies) {
-        Refusal& r = refused[mine.name() + " " + knob];
-        r.runtime = &mine;
-        r.knob = knob;
-        r.values.insert(value);
-        r.reason = k.applies(own_view, value).reason;
-        throw ConfigError("a value asked for that the point's runtime does not take: " + knob +
-                          "=" + value + " for " + mine.label());
-      }
-    }
-    return own;
-  };
-  const std::vector<WorkloadTraits> swept = swept_runtimes(traits, views, families);
-  check_requested(space.axes, requested, traits, views, swept, families);
+};
 
-  std::map<std::string, std::size_t> dropped;  // reason -> count
-  std::set<std::string> seen;
-  std::vector<std::size_t> index(space.axes.size(), 0);
+// A value only another runtime on the axes takes leaves a point at its own runtime's baseline
+// when the sweep chose it. A value the user asked for is never swapped for another: where the
+// point's runtime takes the knob but not that value (a batch outside a program's range, a
+// TorchScript graph for Python), the point is left out (ConfigError), and noted in `refused`.
+Configuration own_runtime(const Configuration& c, PointRules& rules) {
+  if (rules.views.size() < 2) return c;
+  const Runtime& mine =
+      runtime_for(c.get("runtime").value_or(""), c.get("graph").value_or(""), rules.traits);
+  const WorkloadTraits own_view = mine.view(rules.traits);
+  Configuration own;
+  for (const auto& [knob, value] : c.values()) {
+    const Knob& k = find_knob(knob);
+    bool elsewhere = false;
+    for (const auto& view : rules.views)
+      elsewhere |= view.runtime != own_view.runtime && applies_in(k, view, value);
+    if (knob == "runtime" || applies_in(k, own_view, value) || !elsewhere) {
+      own.set(knob, value);
+      continue;
+    }
+    const Applicability taken_here = k.applies(own_view, k.baseline(own_view));
+    if (rules.requested.count(knob) && taken_here.applies) {
+      Refusal& r = rules.refused[mine.name() + " " + knob];
+      r.runtime = &mine;
+      r.knob = knob;
+      r.values.insert(value);
+      r.reason = k.applies(own_view, value).reason;
+      throw ConfigError("a value asked for that the point's runtime does not take: " + knob +
+                        "=" + value + " for " + mine.label());
+    }
+  }
+  return own;
+}
+
+// Every combination of the axes' values, each kept once as it resolves (`seen`: the keys), the
+// rest counted by why in `space.dropped`; `space.origin` is each axis's baseline.
+void enumerate_points(Space& space, PointRules& rules, std::set<std::string>& seen) {
   for (const auto& axis : space.axes) {
     const bool has_baseline =
         std::find(axis.values.begin(), axis.values.end(), axis.baseline) != axis.values.end();
     space.origin.set(axis.knob, has_baseline ? axis.baseline : axis.values.front());
   }
   try {
-    space.origin = own_runtime(space.origin);
+    space.origin = own_runtime(space.origin, rules);
   } catch (const ConfigError&) {
     // An origin whose runtime refuses a value asked for: counted from as it is.
   }
   ResolvedConfiguration baseline;
   try {
-    baseline = resolve(space.origin, traits);
+    baseline = resolve(space.origin, rules.traits);
   } catch (const ConfigError&) {
-    baseline = resolve(Configuration{}, traits);
+    baseline = resolve(Configuration{}, rules.traits);
   }
+  std::map<std::string, std::size_t> dropped;  // reason -> count
+  std::vector<std::size_t> index(space.axes.size(), 0);
   while (true) {
     ++space.combinations;
     Configuration c;
     for (std::size_t i = 0; i < space.axes.size(); ++i)
       c.set(space.axes[i].knob, space.axes[i].values[index[i]]);
     try {
-      c = own_runtime(c);
-      const ResolvedConfiguration r = resolve(c, traits);
+      c = own_runtime(c, rules);
+      const ResolvedConfiguration r = resolve(c, rules.traits);
       const std::string key = r.to_string();
       if (seen.insert(key).second) {
         SpacePoint p{key, c, 0};
@@ -350,13 +349,17 @@ Space build_space(const WorkloadTraits& traits,
   }
   for (const auto& [reason, count] : dropped)
     space.dropped.push_back(std::to_string(count) + " dropped: " + reason);
-  // One note per knob and reason, naming the runtimes it leaves without a value asked for.
+}
+
+// One note per knob and reason, naming the runtimes a refusal leaves without any value asked
+// for; each goes to `space.left_out`, and all of them, joined, are returned.
+std::string note_refusals(const PointRules& rules, Space& space) {
   std::map<std::pair<std::string, std::string>, std::pair<std::string, std::set<std::string>>>
       notes;  // (knob, reason) -> (runtimes, values)
-  for (const auto& [id, r] : refused) {
-    const WorkloadTraits view = r.runtime->view(traits);
+  for (const auto& [id, r] : rules.refused) {
+    const WorkloadTraits view = r.runtime->view(rules.traits);
     const Knob& knob = find_knob(r.knob);
-    const auto& asked = requested.at(r.knob);
+    const auto& asked = rules.requested.at(r.knob);
     if (std::any_of(asked.begin(), asked.end(),
                     [&](const std::string& v) { return applies_in(knob, view, v); }))
       continue;
@@ -374,6 +377,25 @@ Space build_space(const WorkloadTraits& traits,
     space.left_out.push_back(note);
     refusals += "; " + note;
   }
+  return refusals;
+}
+
+}  // namespace
+
+Space build_space(const WorkloadTraits& traits,
+                  const std::map<std::string, std::vector<std::string>>& requested) {
+  Space space;
+  space.axes = make_axes(traits, requested, space.left_out);
+  std::vector<std::string> families = {runtime_families().front()};
+  for (const auto& axis : space.axes)
+    if (axis.knob == "runtime") families = axis.values;
+  const std::vector<WorkloadTraits> views = runtime_views(traits, families);
+  const std::vector<WorkloadTraits> swept = swept_runtimes(traits, views, families);
+  check_requested(space.axes, requested, traits, views, swept, families);
+  PointRules rules{traits, views, requested, {}};
+  std::set<std::string> seen;
+  enumerate_points(space, rules, seen);
+  const std::string refusals = note_refusals(rules, space);
   if (space.points.empty()) throw UsageError("the space to sweep is empty" + refusals);
   space.expert_starts = expert_starts(space, traits, swept, seen);
   return space;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "torchperf/error.h"
 
@@ -88,7 +89,7 @@ TEST(ServeTuneTest, AServerNotReadyWithinTheStartCapIsNeitherMeasuredNorCrowned)
     EXPECT_FALSE(c.measured);
     EXPECT_TRUE(c.trials.empty());
   }
-  EXPECT_EQ(r.candidates[0].skipped, "ready 2.0 s after launch, past --max-start 1.0 s");
+  EXPECT_EQ(r.candidates[0].skipped, "ready 2.0 s after launch, past --max-start 1 s");
   o.max_start_s = 3;
   FakeBackend quick(clock, o.objective);
   EXPECT_TRUE(run_serve_tune(o, quick, clock).winner);
@@ -162,6 +163,44 @@ TEST(ServeTuneTest, CandidatesPredictedToFallFarShortComeLastAndTheBudgetIsUsed)
   EXPECT_TRUE(r.stopped.empty()) << r.stopped;
   for (const auto& c : r.candidates) EXPECT_TRUE(c.measured) << c.candidate.label();
   // The last one served is the one-thread, one-request-per-call server: predicted slowest.
+  EXPECT_EQ(backend.served.back().max_batch, 1u);
+  EXPECT_EQ(backend.served.back().threads, 1u);
+}
+
+TEST(ServeTuneTest, TheBestsDelayIsHalvedAndDoubledBeforeTheDeferredAreMeasured) {
+  ManualTimeSource clock;
+  const ServeTuneOptions o = options(3600);  // one delay: 2 ms
+  FakeBackend backend(clock, o.objective);
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  const auto same_but_delay = [](const ServingCandidate& a, const ServingCandidate& b) {
+    return a.instances == b.instances && a.threads == b.threads && a.max_batch == b.max_batch;
+  };
+  std::vector<const CandidateResult*> refined;
+  for (const auto& c : r.candidates)
+    if (c.refined) refined.push_back(&c);
+  ASSERT_FALSE(refined.empty());
+  // The first: the first pass's best with its 2 ms halved, climbed from the rate the best held.
+  const CandidateResult& first = *refined.front();
+  EXPECT_EQ(first.candidate.max_queue_delay_s, 0.001);
+  EXPECT_GT(first.candidate.max_batch, 1u);
+  ASSERT_TRUE(first.measured);
+  const auto best = std::find_if(r.candidates.begin(), r.candidates.end(), [&](const auto& c) {
+    return !c.refined && same_but_delay(c.candidate, first.candidate);
+  });
+  ASSERT_NE(best, r.candidates.end());
+  EXPECT_EQ(first.trials.front().rate_per_s, best->best_rate());
+  // Each refined one is half or twice the delay of another with the same settings.
+  for (const CandidateResult* x : refined) {
+    const bool neighbour =
+        std::any_of(r.candidates.begin(), r.candidates.end(), [&](const CandidateResult& c) {
+          const double d = c.candidate.max_queue_delay_s, e = x->candidate.max_queue_delay_s;
+          return &c != x && same_but_delay(c.candidate, x->candidate) && (e == d / 2 || e == 2 * d);
+        });
+    EXPECT_TRUE(neighbour) << x->candidate.label();
+  }
+  // No label is served twice; the one-thread unbatched server, deferred, still comes last.
+  std::set<std::string> labels;
+  for (const auto& c : backend.served) EXPECT_TRUE(labels.insert(c.label()).second) << c.label();
   EXPECT_EQ(backend.served.back().max_batch, 1u);
   EXPECT_EQ(backend.served.back().threads, 1u);
 }

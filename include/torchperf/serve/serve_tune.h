@@ -1,8 +1,8 @@
 // serve-tune's search: serving settings (instances, threads per instance, max_batch,
 // max_queue_delay) ranked by the rate the queueing model predicts within the objective, then
-// measured, best first (those predicted far below the best measured last), each by a fresh
-// server and open-loop load at rising or falling rates, until the budget is spent. Where the
-// servers run and how load reaches them is the backend's.
+// measured, best first (those predicted far below the best measured last, after the best's
+// delay is refined), each by a fresh server and open-loop load at rising or falling rates, until
+// the budget is spent. Where the servers run and how load reaches them is the backend's.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +66,7 @@ struct ServeTuneOptions {
   std::vector<std::vector<std::int64_t>> bucket_sets = {{}};
   std::vector<std::int64_t> token_budgets = {0};
   bool by_length = false;
-  std::size_t trials_per_candidate = 4;  // load runs while bracketing a candidate's best rate
+  std::size_t trials_per_candidate = 4;  // load runs bracketing a best rate (2x while all hold)
   double min_run_s = 5;                  // a load run's least length
   double server_start_s = 3;             // a guess until the first start is timed
   // Issue 62, start-up weighed: a server not ready within this many seconds of its launch is not
@@ -96,6 +96,9 @@ struct CandidateResult {
   std::optional<std::size_t> best_trial;
   std::map<std::size_t, std::size_t> batch_sizes;  // calls by batch size, over its runs
   double start_s = 0;  // time to ready: from launching its server to the server's port line
+  // Not one of the options' candidates: the best's delay halved or doubled, tried with the
+  // budget left after the first pass.
+  bool refined = false;
   double best_rate() const;
 };
 
