@@ -205,7 +205,8 @@ struct Search {
   double start_s;              // the last server's time to ready (a guess before the first)
   double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
   std::size_t calibrated = 0;
-  double best = 0;
+  double best = 0;            // the best rate measured
+  double best_predicted = 0;  // its candidate's prediction
 
   double calibration() const { return calibrated ? std::exp(log_calibration / calibrated) : 1.0; }
 
@@ -247,7 +248,18 @@ struct Search {
       log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
       ++calibrated;
     }
-    best = std::max(best, r.best_rate());
+    if (r.best_rate() > best) {
+      best = r.best_rate();
+      best_predicted = r.predicted_max_rate;
+    }
+  }
+
+  // A candidate's prediction on the scale of the best's, where the model erred as it did: the
+  // mean error would defer candidates predicted as high as the best (a queue model blind to
+  // padding predicts every bucket set alike; those measured low pull the mean down).
+  double expected_beside_best(const CandidateResult& r) const {
+    return best_predicted > 0 ? r.predicted_max_rate * best / best_predicted
+                              : r.predicted_max_rate * calibration();
   }
 };
 
@@ -333,7 +345,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       r.skipped = "budget";
       continue;
     }
-    const double expected = r.predicted_max_rate * search.calibration();
+    const double expected = search.expected_beside_best(r);
     if (!is_unbatched(r.candidate, candidates) && search.best > 0 &&
         expected * 1.25 < search.best) {
       r.skipped = fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected,
@@ -341,14 +353,16 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
       deferred[index] = true;
       continue;
     }
-    search.measure(r, 0.9 * expected);
+    search.measure(r, 0.9 * r.predicted_max_rate * search.calibration());
   }
   refine_best(search, ranked);
-  // Then, while the budget lasts, the deferred ones (the prediction may be wrong).
+  // Then, while the budget lasts, the deferred ones (the prediction may be wrong), and the best's
+  // delay again if one of them took the lead.
   for (std::size_t index = 0; index < deferred.size(); ++index)
     if (deferred[index] && search.budget_left())
       search.measure(ranked[index],
                      0.9 * ranked[index].predicted_max_rate * search.calibration());
+  refine_best(search, ranked);
   crown(std::move(ranked), candidates, result);
   result.elapsed_s = at.elapsed();
   at.report("done");
