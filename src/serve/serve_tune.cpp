@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "torchperf/error.h"
@@ -207,6 +208,9 @@ struct Search {
   std::size_t calibrated = 0;
   double best = 0;            // the best rate measured
   double best_predicted = 0;  // its candidate's prediction
+  // Each candidate measured: its bucket edges and token budget, and its best rate over its
+  // prediction (none VALID: its lowest rate tried, which it did not hold).
+  std::vector<std::pair<ServingCandidate, double>> errors;
 
   double calibration() const { return calibrated ? std::exp(log_calibration / calibrated) : 1.0; }
 
@@ -247,6 +251,11 @@ struct Search {
     if (r.best_trial && r.predicted_max_rate > 0) {
       log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
       ++calibrated;
+      errors.emplace_back(c, r.best_rate() / r.predicted_max_rate);
+    } else if (r.measured && r.predicted_max_rate > 0) {  // it held less than its lowest rate
+      double lowest = r.trials.front().rate_per_s;
+      for (const auto& t : r.trials) lowest = std::min(lowest, t.rate_per_s);
+      errors.emplace_back(c, lowest / r.predicted_max_rate);
     }
     if (r.best_rate() > best) {
       best = r.best_rate();
@@ -261,7 +270,60 @@ struct Search {
     return best_predicted > 0 ? r.predicted_max_rate * best / best_predicted
                               : r.predicted_max_rate * calibration();
   }
+
+  // The rate a candidate is expected to hold: its prediction scaled by the best error measured
+  // among candidates that pad as it does (its bucket edges and token budget), since the queue
+  // model's error is mostly the padding it cannot see; with none measured, as the best's.
+  double expected(const CandidateResult& r) const {
+    double error = 0;
+    for (const auto& [c, e] : errors)
+      if (c.edges == r.candidate.edges && c.max_tokens == r.candidate.max_tokens &&
+          (c.max_batch == 1) == (r.candidate.max_batch == 1))  // one a call pads nothing
+        error = std::max(error, e);
+    return error > 0 ? r.predicted_max_rate * error : expected_beside_best(r);
+  }
 };
+
+// The pending candidates (`pending[i]`), measured in turn, each time the one expected highest
+// (the unbatched reference first, ties in ranked order), until the budget ends; with `defer`, once
+// the highest expected falls more than 20% below the best measured, the rest are deferred
+// (`pending` then holds them, each saying why).
+void measure_in_order(Search& s, std::vector<CandidateResult>& ranked, std::vector<bool>& pending,
+                      const std::vector<ServingCandidate>& candidates, bool defer) {
+  while (true) {
+    std::optional<std::size_t> next;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (!pending[i]) continue;
+      const bool first = is_unbatched(ranked[i].candidate, candidates);
+      if (!next || (first && !is_unbatched(ranked[*next].candidate, candidates)) ||
+          (!is_unbatched(ranked[*next].candidate, candidates) &&
+           s.expected(ranked[i]) > s.expected(ranked[*next])))
+        next = i;
+    }
+    if (!next) return;
+    CandidateResult& r = ranked[*next];
+    if (!s.budget_left()) {
+      if (defer)  // the first pass: the rest go unmeasured for the budget (deferred ones keep
+                  // their reason)
+        for (std::size_t i = 0; i < ranked.size(); ++i)
+          if (pending[i]) {
+            ranked[i].skipped = "budget";
+            pending[i] = false;
+          }
+      return;
+    }
+    if (defer && !is_unbatched(r.candidate, candidates) && s.best > 0 &&
+        s.expected(r) * 1.25 < s.best) {
+      for (std::size_t i = 0; i < ranked.size(); ++i)
+        if (pending[i])
+          ranked[i].skipped = fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)",
+                                          s.expected(ranked[i]), s.best);
+      return;
+    }
+    pending[*next] = false;
+    s.measure(r, 0.9 * s.expected(r));
+  }
+}
 
 // The delays next to one a careful person tries next: half (0 below 0.1 ms) and twice (within
 // the objective's limit); from no delay, 0.5 ms.
@@ -336,32 +398,15 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   }
   std::vector<CandidateResult> ranked = ranked_candidates(o, candidates, result.curves);
 
-  Search search{o, backend, clock, at, result, o.server_start_s};
-  // Best predicted first; a candidate predicted far below the best measured is deferred.
-  std::vector<bool> deferred(ranked.size(), false);
-  for (std::size_t index = 0; index < ranked.size(); ++index) {
-    CandidateResult& r = ranked[index];
-    if (!search.budget_left()) {
-      r.skipped = "budget";
-      continue;
-    }
-    const double expected = search.expected_beside_best(r);
-    if (!is_unbatched(r.candidate, candidates) && search.best > 0 &&
-        expected * 1.25 < search.best) {
-      r.skipped = fmt::format("predicted {:.0f}/s, below the best measured ({:.0f}/s)", expected,
-                              search.best);
-      deferred[index] = true;
-      continue;
-    }
-    search.measure(r, 0.9 * r.predicted_max_rate * search.calibration());
-  }
+  Search search{o, backend, clock, at, result, o.server_start_s, 0, 0, 0, 0, {}};
+  // Expected highest first; the rest, once far below the best measured, deferred.
+  std::vector<bool> pending(ranked.size(), true);
+  measure_in_order(search, ranked, pending, candidates, true);
   refine_best(search, ranked);
   // Then, while the budget lasts, the deferred ones (the prediction may be wrong), and the best's
   // delay again if one of them took the lead.
-  for (std::size_t index = 0; index < deferred.size(); ++index)
-    if (deferred[index] && search.budget_left())
-      search.measure(ranked[index],
-                     0.9 * ranked[index].predicted_max_rate * search.calibration());
+  pending.resize(ranked.size(), false);
+  measure_in_order(search, ranked, pending, candidates, false);
   refine_best(search, ranked);
   crown(std::move(ranked), candidates, result);
   result.elapsed_s = at.elapsed();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "torchperf/error.h"
@@ -21,13 +22,14 @@ ServiceCurve curve_at(std::size_t threads) {
 // (the HTTP path and the load generator share the cores), on a scripted clock.
 class FakeServed final : public ServedCandidate {
  public:
-  FakeServed(ServingCandidate c, ManualTimeSource& clock, LatencyObjective objective)
-      : c_(c), clock_(clock), objective_(objective) {}
+  FakeServed(ServingCandidate c, ManualTimeSource& clock, LatencyObjective objective,
+             double slowdown = 1)
+      : c_(c), clock_(clock), objective_(objective), slowdown_(slowdown) {}
   LoadSummary load(double rate, double duration) override {
     const auto n = static_cast<std::size_t>(rate * duration);
     std::map<std::size_t, double> slower;
     const ServiceCurve offline = curve_at(c_.threads);
-    for (const auto& [b, s] : offline.points()) slower[b] = 1.2 * s;
+    for (const auto& [b, s] : offline.points()) slower[b] = 1.2 * slowdown_ * s;
     const QueuePrediction p = predict_latency({c_.max_batch, c_.max_queue_delay_s, 256},
                                               c_.instances, ServiceCurve(slower), rate, n, 3);
     std::vector<RequestRecord> records;
@@ -45,6 +47,7 @@ class FakeServed final : public ServedCandidate {
   ServingCandidate c_;
   ManualTimeSource& clock_;
   LatencyObjective objective_;
+  double slowdown_;
 };
 
 class FakeBackend final : public ServingBackend {
@@ -58,9 +61,13 @@ class FakeBackend final : public ServingBackend {
   std::unique_ptr<ServedCandidate> serve(const ServingCandidate& c) override {
     served.push_back(c);
     clock_.advance(std::chrono::seconds(2));
-    return std::make_unique<FakeServed>(c, clock_, objective_);
+    const auto slow = slowdown.find(c.edges);
+    return std::make_unique<FakeServed>(
+        c, clock_, objective_, c.max_batch > 1 && slow != slowdown.end() ? slow->second : 1.0);
   }
   std::vector<ServingCandidate> served;
+  // Calls this much dearer with these bucket edges (padding the queue model does not see).
+  std::map<std::vector<std::int64_t>, double> slowdown;
 
  private:
   ManualTimeSource& clock_;
@@ -205,6 +212,30 @@ TEST(ServeTuneTest, TheBestsDelayIsHalvedAndDoubledBeforeTheDeferredAreMeasured)
   EXPECT_EQ(backend.served.back().threads, 1u);
 }
 
+TEST(ServeTuneTest, ABucketSetMeasuredSlowComesAfterTheOthersAtTheNextBatchSize) {
+  ManualTimeSource clock;
+  ServeTuneOptions o = options(3600);
+  o.instances = {1};
+  o.threads = {2};
+  o.bucket_sets = {{512}, {64, 512}};
+  FakeBackend backend(clock, o.objective);
+  backend.slowdown[{512}] = 3;  // one bucket pads every call to the longest
+  const ServeTuneResult r = run_serve_tune(o, backend, clock);
+  const auto position = [&](std::size_t batch, std::vector<std::int64_t> edges) {
+    for (std::size_t i = 0; i < backend.served.size(); ++i)
+      if (backend.served[i].max_batch == batch && backend.served[i].edges == edges &&
+          backend.served[i].max_queue_delay_s == 0.002)
+        return i;
+    return backend.served.size();
+  };
+  // Batch 32 with one bucket is tried first (the model predicts both sets alike; ranked order
+  // breaks the tie) and is slow; at batch 8 the other set is tried before it.
+  EXPECT_LT(position(32, {512}), position(32, {64, 512}));
+  EXPECT_LT(position(8, {64, 512}), position(8, {512}));
+  ASSERT_TRUE(r.winner);
+  EXPECT_EQ(r.candidates[*r.winner].candidate.edges, (std::vector<std::int64_t>{64, 512}));
+}
+
 TEST(ServeTuneTest, DeferredCandidatesSayWhyWhenTheBudgetEndsFirst) {
   ManualTimeSource clock;
   const ServeTuneOptions o = options(150);
@@ -252,7 +283,6 @@ TEST(ServeTuneTest, BucketEdgesToTryFollowTheLengthDistribution) {
 TEST(ServeTuneTest, ByLengthARunIsLongEnoughForTheLongestQuartersClaim) {
   ManualTimeSource clock;
   ServeTuneOptions o = options(600);
-  o.by_length = true;
   FakeBackend backend(clock, o.objective);
   const ServeTuneResult r = run_serve_tune(o, backend, clock);
   ASSERT_TRUE(r.winner);

@@ -1,8 +1,9 @@
 // serve-tune's search: serving settings (instances, threads per instance, max_batch,
-// max_queue_delay) ranked by the rate the queueing model predicts within the objective, then
-// measured, best first (those predicted far below the best measured last, after the best's
-// delay is refined), each by a fresh server and open-loop load at rising or falling rates, until
-// the budget is spent. Where the servers run and how load reaches them is the backend's.
+// max_queue_delay, bucket edges, token budget) each given the rate the queueing model predicts
+// within the objective, then measured, the one expected highest first (the prediction scaled by
+// what candidates that pad alike measured; those far below the best last, after the best's delay
+// is refined), each by a fresh server and open-loop load at rising or falling rates, until the
+// budget is spent. Where the servers run and how load reaches them is the backend's.
 #pragma once
 
 #include <cstddef>
