@@ -363,9 +363,7 @@ int run(Flags& f) {
   if (!r.winner) {
     // Only a cap that stopped every server started: a budget spent before the first load run
     // leaves servers unmeasured too, and the cap is not why.
-    const auto past_cap = [](const CandidateResult& c) {
-      return c.skipped.rfind("ready ", 0) == 0;
-    };
+    const auto past_cap = [&](const CandidateResult& c) { return c.start_s > o.max_start_s; };
     const bool all_slow =
         o.max_start_s > 0 && std::any_of(r.candidates.begin(), r.candidates.end(), past_cap) &&
         std::none_of(r.candidates.begin(), r.candidates.end(),

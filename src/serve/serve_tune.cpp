@@ -203,16 +203,12 @@ struct Search {
   TimeSource& clock;
   const TrialClock& at;
   ServeTuneResult& result;
-  double start_s;              // the last server's time to ready (a guess before the first)
-  double log_calibration = 0;  // mean log(measured / predicted) of the candidates measured
-  std::size_t calibrated = 0;
+  double start_s;             // the last server's time to ready (a guess before the first)
   double best = 0;            // the best rate measured
   double best_predicted = 0;  // its candidate's prediction
   // Each candidate measured: its bucket edges and token budget, and its best rate over its
   // prediction (none VALID: its lowest rate tried, which it did not hold).
   std::vector<std::pair<ServingCandidate, double>> errors;
-
-  double calibration() const { return calibrated ? std::exp(log_calibration / calibrated) : 1.0; }
 
   // Whether the budget holds one more start and run; once it does not, `result.stopped` says so.
   bool budget_left() {
@@ -249,8 +245,6 @@ struct Search {
       r.skipped = "budget";
     }
     if (r.best_trial && r.predicted_max_rate > 0) {
-      log_calibration += std::log(r.best_rate() / r.predicted_max_rate);
-      ++calibrated;
       errors.emplace_back(c, r.best_rate() / r.predicted_max_rate);
     } else if (r.measured && r.predicted_max_rate > 0) {  // it held less than its lowest rate
       double lowest = r.trials.front().rate_per_s;
@@ -263,12 +257,13 @@ struct Search {
     }
   }
 
-  // A candidate's prediction on the scale of the best's, where the model erred as it did: the
-  // mean error would defer candidates predicted as high as the best (a queue model blind to
-  // padding predicts every bucket set alike; those measured low pull the mean down).
+  // A candidate's prediction on the scale of the best's, where the model erred as it did (none
+  // measured VALID yet: the prediction itself). The mean error would defer candidates predicted
+  // as high as the best: a queue model blind to padding predicts every bucket set alike, and
+  // those measured low pull the mean down.
   double expected_beside_best(const CandidateResult& r) const {
     return best_predicted > 0 ? r.predicted_max_rate * best / best_predicted
-                              : r.predicted_max_rate * calibration();
+                              : r.predicted_max_rate;
   }
 
   // The rate a candidate is expected to hold: its prediction scaled by the best error measured
@@ -398,7 +393,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   }
   std::vector<CandidateResult> ranked = ranked_candidates(o, candidates, result.curves);
 
-  Search search{o, backend, clock, at, result, o.server_start_s, 0, 0, 0, 0, {}};
+  Search search{o, backend, clock, at, result, o.server_start_s, 0, 0, {}};
   // Expected highest first; the rest, once far below the best measured, deferred.
   std::vector<bool> pending(ranked.size(), true);
   measure_in_order(search, ranked, pending, candidates, true);
