@@ -13,6 +13,7 @@
 #include "torchperf/serve/batching_policy.h"
 #include "torchperf/serve/inference_request.h"
 #include "torchperf/serve/inference_response.h"
+#include "torchperf/serve/shape_plan.h"
 
 namespace torchperf {
 
@@ -37,6 +38,9 @@ struct ModelSignature {
   // "warm: its AOTInductor package from the cache" or "cold: its AOTInductor package compiled in
   // 41.2 s, cached for the next start"; "" when the model has none (TorchScript, eager).
   std::string start = {};
+  // The model replays CUDA graphs (cuda_graphs=on): a call runs fast only at a captured shape, so
+  // a shape plan captures its rows in powers of two and pads a call's rows up to one.
+  bool graphs = false;
 };
 
 // One instance of the model: the server gives each instance a thread of its own, and an instance
@@ -62,6 +66,11 @@ class ModelRunner {
   // skipped; an edge that changes an answer stops merging (requests run at their own length).
   virtual void check_edges(const std::vector<std::int64_t>& /*edges*/,
                            const std::map<std::string, std::int64_t>& /*shortest*/) {}
+  // Issue 62, part 3: before serving, each shape of the plan in order runs once (captured where
+  // the model replays CUDA graphs), until the plan's memory budget would be passed or a shape
+  // fails; what was prepared, and from then on a call at another shape runs as it comes (never
+  // captured). A runner with nothing to prepare (the echo) prepares nothing.
+  virtual PreparedShapes prepare_shapes(const ShapePlan& /*plan*/) { return {}; }
 };
 
 // Puts a request's inputs in signature order (by name when the names match, else in the order
