@@ -27,6 +27,7 @@
 #include "torchperf/serve/bucket_plan.h"
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
+#include "torchperf/serve/shape_plan.h"
 #include "torchperf/serve/torch_model_runner.h"
 #include "torchperf/process/child_process.h"
 #include "torchperf/process/process_age.h"
@@ -64,6 +65,8 @@ struct ServeFlags {
   ServerOptions server;
   std::string max_queue_delay = "2ms";
   std::string buckets;
+  std::string shapes = "planned";
+  std::string shape_memory;
   std::size_t instances = 1;
   bool no_model = false;
 };
@@ -114,6 +117,44 @@ std::string lengths_line(const ModelSignature& signature, const BatchingPolicy& 
                      l.check);
 }
 
+// The guard at every edge the queue pads to (the --buckets edges, else the padding knob's).
+void check_bucket_edges(const BenchOptions& options, const ServerOptions& server,
+                        std::vector<std::unique_ptr<ModelRunner>>& instances) {
+  if (options.dims.empty()) return;
+  const auto& signature = instances.front()->signature();
+  const auto edges = server.batching.edges.empty() ? signature.lengths.edges : server.batching.edges;
+  std::map<std::string, std::int64_t> shortest;
+  for (const auto& d : options.dims) {
+    const NamedDim dim = parse_dim_option(d);
+    shortest[dim.name] = dim.distribution.min;
+  }
+  for (auto& instance : instances) instance->check_edges(edges, shortest);
+}
+
+// Issue 62, part 3: the call shapes the traffic will bring, planned from the --dim's lengths and
+// the queue's policy, prepared on every instance before the first request; the line that says
+// what was prepared and the share of requests each length covers ("" with --shapes lazy).
+std::string prepare_planned_shapes(const ServeFlags& f, const BenchOptions& options,
+                                   const ServerOptions& server,
+                                   std::vector<std::unique_ptr<ModelRunner>>& instances) {
+  const auto most = parse_shapes_option(f.shapes);
+  if (!most || f.no_model) return "";
+  const ModelSignature& signature = instances.front()->signature();
+  std::vector<std::int64_t> drawn;
+  if (!options.dims.empty() && signature.lengths.input >= 0)
+    drawn = parse_dim_option(options.dims.front()).distribution.draw(4096, 0);
+  const std::int64_t budget =
+      f.shape_memory.empty() ? 0 : parse_size(f.shape_memory, "--shape-memory");
+  const ShapePlan plan = plan_shapes(
+      queue_policy(server.batching, signature), drawn, signature.batch_min, signature.batch_max,
+      signature.graphs && (signature.lengths.merge || signature.lengths.input < 0), *most,
+      budget / static_cast<std::int64_t>(instances.size()));
+  PreparedShapes prepared;
+  for (auto& instance : instances) prepared = instance->prepare_shapes(plan);
+  return fmt::format("shape plan{}{}: {}", drawn.empty() ? "" : " for ",
+                     drawn.empty() ? "" : options.dims.front(), prepared.describe(plan));
+}
+
 int run_serve(ServeFlags& f) {
   BenchOptions options = f.model;
   options.input_spec.clear();
@@ -137,6 +178,8 @@ int run_serve(ServeFlags& f) {
   }
   validate(server.batching);
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");
+  parse_shapes_option(f.shapes);
+  if (!f.shape_memory.empty()) parse_size(f.shape_memory, "--shape-memory");
 
   std::vector<std::unique_ptr<ModelRunner>> instances;
   std::string what;
@@ -162,17 +205,8 @@ int run_serve(ServeFlags& f) {
     instances = load_model_instances(options, f.instances);
     what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
   }
-  // The guard at every edge the queue pads to (the --buckets edges, else the padding knob's).
-  if (!options.dims.empty()) {
-    const auto& signature = instances.front()->signature();
-    const auto edges = server.batching.edges.empty() ? signature.lengths.edges : server.batching.edges;
-    std::map<std::string, std::int64_t> shortest;
-    for (const auto& d : options.dims) {
-      const NamedDim dim = parse_dim_option(d);
-      shortest[dim.name] = dim.distribution.min;
-    }
-    for (auto& instance : instances) instance->check_edges(edges, shortest);
-  }
+  check_bucket_edges(options, server, instances);
+  const std::string shapes = prepare_planned_shapes(f, options, server, instances);
   const std::string lengths = lengths_line(instances.front()->signature(), server.batching);
   const std::string start = instances.front()->signature().start.empty()
                                 ? ""
@@ -190,6 +224,7 @@ int run_serve(ServeFlags& f) {
                    server.batching.max_queue, lengths, seconds_since_process_start(), start)
             << std::endl;
   if (!plan.empty()) std::cout << plan << std::endl;
+  if (!shapes.empty()) std::cout << shapes << std::endl;
   int received = 0;
   std::thread watcher([&] {
     unsigned char byte = 0;
@@ -345,6 +380,18 @@ Runner add_serve_command(CLI::App& app) {
                   "distribution, the fewest padded tokens), one (any lengths merge, padded), or "
                   "per-length (only equal lengths share a call). Default: the padding knob's "
                   "buckets, else one");
+  cmd->add_option("--shapes", f->shapes,
+                  "The model call shapes prepared before the first request (each run once, or "
+                  "captured as a CUDA graph with --cuda-graphs on, a call then padded up to one): "
+                  "planned (the default: the shapes the --dim's lengths and the queue will bring, "
+                  "the most expected first, at most 256), N (at most N), or lazy (none: a shape's "
+                  "first call prepares it). A call at a shape not prepared is counted off the plan "
+                  "in /metrics")
+      ->default_val("planned");
+  cmd->add_option("--shape-memory", f->shape_memory,
+                  "The memory the planned shapes may take, all instances together (e.g. 512M, "
+                  "2G: device memory on CUDA, resident memory on CPU); shapes past it are left "
+                  "out, and said. Default: no budget");
   cmd->add_option("--max-queue", f->server.batching.max_queue,
                   "Requests waiting, at most; the next gets 503 at once")
       ->default_val(256);

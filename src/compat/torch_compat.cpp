@@ -145,6 +145,17 @@ std::int64_t cuda_peak_allocated_bytes(int index) {
 #endif
 }
 
+std::int64_t cuda_reserved_bytes(int index) {
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  return stats.reserved_bytes[0].current;
+#else
+  (void)index;
+  return -1;
+#endif
+}
+
 void reset_cuda_peak(int index) {
 #ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));

@@ -31,6 +31,10 @@ CudaGraphModel::~CudaGraphModel() = default;
 c10::IValue CudaGraphModel::forward(const std::vector<c10::IValue>& inputs) {
   const auto key = shape_key(inputs);
   auto it = graphs_.find(key);
+  if (it == graphs_.end() && !capturing_) {
+    ++uncaptured_calls_;
+    return inner_->forward(inputs);
+  }
   if (it == graphs_.end()) {
     const auto start = time_.now();
     Captured c;

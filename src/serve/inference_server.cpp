@@ -36,14 +36,6 @@ struct Pending {
   Clock::time_point arrived;
 };
 
-// The queue's policy: the options' with the model's buckets and padding rule where the options
-// give none (the padding knob's, so that the queue counts the tokens the runner pads to).
-BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature) {
-  if (policy.edges.empty()) policy.edges = signature.lengths.edges;
-  if (!policy.padded && signature.lengths.merge) policy.padded = signature.lengths.padded;
-  return policy;
-}
-
 std::string bucket_label(const BatchingPolicy& policy, std::size_t bucket) {
   return policy.edges.empty() ? "all" : std::to_string(policy.edges[bucket]);
 }
@@ -284,6 +276,12 @@ void InferenceServer::Impl::infer(const httplib::Request& req, httplib::Response
   metrics.observe_request(a.queue_s, a.compute_s, to_seconds(clock.now() - start));
 }
 
+BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature) {
+  if (policy.edges.empty()) policy.edges = signature.lengths.edges;
+  if (!policy.padded && signature.lengths.merge) policy.padded = signature.lengths.padded;
+  return policy;
+}
+
 void InferenceServer::Impl::run_instance(ModelRunner& runner) {
   runner.enter_thread();
   for (;;) {
@@ -309,9 +307,9 @@ void InferenceServer::Impl::run_instance(ModelRunner& runner) {
     // do not merge, by size (split_by_batch_range), and so does this count.
     for (const auto& run : split_by_batch_range(signature(), requests))
       metrics.observe_batch(run.size());
-    metrics.observe_bucket(bucket_label(queue.policy(), bucket), call);
     std::vector<std::vector<WireTensor>> outputs;
     std::string failure;
+    const std::size_t off_plan = runner.off_plan_calls();
     try {
       outputs = runner.run(requests);
       if (outputs.size() != batch.size())
@@ -321,6 +319,8 @@ void InferenceServer::Impl::run_instance(ModelRunner& runner) {
       failure = e.what();
     }
     const double compute_s = to_seconds(clock.now() - started);
+    call.off_plan = runner.off_plan_calls() - off_plan;
+    metrics.observe_bucket(bucket_label(queue.policy(), bucket), call);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Answer a;
       a.queue_s = to_seconds(started - batch[i]->arrived);

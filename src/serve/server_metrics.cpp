@@ -82,6 +82,7 @@ void ServerMetrics::observe_bucket(const std::string& bucket, const BucketCall& 
   t.sum.useful_tokens += call.useful_tokens;
   t.sum.padded_tokens += call.padded_tokens;
   t.sum.queue_s += call.queue_s;
+  t.sum.off_plan += call.off_plan;
 }
 
 // Called with mutex_ held. Counters to rate over, and the three figures a reader asks of a
@@ -103,6 +104,10 @@ void ServerMetrics::render_buckets(std::string& out) const {
   family("torchperf_bucket_padded_tokens_total", "counter",
          "Tokens the bucket's calls ran, padding included (samples x padded length).",
          [](const BucketTotals& t) { return t.sum.padded_tokens; });
+  family("torchperf_bucket_off_plan_calls_total", "counter",
+         "Model calls from each bucket at a shape the server's shape plan did not prepare "
+         "(uncaptured where it captures CUDA graphs); 0 without a plan (--shapes lazy).",
+         [](const BucketTotals& t) { return t.sum.off_plan; });
   family("torchperf_bucket_fill", "gauge", "Requests per call over --max-batch, on average.",
          [&](const BucketTotals& t) {
            return static_cast<double>(t.sum.requests) / static_cast<double>(t.calls * max_batch_);

@@ -85,6 +85,12 @@ ShapePlan plan_shapes(const BatchingPolicy& policy, const std::vector<std::int64
   return plan;
 }
 
+bool within_budget(std::int64_t budget_bytes, std::int64_t used_bytes, double bytes_per_token,
+                   double tokens) {
+  return budget_bytes <= 0 || static_cast<double>(used_bytes) + bytes_per_token * tokens <=
+                                  static_cast<double>(budget_bytes);
+}
+
 std::optional<CallShape> PreparedShapes::serving(CallShape call) const {
   if (shapes.count(call)) return call;
   if (!pads) return std::nullopt;
@@ -112,7 +118,11 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
                                 format_bytes(std::abs(bytes)),
                                 pads ? ", each a CUDA graph: a call pads its rows up to one and its length to its bucket's edge"
                                           : ", each run once");
-  double covered = 0;
+  // The busiest lengths by name, the rest summed: a per-length plan holds hundreds.
+  constexpr std::size_t kNamed = 6;
+  double covered = 0, rest_share = 0;
+  std::size_t named = 0, rest = 0;
+  std::int64_t rest_rows = 0;
   std::string per_length;
   for (const auto& l : plan.lengths) {
     std::vector<std::int64_t> rows;
@@ -120,10 +130,19 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
       if (s.length == l.length) rows.push_back(s.rows);
     if (rows.empty()) continue;
     covered += l.share;
-    per_length += fmt::format("{}{}{} ({:.0f}% of requests) at {} rows", per_length.empty() ? "" : ", ",
-                              l.length > 0 ? "length " : "", l.length > 0 ? std::to_string(l.length) : "",
+    if (named++ >= kNamed) {
+      ++rest;
+      rest_share += l.share;
+      rest_rows = std::max(rest_rows, rows.back());
+      continue;
+    }
+    per_length += fmt::format("{}{} ({:.0f}% of requests) at {} rows", per_length.empty() ? "" : ", ",
+                              l.length > 0 ? "length " + std::to_string(l.length) : "every call",
                               100 * l.share, describe_rows(rows));
   }
+  if (rest > 0)
+    per_length += fmt::format(", {} more lengths ({:.0f}% of requests) at up to {} rows", rest,
+                              100 * rest_share, rest_rows);
   if (!per_length.empty()) out += ": " + per_length;
   const auto uncovered = [&] {
     return fmt::format("{:.0f}% of requests at lengths with none", 100 * (1 - covered));

@@ -17,6 +17,10 @@
 #include "torchperf/models/accuracy.h"
 #include "torchperf/models/exported_model.h"
 #include "torchperf/feed/inputs.h"
+#include "torchperf/measure/clock.h"
+#include "torchperf/measure/memory_probe.h"
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/runtime/cuda_graph_model.h"
 #include "torchperf/sweep/objective.h"
 
 namespace torchperf {
@@ -159,6 +163,7 @@ class TorchModelRunner final : public ModelRunner {
       signature_.outputs.push_back(
           {name, wire_type_of(out.scalar_type(), name), batched_shape(out)});
     }
+    signature_.graphs = dynamic_cast<CudaGraphModel*>(w_.workload.model.get()) != nullptr;
     if (const auto* ep = w_.workload.model->as_exported(); ep && ep->compiled())
       signature_.start = describe_start(ep->compiled()->cache_hit, ep->compiled()->compile_s,
                                         ep->compiled()->rebuilt_because);
@@ -208,6 +213,7 @@ class TorchModelRunner final : public ModelRunner {
     }
     if (signature_.lengths.merge && !first_name_.empty() && call.count(first_name_))
       call[first_name_] = signature_.lengths.padded(call[first_name_]);
+    const std::int64_t rows = serve_at(total, call);
     std::vector<c10::IValue> inputs;
     for (std::size_t i = 0; i < signature_.inputs.size(); ++i) {
       std::vector<at::Tensor> parts;
@@ -216,6 +222,11 @@ class TorchModelRunner final : public ModelRunner {
         at::Tensor part = at::from_blob(const_cast<std::uint8_t*>(given.bytes.data()), given.shape,
                                         at::TensorOptions().dtype(torch_type(given.type)));
         parts.push_back(i < w_.dim_names.size() ? pad_to(part, w_.dim_names[i], call) : part);
+      }
+      if (rows > total) {  // up to a captured graph's rows: zeros, cut off the answers
+        std::vector<std::int64_t> shape(parts.front().sizes().begin(), parts.front().sizes().end());
+        shape[0] = rows - total;
+        parts.push_back(at::zeros(shape, parts.front().options()));
       }
       at::Tensor t = parts.size() == 1 ? parts.front().clone() : at::cat(parts);
       t = t.to(w_.workload.device, fed_[i].dtype);
@@ -231,9 +242,9 @@ class TorchModelRunner final : public ModelRunner {
     std::vector<std::vector<WireTensor>> answers(batch.size());
     for (std::size_t o = 0; o < outputs.size() && o < signature_.outputs.size(); ++o) {
       const at::Tensor out = to_wire(outputs[o]);
-      if (out.dim() == 0 || out.size(0) != total)
+      if (out.dim() == 0 || out.size(0) != rows)
         throw std::runtime_error(fmt::format("output {} has {} rows for a batch of {}", o,
-                                             out.dim() == 0 ? 0 : out.size(0), total));
+                                             out.dim() == 0 ? 0 : out.size(0), rows));
       std::int64_t row = 0;
       for (std::size_t r = 0; r < batch.size(); ++r) {
         const at::Tensor mine = cut_rows(out, row, sizes[r], follows_[o], own[r]);
@@ -248,6 +259,21 @@ class TorchModelRunner final : public ModelRunner {
       }
     }
     return answers;
+  }
+
+  // The rows a call of `total` runs at under the shape plan: its own, or a captured graph's
+  // (its length in `call` padded up to its bucket's edge too); a shape not prepared is counted.
+  std::int64_t serve_at(std::int64_t total, NamedSizes& call) {
+    if (!planned_) return total;
+    const bool named = !first_name_.empty() && call.count(first_name_);
+    const auto at = prepared_.serving({total, named ? call[first_name_] : 0});
+    if (!at) {
+      ++off_plan_;
+      return total;
+    }
+    if (!prepared_.pads) return total;
+    if (named) call[first_name_] = at->length;
+    return at->rows;
   }
 
   // Where a request's length is read (the first named dimension's first appearance) and the
@@ -395,7 +421,86 @@ class TorchModelRunner final : public ModelRunner {
         first_name_, checked, worst_cosine, worst_error);
   }
 
+  PreparedShapes prepare_shapes(const ShapePlan& plan) override {
+    ScopeExit process(enter_scope(w_.config, w_.workload, KnobScope::kProcess));
+    PreparedShapes p;
+    p.pads = plan.pads && signature_.graphs && (signature_.lengths.merge || first_name_.empty());
+    if (p.pads) p.edges = plan.edges;
+    const auto start = steady_time().now();
+    const std::int64_t before = memory_now();
+    double per_token = 0;  // the most memory a shape took per row x length
+    for (std::size_t i = 0; i < plan.shapes.size(); ++i) {
+      const CallShape& shape = plan.shapes[i];
+      if (to_seconds(steady_time().now() - start) > plan.budget_s) {
+        p.stopped = fmt::format("{:g} s of preparing ran out with {} shapes of the plan left",
+                                plan.budget_s, plan.shapes.size() - i);
+        break;
+      }
+      const double tokens = static_cast<double>(shape.rows * std::max<std::int64_t>(1, shape.length));
+      if (!within_budget(plan.budget_bytes, memory_now() - before, per_token, tokens)) {
+        ++p.left_out;
+        continue;
+      }
+      const std::int64_t was = memory_now();
+      try {
+        forward(inputs_at(shape));
+      } catch (const std::exception& e) {
+        p.stopped = fmt::format("the call of {} rows{} failed: {}", shape.rows,
+                                shape.length > 0 ? fmt::format(" at length {}", shape.length) : "",
+                                compat::concise_error_message(e.what()));
+        break;
+      }
+      per_token = std::max(per_token, static_cast<double>(memory_now() - was) / tokens);
+      p.shapes.insert(shape);
+    }
+    compat::synchronize(w_.workload.device.is_cuda() ? compat::DeviceKind::kCuda
+                                                     : compat::DeviceKind::kCpu,
+                        w_.workload.device.index());
+    p.seconds = to_seconds(steady_time().now() - start);
+    p.bytes = memory_now() - before;
+    if (auto* graphs = dynamic_cast<CudaGraphModel*>(w_.workload.model.get()))
+      graphs->capture_no_more();
+    prepared_ = p;
+    planned_ = true;
+    return p;
+  }
+
+  std::size_t off_plan_calls() const override { return off_plan_; }
+
  private:
+  // Memory the prepared shapes take: the CUDA allocator's reserved bytes (graph pools included),
+  // else the process's resident memory.
+  std::int64_t memory_now() const {
+    if (w_.workload.device.is_cuda()) {
+      const std::int64_t reserved =
+          compat::cuda_reserved_bytes(std::max<int>(0, w_.workload.device.index()));
+      if (reserved >= 0) return reserved;
+    }
+    return current_rss_bytes();
+  }
+
+  // Inputs of one call at `shape`: drawn from the spec at its length, or the inputs given with
+  // their rows repeated; fed as the configuration feeds them.
+  std::vector<c10::IValue> inputs_at(const CallShape& shape) {
+    std::vector<c10::IValue> given;
+    if (w_.workload.spec) {
+      InputSpec spec = *w_.workload.spec;
+      if (shape.length > 0 && !first_name_.empty())
+        spec = with_sizes(spec, {{first_name_, shape.length}});
+      given = make_inputs(spec, shape.rows, w_.workload.seed);
+    } else {
+      for (const at::Tensor& t : w_.given_inputs)
+        given.emplace_back(t.index_select(0, at::arange(shape.rows) % t.size(0)));
+    }
+    std::vector<c10::IValue> fed;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      at::Tensor t = given[i].toTensor().to(w_.workload.device, fed_[i].dtype);
+      if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+      fed.emplace_back(std::move(t));
+    }
+    return fed;
+  }
+
   // A sample at `own` sizes (drawn from the spec, fed as the configuration feeds it) run alone and
   // padded to `padded`, the padded answer cut back: how far apart the two are.
   Accuracy padded_against_alone(const NamedSizes& own, const NamedSizes& padded) {
@@ -442,6 +547,9 @@ class TorchModelRunner final : public ModelRunner {
   std::int64_t longest_ = 0;
   std::vector<std::vector<std::string>> follows_;  // per output, per dimension (learn_follows)
   Undo process_undo_;
+  bool planned_ = false;  // prepare_shapes ran: calls are served by prepared_
+  PreparedShapes prepared_;
+  std::size_t off_plan_ = 0;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <tuple>
 
 #include "support/serve_process.h"
 #include "support/synthetic_run.h"
@@ -115,6 +116,12 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
   EXPECT_EQ(plan.rfind("bucket plan for S=4..64: ", 0), 0u) << plan;
   EXPECT_NE(plan.find("64 ("), std::string::npos) << plan;
   EXPECT_NE(plan.find("% of tokens padding"), std::string::npos) << plan;
+  // The call shapes the lengths bring, prepared before the first request (issue 62, part 3):
+  // 61 lengths at 1-4 rows are within the plan's cap, so every call is on the plan.
+  const std::string shapes = serve.line();
+  EXPECT_EQ(shapes.rfind("shape plan for S=4..64: prepared 244 call shapes in ", 0), 0u) << shapes;
+  EXPECT_NE(shapes.find("at 1-4 rows"), std::string::npos) << shapes;
+  EXPECT_EQ(shapes.find("left"), std::string::npos) << shapes;
   httplib::Client c("127.0.0.1", serve.port());
   const auto meta = nlohmann::json::parse(c.Get("/v2/models/encoder")->body);
   EXPECT_EQ(meta.at("inputs")[0].at("shape"), nlohmann::json::array({-1, -1}));
@@ -152,7 +159,42 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
   ASSERT_GE(by_length.size(), 2u) << summary.dump();
   EXPECT_GE(by_length.front()["lengths"][0].get<int>(), 4);
   EXPECT_LE(by_length.back()["lengths"][1].get<int>(), 64);
+  const std::string metrics = c.Get("/metrics")->body;
+  const std::regex off_plan(R"(torchperf_bucket_off_plan_calls_total\{bucket="\d+"\} (\d+))");
+  int buckets = 0;
+  for (auto it = std::sregex_iterator(metrics.begin(), metrics.end(), off_plan);
+       it != std::sregex_iterator(); ++it, ++buckets)
+    EXPECT_EQ((*it)[1].str(), "0") << (*it)[0].str();
+  EXPECT_EQ(buckets, 3) << metrics;
   EXPECT_EQ(serve.stop(SIGTERM), 0);
+}
+
+TEST(ServeCommandTest, ShapesLazyPreparesNoneAndAShapesValueItCannotReadIsRefusedByName) {
+  ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
+                      "S=4..64", "--max-batch", "2", "--shapes", "lazy"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  // Calls at shapes nobody prepared: each is counted off the plan only where there is a plan.
+  httplib::Client c("127.0.0.1", serve.port());
+  const std::vector<std::int64_t> ids(9, 7), mask(9, 1);
+  const nlohmann::json body = {
+      {"inputs",
+       {{{"name", "input_ids"}, {"datatype", "INT64"}, {"shape", {1, 9}}, {"data", ids}},
+        {{"name", "attention_mask"}, {"datatype", "INT64"}, {"shape", {1, 9}}, {"data", mask}}}}};
+  ASSERT_EQ(c.Post("/v2/models/encoder/infer", body.dump(), "application/json")->status, 200);
+  EXPECT_NE(c.Get("/metrics")->body.find("torchperf_bucket_off_plan_calls_total{bucket=\"all\"} 0"),
+            std::string::npos);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  std::string rest;
+  for (std::string l = serve.line(); !l.empty(); l = serve.line()) rest += l;
+  EXPECT_EQ(rest.find("shape plan"), std::string::npos) << rest;
+  for (const auto& [flag, value, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--shapes", "all", "--shapes 'all': expected planned, lazy, or the most call shapes"},
+           {"--shape-memory", "lots", "--shape-memory: expected a size such as 4G"}}) {
+    const auto run = run_cli({"serve", "builtin:mlp", "--port", "0", flag, value});
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
+  }
 }
 
 TEST(ServeCommandTest, RequestsOfManyLengthsShareCallsWithinTheirBucketAndTheMetricsSaySo) {

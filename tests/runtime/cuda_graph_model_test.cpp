@@ -60,6 +60,17 @@ TEST(CudaGraphModelTest, OnCudaEachShapeIsCapturedOnceAndReplaysTheEagerResult) 
   for (auto& v : c) v = v.toTensor().to(gpu);
   model->forward(c);
   EXPECT_EQ(graphs->captured_shapes(), 2u) << "a new batch is a new shape: captured once more";
+  // A server's shape plan is done: a shape not captured runs uncaptured, counted, and right.
+  graphs->capture_no_more();
+  std::vector<c10::IValue> d = make_inputs(spec, 3, 2);
+  for (auto& v : d) v = v.toTensor().to(gpu);
+  const at::Tensor eager_d = module.forward(d).toTensor().clone();
+  const at::Tensor out_d = model->forward(d).toTensor().clone();
+  EXPECT_EQ(graphs->captured_shapes(), 2u);
+  EXPECT_EQ(graphs->uncaptured_calls(), 1u);
+  EXPECT_TRUE(at::allclose(out_d, eager_d, 1e-4, 1e-4));
+  model->forward(a);  // a captured shape still replays
+  EXPECT_EQ(graphs->uncaptured_calls(), 1u);
 }
 
 // On a GPU: a model that fails uncaptured is not reported as a capture that failed.

@@ -115,6 +115,14 @@ TEST(ShapePlanTest, TheDescriptionNamesEachLengthItsShareAndRowsAndWhatTheBudget
   EXPECT_NE(text.find("off the plan"), std::string::npos) << text;
 }
 
+TEST(ShapePlanTest, AShapeIsWithinTheBudgetWhileWhatItIsExpectedToTakeStillFits) {
+  EXPECT_TRUE(within_budget(0, 1 << 30, 1e6, 1e6));           // no budget
+  EXPECT_TRUE(within_budget(1000, 0, 0, 512));                 // nothing known yet
+  EXPECT_TRUE(within_budget(1000, 488, 1.0, 512));             // 488 + 512 = 1000
+  EXPECT_FALSE(within_budget(1000, 489, 1.0, 512));
+  EXPECT_FALSE(within_budget(1000, 1001, 0, 1));               // already past it
+}
+
 TEST(ShapePlanTest, TheShapesOptionIsPlannedLazyOrACountAndNamesItselfWhenWrong) {
   EXPECT_EQ(parse_shapes_option("planned"), std::optional<std::size_t>(kPlannedShapes));
   EXPECT_FALSE(parse_shapes_option("lazy").has_value());

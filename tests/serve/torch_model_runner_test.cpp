@@ -291,5 +291,79 @@ TEST(TorchModelRunnerTest, AModelWhoseAnswerPaddingChangesRunsEachLengthAsItsOwn
   for (std::size_t i = 0; i < tb.size(); ++i) EXPECT_NEAR(tb[i], lb[i], 1e-5);
 }
 
+
+// Issue 62, part 3: the shapes a plan names are run before serving; a call at one of them is on
+// the plan, a call at another runs as it comes and is counted; the answers are the same.
+TEST(TorchModelRunnerTest, APlansShapesArePreparedAndACallAtAnotherIsCountedOffThePlan) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  EXPECT_FALSE(m.signature().graphs);  // no CUDA graphs on the CPU: calls keep their own shape
+  BatchingPolicy policy;
+  policy.max_batch = 2;
+  const ShapePlan plan = plan_shapes(policy, {5, 5, 5, 17}, m.signature().batch_min,
+                                     m.signature().batch_max, false, 100, 0);
+  ASSERT_EQ(plan.shapes.size(), 4u);  // lengths 5 and 17, at 1 and 2 rows
+  const PreparedShapes prepared = m.prepare_shapes(plan);
+  EXPECT_EQ(prepared.shapes.size(), 4u);
+  EXPECT_EQ(prepared.left_out, 0u);
+  EXPECT_TRUE(prepared.stopped.empty()) << prepared.stopped;
+  EXPECT_GT(prepared.seconds, 0);
+  EXPECT_FALSE(prepared.pads);
+  const std::string text = prepared.describe(plan);
+  EXPECT_NE(text.find("prepared 4 call shapes"), std::string::npos) << text;
+  EXPECT_NE(text.find("length 5 (75% of requests) at 1/2 rows"), std::string::npos) << text;
+
+  InferenceRequest five = token_request(m.signature(), 5, 1);
+  InferenceRequest nine = token_request(m.signature(), 9, 2);
+  conform_request(m.signature(), five);
+  conform_request(m.signature(), nine);
+  m.enter_thread();
+  EXPECT_EQ(m.off_plan_calls(), 0u);
+  const auto on_plan = m.run({&five});
+  EXPECT_EQ(m.off_plan_calls(), 0u);
+  const auto off_plan = m.run({&nine});
+  EXPECT_EQ(m.off_plan_calls(), 1u);
+  m.run({&five, &five});  // 2 rows at length 5: planned
+  EXPECT_EQ(m.off_plan_calls(), 1u);
+  m.exit_thread();
+  EXPECT_EQ(on_plan[0][0].shape, (std::vector<std::int64_t>{1, 5, 64}));
+  EXPECT_EQ(off_plan[0][0].shape, (std::vector<std::int64_t>{1, 9, 64}));
+}
+
+TEST(TorchModelRunnerTest, AMemoryBudgetLeavesShapesOutAndAPlanWithoutALengthPreparesItsRows) {
+  auto instances = load_model_instances(mlp("mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  BatchingPolicy policy;
+  policy.max_batch = 4;
+  // No length: one call length for every request, at 1..4 rows.
+  const ShapePlan plan = plan_shapes(policy, {}, m.signature().batch_min, m.signature().batch_max,
+                                     false, 100, 0);
+  ASSERT_EQ(plan.shapes.size(), 4u);
+  const PreparedShapes all = m.prepare_shapes(plan);
+  EXPECT_EQ(all.shapes.size(), 4u);
+  EXPECT_NE(all.describe(plan).find("every call (100% of requests) at 1-4 rows"),
+            std::string::npos)
+      << all.describe(plan);
+  // A budget of one byte: a shape is left out only once the prepared ones took memory.
+  ShapePlan tight = plan;
+  tight.budget_bytes = 1;
+  const PreparedShapes some = m.prepare_shapes(tight);
+  EXPECT_EQ(some.shapes.size() + some.left_out, 4u);
+  if (some.left_out > 0) {
+    EXPECT_GT(some.bytes, 1);
+    EXPECT_NE(some.describe(tight).find("the memory budget (1 B) left"), std::string::npos)
+        << some.describe(tight);
+  }
+  // No time: preparing stops before the first shape, and says so.
+  ShapePlan no_time = plan;
+  no_time.budget_s = -1;
+  const PreparedShapes none = m.prepare_shapes(no_time);
+  EXPECT_TRUE(none.shapes.empty());
+  EXPECT_NE(none.stopped.find("ran out with 4 shapes of the plan left"), std::string::npos)
+      << none.stopped;
+  EXPECT_NE(none.describe(no_time).find("counted off the plan"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace torchperf

@@ -53,6 +53,9 @@ void synchronize(DeviceKind device, int index = -1);
 // LibTorch has no CUDA allocator (a CPU build): the process RSS is the CPU measure instead.
 std::int64_t cuda_peak_allocated_bytes(int index);
 void reset_cuda_peak(int index);
+// The memory the CUDA caching allocator holds now (reserved: what CUDA graphs' private pools keep
+// too), or -1 without a CUDA allocator.
+std::int64_t cuda_reserved_bytes(int index);
 // The device's total memory, or -1 without a CUDA allocator.
 std::int64_t cuda_memory_capacity_bytes(int index);
 // Whether the CUDA device computes in bf16 (compute capability 8.0 on); false without CUDA.

@@ -21,6 +21,7 @@ class CudaGraphModel final : public Model {
   ~CudaGraphModel() override;
 
   // The first call of a shape captures (after warm-up calls on a side stream); the rest replay.
+  // After capture_no_more(), a shape not captured runs the model uncaptured, and is counted.
   c10::IValue forward(const std::vector<c10::IValue>& inputs) override;
   std::vector<std::string> input_names() const override { return inner_->input_names(); }
   std::size_t required_inputs() const override { return inner_->required_inputs(); }
@@ -34,6 +35,10 @@ class CudaGraphModel final : public Model {
   // Seconds the captures took (warm-up calls included), -1 before the first.
   double capture_s() const { return capture_s_; }
   std::size_t captured_shapes() const { return graphs_.size(); }
+  // A server's shape plan captured what it planned: no capture while serving (a capture takes
+  // memory and seconds a request would wait for, and the plan's budget is spent).
+  void capture_no_more() { capturing_ = false; }
+  std::size_t uncaptured_calls() const { return uncaptured_calls_; }
 
  private:
   struct Captured {
@@ -46,6 +51,8 @@ class CudaGraphModel final : public Model {
   TimeSource& time_;
   std::map<std::vector<std::int64_t>, Captured> graphs_;
   double capture_s_ = -1;
+  bool capturing_ = true;
+  std::size_t uncaptured_calls_ = 0;
 };
 
 // The workload's model wrapped (a ConfigError, with the reason, on a CPU device).

@@ -32,6 +32,11 @@ struct ServerOptions {
 // 0, an invalid batching policy.
 void validate(const ServerOptions& options);
 
+// The policy the server's queue runs: the options' with the model's buckets and padding rule
+// where the options give none (the padding knob's, so that the queue counts the tokens the
+// runner pads to).
+BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature);
+
 class InferenceServer {
  public:
   // At least one instance; all with the same signature (UsageError otherwise).

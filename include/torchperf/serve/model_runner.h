@@ -71,6 +71,9 @@ class ModelRunner {
   // fails; what was prepared, and from then on a call at another shape runs as it comes (never
   // captured). A runner with nothing to prepare (the echo) prepares nothing.
   virtual PreparedShapes prepare_shapes(const ShapePlan& /*plan*/) { return {}; }
+  // The calls run since prepare_shapes at a shape it did not prepare (0 without a plan). Read
+  // from the instance's thread, between its calls.
+  virtual std::size_t off_plan_calls() const { return 0; }
 };
 
 // Puts a request's inputs in signature order (by name when the names match, else in the order

@@ -44,6 +44,7 @@ struct BucketCall {
   std::int64_t useful_tokens = 0;
   std::int64_t padded_tokens = 0;
   double queue_s = 0;
+  std::size_t off_plan = 0;  // its model calls at a shape the shape plan did not prepare
 };
 
 class ServerMetrics {

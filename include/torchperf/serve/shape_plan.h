@@ -33,6 +33,8 @@ struct LengthShare {
   double share = 0;
 };
 
+constexpr double kPreparingSeconds = 30;
+
 struct ShapePlan {
   // In the order to prepare them, the most expected calls first: a length's share over the
   // shape's place among its row counts (a call of fewer rows comes more often at any rate), so
@@ -45,6 +47,8 @@ struct ShapePlan {
   bool pads = false;
   std::vector<std::int64_t> edges;  // the queue's, which a padded call's length goes up to
   std::int64_t budget_bytes = 0;  // the memory the prepared shapes may take; 0: no budget
+  // The seconds preparing may take: a start spent on shapes is a start a deploy waits for.
+  double budget_s = kPreparingSeconds;
   std::size_t capped = 0;         // shapes the count cap (--shapes N) left out
 };
 
@@ -66,6 +70,11 @@ ShapePlan plan_shapes(const BatchingPolicy& policy, const std::vector<std::int64
                       std::int64_t batch_min, std::int64_t batch_max, bool pads,
                       std::size_t most, std::int64_t budget_bytes);
 
+// Whether a shape of `tokens` (rows x length) may still be prepared: the memory used so far plus
+// its estimate (the most any prepared shape took per token) within the budget (0: no budget).
+bool within_budget(std::int64_t budget_bytes, std::int64_t used_bytes, double bytes_per_token,
+                   double tokens);
+
 // What a server prepared of its plan, and what a call runs at.
 struct PreparedShapes {
   std::set<CallShape> shapes;
@@ -74,7 +83,7 @@ struct PreparedShapes {
   std::int64_t bytes = 0;    // the memory they took (device memory on CUDA, resident on CPU)
   double seconds = 0;        // what preparing them took
   std::size_t left_out = 0;  // planned shapes the memory budget left out
-  std::string stopped;       // why preparing stopped early (a shape that failed), or ""
+  std::string stopped;  // why preparing stopped early (a shape failed, the time ran out), or ""
 
   // The shape a call of `rows` at `length` runs at: itself when prepared; with pads its length
   // up to its bucket's edge and the fewest prepared rows from its own at that length; nothing
