@@ -169,6 +169,7 @@ struct Flags {
   double curve_time_s = 1.5;
   double min_run_s = 5;
   std::string max_start;
+  double requests = 0;
   bool json = false;
   bool quiet = false;
 };
@@ -300,6 +301,7 @@ int run(Flags& f) {
   for (const auto& d : split(f.delays, ',')) o.delays_s.push_back(parse_latency(d, "--delays"));
   o.min_run_s = f.min_run_s;
   if (!f.max_start.empty()) o.max_start_s = parse_latency(f.max_start, "--max-start");
+  o.expected_requests = f.requests;
   o.instances = f.instances;
   o.threads = f.threads;
   plan_lengths(f, options, o);
@@ -352,7 +354,9 @@ int run(Flags& f) {
                              r.stopped.empty() ? "" : " (" + r.stopped + ")");
     if (r.winner) {
       const auto& w = r.candidates[*r.winner].candidate;
-      std::cout << serve_tune_verdict(r) << "\n"
+      std::cout << serve_tune_verdict(r, o) << "\n";
+      if (const std::string b = serve_tune_break_even(r); !b.empty()) std::cout << b << "\n";
+      std::cout
                 << fmt::format("its server was ready {:.1f} s after launch (model, start-up check, "
                                "port)\n",
                                r.candidates[*r.winner].start_s)
@@ -423,6 +427,11 @@ Runner add_serve_tune_command(CLI::App& app) {
   cmd->add_option("--max-start", f->max_start,
                   "A cap on time to ready (e.g. 30s): a server not ready within it after launch "
                   "is not measured nor crowned (start-up is paid at every deploy)");
+  cmd->add_option("--requests", f->requests,
+                  "The requests a server answers over its life (e.g. 100000): the winner is then "
+                  "the one that answers them soonest, its time to ready included (requests / "
+                  "(start + requests / rate)), not the highest rate. 0: start-up not weighed")
+      ->default_val(0);
   cmd->add_option("--out", f->out, "Folder for serve-tune.json/.csv/.html and the servers' logs");
   cmd->add_option("--device", f->model.device, "auto, cpu, cuda or cuda:N")->default_val("auto");
   cmd->add_flag("--json", f->json, "Print the result as JSON");

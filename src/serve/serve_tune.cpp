@@ -55,6 +55,19 @@ double CandidateResult::best_rate() const {
   return best_trial ? trials[*best_trial].rate_per_s : 0.0;
 }
 
+double amortised_rate(double rate, double start_s, double requests) {
+  if (!(rate > 0)) return 0;
+  if (!(requests > 0)) return rate;
+  return requests / (std::max(0.0, start_s) + requests / rate);
+}
+
+std::optional<double> break_even_requests(double fast_rate, double fast_start_s, double quick_rate,
+                                          double quick_start_s) {
+  if (!(fast_rate > quick_rate) || !(quick_rate > 0) || !(fast_start_s > quick_start_s))
+    return std::nullopt;
+  return (fast_start_s - quick_start_s) / (1 / quick_rate - 1 / fast_rate);
+}
+
 void validate(const ServeTuneOptions& o) {
   if (o.max_batches.empty()) throw UsageError("--max-batches: expected at least one batch size");
   if (o.delays_s.empty()) throw UsageError("--delays: expected at least one delay");
@@ -68,6 +81,8 @@ void validate(const ServeTuneOptions& o) {
   if (o.trials_per_candidate == 0) throw UsageError("--trials: expected at least 1");
   if (o.bucket_sets.empty()) throw UsageError("--buckets: expected at least one set of edges");
   if (o.token_budgets.empty()) throw UsageError("--token-budgets: expected at least one budget");
+  if (!(o.expected_requests >= 0) || !std::isfinite(o.expected_requests))
+    throw UsageError("--requests: expected a count of requests >= 0");
   if (!(o.max_start_s >= 0) || !std::isfinite(o.max_start_s))
     throw UsageError("--max-start: expected a time >= 0 (0: no cap)");
   for (const auto t : o.token_budgets)
@@ -180,18 +195,24 @@ void climb_rates(const ServeTuneOptions& o, ServedCandidate& served, const Servi
   }
 }
 
-// Measured first, in the order run, the rest after; the winner the highest valid rate.
+// Measured first, in the order run, the rest after; the winner the highest valid rate, or with
+// expected requests the highest amortised rate (start-up weighed).
 void crown(std::vector<CandidateResult> ranked, const std::vector<ServingCandidate>& candidates,
-           ServeTuneResult& result) {
+           double expected_requests, ServeTuneResult& result) {
   std::stable_partition(ranked.begin(), ranked.end(),
                         [](const CandidateResult& r) { return r.measured; });
   result.candidates = std::move(ranked);
-  for (std::size_t i = 0; i < result.candidates.size(); ++i) {
-    const auto& r = result.candidates[i];
+  const auto& all = result.candidates;
+  const auto score = [&](std::size_t i) {
+    return amortised_rate(all[i].best_rate(), all[i].start_s, expected_requests);
+  };
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& r = all[i];
     if (is_unbatched(r.candidate, candidates) && r.measured) result.unbatched = i;
-    if (r.best_trial &&
-        (!result.winner || r.best_rate() > result.candidates[*result.winner].best_rate()))
-      result.winner = i;
+    if (!r.best_trial) continue;
+    if (!result.winner || score(i) > score(*result.winner)) result.winner = i;
+    if (!result.fastest || r.best_rate() > all[*result.fastest].best_rate()) result.fastest = i;
+    if (!result.quickest || r.start_s < all[*result.quickest].start_s) result.quickest = i;
   }
 }
 
@@ -403,7 +424,7 @@ ServeTuneResult run_serve_tune(const ServeTuneOptions& o, ServingBackend& backen
   pending.resize(ranked.size(), false);
   measure_in_order(search, ranked, pending, candidates, false);
   refine_best(search, ranked);
-  crown(std::move(ranked), candidates, result);
+  crown(std::move(ranked), candidates, o.expected_requests, result);
   result.elapsed_s = at.elapsed();
   at.report("done");
   return result;

@@ -63,11 +63,28 @@ TextTable serve_tune_table(const ServeTuneResult& r, const ServeTuneOptions& o) 
   return t;
 }
 
-std::string serve_tune_verdict(const ServeTuneResult& r) {
+std::string serve_tune_break_even(const ServeTuneResult& r) {
+  if (!r.fastest || !r.quickest || *r.fastest == *r.quickest) return "";
+  const CandidateResult& f = r.candidates[*r.fastest];
+  const CandidateResult& q = r.candidates[*r.quickest];
+  const auto n = break_even_requests(f.best_rate(), f.start_s, q.best_rate(), q.start_s);
+  if (!n) return "";
+  return fmt::format(
+      "break-even: {} ({:.0f}/s, ready in {:.1f} s) has answered more requests than {} ({:.0f}/s, "
+      "ready in {:.1f} s) once past {:.0f} requests; serve-tune --requests N weighs it",
+      f.candidate.label(), f.best_rate(), f.start_s, q.candidate.label(), q.best_rate(), q.start_s,
+      *n);
+}
+
+std::string serve_tune_verdict(const ServeTuneResult& r, const ServeTuneOptions& o) {
   if (!r.winner) return "";
   const CandidateResult& w = r.candidates[*r.winner];
   std::string out = fmt::format("winner: {} at {:.0f} requests/s within the objective",
                                 w.candidate.label(), w.best_rate());
+  if (o.expected_requests > 0)
+    out += fmt::format(", {:.0f}/s over {:g} requests with its {:.1f} s start", 
+                       amortised_rate(w.best_rate(), w.start_s, o.expected_requests),
+                       o.expected_requests, w.start_s);
   if (r.unbatched && r.candidates[*r.unbatched].best_rate() > 0 && *r.unbatched != *r.winner)
     out += fmt::format("; {:.2f}x one request per forward ({:.0f}/s)",
                        w.best_rate() / r.candidates[*r.unbatched].best_rate(),
@@ -81,6 +98,8 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
                       {"budget_s", o.budget_s},
                       {"elapsed_s", r.elapsed_s},
                       {"stopped", r.stopped},
+                      {"expected_requests", o.expected_requests},
+                      {"break_even", serve_tune_break_even(r)},
                       {"curves", nlohmann::json::object()},
                       {"candidates", nlohmann::json::array()}};
   for (const auto& [threads, curve] : r.curves)
@@ -99,6 +118,8 @@ nlohmann::json to_json(const ServeTuneResult& r, const ServeTuneOptions& o) {
                          {"skipped", c.skipped},
                          {"best_rate", c.best_rate()},
                          {"start_s", c.start_s},
+                         {"amortised_rate",
+                          amortised_rate(c.best_rate(), c.start_s, o.expected_requests)},
                          {"refined", c.refined},
                          {"winner", r.winner && *r.winner == i},
                          {"unbatched", r.unbatched && *r.unbatched == i},
@@ -157,7 +178,7 @@ std::string serve_tune_html(const ServeTuneResult& r, const ServeTuneOptions& o,
   page.title = "torchperf serve-tune: " + model;
   page.header_lines = {fmt::format("objective {}; budget {:.0f} s, used {:.0f} s", o.objective.text,
                                    o.budget_s, r.elapsed_s),
-                       serve_tune_verdict(r)};
+                       serve_tune_verdict(r, o), serve_tune_break_even(r)};
   page.body_before_plots = "<h2>Candidates</h2>" + html_table(serve_tune_table(r, o));
   Panel latency;
   latency.id = "latency-vs-load";

@@ -503,6 +503,10 @@ TEST(ServeTuneCommandTest, BadSettingsGetUsageErrors) {
   const auto buckets = run_cli({"serve-tune", "builtin:mlp", "--buckets", "one"});
   EXPECT_EQ(buckets.exit_code, 2);
   EXPECT_NE(buckets.err.find("need a --dim"), std::string::npos) << buckets.err;
+  const auto requests = run_cli({"serve-tune", "builtin:mlp", "--requests", "-5"});
+  EXPECT_EQ(requests.exit_code, 2);
+  EXPECT_NE(requests.err.find("--requests: expected a count of requests >= 0"), std::string::npos)
+      << requests.err;
 }
 
 }  // namespace

@@ -69,9 +69,33 @@ TEST(ServeTuneReportTest, TheTableShowsPredictedBesideMeasuredAndWhyACandidateWa
   EXPECT_NE(text.find("WINNER"), std::string::npos);
   EXPECT_NE(text.find("one request per forward"), std::string::npos);
   EXPECT_NE(text.find("not run: predicted 24/s"), std::string::npos);
-  EXPECT_EQ(serve_tune_verdict(known_result()),
+  EXPECT_EQ(serve_tune_verdict(known_result(), known_options()),
             "winner: instances=2 threads=1 max_batch=2 delay=1ms at 80 requests/s within the "
             "objective; 2.05x one request per forward (39/s)");
+}
+
+TEST(ServeTuneReportTest, StartUpWeighedSaysTheRateOverTheRequestsAndTheBreakEven) {
+  ServeTuneResult r = known_result();
+  r.candidates[0].start_s = 1;   // one request per forward: ready in 1 s, 39/s
+  r.candidates[1].start_s = 10;  // the batched winner: ready in 10 s, 80/s
+  r.fastest = 1;
+  r.quickest = 0;
+  ServeTuneOptions o = known_options();
+  o.expected_requests = 1000;
+  // 1000 / (10 + 1000/80) = 44/s; the break-even (10 - 1) / (1/39 - 1/80) = 685 requests.
+  EXPECT_NE(serve_tune_verdict(r, o).find(", 44/s over 1000 requests with its 10.0 s start"),
+            std::string::npos)
+      << serve_tune_verdict(r, o);
+  EXPECT_EQ(serve_tune_break_even(r),
+            "break-even: instances=2 threads=1 max_batch=2 delay=1ms (80/s, ready in 10.0 s) has "
+            "answered more requests than instances=1 threads=2 max_batch=1 delay=1ms (39/s, ready "
+            "in 1.0 s) once past 685 requests; serve-tune --requests N weighs it");
+  const nlohmann::json j = to_json(r, o);
+  EXPECT_EQ(j.at("expected_requests"), 1000);
+  EXPECT_NEAR(j.at("candidates")[1].at("amortised_rate").get<double>(), 1000 / 22.5, 1e-9);
+  EXPECT_EQ(j.at("break_even"), serve_tune_break_even(r));
+  r.quickest = 1;  // the fastest is also ready soonest: nothing to weigh
+  EXPECT_EQ(serve_tune_break_even(r), "");
 }
 
 TEST(ServeTuneReportTest, TheJsonAndCsvCarryEveryLoadRun) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -60,7 +61,8 @@ class FakeBackend final : public ServingBackend {
   }
   std::unique_ptr<ServedCandidate> serve(const ServingCandidate& c) override {
     served.push_back(c);
-    clock_.advance(std::chrono::seconds(2));
+    clock_.advance(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(start_s ? start_s(c) : 2.0)));
     const auto slow = slowdown.find(c.edges);
     return std::make_unique<FakeServed>(
         c, clock_, objective_, c.max_batch > 1 && slow != slowdown.end() ? slow->second : 1.0);
@@ -68,6 +70,8 @@ class FakeBackend final : public ServingBackend {
   std::vector<ServingCandidate> served;
   // Calls this much dearer with these bucket edges (padding the queue model does not see).
   std::map<std::vector<std::int64_t>, double> slowdown;
+  // Seconds a candidate's server takes to be ready (default 2).
+  std::function<double(const ServingCandidate&)> start_s;
 
  private:
   ManualTimeSource& clock_;
@@ -102,6 +106,54 @@ TEST(ServeTuneTest, AServerNotReadyWithinTheStartCapIsNeitherMeasuredNorCrowned)
   EXPECT_TRUE(run_serve_tune(o, quick, clock).winner);
   o.max_start_s = -1;
   EXPECT_THROW(validate(o), UsageError);
+}
+
+// Issue 62, part 4: a server that takes long to start (here one that prepares more shapes the
+// more a call holds) wins only when enough requests pay for its start.
+TEST(ServeTuneTest, ExpectedRequestsWeighStartUpAndTheBreakEvenIsWhereTheFastestCatchesUp) {
+  ServeTuneOptions o = options(1200);
+  const auto start = [](const ServingCandidate& c) { return 1.0 + static_cast<double>(c.max_batch); };
+  ManualTimeSource clock;
+  FakeBackend backend(clock, o.objective);
+  backend.start_s = start;
+  const ServeTuneResult by_rate = run_serve_tune(o, backend, clock);
+  ASSERT_TRUE(by_rate.winner && by_rate.fastest && by_rate.quickest);
+  EXPECT_EQ(*by_rate.winner, *by_rate.fastest);
+  const CandidateResult& fast = by_rate.candidates[*by_rate.fastest];
+  const CandidateResult& quick = by_rate.candidates[*by_rate.quickest];
+  EXPECT_GT(fast.start_s, quick.start_s);
+  EXPECT_GT(fast.best_rate(), quick.best_rate());
+  const auto n = break_even_requests(fast.best_rate(), fast.start_s, quick.best_rate(), quick.start_s);
+  ASSERT_TRUE(n);
+  // At the break-even both have answered n requests at the same moment.
+  EXPECT_NEAR(fast.start_s + *n / fast.best_rate(), quick.start_s + *n / quick.best_rate(), 1e-6);
+
+  o.expected_requests = 0.5 * *n;  // too few to pay for the fastest's start
+  ManualTimeSource clock2;
+  FakeBackend weighed(clock2, o.objective);
+  weighed.start_s = start;
+  const ServeTuneResult few = run_serve_tune(o, weighed, clock2);
+  ASSERT_TRUE(few.winner);
+  const CandidateResult& w = few.candidates[*few.winner];
+  for (const auto& c : few.candidates) {
+    if (!c.best_trial) continue;
+    EXPECT_GE(amortised_rate(w.best_rate(), w.start_s, o.expected_requests),
+              amortised_rate(c.best_rate(), c.start_s, o.expected_requests))
+        << c.candidate.label();
+  }
+  EXPECT_LT(w.start_s, few.candidates[*few.fastest].start_s);
+  o.expected_requests = -1;
+  EXPECT_THROW(validate(o), UsageError);
+}
+
+TEST(ServeTuneTest, AmortisedRateAndBreakEvenFollowTheirFormulas) {
+  EXPECT_DOUBLE_EQ(amortised_rate(100, 5, 0), 100);           // not weighed
+  EXPECT_DOUBLE_EQ(amortised_rate(100, 5, 1000), 1000 / 15.0);  // 5 s start + 10 s of requests
+  EXPECT_DOUBLE_EQ(amortised_rate(0, 5, 1000), 0);
+  // 10 s later but 80/s against 40/s: (11 - 1) / (1/40 - 1/80) = 800 requests.
+  EXPECT_NEAR(*break_even_requests(80, 11, 40, 1), 800, 1e-9);
+  EXPECT_FALSE(break_even_requests(80, 1, 40, 11));  // faster and sooner: ahead at every count
+  EXPECT_FALSE(break_even_requests(40, 11, 80, 1));
 }
 
 TEST(ServeTuneTest, CandidatesCoverInstancesAndThreadsThatFitTheCores) {

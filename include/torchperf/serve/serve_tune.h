@@ -73,7 +73,22 @@ struct ServeTuneOptions {
   // Issue 62, start-up weighed: a server not ready within this many seconds of its launch is not
   // measured nor crowned (0: no cap). A deploy or a scale-out pays every start.
   double max_start_s = 0;
+  // The requests a server is expected to answer over its life (0: start-up not weighed). The
+  // winner is then the one that answers them soonest, its time to ready included: the highest
+  // amortised_rate, not the highest rate.
+  double expected_requests = 0;
 };
+
+// Requests a second over a server's life of `requests`, its start included: requests over
+// (start_s + requests / rate); the rate itself when requests is 0, 0 for a rate of 0.
+double amortised_rate(double rate, double start_s, double requests);
+
+// The request count past which a server that holds more (fast_rate) but starts later
+// (fast_start_s) has answered them all sooner than one that starts sooner (quick_*):
+// (fast_start_s - quick_start_s) / (1 / quick_rate - 1 / fast_rate). nullopt when one is ahead
+// at every count (it is both faster and ready sooner, or neither).
+std::optional<double> break_even_requests(double fast_rate, double fast_start_s, double quick_rate,
+                                          double quick_start_s);
 
 // UsageError naming the option: no batch sizes or delays, a batch or core count of 0, a negative
 // delay, a budget or run length that is not positive.
@@ -106,7 +121,10 @@ struct CandidateResult {
 struct ServeTuneResult {
   std::map<std::size_t, ServiceCurve> curves;  // by threads per instance
   std::vector<CandidateResult> candidates;     // in the order measured, then the rest
-  std::optional<std::size_t> winner;           // the highest valid rate
+  // The highest valid rate, or with expected_requests the highest amortised rate.
+  std::optional<std::size_t> winner;
+  std::optional<std::size_t> fastest;  // the highest valid rate, start-up aside
+  std::optional<std::size_t> quickest;  // of those with a valid rate, the soonest ready
   std::optional<std::size_t> unbatched;        // max_batch 1, one instance, all cores
   double elapsed_s = 0;
   std::string stopped;  // why measuring ended before every candidate was tried
