@@ -145,10 +145,19 @@ std::string prepare_planned_shapes(const ServeFlags& f, const BenchOptions& opti
     drawn = parse_dim_option(options.dims.front()).distribution.draw(4096, 0);
   const std::int64_t budget =
       f.shape_memory.empty() ? 0 : parse_size(f.shape_memory, "--shape-memory");
-  const ShapePlan plan = plan_shapes(
-      queue_policy(server.batching, signature), drawn, signature.batch_min, signature.batch_max,
-      signature.graphs && (signature.lengths.merge || signature.lengths.input < 0), *most,
-      budget / static_cast<std::int64_t>(instances.size()));
+  // The lengths calls run at, as the runner forms them: its padding rule where lengths merge
+  // (then, with graphs, the bucket's edge, never past the --dim's MAX), else each its own.
+  BatchingPolicy policy = queue_policy(server.batching, signature);
+  if (!signature.lengths.merge) policy.padded = [](std::int64_t l) { return l; };
+  if (!drawn.empty()) {
+    const std::int64_t longest = parse_dim_option(options.dims.front()).distribution.max;
+    for (auto& e : policy.edges) e = std::min(e, longest);
+    policy.edges.erase(std::unique(policy.edges.begin(), policy.edges.end()), policy.edges.end());
+  }
+  const ShapePlan plan =
+      plan_shapes(policy, drawn, signature.batch_min, signature.batch_max,
+                  signature.graphs && (signature.lengths.merge || signature.lengths.input < 0),
+                  *most, budget);
   PreparedShapes prepared;
   for (auto& instance : instances) prepared = instance->prepare_shapes(plan);
   return fmt::format("shape plan{}{}: {}", drawn.empty() ? "" : " for ",
@@ -389,9 +398,9 @@ Runner add_serve_command(CLI::App& app) {
                   "in /metrics")
       ->default_val("planned");
   cmd->add_option("--shape-memory", f->shape_memory,
-                  "The memory the planned shapes may take, all instances together (e.g. 512M, "
-                  "2G: device memory on CUDA, resident memory on CPU); shapes past it are left "
-                  "out, and said. Default: no budget");
+                  "The memory each instance's planned shapes may take (e.g. 512M, 2G: device "
+                  "memory on CUDA, resident memory on CPU); shapes past it are left out, and "
+                  "said. Default: no budget");
   cmd->add_option("--max-queue", f->server.batching.max_queue,
                   "Requests waiting, at most; the next gets 503 at once")
       ->default_val(256);

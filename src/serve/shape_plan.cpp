@@ -26,7 +26,8 @@ std::vector<LengthShare> call_lengths(const BatchingPolicy& policy,
   if (drawn.empty()) return {{0, 1.0}};
   std::map<std::int64_t, std::size_t> count;
   for (const auto l : drawn)
-    ++count[to_edges && !policy.edges.empty() ? edge_of(policy.edges, l) : padded_length(policy, l)];
+    ++count[to_edges && !policy.edges.empty() ? edge_of(policy.edges, padded_length(policy, l))
+                                               : padded_length(policy, l)];
   std::vector<LengthShare> out;
   for (const auto& [length, n] : count)
     out.push_back({length, static_cast<double>(n) / static_cast<double>(drawn.size())});
@@ -151,10 +152,14 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
     out += fmt::format("; the cap of {} left {} more out ({})", plan.shapes.size(), plan.capped,
                        uncovered());
   if (left_out > 0)
-    out += fmt::format("; the memory budget ({}) left {} out ({})", format_bytes(plan.budget_bytes),
+    out += fmt::format("; the memory budget ({} an instance) left {} out ({})",
+                       format_bytes(plan.budget_bytes),
                        left_out, uncovered());
+  if (failed > 0)
+    out += fmt::format("; {} failed and {} left out (the first: {})", failed,
+                       failed == 1 ? "is" : "are", first_failure);
   if (!stopped.empty()) out += "; stopped: " + stopped;
-  if (plan.capped > 0 || left_out > 0 || !stopped.empty())
+  if (plan.capped > 0 || left_out > 0 || failed > 0 || !stopped.empty())
     out += pads ? ": a call at a shape not captured runs uncaptured, counted off the plan in "
                        "/metrics"
                      : ": a call at a shape not prepared runs as it comes, counted off the plan in "

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "torchperf/bench/configured_workload.h"
@@ -424,7 +425,14 @@ class TorchModelRunner final : public ModelRunner {
   PreparedShapes prepare_shapes(const ShapePlan& plan) override {
     ScopeExit process(enter_scope(w_.config, w_.workload, KnobScope::kProcess));
     PreparedShapes p;
-    p.pads = plan.pads && signature_.graphs && (signature_.lengths.merge || first_name_.empty());
+    // Padding a call up is allowed where padding was checked (lengths merge, or none varies) and
+    // one length names the shape: a second named dimension would make shapes the plan cannot
+    // name. The caller asks for it where the model replays CUDA graphs.
+    std::set<std::string> named;
+    for (const auto& names : w_.dim_names)
+      for (const auto& n : names)
+        if (!n.empty()) named.insert(n);
+    p.pads = plan.pads && named.size() <= 1 && (signature_.lengths.merge || first_name_.empty());
     if (p.pads) p.edges = plan.edges;
     const auto start = steady_time().now();
     const std::int64_t before = memory_now();
@@ -445,10 +453,14 @@ class TorchModelRunner final : public ModelRunner {
       try {
         forward(inputs_at(shape));
       } catch (const std::exception& e) {
-        p.stopped = fmt::format("the call of {} rows{} failed: {}", shape.rows,
-                                shape.length > 0 ? fmt::format(" at length {}", shape.length) : "",
-                                compat::concise_error_message(e.what()));
-        break;
+        // One shape that fails (out of memory at the most rows, say) leaves the others: a call
+        // at it would fail as it comes, and is counted off the plan.
+        if (p.failed++ == 0)
+          p.first_failure = fmt::format(
+              "{} rows{}: {}", shape.rows,
+              shape.length > 0 ? fmt::format(" at length {}", shape.length) : "",
+              compat::concise_error_message(e.what()));
+        continue;
       }
       per_token = std::max(per_token, static_cast<double>(memory_now() - was) / tokens);
       p.shapes.insert(shape);
@@ -465,7 +477,14 @@ class TorchModelRunner final : public ModelRunner {
     return p;
   }
 
-  std::size_t off_plan_calls() const override { return off_plan_; }
+  // Where the model replays CUDA graphs, what ran uncaptured is the truth (a shape the plan did
+  // not name, or one no prepared graph matches); elsewhere the calls at a shape not prepared.
+  std::size_t off_plan_calls() const override {
+    if (const auto* graphs = dynamic_cast<const CudaGraphModel*>(w_.workload.model.get());
+        graphs && planned_)
+      return graphs->uncaptured_calls();
+    return off_plan_;
+  }
 
  private:
   // Memory the prepared shapes take: the CUDA allocator's reserved bytes (graph pools included),

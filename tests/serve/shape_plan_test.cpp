@@ -109,10 +109,24 @@ TEST(ShapePlanTest, TheDescriptionNamesEachLengthItsShareAndRowsAndWhatTheBudget
   EXPECT_NE(text.find("length 64 (60% of requests) at 1-4 rows"), std::string::npos) << text;
   EXPECT_NE(text.find("length 16 (30% of requests) at 1 rows"), std::string::npos) << text;
   EXPECT_EQ(text.find("length 512"), std::string::npos) << text;
-  EXPECT_NE(text.find("the memory budget (64.0 MiB) left 7 out (10% of requests at lengths with none)"),
+  EXPECT_NE(text.find("the memory budget (64.0 MiB an instance) left 7 out (10% of requests at lengths with none)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("off the plan"), std::string::npos) << text;
+  prepared.failed = 2;
+  prepared.first_failure = "4 rows at length 512: out of memory";
+  EXPECT_NE(prepared.describe(plan).find(
+                "2 failed and are left out (the first: 4 rows at length 512: out of memory)"),
+            std::string::npos)
+      << prepared.describe(plan);
+}
+
+TEST(ShapePlanTest, WithEdgesACallsLengthIsTheRunnersRuleFirstThenItsBucketsEdge) {
+  BatchingPolicy p = buckets({100, 200}, 2);
+  p.padded = [](std::int64_t l) { return (l + 63) / 64 * 64; };  // multiple:64
+  const auto lengths = call_lengths(p, {90, 90, 150}, true);
+  ASSERT_EQ(lengths.size(), 1u);  // 90 -> 128 -> 200, 150 -> 192 -> 200
+  EXPECT_EQ(lengths[0].length, 200);
 }
 
 TEST(ShapePlanTest, AShapeIsWithinTheBudgetWhileWhatItIsExpectedToTakeStillFits) {

@@ -331,6 +331,53 @@ TEST(TorchModelRunnerTest, APlansShapesArePreparedAndACallAtAnotherIsCountedOffT
   EXPECT_EQ(off_plan[0][0].shape, (std::vector<std::int64_t>{1, 9, 64}));
 }
 
+// The path CUDA graphs take, on the CPU: a plan that pads runs a call at a prepared shape, its
+// rows padded with zeros and its length up to its bucket's edge, and each answer is cut back to
+// its request's own; the same as the request run alone.
+TEST(TorchModelRunnerTest, APlanThatPadsRunsACallAtAPreparedShapeAndCutsEachAnswerBack) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  ASSERT_TRUE(m.signature().lengths.merge) << m.signature().lengths.check;
+  InferenceRequest five = token_request(m.signature(), 5, 1);
+  InferenceRequest nine = token_request(m.signature(), 9, 2);
+  InferenceRequest forty = token_request(m.signature(), 40, 3);
+  for (auto* r : {&five, &nine, &forty}) conform_request(m.signature(), *r);
+  m.enter_thread();
+  const auto alone_five = m.run({&five});
+  const auto alone_nine = m.run({&nine});
+  m.exit_thread();
+  BatchingPolicy policy;
+  policy.max_batch = 4;
+  policy.edges = {16, 64};
+  // Lengths 5 and 9 fall in the bucket of 16, 40 in 64; rows 1, 2, 4.
+  const ShapePlan plan = plan_shapes(policy, {5, 9, 40}, m.signature().batch_min,
+                                     m.signature().batch_max, true, 100, 0);
+  const PreparedShapes prepared = m.prepare_shapes(plan);
+  ASSERT_TRUE(prepared.pads);
+  EXPECT_EQ(prepared.shapes.size(), 6u) << prepared.describe(plan);
+  EXPECT_TRUE(prepared.shapes.count({4, 16}));
+  m.enter_thread();
+  // 3 rows at length 9: padded to 4 rows at 16, a prepared shape.
+  const auto together = m.run({&five, &nine, &nine});
+  EXPECT_EQ(m.off_plan_calls(), 0u);
+  m.run({&forty});
+  EXPECT_EQ(m.off_plan_calls(), 0u);
+  m.exit_thread();
+  ASSERT_EQ(together.size(), 3u);
+  EXPECT_EQ(together[0][0].shape, (std::vector<std::int64_t>{1, 5, 64}));
+  EXPECT_EQ(together[1][0].shape, (std::vector<std::int64_t>{1, 9, 64}));
+  EXPECT_EQ(together[2][0].shape, (std::vector<std::int64_t>{1, 9, 64}));
+  for (std::size_t o = 0; o < 2; ++o) {
+    const auto t5 = floats(together[0][o]), a5 = floats(alone_five[0][o]);
+    const auto t9 = floats(together[2][o]), a9 = floats(alone_nine[0][o]);
+    ASSERT_EQ(t5.size(), a5.size());
+    ASSERT_EQ(t9.size(), a9.size());
+    for (std::size_t i = 0; i < t5.size(); ++i) EXPECT_NEAR(t5[i], a5[i], 1e-3);
+    for (std::size_t i = 0; i < t9.size(); ++i) EXPECT_NEAR(t9[i], a9[i], 1e-3);
+  }
+}
+
 TEST(TorchModelRunnerTest, AMemoryBudgetLeavesShapesOutAndAPlanWithoutALengthPreparesItsRows) {
   auto instances = load_model_instances(mlp("mode=eval,grad=no_grad"), 1);
   ModelRunner& m = *instances[0];

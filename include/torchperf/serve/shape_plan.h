@@ -46,8 +46,9 @@ struct ShapePlan {
   // comes, counted off the plan.
   bool pads = false;
   std::vector<std::int64_t> edges;  // the queue's, which a padded call's length goes up to
-  std::int64_t budget_bytes = 0;  // the memory the prepared shapes may take; 0: no budget
-  // The seconds preparing may take: a start spent on shapes is a start a deploy waits for.
+  std::int64_t budget_bytes = 0;  // the memory an instance's shapes may take; 0: no budget
+  // The seconds preparing may take, per instance: a start spent on shapes is a start a deploy
+  // waits for.
   double budget_s = kPreparingSeconds;
   std::size_t capped = 0;         // shapes the count cap (--shapes N) left out
 };
@@ -80,10 +81,12 @@ struct PreparedShapes {
   std::set<CallShape> shapes;
   bool pads = false;
   std::vector<std::int64_t> edges;
-  std::int64_t bytes = 0;    // the memory they took (device memory on CUDA, resident on CPU)
+  std::int64_t bytes = 0;    // the memory one instance's took (device memory on CUDA, resident on CPU)
   double seconds = 0;        // what preparing them took
   std::size_t left_out = 0;  // planned shapes the memory budget left out
-  std::string stopped;  // why preparing stopped early (a shape failed, the time ran out), or ""
+  std::string stopped;  // why preparing stopped early (the time ran out), or ""
+  std::size_t failed = 0;     // shapes whose call failed (left out; the rest still prepared)
+  std::string first_failure;  // the first one's call and reason
 
   // The shape a call of `rows` at `length` runs at: itself when prepared; with pads its length
   // up to its bucket's edge and the fewest prepared rows from its own at that length; nothing
