@@ -117,7 +117,8 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
   std::string out = fmt::format("prepared {} call shape{} in {:.1f} s ({}{}){}", shapes.size(),
                                 shapes.size() == 1 ? "" : "s", seconds, bytes < 0 ? "-" : "+",
                                 format_bytes(std::abs(bytes)),
-                                pads ? ", each a CUDA graph: a call pads its rows up to one and its length to its bucket's edge"
+                                pads ? ", each a CUDA graph: a call pads its rows up to one and "
+                                       "its length to its bucket's edge"
                                           : ", each run once");
   // The busiest lengths by name, the rest summed: a per-length plan holds hundreds.
   constexpr std::size_t kNamed = 6;
@@ -137,7 +138,8 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
       rest_rows = std::max(rest_rows, rows.back());
       continue;
     }
-    per_length += fmt::format("{}{} ({:.0f}% of requests) at {} rows", per_length.empty() ? "" : ", ",
+    per_length += fmt::format("{}{} ({:.0f}% of requests) at {} rows",
+                              per_length.empty() ? "" : ", ",
                               l.length > 0 ? "length " + std::to_string(l.length) : "every call",
                               100 * l.share, describe_rows(rows));
   }
@@ -170,11 +172,13 @@ std::string PreparedShapes::describe(const ShapePlan& plan) const {
 std::optional<std::size_t> parse_shapes_option(const std::string& text) {
   if (text == "lazy") return std::nullopt;
   if (text == "planned") return kPlannedShapes;
-  if (!text.empty() && text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos &&
+  const bool digits = text.find_first_not_of("0123456789") == std::string::npos;
+  if (!text.empty() && text.size() <= 6 && digits &&
       std::stoul(text) > 0)
     return static_cast<std::size_t>(std::stoul(text));
   throw UsageError("--shapes '" + text +
-                   "': expected planned, lazy, or the most call shapes to prepare (a count from 1)");
+                   "': expected planned, lazy, or the most call shapes to prepare "
+                   "(a count from 1)");
 }
 
 }  // namespace torchperf

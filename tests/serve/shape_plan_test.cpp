@@ -21,7 +21,8 @@ BatchingPolicy buckets(std::vector<std::int64_t> edges, std::size_t max_batch = 
 }  // namespace
 
 TEST(ShapePlanTest, CallLengthsAreTheEdgesWithTheShareOfRequestsEachTakesBusiestFirst) {
-  const auto lengths = call_lengths(buckets({16, 64, 512}), {3, 10, 20, 30, 40, 50, 300, 12}, false);
+  const auto lengths =
+      call_lengths(buckets({16, 64, 512}), {3, 10, 20, 30, 40, 50, 300, 12}, false);
   ASSERT_EQ(lengths.size(), 3u);
   EXPECT_EQ(lengths[0].length, 64);
   EXPECT_DOUBLE_EQ(lengths[0].share, 4.0 / 8);
@@ -109,7 +110,8 @@ TEST(ShapePlanTest, TheDescriptionNamesEachLengthItsShareAndRowsAndWhatTheBudget
   EXPECT_NE(text.find("length 64 (60% of requests) at 1-4 rows"), std::string::npos) << text;
   EXPECT_NE(text.find("length 16 (30% of requests) at 1 rows"), std::string::npos) << text;
   EXPECT_EQ(text.find("length 512"), std::string::npos) << text;
-  EXPECT_NE(text.find("the memory budget (64.0 MiB an instance) left 7 out (10% of requests at lengths with none)"),
+  EXPECT_NE(text.find("the memory budget (64.0 MiB an instance) left 7 out (10% of requests at "
+                      "lengths with none)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("off the plan"), std::string::npos) << text;

@@ -399,7 +399,8 @@ TEST(TorchModelRunnerTest, AMemoryBudgetLeavesShapesOutAndAPlanWithoutALengthPre
   EXPECT_EQ(some.shapes.size() + some.left_out, 4u);
   if (some.left_out > 0) {
     EXPECT_GT(some.bytes, 1);
-    EXPECT_NE(some.describe(tight).find("the memory budget (1 B an instance) left"), std::string::npos)
+    EXPECT_NE(some.describe(tight).find("the memory budget (1 B an instance) left"),
+              std::string::npos)
         << some.describe(tight);
   }
   // No time: preparing stops before the first shape, and says so.

@@ -81,7 +81,8 @@ struct PreparedShapes {
   std::set<CallShape> shapes;
   bool pads = false;
   std::vector<std::int64_t> edges;
-  std::int64_t bytes = 0;    // the memory one instance's took (device memory on CUDA, resident on CPU)
+  // The memory one instance's took (device memory on CUDA, resident on CPU).
+  std::int64_t bytes = 0;
   double seconds = 0;        // what preparing them took
   std::size_t left_out = 0;  // planned shapes the memory budget left out
   std::string stopped;  // why preparing stopped early (the time ran out), or ""
