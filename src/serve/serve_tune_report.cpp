@@ -82,7 +82,7 @@ std::string serve_tune_verdict(const ServeTuneResult& r, const ServeTuneOptions&
   std::string out = fmt::format("winner: {} at {:.0f} requests/s within the objective",
                                 w.candidate.label(), w.best_rate());
   if (o.expected_requests > 0)
-    out += fmt::format(", {:.0f}/s over {:g} requests with its {:.1f} s start", 
+    out += fmt::format(", {:.0f}/s over {:g} requests with its {:.1f} s start",
                        amortised_rate(w.best_rate(), w.start_s, o.expected_requests),
                        o.expected_requests, w.start_s);
   if (r.unbatched && r.candidates[*r.unbatched].best_rate() > 0 && *r.unbatched != *r.winner)
