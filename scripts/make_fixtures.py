@@ -126,6 +126,16 @@ def main(out):
         packed, {torch.nn.LSTM: per_channel_dynamic_qconfig, torch.nn.GRU: per_channel_dynamic_qconfig})),
         "packed_recurrent_int8_pytorch.pt")
 
+    # A call that runs as long as its request asks (x[0, 0] steps): serve's drain time is tested
+    # against a model call that is still running (issue 63).
+    class SlowCall(torch.nn.Module):
+        def forward(self, x: torch.Tensor):
+            y = x
+            for _ in range(int(x[0, 0])):
+                y = y + 1.0
+            return y
+
+    save(torch.jit.script(SlowCall()), "slow_call.pt")
     save(torch.jit.script(TwoInputs()), "two_inputs.pt")
     save(torch.jit.script(StructuredOutput()), "structured_output.pt")
     save(torch.jit.script(MakesNaN()), "nan_output.pt")

@@ -11,7 +11,15 @@ stamp="$venv/.torchperf-requirements"
 
 wanted() { cat requirements.txt requirements-no-deps.txt; }
 imports='import torch, numpy, PIL, hta.trace_analysis'
+# The source tree's Python side, importable from the venv (as an editable install would make it):
+# `import torchperf` there runs the core this checkout builds (build/torchperf, _binary.py).
+link_source() {
+  local site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$(pwd)/python" > "$site/torchperf-source.pth"
+}
 if [ -f "$stamp" ] && cmp -s <(wanted) "$stamp" && "$venv/bin/python" -c "$imports" 2>/dev/null; then
+  link_source
   echo "setup-venv: $venv up to date"
   exit 0
 fi
@@ -32,3 +40,4 @@ echo "setup-venv: installing requirements.txt into $venv"
   | { grep -v "^WARNING: Location" || true; }
 "$venv/bin/python" -c "$imports" || { echo "setup-venv: the install failed" >&2; exit 1; }
 wanted > "$stamp"
+link_source

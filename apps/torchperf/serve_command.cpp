@@ -4,11 +4,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -56,6 +60,48 @@ void install_stop_handlers() {
   ::sigaction(SIGINT, &action, nullptr);
 }
 
+// Serves until SIGTERM or Ctrl-C, then drains. A model call cannot be interrupted from outside
+// (one request of [100000, 64] tokens ran for minutes, issue 63): past the drain time the process
+// exits at once, saying so, with 143 (130 for Ctrl-C). Returns the signal that stopped it.
+int serve_until_signal(InferenceServer& server, double drain_s) {
+  std::mutex mutex;
+  std::condition_variable drained;
+  bool served = false;
+  int received = 0;
+  std::thread watcher([&] {
+    unsigned char byte = 0;
+    while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    std::unique_lock<std::mutex> lock(mutex);
+    received = byte;
+    if (received == 0) return;
+    lock.unlock();
+    server.stop();
+    lock.lock();
+    if (drained.wait_for(lock, std::chrono::duration<double>(drain_s), [&] { return served; }))
+      return;
+    std::cout << fmt::format("stopped ({}): the drain time of {:g} s ran out with a model call "
+                             "still running; exiting without its answers",
+                             received == SIGINT ? "SIGINT" : "SIGTERM", drain_s)
+              << std::endl;
+    std::_Exit(received == SIGINT ? kInterrupted : kTerminated);
+  });
+  server.serve();
+  bool by_signal = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    served = true;
+    by_signal = received != 0;
+  }
+  drained.notify_all();
+  if (!by_signal) {  // serve() ended by itself: release the watcher
+    const unsigned char none = 0;
+    [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &none, 1);
+  }
+  watcher.join();
+  return received;
+}
+
 struct ServeFlags {
   BenchOptions model;
   std::vector<std::string> inputs;
@@ -64,6 +110,7 @@ struct ServeFlags {
       std::make_shared<std::map<std::string, std::string>>();
   ServerOptions server;
   std::string max_queue_delay = "2ms";
+  std::string drain_timeout = "10s";
   std::string buckets;
   std::string shapes = "planned";
   std::string shape_memory;
@@ -177,6 +224,8 @@ int run_serve(ServeFlags& f) {
   default_to_serving(options.config, options.model);
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
+  const double drain_s = parse_latency(f.drain_timeout, "--drain-timeout");
+  parse_dim_options(options.dims);
   server.version = TORCHPERF_VERSION;
   std::string plan;
   if (!f.buckets.empty()) {
@@ -234,20 +283,7 @@ int run_serve(ServeFlags& f) {
             << std::endl;
   if (!plan.empty()) std::cout << plan << std::endl;
   if (!shapes.empty()) std::cout << shapes << std::endl;
-  int received = 0;
-  std::thread watcher([&] {
-    unsigned char byte = 0;
-    while (::read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
-    }
-    received = byte;
-    s.stop();
-  });
-  s.serve();
-  if (received == 0) {  // serve() ended by itself: release the watcher
-    const unsigned char none = 0;
-    [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &none, 1);
-  }
-  watcher.join();
+  const int received = serve_until_signal(s, drain_s);
   std::cout << fmt::format("stopped ({}): finished what was queued",
                            received == SIGINT ? "SIGINT" : "SIGTERM")
             << std::endl;
@@ -281,6 +317,8 @@ void print_summary(const LoadOptions& o, const LoadRun& run, const LoadSummary& 
   for (const auto& [kind, n] : s.errors) errors += fmt::format(", {} {}", kind, n);
   std::cout << fmt::format("  requests    {} sent, {} ok{}{}\n", s.requests, s.ok, errors,
                            run.unsent ? fmt::format(", {} not sent", run.unsent) : "");
+  for (const auto& [kind, message] : s.first_error)
+    std::cout << fmt::format("    {}, the first: {}\n", kind, message);
   std::cout << fmt::format("  throughput  {:.1f}/s answered ({:.1f}/s sent)\n", s.throughput_per_s,
                            s.offered_per_s);
   std::cout << fmt::format("  latency     from each request's {} time, 95% intervals\n",
@@ -344,6 +382,14 @@ int run_load_command(LoadFlags& f) {
   if (!run.stopped.empty())
     throw RuntimeFailure(fmt::format("load ended early: {} ({} sent, {} ok, {} not sent)",
                                      run.stopped, s.requests, s.ok, run.unsent));
+  // A refused request measures nothing: the load does not fit the server (a --dim past its MAX).
+  const std::string refused = to_string(RequestOutcome::kClientError);
+  if (s.errors.count(refused))
+    throw WorkloadError(fmt::format(
+        "load: the server refused {} of {} requests as client errors, the first with: {}; "
+        "expected requests it takes",
+        s.errors.at(refused), s.requests,
+        s.first_error.count(refused) ? s.first_error.at(refused) : std::string("no message")));
   if (s.verdict && !s.verdict->valid) return kInvalidResult;
   return kSuccess;
 }
@@ -383,6 +429,15 @@ Runner add_serve_command(CLI::App& app) {
                   "to; samples for a model without a --dim); a request over it alone gets 413. "
                   "0: no budget")
       ->default_val(0);
+  cmd->add_option("--max-client-batch", f->server.batching.max_request_samples,
+                  "Samples one request may hold, at most (its first dimension); a request with "
+                  "more gets 413 naming this flag. Default: 32, or the model's smallest batch "
+                  "where that is larger");
+  cmd->add_option("--drain-timeout", f->drain_timeout,
+                  "After SIGTERM or Ctrl-C, how long queued requests and a running model call "
+                  "may take to finish; past it the server exits with 143 (130 for Ctrl-C) and "
+                  "says so (e.g. 10s, 500ms)")
+      ->default_val("10s");
   cmd->add_option("--buckets", f->buckets,
                   "With a --dim, how requests of different lengths wait and share calls: edges "
                   "E1/E2/... (a call from one bucket), plan:K (K edges planned from the --dim's "

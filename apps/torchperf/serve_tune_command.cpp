@@ -258,7 +258,7 @@ void plan_lengths(const Flags& f, const BenchOptions& options, ServeTuneOptions&
       throw UsageError("--buckets and --token-budgets: need a --dim, the length that varies");
     return;
   }
-  const LengthDistribution lengths = parse_dim_option(options.dims.front()).distribution;
+  const LengthDistribution lengths = parse_dim_options(options.dims).front().distribution;
   o.by_length = true;
   o.bucket_sets = bucket_sets_for(lengths);
   if (!f.buckets.empty()) {

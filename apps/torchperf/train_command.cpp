@@ -32,7 +32,7 @@ namespace {
 
 struct TrainFlags {
   TrainingSpec spec;
-  std::string data = "synthetic-cifar";
+  std::string data;  // "": default_training_data(model)
   std::string from_python;  // MODULE:CALLABLE: an nn.Module trained in Python
   std::string config;
   // knob name -> value from its own flag
@@ -69,7 +69,8 @@ TraceSchedule parse_schedule(const std::string& text) {
   return s;
 }
 
-int run(TrainFlags& f) {
+// Every flag read and checked, by name, before any work starts.
+void check_flags(TrainFlags& f) {
   if (!f.from_python.empty()) {
     if (!f.spec.model.empty())
       throw UsageError("train: expected a model or --from-python MODULE:CALLABLE, not both");
@@ -84,14 +85,10 @@ int run(TrainFlags& f) {
   if (f.ladder && f.rounds < kMinRatioRounds)
     throw UsageError("--rounds: expected at least " + std::to_string(kMinRatioRounds) +
                      " (a confidence interval needs them)");
+  if (f.data.empty()) f.data = default_training_data(f.spec.model);
   f.spec.data.source = f.data;
   f.spec.data.seed = f.spec.seed;
   DataSpec::parse(f.data);
-  Configuration config = Configuration::parse(f.config);
-  for (const auto& [knob, value] : *f.knob_values) config.set(knob, value);
-  const TraceSchedule schedule = parse_schedule(f.trace_schedule);
-
-  const double budget_s = budget_seconds(f.budget);
   if (!f.memory_cap.empty()) f.spec.memory_cap_bytes = parse_size(f.memory_cap, "--memory-cap");
   const RankSpec& ranks = f.spec.ranks;
   if (ranks.node_rank > 0 && f.ladder)
@@ -103,10 +100,11 @@ int run(TrainFlags& f) {
   if (ranks.distributed() && !f.trace.empty())
     throw UsageError("--trace: the trace is of a TorchScript step in this process; DDP's ranks "
                      "step in Python (`torchperf trace` reads PyTorch's own profiler traces)");
-  TrainingContext context = TrainingContext::open(f.spec);
-  // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
-  const TrainingPlan given = plan_of(context, config);
-  context.spec.reference_batch = given.batch;
+}
+
+// The report's header: what trains on what, and the notes the context has before a step.
+TrainReport report_header(const TrainFlags& f, const TrainingContext& context,
+                          const TrainingPlan& given) {
   TrainReport report;
   report.model = f.spec.model;
   report.data = context.data->describe();
@@ -122,105 +120,110 @@ int run(TrainFlags& f) {
     report.notes.push_back("--memory-cap: a TorchScript step runs in this process, where the cap "
                            "is the capacity advice reads, not a limit; the Python step "
                            "(step=eager) is held to it");
+  return report;
+}
 
-  ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
-  std::unique_ptr<TrainingSession> last;
-  // A change of process state (threads), and a step in Python, run in workers of their own.
+// A change of process state (threads), and a step in Python, run in workers of their own.
+WorkerRun train_workers(const TrainFlags& f) {
   WorkerRun workers;
   workers.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   workers.log_dir = scratch_path("train-workers");
   std::filesystem::create_directories(workers.log_dir);
   // A node that follows answers when the driver's run ends, however long that takes.
-  workers.limits.time_limit_s = ranks.node_rank > 0 ? 7 * 86400 : 600;
+  workers.limits.time_limit_s = f.spec.ranks.node_rank > 0 ? 7 * 86400 : 600;
   workers.limits.memory_cap_bytes = f.spec.memory_cap_bytes;
   workers.tick = [](double) { return !StopSignals::requested(); };
-  if (f.ladder) {
-    const StopSignals stop_signals;
-    LadderOptions o;
-    o.allow_semantic_changes = f.allow_semantic;
-    o.max_rungs = f.max_rungs;
-    o.breakdown_steps = f.steps;
-    o.warmup_steps = f.warmup;
-    o.compare.rounds = f.rounds;
-    o.compare.max_rounds = std::max(f.rounds, f.max_rounds);
-    o.compare.steps = f.block_steps;
-    o.budget_s = budget_s;
-    std::filesystem::create_directories(workers.log_dir);
-    o.workers = workers;
-    LadderEvents events;
-    events.stop_requested = [] { return StopSignals::requested(); };
-    events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
-    events.attempt = [&](const Attempt& a) {
-      if (f.quiet) return;
-      bar.finish();
-      if (!a.failure.empty()) {
-        std::cerr << "  tried " << a.change << ": failed (" << a.failure << ")\n";
-        return;
-      }
-      std::cerr << "  tried " << a.change << ": " << fmt::format("{:.3f}x", a.speedup.ratio)
-                << (a.kept ? " (kept)" : " (not kept)") << "\n";
-    };
-    report.ladder = climb(context, config, o, events);
-    std::filesystem::remove_all(workers.log_dir);  // kept on failure: the error names the log
+  return workers;
+}
+
+// The ladder from the loop as given; the TorchScript session of its top rung, for a trace.
+std::unique_ptr<TrainingSession> climb_ladder(const TrainFlags& f, TrainingContext& context,
+                                              const Configuration& config, WorkerRun& workers,
+                                              ProgressBar& bar, TrainReport& report) {
+  const StopSignals stop_signals;
+  LadderOptions o;
+  o.allow_semantic_changes = f.allow_semantic;
+  o.max_rungs = f.max_rungs;
+  o.breakdown_steps = f.steps;
+  o.warmup_steps = f.warmup;
+  o.compare.rounds = f.rounds;
+  o.compare.max_rounds = std::max(f.rounds, f.max_rounds);
+  o.compare.steps = f.block_steps;
+  o.budget_s = budget_seconds(f.budget);
+  o.workers = workers;
+  LadderEvents events;
+  events.stop_requested = [] { return StopSignals::requested(); };
+  events.status = [&](const std::string& what) { bar.update(what, 0.5, 0); };
+  events.attempt = [&](const Attempt& a) {
+    if (f.quiet) return;
     bar.finish();
-    report.configuration = report.ladder->rungs.back().configuration.to_string();
-    if (!f.trace.empty() && !report.ladder->rungs.back().in_python)
-      last = std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
-  } else if (given.in_python()) {
-    // The step in a Python worker: its warm-up (and compile), then the measured steps.
-    if (!f.trace.empty())
-      throw UsageError("--trace: the trace is of a TorchScript step; with step=" + given.step +
-                       " use `torchperf trace` on PyTorch's own");
-    const StopSignals stop_signals;
-    std::filesystem::create_directories(workers.log_dir);
-    bar.update("warming up (and compiling) in Python", 0.2, 0);
-    HeadToHeadOptions unused;
-    RemoteTrainingSide side(context, config, unused, f.warmup, workers, "train");
-    if (side.facts().followed) {
-      // Not the driving node: its ranks trained under node 0's launcher, which reports.
-      bar.finish();
-      std::filesystem::remove_all(workers.log_dir);
-      if (!f.quiet)
-        std::cerr << fmt::format("train: node {} of {}: its {} rank(s) trained with the driving "
-                                 "node's, and ended; the report is node 0's\n",
-                                 ranks.node_rank, ranks.nnodes, ranks.nproc);
-      if (f.json)
-        std::cout << nlohmann::json{{"schema", "torchperf.train/1"},
-                                    {"node_rank", ranks.node_rank},
-                                    {"followed", true}}
-                         .dump(2)
-                  << "\n";
-      return kSuccess;
+    if (!a.failure.empty()) {
+      std::cerr << "  tried " << a.change << ": failed (" << a.failure << ")\n";
+      return;
     }
-    report.configuration = config.to_string();
-    for (const auto& n : resolve_training(config, context.traits).notes) report.notes.push_back(n);
-    if (side.compile_s() >= 0)
-      report.notes.push_back(fmt::format("torch.compile took {:.1f} s (the first step; not in the "
-                                         "step times)",
-                                         side.compile_s()));
-    bar.update("training steps", 0.6, 0);
-    report.breakdown = side.breakdown(f.steps);
-    side.finish();
+    std::cerr << "  tried " << a.change << ": " << fmt::format("{:.3f}x", a.speedup.ratio)
+              << (a.kept ? " (kept)" : " (not kept)") << "\n";
+  };
+  report.ladder = climb(context, config, o, events);
+  std::filesystem::remove_all(workers.log_dir);  // kept on failure: the error names the log
+  bar.finish();
+  report.configuration = report.ladder->rungs.back().configuration.to_string();
+  if (!f.trace.empty() && !report.ladder->rungs.back().in_python)
+    return std::make_unique<TrainingSession>(context, report.ladder->rungs.back().configuration);
+  return nullptr;
+}
+
+// The step in a Python worker: its warm-up (and compile), then the measured steps. False on a
+// node that follows the driving node's launcher (it has nothing to report; said here).
+bool train_in_python(const TrainFlags& f, TrainingContext& context, const Configuration& config,
+                     const TrainingPlan& given, WorkerRun& workers, ProgressBar& bar,
+                     TrainReport& report) {
+  if (!f.trace.empty())
+    throw UsageError("--trace: the trace is of a TorchScript step; with step=" + given.step +
+                     " use `torchperf trace` on PyTorch's own");
+  const StopSignals stop_signals;
+  bar.update("warming up (and compiling) in Python", 0.2, 0);
+  HeadToHeadOptions unused;
+  RemoteTrainingSide side(context, config, unused, f.warmup, workers, "train");
+  if (side.facts().followed) {
     bar.finish();
-    report.advice = advise(report.breakdown, context.advice_context(given));
     std::filesystem::remove_all(workers.log_dir);
-  } else {
-    last = std::make_unique<TrainingSession>(context, config);
-    report.configuration = last->configuration().to_string();
-    for (const auto& n : last->configuration().notes) report.notes.push_back(n);
-    const double total = static_cast<double>(f.warmup + f.steps);
-    report.breakdown = last->run(f.warmup, f.steps, [&](std::size_t done) {
-      bar.update("training steps", done / total, 0);
-    });
-    bar.finish();
-    report.advice = advise(report.breakdown, context.advice_context(last->plan()));
+    const RankSpec& ranks = f.spec.ranks;
+    if (!f.quiet)
+      std::cerr << fmt::format("train: node {} of {}: its {} rank(s) trained with the driving "
+                               "node's, and ended; the report is node 0's\n",
+                               ranks.node_rank, ranks.nnodes, ranks.nproc);
+    if (f.json)
+      std::cout << nlohmann::json{{"schema", "torchperf.train/1"},
+                                  {"node_rank", ranks.node_rank},
+                                  {"followed", true}}
+                       .dump(2)
+                << "\n";
+    return false;
   }
+  report.configuration = config.to_string();
+  for (const auto& n : resolve_training(config, context.traits).notes) report.notes.push_back(n);
+  if (side.compile_s() >= 0)
+    report.notes.push_back(fmt::format("torch.compile took {:.1f} s (the first step; not in the "
+                                       "step times)",
+                                       side.compile_s()));
+  bar.update("training steps", 0.6, 0);
+  report.breakdown = side.breakdown(f.steps);
+  side.finish();
+  bar.finish();
+  report.advice = advise(report.breakdown, context.advice_context(given));
+  std::filesystem::remove_all(workers.log_dir);
+  return true;
+}
+
+// The trace, the HTML page and the report, as the flags ask.
+void write_outputs(const TrainFlags& f, const TrainReport& report, TrainingSession* last) {
   if (!f.trace.empty() && !last) {
     // The ladder's top rung runs in Python: the trace is of a TorchScript step.
     std::cerr << "train: no trace written: the top rung runs in Python ("
               << report.configuration << "); `torchperf trace` reads PyTorch's own\n";
   } else if (!f.trace.empty()) {
-    const TraceSummary t = write_trace(*last, schedule, f.trace);
+    const TraceSummary t = write_trace(*last, parse_schedule(f.trace_schedule), f.trace);
     if (!f.quiet)
       std::cerr << fmt::format(
           "train: trace of {} steps ({} phase, {} operator events) written to {}\n", t.steps,
@@ -234,6 +237,38 @@ int run(TrainFlags& f) {
     std::cout << to_json(report).dump(2) << "\n";
   else
     std::cout << format_train_report(report);
+}
+
+int run(TrainFlags& f) {
+  check_flags(f);
+  Configuration config = Configuration::parse(f.config);
+  for (const auto& [knob, value] : *f.knob_values) config.set(knob, value);
+  parse_schedule(f.trace_schedule);
+  budget_seconds(f.budget);
+  TrainingContext context = TrainingContext::open(f.spec);
+  // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
+  const TrainingPlan given = plan_of(context, config);
+  context.spec.reference_batch = given.batch;
+  TrainReport report = report_header(f, context, given);
+  ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
+  std::unique_ptr<TrainingSession> last;
+  WorkerRun workers = train_workers(f);
+  if (f.ladder) {
+    last = climb_ladder(f, context, config, workers, bar, report);
+  } else if (given.in_python()) {
+    if (!train_in_python(f, context, config, given, workers, bar, report)) return kSuccess;
+  } else {
+    last = std::make_unique<TrainingSession>(context, config);
+    report.configuration = last->configuration().to_string();
+    for (const auto& n : last->configuration().notes) report.notes.push_back(n);
+    const double total = static_cast<double>(f.warmup + f.steps);
+    report.breakdown = last->run(f.warmup, f.steps, [&](std::size_t done) {
+      bar.update("training steps", done / total, 0);
+    });
+    bar.finish();
+    report.advice = advise(report.breakdown, context.advice_context(last->plan()));
+  }
+  write_outputs(f, report, last.get());
   return kSuccess;
 }
 
@@ -249,9 +284,10 @@ Runner add_train_command(CLI::App& app) {
                   "worker, eagerly or under torch.compile (the step knob)");
   cmd->add_option(
          "--data", f->data,
-         "synthetic-cifar (32x32 RGB bytes resized, 10 classes), images:DIR (one "
-         "sub-folder of JPEG/PNG per class) or tensors:FILE (torch.save((inputs, targets)))")
-      ->default_val("synthetic-cifar");
+         "synthetic-cifar (32x32 RGB bytes resized, 10 classes), synthetic-features:N (random "
+         "vectors of N, 10 classes), images:DIR (one sub-folder of JPEG/PNG per class) or "
+         "tensors:FILE (torch.save((inputs, targets))). Default: synthetic-features:784 for "
+         "builtin:mlp, else synthetic-cifar");
   cmd->add_option("--image-size", f->spec.data.image_size, "Images are resized to this square size")
       ->default_val(224);
   cmd->add_flag("--strict", f->spec.data.strict,

@@ -1,8 +1,10 @@
 """Where the C++ core (the `torchperf` executable) is, and the environment it runs in.
 
 An installed package carries it in torchperf/_bin/ (python/build_backend.py puts it there);
-$TORCHPERF_CLI names another one (a build tree's, as the tests run). It runs with this Python
-as its Python side (the workers, export, AOTInductor) and this environment's torch libraries.
+$TORCHPERF_CLI names another one (a build tree's, as the tests run); a source checkout's package
+(the .venv `make` sets up puts python/ on its path) runs the checkout's build/torchperf. It runs
+with this Python as its Python side (the workers, export, AOTInductor) and this environment's
+torch libraries.
 """
 
 import importlib.util
@@ -19,12 +21,18 @@ class MissingCoreError(RuntimeError):
 def executable():
     named = os.environ.get("TORCHPERF_CLI")
     path = named or os.path.join(PACKAGE_DIR, "_bin", "torchperf")
+    # A source checkout's package (python/torchperf, on the path through the .venv's
+    # torchperf-source.pth): the core `make` built beside it.
+    built = os.path.join(os.path.dirname(os.path.dirname(PACKAGE_DIR)), "build", "torchperf")
+    if not named and not os.access(path, os.X_OK) and os.access(built, os.X_OK):
+        path = built
     if not os.access(path, os.X_OK):
         where = f"$TORCHPERF_CLI ({named})" if named else path
         raise MissingCoreError(
             f"torchperf's C++ core is not at {where}: install the package with "
             "`pip install --no-build-isolation .` from torchperf's source folder (it builds the "
-            "core against this environment's torch), or set TORCHPERF_CLI to a built `torchperf`")
+            "core against this environment's torch), run `make` in a source checkout, or set "
+            "TORCHPERF_CLI to a built `torchperf`")
     return path
 
 

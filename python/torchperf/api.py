@@ -70,6 +70,18 @@ def describe_signature(inputs):
                      for t in inputs)
 
 
+def looks_like_mask(t, varying):
+    """Whether an integer input of an example batch is an attention mask: only 0 and 1, and along
+    each varying dimension ones then zeros (right padding) or zeros then ones (left padding)."""
+    if not varying or t.numel() == 0 or not bool(((t == 0) | (t == 1)).all()):
+        return False
+    for d in varying:
+        steps = t.diff(dim=d)
+        if not (bool((steps <= 0).all()) or bool((steps >= 0).all())):
+            return False
+    return True
+
+
 def varying_dimensions(inputs, dims):
     """For dims ({"S": "lognormal:40:0.9:4..512"}, or {"S": (DISTRIBUTION, {input: dimension})}),
     the core's --input spec with those dimensions named and, per input, {dimension: (name, low,
@@ -113,7 +125,10 @@ def varying_dimensions(inputs, dims):
         part = f"{dtype}:{sizes}"
         if not t.is_floating_point() and t.dtype != torch.bool and t.numel():
             # Token ids drawn within the example's range; a mask of ones stays ones (padding: 0).
-            part += f"@{int(t.min())}..{int(t.max()) + 1}"
+            # A padded batch's mask (0/1, its zeros trailing) is a mask too, not ids of 0 and 1
+            # drawn per token (issue 63).
+            low = 1 if looks_like_mask(t, varying) else int(t.min())
+            part += f"@{low}..{int(t.max()) + 1}"
         parts.append(part)
     spec = ";".join(parts)
     try:

@@ -39,9 +39,38 @@ class Applied:
         self.device = device
         self.check = None
         self._threads = threads
+        self._names = None  # forward's positional arguments, for calls by keyword
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs, **named):
+        return self._run(self._ordered(inputs, named))
+
+    def _run(self, inputs):
         return self.fn(*inputs)
+
+    def _ordered(self, inputs, named):
+        """The inputs in forward's order, the keyword ones put in their places as tune put the
+        dict it was given (issue 63: a winner tuned on {"input_ids": ..., "attention_mask": ...}
+        refused the same keywords)."""
+        if not named:
+            return inputs
+        names = self._names or []
+        given = dict(zip(names, inputs))
+        if len(inputs) > len(names):
+            raise TypeError(f"{self!r}: {len(inputs)} positional inputs, forward takes "
+                            f"{len(names)}")
+        for name in named:
+            if name not in names:
+                raise TypeError(f"{self!r}: forward has no argument '{name}' (it takes "
+                                f"{', '.join(names) or 'no named arguments'})")
+            if name in given:
+                raise TypeError(f"{self!r}: argument '{name}' given by position and by keyword")
+        given.update(named)
+        last = max(names.index(name) for name in given)
+        missing = [n for n in names[:last + 1] if n not in given]
+        if missing:
+            raise TypeError(f"{self!r}: argument '{missing[0]}' is left out before "
+                            f"'{names[last]}'; the winner is called in forward's order")
+        return tuple(given[n] for n in names[:last + 1])
 
     def __repr__(self):
         return f"torchperf.Applied({configuration_key(self.configuration)})"
@@ -56,7 +85,7 @@ class _ScopedThreads(Applied):
     """An Applied whose winner ran at another thread count than the caller's: each call sets it
     and restores the caller's, so apply changes nothing process-wide."""
 
-    def __call__(self, *inputs):
+    def _run(self, inputs):
         import torch
 
         theirs = torch.get_num_threads()
@@ -331,6 +360,14 @@ class AppliedCheck:
         return f"AppliedCheck({self.text()})"
 
 
+def forward_names(model):
+    """forward's arguments that may be given by position, in order."""
+    import inspect
+
+    return [p.name for p in inspect.signature(model.forward).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
 def apply(result, model):
     feed.checked_model(model, "apply: model")
     if not result.record.winner:
@@ -371,6 +408,7 @@ def apply(result, model):
             result._cache_artifacts = None
     cosine = f"cosine {verdict.cosine:.6f}" if verdict.cosine is not None else verdict.accuracy
     applied, check = check_here(result, model, applied, device, inputs)
+    applied._names = forward_names(model)
     result.applied_check = check
     if not check.kept:
         say(f"apply: {result.record.winner} loses to eval()+inference_mode in this process "

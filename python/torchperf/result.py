@@ -322,6 +322,8 @@ class TuneResult:
         m = self.record.winner_metrics
         low, high = m.throughput_ci
         speedup = ("the model as given" if self.is_as_given else
+                   "not measured: the budget ran out before its head-to-head (apply checks the "
+                   "winner against it in this process)" if self._vs_as_given is None else
                    head_to_head_text(self._vs_as_given))
         throughput = m.throughput_samples_per_s
         throughput = ("?" if throughput is None else
@@ -331,11 +333,17 @@ class TuneResult:
         careful = self.record.vs_careful
         careful = ("the winner is the careful configuration itself" if careful is None else
                    head_to_head_text(careful))
-        rows = [("winner", self.record.winner), ("throughput", f"{throughput}, batch {m.batch}"),
+        # The batch the winner runs at (its knob): a stream's measurement counts a pass's samples.
+        batch = self.record.winner_configuration.get("batch", "n/a")
+        batch = batch if str(batch).isdigit() else m.batch
+        rows = [("winner", self.record.winner), ("throughput", f"{throughput}, batch {batch}"),
                 ("over eval()+inference_mode", careful),
                 ("over the model as given", speedup), ("note", self.record.winner_note)]
-        busy = [n for n in self.record.notes if n.startswith("a busy machine")]
-        rows += [("busy machine", n) for n in busy]
+        # One row: the load, then what the crowning did about it, each said once (issue 63).
+        busy = list(dict.fromkeys(n.removeprefix("a busy machine: ") for n in self.record.notes
+                                  if n.startswith("a busy machine")))
+        if busy:
+            rows.append(("busy machine", "; ".join(busy)))
         if self.applied_check is not None:
             rows.append(("applied here", self.applied_check.text()))
         rows.append(("report", self.report))

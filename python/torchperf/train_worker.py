@@ -88,6 +88,21 @@ def batches(loader, sampler=None):
         epoch += 1
 
 
+def check_output(out, targets, cross_entropy):
+    """The model's output against the data's targets, said as the C++ trainer says it: PyTorch's
+    own text for a wrong target is a broadcast error or a warning (issue 63)."""
+    size = lambda t: "[" + ", ".join(map(str, t.shape)) + "]"
+    if cross_entropy:
+        if out.dim() != 2 or out.shape[0] != targets.shape[0]:
+            raise JobError(ErrorKind.WORKLOAD,
+                           f"the model's output {size(out)} does not fit cross-entropy with "
+                           f"targets {size(targets)}: expected [{targets.shape[0]}, C]")
+    elif out.shape != targets.shape:
+        raise JobError(ErrorKind.WORKLOAD,
+                       f"the model's output {size(out)} does not fit mse with targets "
+                       f"{size(targets)}: expected the same shape")
+
+
 class Ranks:
     """This process's place among DDP ranks (torchperf.rank_group sets it up): its rank, the world
     size, its rank on this node, and the process group DDP reduces in (None: the default)."""
@@ -227,6 +242,9 @@ class TrainSide:
         import torch.nn.functional as F
 
         out = out.float()
+        if not getattr(self, "checked_output", False):
+            check_output(out, targets, self.cross_entropy)
+            self.checked_output = True
         return F.cross_entropy(out, targets) if self.cross_entropy else F.mse_loss(out, targets)
 
     def next_batch(self):
@@ -280,6 +298,8 @@ class TrainSide:
                            f"checkpoint={self.s['checkpoint']})")
 
     def raise_step_error(self, error):
+        if isinstance(error, JobError):
+            raise error
         if worker.is_out_of_memory(error):
             raise JobError(ErrorKind.RESOURCE_LIMIT, f"out of memory: {concise(error)}")
         if self.compiled:

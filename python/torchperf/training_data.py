@@ -36,17 +36,37 @@ class SyntheticCifar(Dataset):
         return x.div_(255).sub_(MEAN).div_(STD), label
 
 
+class SyntheticFeatures(Dataset):
+    """50 000 random vectors of `features` unit normals and a label among 10: the data of a model
+    that takes a vector (builtin:mlp's 784). A function of the index, as SyntheticCifar."""
+
+    def __init__(self, features):
+        self.features = features
+
+    def __len__(self):
+        return 50000
+
+    def __getitem__(self, index):
+        rng = np.random.default_rng(index)
+        x = torch.from_numpy(rng.standard_normal(self.features, dtype=np.float32))
+        return x, int(rng.integers(10))
+
+
 def normalise_after_copy(inputs):
     """uint8 images to normalised float32 on the device (transfer=uint8)."""
     return inputs.float().div_(255).sub_(MEAN).div_(STD)
 
 
 def open_dataset(source, image_size, as_bytes):
-    """synthetic-cifar or tensors:FILE (torch.save((inputs, targets))); ValueError otherwise."""
+    """synthetic-cifar, synthetic-features:N or tensors:FILE (torch.save((inputs, targets)));
+    ValueError otherwise."""
     if source == "synthetic-cifar":
         return SyntheticCifar(image_size, as_bytes)
+    if source.startswith("synthetic-features:"):
+        return SyntheticFeatures(int(source.split(":", 1)[1]))
     if source.startswith("tensors:"):
         inputs, targets = torch.load(source.split(":", 1)[1])
         return TensorDataset(inputs, targets)
-    raise ValueError(f"--data {source}: the Python training step reads synthetic-cifar or "
-                     "tensors:FILE (images:DIR trains with step=torchscript)")
+    raise ValueError(f"--data {source}: the Python training step reads synthetic-cifar, "
+                     "synthetic-features:N or tensors:FILE (images:DIR trains with "
+                     "step=torchscript)")

@@ -718,14 +718,19 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
   for (const auto& v : given) c.given_inputs.push_back(v.toTensor());
   if (s.spec)
     for (const auto& t : s.spec->tensors) {
-      std::vector<std::int64_t> longest;
+      std::vector<std::int64_t> longest, shortest;
       for (const auto& name : t.dim_names) {
-        std::int64_t l = 0;
+        std::int64_t l = 0, m = 0;
         for (const auto& d : s.dims)
-          if (d.name == name) l = d.distribution.max;
+          if (d.name == name) {
+            l = d.distribution.max;
+            m = d.distribution.min;
+          }
         longest.push_back(l);
+        shortest.push_back(m);
       }
       c.longest.push_back(std::move(longest));
+      c.shortest.push_back(std::move(shortest));
       c.dim_names.push_back(t.dim_names);
     }
   return c;

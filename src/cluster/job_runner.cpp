@@ -23,6 +23,7 @@ LocalJobRunner::LocalJobRunner(TimeSource& time, std::string executable, std::st
       limits_(limits) {
   machines_.environment = capture_environment();
   machines_.machine_class = machine_class_of(machines_.environment);
+  load_.sample();
 }
 
 std::string LocalJobRunner::start(const NodeJob& job) {
@@ -62,6 +63,7 @@ std::vector<JobEnd> LocalJobRunner::wait(double) {
     release();
     end.outcome = run_node_job(job, time_, tick_);
   }
+  load_.sample();
   return {std::move(end)};
 }
 

@@ -131,9 +131,26 @@ NamedDim parse_dim_option(const std::string& text) {
   return dim;
 }
 
+void check_distinct(const std::vector<NamedDim>& given) {
+  for (std::size_t i = 0; i < given.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (given[i].name == given[j].name)
+        throw UsageError("--dim " + given[i].name + " is given twice (" + given[j].name + "=" +
+                         given[j].distribution.text + " and " + given[i].name + "=" +
+                         given[i].distribution.text + "): expected one --dim per dimension");
+}
+
+std::vector<NamedDim> parse_dim_options(const std::vector<std::string>& texts) {
+  std::vector<NamedDim> dims;
+  for (const auto& t : texts) dims.push_back(parse_dim_option(t));
+  check_distinct(dims);
+  return dims;
+}
+
 std::vector<NamedDim> dims_for(const std::vector<std::string>& named,
                                const std::vector<NamedDim>& given) {
   std::vector<NamedDim> dims;
+  check_distinct(given);
   for (const auto& g : given)
     if (std::find(named.begin(), named.end(), g.name) == named.end()) {
       std::string names;

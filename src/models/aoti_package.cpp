@@ -88,12 +88,32 @@ std::string AotiOptions::to_string() const {
                      device, aten_capability.empty() ? "" : ",aten_isa=" + aten_capability);
 }
 
-std::string torchperf_cache_dir() {
-  if (const char* dir = std::getenv("TORCHPERF_CACHE_DIR"); dir && *dir) return dir;
+namespace {
+
+std::pair<std::string, std::string> cache_dir_and_source() {
+  if (const char* dir = std::getenv("TORCHPERF_CACHE_DIR"); dir && *dir)
+    return {dir, "$TORCHPERF_CACHE_DIR"};
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return (fs::path(xdg) / "torchperf").string();
+    return {(fs::path(xdg) / "torchperf").string(), "$XDG_CACHE_HOME"};
   const char* home = std::getenv("HOME");
-  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "torchperf").string();
+  return {(fs::path(home && *home ? home : "/tmp") / ".cache" / "torchperf").string(), "$HOME"};
+}
+
+}  // namespace
+
+// Checked where it is read: a cache that cannot be made or written surfaced as a raw
+// "filesystem error" from whichever part touched it first (issue 63).
+std::string torchperf_cache_dir() {
+  const auto [dir, source] = cache_dir_and_source();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec && ::access(dir.c_str(), R_OK | W_OK | X_OK) != 0)
+    ec = std::error_code(errno, std::generic_category());
+  if (ec)
+    throw RuntimeFailure(fmt::format("torchperf's cache '{}' (from {}): {}; expected a folder "
+                                     "this user can read and write: set TORCHPERF_CACHE_DIR to one",
+                                     dir, source, ec.message()));
+  return dir;
 }
 
 std::string aoti_cache_dir() { return (fs::path(torchperf_cache_dir()) / "aoti").string(); }

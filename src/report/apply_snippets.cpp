@@ -8,6 +8,8 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/feed/input_spec.h"
+#include "torchperf/feed/length_distribution.h"
+#include "torchperf/feed/shape_stream.h"
 #include "torchperf/runtime/runtime.h"
 #include "torchperf/text.h"
 #include "torchperf/json_fields.h"
@@ -120,6 +122,10 @@ std::string model_file(const RunResults& r) {
   return model.rfind("builtin:", 0) == 0 || model.empty() ? "model.pt" : model;
 }
 
+bool is_program_file(const std::string& file) {
+  return file.size() > 4 && file.compare(file.size() - 4, 4, ".pt2") == 0;
+}
+
 std::string quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -200,32 +206,9 @@ std::vector<KnobCode> knob_codes(const std::string& key, bool cuda, std::int64_t
   return codes;
 }
 
-}  // namespace
-
-ApplySnippets make_apply_snippets(const RunAnalysis& a) {
-  if (!a.winner) throw UsageError("run '" + a.run.label + "' has no winner to apply");
-  const RunResults& r = a.run;
-  const std::string& key = *a.winner;
-  const std::string device = run_device(r);
-  const bool cuda = device.rfind("cuda", 0) == 0;
-  ApplySnippets s;
-  std::int64_t batch = 0;  // 0: the batch knob did not apply (inputs from a file)
-  std::vector<KnobCode> codes;
-  try {
-    s.config.configuration = Configuration::parse(key);
-    codes = knob_codes(key, cuda, batch);
-  } catch (const std::exception& e) {
-    throw ResultsError("results file '" + r.journal + "': the winner '" + key +
-                       "' is not a configuration this torchperf knows (" + e.what() + ")");
-  }
-  s.config.model = string_field(r.experiment, "model");
-  s.config.input_spec = string_field(r.experiment, "input_spec");
-  s.config.device = string_field(r.experiment, "device", "auto");
-  s.config.source = r.journal;
-  s.config.evidence = a.winner_evidence;
-  s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-  s.python_first = runtime_of_key(key).worker() == RuntimeWorker::kPython;
-
+// The example inputs a snippet makes: the run's spec (or the file's description) at its batch,
+// each named dimension at the --dim's typical length (issue 63: a stream's snippet fed (16, 0)).
+std::vector<TensorExample> example_tensors(const RunResults& r, std::int64_t& batch) {
   InputSpec spec;
   const std::string source = r.input_source;
   if (!source.empty() && source.rfind("file:", 0) != 0)
@@ -233,23 +216,55 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   else
     spec = spec_from_description(r.inputs);
   if (batch == 0) batch = description_batch(r.inputs);
+  std::vector<NamedDim> dims;
+  if (r.experiment.is_object() && r.experiment.contains("dims") &&
+      r.experiment.at("dims").is_array())
+    for (const auto& d : r.experiment.at("dims"))
+      if (d.is_string()) dims.push_back(parse_dim_option(d.get<std::string>()));
+  const auto typical = typical_sizes(dims, 0);
   std::vector<TensorExample> tensors;
-  for (const auto& t : spec.tensors) tensors.push_back({t, batch});
-
-  const std::string why = fmt::format(
-      "Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}", r.label, r.journal,
-      key, a.winner_evidence);
-  if (runtime_of_key(key).artefact([&](const std::string& knob) { return knob_value(key, knob); },
-                                   WorkloadTraits{})
-          .kind == ArtefactKind::kPackage) {
-    write_program_snippets(r, key, why, tensors, s);
-    return s;
+  for (auto t : spec.tensors) {
+    for (std::size_t d = 0; d < t.dim_names.size() && d < t.shape.size(); ++d) {
+      if (t.dim_names[d].empty()) continue;
+      t.shape[d] = 16;  // a named dimension without its --dim in the journal: a length that runs
+      for (const auto& [name, size] : typical)
+        if (name == t.dim_names[d]) t.shape[d] = size;
+    }
+    tensors.push_back({t, batch});
   }
+  return tensors;
+}
+
+// A torch.export program whose winner is not a package (a Python runtime's) runs in C++ only as
+// an AOTInductor package: the snippet says how to make one, not a torch::jit::load of the .pt2.
+std::string program_cpp_snippet(const std::string& why, const std::string& file,
+                                const std::vector<TensorExample>& tensors) {
+  std::string cpp = "// " + why + "\n";
+  cpp += "// The winner runs in Python. A torch.export program runs in C++ as an AOTInductor "
+         "package; make one with\n//   python3 -c \"import torch; "
+         "torch._inductor.aoti_compile_and_package(torch.export.load('" +
+         file + "'), package_path='package.pt2')\"\n";
+  cpp += "// Build with CMake: find_package(Torch REQUIRED), then target_link_libraries(app "
+         "${TORCH_LIBRARIES}).\n";
+  cpp += "#include <torch/csrc/inductor/aoti_package/model_package_loader.h>\n"
+         "#include <torch/torch.h>\n#include <iostream>\n\nint main(int argc, char** argv) {\n"
+         "  torch::inductor::AOTIModelPackageLoader loader(argc > 1 ? argv[1] : "
+         "\"package.pt2\");\n  std::vector<at::Tensor> inputs;\n";
+  for (const auto& t : tensors) cpp += "  inputs.push_back(" + cpp_tensor(t) + ");\n";
+  cpp += "  std::vector<at::Tensor> outputs = loader.run(inputs);\n"
+         "  std::cout << \"output \" << outputs.at(0).sizes() << \"\\n\";\n  return 0;\n}\n";
+  return cpp;
+}
+
+// The TorchScript program: the model loaded, each knob's setup, the inputs, one call.
+std::string torchscript_cpp_snippet(const RunResults& r, const std::string& why,
+                                    const std::vector<KnobCode>& codes,
+                                    const std::vector<TensorExample>& tensors, bool cuda,
+                                    const std::string& device, std::int64_t batch) {
   // Worker knobs act before the program starts: the environment a user must set.
   std::string env;
   for (const auto& c : codes)
     for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
-  // C++
   std::set<std::string> includes = {"<torch/script.h>", "<iostream>"};
   for (const auto& c : codes) includes.insert(c.cpp_includes.begin(), c.cpp_includes.end());
   std::string cpp = "// " + why + "\n";
@@ -281,17 +296,24 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   cpp += "    torch::jit::IValue output = module.forward(inputs);\n";
   cpp += "    if (output.isTensor()) std::cout << \"output \" << output.toTensor().sizes() << \"\\n\";\n";
   cpp += "  }\n  return 0;\n}\n";
-  s.cpp = cpp;
+  return cpp;
+}
 
-  // Python
-  std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " +
-                   a.winner_evidence + "\n" +
+std::string python_snippet(const RunResults& r, const std::string& key, const std::string& why,
+                           const std::string& evidence, const std::vector<KnobCode>& codes,
+                           const std::vector<TensorExample>& tensors, bool cuda,
+                           const std::string& device, std::int64_t batch) {
+  std::string env;
+  for (const auto& c : codes)
+    for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
+  std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " + evidence +
+                   "\n" +
                    (env.empty() ? std::string()
                                 : "# Run with this environment (it must be set before Python starts):\n#   " +
                                       env + " python3 this_script.py\n") +
                    "import sys\n\nimport torch\n\n";
   const std::string file = model_file(r);
-  if (file.size() > 4 && file.compare(file.size() - 4, 4, ".pt2") == 0) {
+  if (is_program_file(file)) {
     // A torch.export program: in Python its module, or the caller's own nn.Module (what the
     // python runtime timed when the tune started from Python).
     py += "# Your own nn.Module runs the same way (eval()); the program's module otherwise:\n";
@@ -322,7 +344,48 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
     py += "with " + with + ":\n    output = model(*inputs)\n";
   }
   py += "if isinstance(output, torch.Tensor):\n    print(\"output\", tuple(output.shape))\n";
-  s.python = py;
+  return py;
+}
+
+}  // namespace
+
+ApplySnippets make_apply_snippets(const RunAnalysis& a) {
+  if (!a.winner) throw UsageError("run '" + a.run.label + "' has no winner to apply");
+  const RunResults& r = a.run;
+  const std::string& key = *a.winner;
+  const std::string device = run_device(r);
+  const bool cuda = device.rfind("cuda", 0) == 0;
+  ApplySnippets s;
+  std::int64_t batch = 0;  // 0: the batch knob did not apply (inputs from a file)
+  std::vector<KnobCode> codes;
+  try {
+    s.config.configuration = Configuration::parse(key);
+    codes = knob_codes(key, cuda, batch);
+  } catch (const std::exception& e) {
+    throw ResultsError("results file '" + r.journal + "': the winner '" + key +
+                       "' is not a configuration this torchperf knows (" + e.what() + ")");
+  }
+  s.config.model = string_field(r.experiment, "model");
+  s.config.input_spec = string_field(r.experiment, "input_spec");
+  s.config.device = string_field(r.experiment, "device", "auto");
+  s.config.source = r.journal;
+  s.config.evidence = a.winner_evidence;
+  s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  s.python_first = runtime_of_key(key).worker() == RuntimeWorker::kPython;
+  const std::vector<TensorExample> tensors = example_tensors(r, batch);
+  const std::string why =
+      fmt::format("Runs the model as torchperf found fastest ({}), from {}:\n//   {}\n//   {}",
+                  r.label, r.journal, key, a.winner_evidence);
+  if (runtime_of_key(key).artefact([&](const std::string& knob) { return knob_value(key, knob); },
+                                   WorkloadTraits{})
+          .kind == ArtefactKind::kPackage) {
+    write_program_snippets(r, key, why, tensors, s);
+    return s;
+  }
+  s.cpp = is_program_file(model_file(r))
+              ? program_cpp_snippet(why, model_file(r), tensors)
+              : torchscript_cpp_snippet(r, why, codes, tensors, cuda, device, batch);
+  s.python = python_snippet(r, key, why, a.winner_evidence, codes, tensors, cuda, device, batch);
   return s;
 }
 

@@ -73,6 +73,9 @@ void validate(const BatchingPolicy& policy) {
   if (policy.max_tokens < 0)
     throw UsageError(fmt::format("--max-tokens {}: expected 0 (no budget) or more",
                                  policy.max_tokens));
+  if (policy.max_request_samples < 0)
+    throw UsageError(fmt::format("--max-client-batch {}: expected at least 1 sample a request",
+                                 policy.max_request_samples));
   for (std::size_t i = 0; i < policy.edges.size(); ++i)
     if (policy.edges[i] < 1 || (i > 0 && policy.edges[i] <= policy.edges[i - 1]))
       throw UsageError(fmt::format("bucket edges {}: expected positive lengths in ascending order",
@@ -130,6 +133,12 @@ BatchDecision decide_bucket(const BatchingPolicy& policy, const std::vector<Queu
 }
 
 std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size) {
+  const std::int64_t most =
+      policy.max_request_samples > 0 ? policy.max_request_samples : kRequestSamples;
+  if (size.samples > most)
+    return Refusal{413, fmt::format("the request's {} samples are past the server's "
+                                    "--max-client-batch {}: send at most {} samples a request",
+                                    size.samples, most, most)};
   if (!policy.edges.empty() && size.length > policy.edges.back())
     return Refusal{400, fmt::format("the request's length {} is past the last bucket edge, {} "
                                     "(the queue's buckets: {}): send {} tokens at most",

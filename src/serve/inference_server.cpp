@@ -279,6 +279,13 @@ void InferenceServer::Impl::infer(const httplib::Request& req, httplib::Response
 BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature) {
   if (policy.edges.empty()) policy.edges = signature.lengths.edges;
   if (!policy.padded && signature.lengths.merge) policy.padded = signature.lengths.padded;
+  if (policy.max_request_samples == 0)
+    policy.max_request_samples = std::max(kRequestSamples, signature.batch_min);
+  else if (policy.max_request_samples < signature.batch_min)
+    throw UsageError(fmt::format("--max-client-batch {}: the model takes batches of at least {} "
+                                 "(its torch.export program's range); expected {} or more",
+                                 policy.max_request_samples, signature.batch_min,
+                                 signature.batch_min));
   return policy;
 }
 

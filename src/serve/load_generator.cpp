@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -72,6 +73,14 @@ RequestOutcome outcome_of(const httplib::Result& result, double elapsed_s, doubl
   return RequestOutcome::kServerError;
 }
 
+// The protocol's {"error": "..."} body, or the status alone when the body is not one.
+std::string error_message(const std::string& body, int status) {
+  const auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j.at("error").is_string())
+    return j.at("error").get<std::string>();
+  return "HTTP " + std::to_string(status);
+}
+
 std::unique_ptr<httplib::Client> connect(const LoadOptions& o) {
   auto client = std::make_unique<httplib::Client>(o.url);
   client->set_keep_alive(true);
@@ -93,6 +102,7 @@ RequestRecord send(httplib::Client& client, const Request& r, const LoadOptions&
   const auto result = client.Post(r.path.c_str(), r.headers, r.body, r.content_type.c_str());
   rec.done_s = to_seconds(time.now() - start);
   rec.outcome = outcome_of(result, rec.done_s - rec.sent_s, o.timeout_s);
+  if (result && result->status != 200) rec.error = error_message(result->body, result->status);
   return rec;
 }
 

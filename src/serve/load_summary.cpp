@@ -159,6 +159,7 @@ LoadSummary summarize_load(const std::vector<RequestRecord>& records, double dur
       judged.push_back(ok.back());
     } else {
       ++s.errors[to_string(r.outcome)];
+      if (!r.error.empty()) s.first_error.emplace(to_string(r.outcome), r.error);
       judged.push_back(std::numeric_limits<double>::infinity());
     }
   }
@@ -189,6 +190,7 @@ nlohmann::json to_json(const LoadSummary& s) {
                       {"offered_per_s", s.offered_per_s},
                       {"throughput_per_s", s.throughput_per_s},
                       {"errors", s.errors},
+                      {"first_error", s.first_error},
                       {"median_send_lag_s", s.median_send_lag_s},
                       {"max_send_lag_s", s.max_send_lag_s},
                       {"latency_s", nlohmann::json::object()}};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace torchperf {
@@ -19,6 +20,23 @@ std::string input_names(const ModelSignature& signature) {
   std::string names;
   for (const auto& s : signature.inputs) names += (names.empty() ? "" : ", ") + s.name;
   return names;
+}
+
+// A named dimension's size in the first input that has it, and that input's name.
+using NamedSizes = std::map<std::string, std::pair<std::int64_t, std::string>>;
+
+// Inputs that share a --dim's name share its size: a mask two tokens longer than its ids is the
+// client's mistake, which the model would report as a broadcast error (a 500) or not at all.
+void check_named_sizes(const WireTensorSpec& s, const WireTensor& t, NamedSizes& named) {
+  for (std::size_t d = 1; d < s.dims.size() && d < t.shape.size(); ++d) {
+    if (s.dims[d].empty()) continue;
+    const auto [at, first] = named.emplace(s.dims[d], std::make_pair(t.shape[d], t.name));
+    if (!first && at->second.first != t.shape[d])
+      throw RequestError(fmt::format("input '{}': size {} in dimension {} differs from {} in "
+                                     "input '{}'; both are {}, expected one size",
+                                     t.name, t.shape[d], d, at->second.first, at->second.second,
+                                     s.dims[d]));
+  }
 }
 
 }  // namespace
@@ -47,6 +65,7 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
   }
   request.inputs = std::move(ordered);
   std::int64_t batch = -1;
+  NamedSizes named;
   for (std::size_t i = 0; i < signature.inputs.size(); ++i) {
     const WireTensorSpec& s = signature.inputs[i];
     const WireTensor& t = request.inputs[i];
@@ -68,6 +87,14 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
         throw RequestError(fmt::format("input '{}': size {} in dimension {} is past the longest "
                                        "the model is served for, {} (its --dim's MAX)",
                                        t.name, t.shape[d], d, s.longest[d]));
+    for (std::size_t d = 1; d < s.shortest.size() && d < t.shape.size(); ++d)
+      if (t.shape[d] < std::max<std::int64_t>(1, s.shortest[d]))
+        throw RequestError(fmt::format(
+            "input '{}': size {} in dimension {} is below the shortest the model is served for, "
+            "{}{}",
+            t.name, t.shape[d], d, std::max<std::int64_t>(1, s.shortest[d]),
+            s.shortest[d] > 0 ? " (its --dim's MIN)" : ""));
+    check_named_sizes(s, t, named);
     if (const std::size_t bad = count_nonfinite(t); bad > 0)
       throw RequestError(fmt::format("input '{}': {} NaN/Inf value{}; expected finite numbers",
                                      t.name, bad, bad == 1 ? "" : "s"));

@@ -133,8 +133,14 @@ class TorchModelRunner final : public ModelRunner {
       // A named dimension (--dim) varies between requests, up to its longest size.
       if (i < w_.longest.size()) {
         spec.longest.assign(1, 0);
+        spec.shortest.assign(1, 0);
+        spec.dims.assign(1, "");
         for (std::size_t d = 0; d < w_.longest[i].size() && d + 1 < spec.shape.size(); ++d) {
           spec.longest.push_back(w_.longest[i][d]);
+          if (i < w_.shortest.size() && d < w_.shortest[i].size())
+            spec.shortest.push_back(w_.shortest[i][d]);
+          if (i < w_.dim_names.size() && d < w_.dim_names[i].size())
+            spec.dims.push_back(w_.dim_names[i][d]);
           if (w_.longest[i][d] > 0) spec.shape[d + 1] = -1;
         }
       }

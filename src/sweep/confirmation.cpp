@@ -149,10 +149,11 @@ std::vector<std::string> Supervisor::choose_leaders(const std::vector<const Poin
 }
 
 std::vector<const PointResult*> Supervisor::crownable(std::vector<const PointResult*> ok) {
-  if (!o_.cluster.empty()) return ok;
-  load_.sample();
-  if (!load_.busy()) return ok;
-  const int free = load_.free_cores(desc_.traits.usable_cores);
+  MachineLoad* load = runner_->machine_load();
+  if (!load) return ok;
+  load->sample();
+  if (!load->busy()) return ok;
+  const int free = load->free_cores(desc_.traits.usable_cores);
   std::vector<const PointResult*> kept;
   for (const auto* p : ok) {
     const auto it = index_of_.find(p->key);
@@ -201,14 +202,24 @@ void Supervisor::confirm() {
   if (ok.empty()) {
     // Nothing ran: the budget is why, and what a point would have cost says by how much.
     const std::string compiles = artefacts_->plan_text();
+    // The smart search screens a point briefly and needs room to measure it in full before it
+    // can crown it: the unit the budget refused is both (issue 63: "8 s were left, and a point
+    // takes ~6 s" over a run of 0 points).
+    const double full = budget_.point_estimate_s(false);
+    const bool smart = o_.search == SearchKind::kSmart;
+    const std::string unit =
+        smart ? fmt::format("a point needs ~{:.0f} s: ~{:.0f} s screened, then ~{:.0f} s measured "
+                            "in full before it can be crowned",
+                            budget_.point_estimate_s(true) + full, budget_.point_estimate_s(true),
+                            full)
+              : fmt::format("a point takes ~{:.0f} s to measure", full);
     result_.winner_note =
         result_.points.empty() && search_->cut_by_budget()
             ? fmt::format("the budget of {} ran out before any point ran: after loading the model "
                           "and holding back {:.0f} s for the confirmation, {:.0f} s were left for "
-                          "points, and a point takes ~{:.0f} s to measure{}; raise the budget",
+                          "points, and {}{}; raise the budget",
                           budget_words(o_.budget_s), budget_.held_back_s(),
-                          std::max(0.0, budget_.remaining_s()),
-                          budget_.point_estimate_s(false),
+                          std::max(0.0, budget_.remaining_s()), unit,
                           compiles.empty() ? "" : " after what it compiles first (" + compiles + ")")
             : "no configuration finished and passed the accuracy guard";
     return;

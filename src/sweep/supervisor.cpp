@@ -162,8 +162,6 @@ TuneResult Supervisor::run() {
 TuneResult Supervisor::run_locked() {
   validate(o_);
   if (o_.worker_executable.empty()) throw UsageError("tune: no worker executable given");
-  // Other work on this machine is read from here on; on a cluster the nodes' load is not ours.
-  if (o_.cluster.empty()) load_.sample();
   open_journal();
   open_runner();
   describe();
@@ -290,6 +288,7 @@ void Supervisor::describe() {
   for (std::size_t i = 0; i < space_.points.size(); ++i) index_of_[space_.points[i].key] = i;
   // Without a batch: a static-batch workload refuses any batch but its own.
   budget_.set_distinct_baseline(baseline_reserved());
+  budget_.set_space_points(space_.points.size());
   result_.space_points = space_.points.size();
   result_.space_combinations = space_.combinations;
   result_.space_dropped = space_.dropped;
@@ -617,7 +616,6 @@ void Supervisor::finish_point(std::map<std::string, Out>& out, JobEnd& end) {
   o.point.node_lost = end.lost;
   o.point.shared_worker = end.shared_worker;
   read_outcome(o.proposal.point, end.outcome, o.point);
-  if (o_.cluster.empty()) load_.sample();
   // A point refused before it ran says nothing of the time; a compile is priced apart.
   if (o.point.wall_s > 0) {
     budget_.add_point(o.point.brief, artefacts_->in_python(o.proposal.point), end.fresh_worker,
@@ -648,11 +646,11 @@ void Supervisor::sweep() {
   in.starts = smart ? starts_text() : "";
   in.compiles = smart ? artefacts_->plan_text() : "";
   in.machines = runner_->machines().plan;
-  if (o_.cluster.empty()) {
-    load_.before_sweep_ends_here();
-    load_.sample();
-    if (load_.before() && load_.busy())
-      in.machines = (in.machines.empty() ? "" : in.machines + "; ") + busy_text(true);
+  if (MachineLoad* load = runner_->machine_load()) {
+    load->before_sweep_ends_here();
+    load->sample();
+    if (load->before() && load->busy())
+      in.machines = (in.machines.empty() ? "" : in.machines + "; ") + busy_text(*load, true);
   }
   result_.plan = make_plan(in, budget_);
   planned_ = result_.plan.points;

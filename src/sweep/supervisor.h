@@ -96,7 +96,7 @@ class Supervisor {
   bool pair_fits() const;
   // Whether the winner is measured against the baseline, and the budget holds back its pair.
   bool baseline_reserved() const;
-  std::string busy_text(bool before_sweep) const;
+  std::string busy_text(const MachineLoad& load, bool before_sweep) const;
   // On a busy machine, the points whose threads exceed the cores left free: not crowned.
   std::vector<const PointResult*> crownable(std::vector<const PointResult*> ok);
 
@@ -121,7 +121,6 @@ class Supervisor {
   TuneInterrupt interrupt_;
   WatchLimits limits_;
   TuneBudget budget_;
-  MachineLoad load_;  // other work on this machine (a local run's)
   std::optional<JournalLock> lock_;  // taken before the journal is read, held to the end
   std::optional<Journal> journal_;
   nlohmann::json header_;

@@ -13,31 +13,39 @@
 namespace torchperf {
 
 // What other work took of the cores, in the words the plan, the summary and the report share.
-std::string Supervisor::busy_text(bool before_sweep) const {
+std::string Supervisor::busy_text(const MachineLoad& load, bool before_sweep) const {
   const int usable = desc_.traits.usable_cores;
   const std::string when =
       before_sweep ? fmt::format("{:.1f} of {} core(s) busy with other work before the sweep",
-                                 load_.before().value_or(0), usable)
+                                 load.before().value_or(0), usable)
                    : fmt::format("other work kept {:.1f} of {} core(s) busy before the sweep and "
                                  "{:.1f} (median; up to {:.1f}) during it",
-                                 load_.before().value_or(0), usable, load_.during_median(),
-                                 load_.during_max());
+                                 load.before().value_or(0), usable, load.during_median(),
+                                 load.during_max());
+  // Before the sweep, what the crowning will do; after it, the crowning's own note says what it
+  // did (issue 63: "no point above the 1 free core is crowned" above a threads=2 winner, where
+  // every point that passed had 2).
+  if (!before_sweep)
+    return fmt::format("a busy machine: {}; figures are slower and noisier than on a quiet one",
+                       when);
   return fmt::format("a busy machine: {}; figures are slower and noisier than on a quiet one, and "
-                     "no point with more threads than the {} core(s) left free is crowned",
-                     when, load_.free_cores(usable));
+                     "no point with more threads than the {} core(s) left free is crowned while "
+                     "another point passed",
+                     when, load.free_cores(usable));
 }
 
 void Supervisor::note_machine_load() {
-  if (!o_.cluster.empty() || (!load_.before() && load_.during().empty())) return;
+  const MachineLoad* load = runner_ ? runner_->machine_load() : nullptr;
+  if (!load || (!load->before() && load->during().empty())) return;
   MachineLoadRecord& m = result_.machine_load;
   m.sampled = true;
-  m.before_cores = load_.before().value_or(NAN);
-  m.during_median_cores = load_.during_median();
-  m.during_max_cores = load_.during_max();
-  m.busy = load_.busy();
+  m.before_cores = load->before().value_or(NAN);
+  m.during_median_cores = load->during_median();
+  m.during_max_cores = load->during_max();
+  m.busy = load->busy();
   m.usable_cores = desc_.traits.usable_cores;
-  m.free_cores = load_.free_cores(desc_.traits.usable_cores);
-  if (m.busy) result_.notes.push_back(busy_text(false));
+  m.free_cores = load->free_cores(desc_.traits.usable_cores);
+  if (m.busy) result_.notes.push_back(busy_text(*load, false));
 }
 
 // The plan's note was written from guesses; this one from what the points took, when the budget

@@ -94,7 +94,9 @@ double TuneBudget::pair_estimate_s() const {
 double TuneBudget::confirmation_reserve_s() const {
   // The leaders after the first, the careful configuration, the baseline where it differs from
   // it, and the model as given.
-  const double pairs = static_cast<double>(settings_.leaders) - 1 + 1 +
+  const std::size_t leaders = space_points_ > 0 ? std::min(settings_.leaders, space_points_)
+                                                : settings_.leaders;
+  const double pairs = static_cast<double>(std::max<std::size_t>(1, leaders)) - 1 + 1 +
                        (distinct_baseline_ ? 1 : 0) + (settings_.as_given ? 1 : 0);
   return pairs * pair_estimate_s();
 }

@@ -4,12 +4,15 @@
 #include <torch/nn/functional/upsampling.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
 #include "torchperf/error.h"
 #include "torchperf/feed/inputs.h"
+#include "torchperf/models/builtin_models.h"
 #include "torchperf/train/image_codec.h"
 
 namespace torchperf {
@@ -50,6 +53,39 @@ class SyntheticCifar final : public TrainingData {
 
  private:
   int size_;
+  std::uint64_t seed_;
+};
+
+// Feature vectors for a model that takes a vector (builtin:mlp's 784): unit normals (Box-Muller
+// over splitmix64) and a label among 10, 50 000 of them.
+class SyntheticFeatures final : public TrainingData {
+ public:
+  SyntheticFeatures(std::int64_t features, std::uint64_t seed)
+      : features_(features), seed_(seed) {}
+  std::size_t size() const override { return 50000; }
+  std::string describe() const override {
+    return "synthetic-features:" + std::to_string(features_) + ": 50000 random vectors of " +
+           std::to_string(features_) + " features, 10 classes";
+  }
+  std::int64_t classes() const override { return 10; }
+  bool uint8_images() const override { return false; }
+  Example get(std::size_t index, Transfer) const override {
+    at::Tensor x = at::empty({features_}, at::kFloat);
+    float* out = x.data_ptr<float>();
+    std::uint64_t state = mix(seed_ * 0x100000001B3ULL + index);
+    const auto unit = [&] {  // (0, 1]
+      state = mix(state);
+      return (static_cast<double>(state >> 11) + 1.0) / 9007199254740992.0;
+    };
+    for (std::int64_t i = 0; i < features_; ++i)
+      out[i] = static_cast<float>(std::sqrt(-2.0 * std::log(unit())) *
+                                  std::cos(6.283185307179586 * unit()));
+    const auto label = static_cast<std::int64_t>(mix(state) % 10);
+    return {x, at::scalar_tensor(label, at::kLong)};
+  }
+
+ private:
+  std::int64_t features_;
   std::uint64_t seed_;
 };
 
@@ -161,11 +197,27 @@ DataSpec DataSpec::parse(const std::string& source) {
   DataSpec spec;
   spec.source = source;
   if (source == "synthetic-cifar") return spec;
+  if (source.rfind("synthetic-features:", 0) == 0) {
+    const std::string n = source.substr(19);
+    if (!n.empty() && n.size() < 8 && std::all_of(n.begin(), n.end(), ::isdigit) &&
+        std::stoi(n) > 0)
+      return spec;
+  }
   for (const char* prefix : {"images:", "tensors:"})
     if (source.rfind(prefix, 0) == 0 && source.size() > std::string(prefix).size()) return spec;
   throw UsageError("--data '" + source +
-                   "': expected synthetic-cifar, images:DIR (one sub-folder per class) or "
-                   "tensors:FILE (torch.save((inputs, targets), FILE))");
+                   "': expected synthetic-cifar, synthetic-features:N (N features a sample), "
+                   "images:DIR (one sub-folder per class) or tensors:FILE "
+                   "(torch.save((inputs, targets), FILE))");
+}
+
+std::string default_training_data(const std::string& model) {
+  if (model.rfind("builtin:", 0) != 0) return "synthetic-cifar";
+  const InputSpec& inputs = find_builtin(model.substr(8)).default_inputs;
+  if (inputs.tensors.size() == 1 && inputs.tensors[0].shape.size() == 1 &&
+      inputs.tensors[0].shape[0] > 0)
+    return "synthetic-features:" + std::to_string(inputs.tensors[0].shape[0]);
+  return "synthetic-cifar";
 }
 
 std::unique_ptr<TrainingData> open_training_data(const DataSpec& spec) {
@@ -175,6 +227,8 @@ std::unique_ptr<TrainingData> open_training_data(const DataSpec& spec) {
   DataSpec::parse(spec.source);
   if (spec.source == "synthetic-cifar")
     return std::make_unique<SyntheticCifar>(spec.image_size, spec.seed);
+  if (spec.source.rfind("synthetic-features:", 0) == 0)
+    return std::make_unique<SyntheticFeatures>(std::stoll(spec.source.substr(19)), spec.seed);
   if (spec.source.rfind("images:", 0) == 0)
     return std::make_unique<ImageFolder>(spec.source.substr(7), spec.image_size);
   return std::make_unique<SavedTensors>(spec.source.substr(8));

@@ -68,6 +68,43 @@ void describe_reduced_precision(TrainingContext& c, const c10::Device& device,
   }
 }
 
+// HOST:PORT (an IPv6 host in brackets), read here and not by torch's launcher, which failed
+// 12 s later with a ValueError on "foo::bar" (issue 63).
+void check_endpoint(const std::string& endpoint) {
+  const auto colon = endpoint.rfind(':');
+  const std::string host = colon == std::string::npos ? "" : endpoint.substr(0, colon);
+  const std::string port = colon == std::string::npos ? "" : endpoint.substr(colon + 1);
+  const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  const bool host_ok = !host.empty() && (bracketed || host.find(':') == std::string::npos);
+  const bool port_ok = !port.empty() && port.size() <= 5 &&
+                       std::all_of(port.begin(), port.end(), [](char ch) {
+                         return ch >= '0' && ch <= '9';
+                       }) &&
+                       std::stoi(port) >= 1 && std::stoi(port) <= 65535;
+  if (!host_ok || !port_ok)
+    throw UsageError("--rdzv-endpoint '" + endpoint +
+                     "': expected HOST:PORT with a port from 1 to 65535 ([ADDRESS]:PORT for IPv6)");
+}
+
+// Each rank is a Python process with torch loaded (218 MiB of resident memory for the import
+// alone, measured with torch 2.13 on CPU), then its model, batches and DDP's buckets: ranks that
+// cannot all fit in 80% of the available memory (the rest for loader workers and the page cache)
+// are refused before one starts (64 ranks on a 2-core machine grew past 5 GB, issue 63).
+constexpr std::int64_t kRankFloorBytes = std::int64_t{300} << 20;
+
+void check_rank_memory(int nproc, std::int64_t available) {
+  if (nproc < 2 || available <= 0) return;
+  const std::int64_t need = kRankFloorBytes * nproc;
+  available = available / 5 * 4;
+  if (need > available)
+    throw UsageError(fmt::format(
+        "--nproc {}: {} ranks take at least {:.1f} GiB ({} MiB each, a Python process with torch "
+        "loaded, before the model and its data), past 80% of the {:.1f} GiB available; expected "
+        "at most {} ranks on this machine",
+        nproc, nproc, static_cast<double>(need) / (1 << 30), kRankFloorBytes >> 20,
+        static_cast<double>(available) / 0.8 / (1 << 30), available / kRankFloorBytes));
+}
+
 // Ranks share this node's cores: each gets its share as its thread count (the threads knob's
 // baseline) and as the cores its counts (loader threads) are sized to.
 void plan_ranks(TrainingContext& c, int cores) {
@@ -79,8 +116,7 @@ void plan_ranks(TrainingContext& c, int cores) {
   if (r.nnodes > 1 && r.rdzv_endpoint.empty())
     throw UsageError("--nnodes " + std::to_string(r.nnodes) +
                      ": expected --rdzv-endpoint HOST:PORT, the same on every node");
-  if (!r.rdzv_endpoint.empty() && r.rdzv_endpoint.rfind(':') == std::string::npos)
-    throw UsageError("--rdzv-endpoint '" + r.rdzv_endpoint + "': expected HOST:PORT");
+  if (!r.rdzv_endpoint.empty()) check_endpoint(r.rdzv_endpoint);
   if (!(r.collective_timeout_s > 0) || !(r.join_timeout_s > 0))
     throw UsageError("--collective-timeout and --join-timeout: expected a positive time");
   c.traits.world_size = r.world_size();
@@ -93,6 +129,7 @@ void plan_ranks(TrainingContext& c, int cores) {
                              r.nproc,
                              r.nnodes > 1 ? fmt::format(" of {} nodes", r.nnodes) : std::string(),
                              share, cores, c.device.rfind("cuda", 0) == 0 ? "NCCL" : "gloo");
+  check_rank_memory(r.nproc, available_memory_bytes());
   if (r.nproc > cores)
     c.ranks_warning = fmt::format("{} ranks on {} usable cores: they share cores, and each "
                                   "waits for the others at every all-reduce",

@@ -68,6 +68,12 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
        "--node-rank 2: expected 0 .. 1"},
       {{"train", "builtin:convbn", "--nproc", "2", "--rdzv-endpoint", "nocolon", "--quiet"}, 2,
        "--rdzv-endpoint 'nocolon': expected HOST:PORT"},
+      // Issue 63: read by torch's launcher, 12 s later, with its ValueError.
+      {{"train", "builtin:convbn", "--nproc", "2", "--rdzv-endpoint", "foo::bar", "--quiet"}, 2,
+       "--rdzv-endpoint 'foo::bar': expected HOST:PORT with a port from 1 to 65535"},
+      // Issue 63: 64 ranks started on a 2-core machine, with no memory check.
+      {{"train", "builtin:convbn", "--nproc", "4096", "--quiet"}, 2,
+       "--nproc 4096: 4096 ranks take at least 1200.0 GiB"},
       {{"train", "builtin:convbn", "--nnodes", "2", "--rdzv-endpoint", "h:1", "--ladder", "--quiet"}, 2,
        "--ladder runs on one node"},
       {{"train", "builtin:convbn", "--ddp-bucket-mb", "5", "--quiet"}, 2, "DDP's settings apply to ranks"},
@@ -193,6 +199,23 @@ TEST(BadInputsTest, AnEngineNotInstalledOrUnableToRunTheModelIsOneLineWithItsExi
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << bad.script << "\n" << run.err;
   }
   std::filesystem::remove_all(dir);
+}
+
+// Issue 63: a cache that cannot be made surfaced as a raw "filesystem error" from its first user.
+TEST(BadInputsTest, ACacheFolderThatCannotBeMadeIsNamedWithWhereItsPathCameFrom) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("torchperf-cache-file-" + std::to_string(::getpid()));
+  std::ofstream(file) << "a file, not a folder\n";
+  const CliRun run = testing::run_shell("TORCHPERF_CACHE_DIR=" + file.string() +
+                                        "/cache \"$TORCHPERF\" bench builtin:mlp --time 0.2 "
+                                        "--quiet");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("torchperf's cache '" + file.string() +
+                         "/cache' (from $TORCHPERF_CACHE_DIR): Not a directory; expected a folder"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("filesystem error"), std::string::npos) << run.err;
+  std::filesystem::remove(file);
 }
 
 }  // namespace torchperf

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <regex>
+#include <thread>
 #include <tuple>
 
 #include "support/serve_process.h"
@@ -166,6 +167,33 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
        it != std::sregex_iterator(); ++it, ++buckets)
     EXPECT_EQ((*it)[1].str(), "0") << (*it)[0].str();
   EXPECT_EQ(buckets, 3) << metrics;
+  // Issue 63: client errors are 400s and 413s naming the input and the limit, never 500s.
+  const auto send = [&](std::int64_t rows, std::int64_t ids, std::int64_t mask) {
+    const nlohmann::json body = {
+        {"inputs",
+         {{{"name", "input_ids"}, {"datatype", "INT64"}, {"shape", {rows, ids}},
+           {"data", std::vector<std::int64_t>(rows * ids, 7)}},
+          {{"name", "attention_mask"}, {"datatype", "INT64"}, {"shape", {rows, mask}},
+           {"data", std::vector<std::int64_t>(rows * mask, 1)}}}}};
+    return c.Post("/v2/models/encoder/infer", body.dump(), "application/json");
+  };
+  for (const auto& [rows, ids, mask, status, says] :
+       std::vector<std::tuple<int, int, int, int, std::string>>{
+           {1, 0, 0, 400, "size 0 in dimension 1 is below the shortest the model is served for, 4"},
+           {1, 10, 12, 400, "size 12 in dimension 1 differs from 10 in input 'input_ids'"},
+           {33, 8, 8, 413, "33 samples are past the server's --max-client-batch 32"}}) {
+    const auto refused = send(rows, ids, mask);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, status) << refused->body;
+    EXPECT_NE(refused->body.find(says), std::string::npos) << refused->body;
+  }
+  // A load whose lengths pass the served MAX fails, saying what the server said.
+  const auto longer = run_cli({"load", url, "--model", "encoder", "--dim", "S=4..200", "--rate",
+                               "20", "--duration", "1s", "--quiet"});
+  EXPECT_EQ(longer.exit_code, 5) << longer.err;
+  EXPECT_NE(longer.err.find("load: the server refused"), std::string::npos) << longer.err;
+  EXPECT_NE(longer.err.find("past the longest the model is served for, 64"), std::string::npos)
+      << longer.err;
   EXPECT_EQ(serve.stop(SIGTERM), 0);
 }
 
@@ -415,6 +443,44 @@ TEST(ServeCommandTest, BadFlagsAndModelsGetOneLineErrorsWithTheirExitCodes) {
       << buckets.err;
   const auto shape = run_cli({"serve", "builtin:mlp", "--input", "7"});
   EXPECT_EQ(shape.exit_code, 5) << shape.err;
+  // Issue 63: the second --dim was dropped in silence, the first kept.
+  const auto twice = run_cli({"serve", "builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2",
+                              "--dim", "S=4..64", "--dim", "S=8..16"});
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("--dim S is given twice (S=4..64 and S=8..16)"), std::string::npos)
+      << twice.err;
+  const auto drain = run_cli({"serve", "builtin:mlp", "--drain-timeout", "soon"});
+  EXPECT_EQ(drain.exit_code, 2);
+  EXPECT_NE(drain.err.find("--drain-timeout 'soon'"), std::string::npos) << drain.err;
+}
+
+TEST(ServeCommandTest, SigtermStopsTheServerWithinItsDrainTimeEvenInTheMiddleOfAModelCall) {
+  // Issue 63: one request's call ran on, and SIGTERM did not stop the server within 8 s.
+  ServeProcess serve({testing::fixture("slow_call.pt"), "--input", "float32:1", "--drain-timeout",
+                      "1s", "--shapes", "lazy"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  const nlohmann::json body = {
+      {"inputs", {{{"name", "x"}, {"datatype", "FP32"}, {"shape", {1, 1}}, {"data", {1e9}}}}}};
+  auto call = std::async(std::launch::async, [&] {
+    httplib::Client c("127.0.0.1", serve.port());
+    c.set_read_timeout(std::chrono::seconds(120));
+    return c.Post("/v2/models/slow_call/infer", body.dump(), "application/json");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the call is running
+  const auto signalled = std::chrono::steady_clock::now();
+  EXPECT_EQ(serve.stop(SIGTERM), 143);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  EXPECT_LT(took, 8.0);  // 1 s of drain time; the bound is loose for a loaded machine
+  EXPECT_GE(took, 0.9);
+  std::string rest;
+  for (std::string l = serve.line(); !l.empty(); l = serve.line()) rest += l;
+  EXPECT_NE(rest.find("stopped (SIGTERM): the drain time of 1 s ran out with a model call still "
+                      "running"),
+            std::string::npos)
+      << rest;
+  const auto answer = call.get();
+  EXPECT_TRUE(!answer || answer->status != 200);
 }
 
 }  // namespace

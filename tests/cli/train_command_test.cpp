@@ -65,6 +65,18 @@ TEST(TrainCommandTest, ABuiltInTrainsInPythonWithItsStepsBrokenDownAsInCpp) {
   EXPECT_NEAR(shares, 1.0, 1e-6);
 }
 
+TEST(TrainCommandTest, TheMlpTrainsWithItsDefaultsOnVectorsOfItsWidthNotOnImages) {
+  // Issue 63: builtin:mlp was fed 3x224x224 images and failed on the shape.
+  const auto r = run_cli({"train", "builtin:mlp", "--steps", "3", "--warmup", "1", "--json",
+                          "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["data"].get<std::string>().rfind("synthetic-features:784: 50000 random vectors", 0),
+            0u)
+      << j["data"];
+  EXPECT_EQ(j["breakdown"]["steps"], 3);
+}
+
 TEST(TrainCommandTest, AModuleFromPythonTrainsInPython) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("torchperf_train_from_python-" + std::to_string(::getpid()));

@@ -78,6 +78,19 @@ TEST(LengthDistributionTest, MalformedOptionsNameTheOptionAndTheFormsExpected) {
   EXPECT_NE(message_of("S=normal").find("MIN..MAX, lognormal"), std::string::npos);
 }
 
+TEST(LengthDistributionTest, ADimensionGivenTwiceIsRefusedNamingBothNotKeptInSilence) {
+  try {
+    parse_dim_options({"S=4..64", "S=8..16"});
+    ADD_FAILURE() << "a dimension given twice was taken";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--dim S is given twice (S=4..64 and S=8..16): expected one --dim per "
+                           "dimension");
+  }
+  EXPECT_THROW(dims_for({"S"}, {parse_dim_option("S=4..64"), parse_dim_option("S=8..16")}),
+               UsageError);
+  EXPECT_EQ(parse_dim_options({"S=4..64", "T=1..3"}).size(), 2u);
+}
+
 TEST(LengthDistributionTest, EachNamedDimensionNeedsADistributionAndEachDimOptionADimension) {
   const std::vector<NamedDim> given{parse_dim_option("S=1..9")};
   EXPECT_EQ(dims_for({"S"}, given).size(), 1u);

@@ -89,6 +89,18 @@ def test_example_inputs_by_forwards_argument_names_are_put_in_its_order_or_refus
         api.checked_inputs({"input_ids": ids}, model)
 
 
+def test_a_padded_batchs_mask_in_the_example_stays_a_mask_and_its_ids_keep_their_range():
+    # Issue 63: a real padded batch's mask was recorded as int64:S@0..2, drawn 0/1 per token.
+    ids = torch.randint(5, 100, (3, 6))
+    mask = torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0]])
+    spec, _ = api.varying_dimensions((ids, mask), {"S": "4..64"})
+    assert spec == f"int64:S@{int(ids.min())}..{int(ids.max()) + 1};int64:S@1..2"
+    # 0/1 values in no padded order are data, drawn in their range.
+    flags = torch.tensor([[0, 1, 0, 1, 1, 0]] * 3)
+    spec, _ = api.varying_dimensions((ids, flags), {"S": "4..64"})
+    assert spec.endswith(";int64:S@0..2")
+
+
 def test_example_inputs_of_the_wrong_shape_are_refused_naming_the_shape():
     with pytest.raises(api.ForwardError, match=r"raised on example_inputs \(float32\[8, 63\]\)"):
         torchperf.tune(mlp(), torch.randn(8, 63))
@@ -252,7 +264,8 @@ def test_a_tune_over_a_stream_of_lengths_ranks_padding_policies_in_useful_tokens
     # By forward's argument names, out of its order: the keyword form works too.
     example = {"attention_mask": torch.ones(4, 16, dtype=torch.int64),
                "input_ids": torch.randint(0, 100, (4, 16))}
-    result = torchperf.tune(TokenPool(), example, dims={"S": "lognormal:12:0.8:3..64"},
+    model = TokenPool()
+    result = torchperf.tune(model, example, dims={"S": "lognormal:12:0.8:3..64"},
                             budget="3m", out=str(tmp_path / "run"), search="exhaustive",
                             time_s=0.2, progress=False,
                             space="runtime=python;graph=eager;threads=1;precision=fp32;"
@@ -264,6 +277,25 @@ def test_a_tune_over_a_stream_of_lengths_ranks_padding_policies_in_useful_tokens
     assert by_padding["max"]["padding_share"] > by_padding["batch-max"]["padding_share"]
     with open(result.report) as f:
         assert "Padding and batching over the stream of lengths" in f.read()
+    # Issue 63: the winner takes the inputs as tune was given them, by keyword.
+    applied = result.apply(model)
+    with torch.no_grad():
+        torch.testing.assert_close(applied(**example), model(**example), rtol=1e-4, atol=1e-5)
+
+
+def test_an_applied_winner_puts_keyword_inputs_in_forwards_order_and_names_a_wrong_one():
+    from torchperf.apply import Applied
+
+    applied = Applied(lambda *inputs: inputs, {"runtime": "python"}, torch.device("cpu"))
+    applied._names = ["input_ids", "attention_mask", "token_type_ids"]
+    assert applied(attention_mask=2, input_ids=1) == (1, 2)
+    assert applied(1, attention_mask=2) == (1, 2)
+    with pytest.raises(TypeError, match="forward has no argument 'mask'"):
+        applied(input_ids=1, mask=2)
+    with pytest.raises(TypeError, match="'input_ids' given by position and by keyword"):
+        applied(1, input_ids=1)
+    with pytest.raises(TypeError, match="'input_ids' is left out before 'attention_mask'"):
+        applied(attention_mask=2)
 
 
 def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned, capfd):

@@ -113,3 +113,14 @@ def test_train_from_python_runs_from_the_installed_package_with_what_it_declared
     rc, out = run([str(venv / "bin" / "python"), "-c", "import torchperf, numpy; "
                    "print(torchperf.__version__)"], env=clean_environment(), cwd=tmp_path)
     assert rc == 0 and out.strip(), out
+
+
+def test_the_checkouts_venv_imports_the_source_trees_package_without_pythonpath():
+    # Issue 63: a new user needed PYTHONPATH and TORCHPERF_CLI, found by reading the source.
+    venv_python = os.path.join(SOURCE, ".venv", "bin", "python")
+    if not os.access(venv_python, os.X_OK):
+        pytest.skip("no .venv in this checkout (make venv makes it)")
+    code, out = run([venv_python, "-c", "import torchperf; print(torchperf.__file__)"],
+                    env=clean_environment(), cwd="/")
+    assert code == 0, out
+    assert out.strip() == os.path.join(SOURCE, "python", "torchperf", "__init__.py")

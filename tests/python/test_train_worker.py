@@ -182,3 +182,19 @@ def test_a_step_over_the_memory_cap_is_out_of_memory_naming_the_cap(tmp_path):
     assert answer["error"]["kind"] == "out-of-memory"
     assert "over --memory-cap 64 MiB" in answer["error"]["message"]
     worker.close()
+
+
+def test_an_output_that_does_not_fit_the_targets_is_named_with_both_shapes_not_broadcast_text():
+    # Issue 63: mse on [4, 10] against [4] was PyTorch's broadcast error.
+    import torch
+
+    from torchperf.train_worker import check_output
+    from torchperf.worker import JobError
+
+    with pytest.raises(JobError, match=r"the model's output \[4, 10\] does not fit mse with "
+                                       r"targets \[4\]: expected the same shape"):
+        check_output(torch.zeros(4, 10), torch.zeros(4), cross_entropy=False)
+    with pytest.raises(JobError, match=r"does not fit cross-entropy with targets \[4\]: "
+                                       r"expected \[4, C\]"):
+        check_output(torch.zeros(4, 3, 2), torch.zeros(4, dtype=torch.int64), cross_entropy=True)
+    check_output(torch.zeros(4, 10), torch.zeros(4, dtype=torch.int64), cross_entropy=True)

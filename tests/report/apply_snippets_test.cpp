@@ -27,8 +27,10 @@ class ApplySnippetsTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   RunAnalysis winner_run(const std::string& winner, const std::string& model,
-                         const std::string& input_source, const std::string& inputs) {
+                         const std::string& input_source, const std::string& inputs,
+                         std::vector<std::string> dims = {}) {
     testing::SyntheticRun run;
+    run.dims = std::move(dims);
     run.model = model;
     run.input_source = input_source;
     run.inputs = inputs;
@@ -214,6 +216,26 @@ TEST_F(ApplySnippetsTest, APythonWinnerOfAProgramComesFirstAndLoadsTheProgramsMo
   EXPECT_EQ(s.python.find("torch.jit.load"), std::string::npos) << s.python;
   EXPECT_FALSE(make_apply_snippets(winner_run("threads=1", "builtin:mlp", "784", "Float[1,784]"))
                    .python_first);
+}
+
+TEST_F(ApplySnippetsTest, AStreamsSnippetsFeedTheDimsTypicalLengthAndAProgramIsNoJitLoad) {
+  // Issue 63: a stream's snippets fed (16, 0) inputs, and a Python winner's C++ snippet called
+  // torch::jit::load on a .pt2.
+  const auto a = winner_run("runtime=python,threads=1,batch=16,grad=inference,precision=fp32,"
+                            "graph=eager",
+                            "/runs/x/model.pt2", "int64:S@0..1000;int64:S@1..2",
+                            "Long[1,32]; Long[1,32]", {"S=40..40"});
+  const ApplySnippets s = make_apply_snippets(a);
+  EXPECT_NE(s.python.find("torch.randint(0, 1000, (16, 40), dtype=torch.int64)"),
+            std::string::npos)
+      << s.python;
+  EXPECT_EQ(s.python.find(", 0)"), std::string::npos) << s.python;
+  EXPECT_EQ(s.cpp.find("torch::jit::load"), std::string::npos) << s.cpp;
+  EXPECT_NE(s.cpp.find("aoti_compile_and_package(torch.export.load('/runs/x/model.pt2')"),
+            std::string::npos)
+      << s.cpp;
+  EXPECT_NE(s.cpp.find("torch::randint(1, 2, {16, 40}, torch::kLong)"), std::string::npos)
+      << s.cpp;
 }
 
 TEST_F(ApplySnippetsTest, AStaticInt8WinnersPythonSnippetCalibratesOnItsInputsAndRuns) {

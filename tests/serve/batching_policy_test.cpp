@@ -107,6 +107,22 @@ TEST(BatchingPolicyTest, ARequestPastTheLastEdgeOrOverTheBudgetAloneIsRefusedNam
   EXPECT_FALSE(refuse_size(BatchingPolicy{}, {100000, 1}));  // no edges, no budget: the model's range
 }
 
+TEST(BatchingPolicyTest, ARequestWithMoreSamplesThanAClientMaySendIsRefusedNamingTheFlag) {
+  // Issue 63: one request of [100000, 64] tokens was run whole, and took 14 GiB.
+  const auto many = refuse_size(BatchingPolicy{}, {64, 100000});
+  ASSERT_TRUE(many);
+  EXPECT_EQ(many->status, 413);
+  EXPECT_EQ(many->message,
+            "the request's 100000 samples are past the server's --max-client-batch 32: send at "
+            "most 32 samples a request");
+  EXPECT_FALSE(refuse_size(BatchingPolicy{}, {64, 32}));
+  BatchingPolicy wide;
+  wide.max_request_samples = 1000;
+  EXPECT_FALSE(refuse_size(wide, {64, 1000}));
+  wide.max_request_samples = -1;
+  EXPECT_THROW(validate(wide), UsageError);
+}
+
 TEST(BatchingPolicyTest, EdgesOutOfOrderAndANegativeBudgetAreUsageErrors) {
   BatchingPolicy p = bucketed(-1);
   EXPECT_THROW(validate(p), UsageError);

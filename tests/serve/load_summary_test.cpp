@@ -72,6 +72,19 @@ TEST(LoadSummaryTest, ThroughputCountsOnlyAnswersAndErrorsAreCountedByKind) {
   EXPECT_LE(s.latency[2].ci.low, s.latency[2].value_s);
 }
 
+TEST(LoadSummaryTest, EachKindOfFailureKeepsTheFirstMessageTheServerGave) {
+  std::vector<RequestRecord> records(3);
+  records[1].outcome = RequestOutcome::kClientError;
+  records[1].error = "input 'input_ids': size 200 in dimension 1 is past the longest";
+  records[2].outcome = RequestOutcome::kClientError;
+  records[2].error = "another";
+  const LoadSummary s = summarize_load(records, 1.0, std::nullopt);
+  EXPECT_EQ(s.errors.at("client error (4xx)"), 2u);
+  EXPECT_EQ(s.first_error.at("client error (4xx)"),
+            "input 'input_ids': size 200 in dimension 1 is past the longest");
+  EXPECT_EQ(to_json(s).at("first_error").at("client error (4xx)"), records[1].error);
+}
+
 TEST(LoadSummaryTest, AnObjectiveNeedsEnoughRequestsForItsClaim) {
   const auto objective = parse_latency_objective("p99=50ms");
   const auto few = summarize_load(run_of(300, [](std::size_t) { return 0.001; }), 1, objective);

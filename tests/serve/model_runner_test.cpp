@@ -91,6 +91,32 @@ TEST(ModelRunnerTest, ACountDatatypeShapeOrBatchMismatchNamesTheInput) {
             "output 'logits' is not one of the model's outputs (output0, output1)");
 }
 
+TEST(ModelRunnerTest, ALengthBelowTheDimsMinOrAMaskOfAnotherLengthIsTheClientsErrorByName) {
+  // Issue 63: these reached the model and came back as 500s with PyTorch's text.
+  ModelSignature s;
+  s.inputs = {{"input_ids", WireType::kInt64, {-1, -1}, {0, 64}, {0, 4}, {"", "S"}},
+              {"attention_mask", WireType::kInt64, {-1, -1}, {0, 64}, {0, 4}, {"", "S"}}};
+  s.outputs = {{"output0", WireType::kFp32, {-1, 8}}};
+  const auto refused = [&](std::int64_t ids, std::int64_t mask) -> std::string {
+    InferenceRequest r;
+    r.inputs = {tensor("input_ids", WireType::kInt64, {1, ids}),
+                tensor("attention_mask", WireType::kInt64, {1, mask})};
+    try {
+      conform_request(s, r);
+    } catch (const RequestError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(refused(10, 10), "accepted");
+  EXPECT_EQ(refused(0, 0),
+            "input 'input_ids': size 0 in dimension 1 is below the shortest the model is served "
+            "for, 4 (its --dim's MIN)");
+  EXPECT_EQ(refused(10, 12),
+            "input 'attention_mask': size 12 in dimension 1 differs from 10 in input 'input_ids'; "
+            "both are S, expected one size");
+}
+
 TEST(ModelRunnerTest, ABatchOutsideTheModelsRangeIsRefusedSayingTheRange) {
   const auto refused = [](ModelSignature s, std::int64_t batch) -> std::string {
     InferenceRequest r;

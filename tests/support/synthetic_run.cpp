@@ -53,13 +53,15 @@ std::string write_synthetic_run(const std::string& dir, const SyntheticRun& run)
     axes.push_back(knob + "=" + joined);
     space[knob] = values;
   }
+  json experiment = {{"model", run.model}, {"input_spec", run.input_source},
+                     {"inputs_file", ""}, {"device", run.device}, {"seed", 0},
+                     {"time_s", 1.0}, {"target_relative_ci", 0.01}, {"space", space},
+                     {"objective", "throughput"}, {"accuracy", "cosine>=0.999"},
+                     {"order_seed", 0}, {"leaders", 3}};
+  if (!run.dims.empty()) experiment["dims"] = run.dims;
   out << json{{"record", "header"}, {"tool", "torchperf tune"}, {"schema_version", 1},
               {"created", "2026-01-01T00:00:00Z"}, {"fingerprint", "0000000000000000"},
-              {"experiment", {{"model", run.model}, {"input_spec", run.input_source},
-                              {"inputs_file", ""}, {"device", run.device}, {"seed", 0},
-                              {"time_s", 1.0}, {"target_relative_ci", 0.01}, {"space", space},
-                              {"objective", "throughput"}, {"accuracy", "cosine>=0.999"},
-                              {"order_seed", 0}, {"leaders", 3}}}}
+              {"experiment", experiment}}
              .dump()
       << "\n";
   out << json{{"record", "session"}, {"session", 1}, {"started", "2026-01-01T00:00:01Z"},

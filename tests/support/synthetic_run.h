@@ -25,6 +25,7 @@ struct SyntheticRun {
   std::string input_source = "784";
   std::string inputs = "Float[1,784]";
   std::string device = "cpu";
+  std::vector<std::string> dims;  // the --dim distributions, as the experiment records them
   // Knob -> values, in registry order; the first value is the origin's.
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   std::vector<SyntheticPoint> points;

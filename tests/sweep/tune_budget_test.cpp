@@ -49,6 +49,16 @@ TEST(TuneBudgetTest, AProgramsBaselineIsItsCarefulConfigurationAndNoPairOfItsOwn
   EXPECT_DOUBLE_EQ(budget.confirmation_reserve_s(), 60) << "three pairs of 20 s";
 }
 
+TEST(TuneBudgetTest, ASpaceOfOnePointHoldsBackNoPairForLeadersItCannotHave) {
+  // Issue 63: a one-point space held back 60 s of a 2-minute budget.
+  ManualTimeSource clock;
+  TuneBudget budget(clock, settings(600));
+  budget.set_space_points(1);
+  EXPECT_DOUBLE_EQ(budget.confirmation_reserve_s(), 40) << "the baseline and careful pairs alone";
+  budget.set_space_points(2);
+  EXPECT_DOUBLE_EQ(budget.confirmation_reserve_s(), 60) << "one leader against the best";
+}
+
 TEST(TuneBudgetTest, AShortBudgetHoldsBackAtMostHalfForTheConfirmationSoThatItMeasures) {
   ManualTimeSource clock;
   TuneBudget budget(clock, settings(60));

@@ -25,6 +25,8 @@ struct ConfiguredWorkload {
   // Per input, per dimension after the batch: a named dimension's longest size (its --dim MAX,
   // what a client may send), 0 for a fixed one.
   std::vector<std::vector<std::int64_t>> longest;
+  // The same for its shortest size (its --dim MIN): a request below it is refused by name.
+  std::vector<std::vector<std::int64_t>> shortest;
   // Per input, per dimension after the batch: a named dimension's name, "" for a fixed one.
   std::vector<std::vector<std::string>> dim_names;
 };

@@ -16,6 +16,7 @@
 #include "torchperf/cluster/node_job.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/environment.h"
+#include "torchperf/measure/machine_load.h"
 #include "torchperf/worker/shared_worker.h"
 
 namespace torchperf {
@@ -63,6 +64,9 @@ class JobRunner {
   // Workers the brief points shared, started so far.
   virtual std::size_t shared_workers_started() const { return 0; }
   virtual const JobMachines& machines() const = 0;
+  // Other work on the machine the jobs run on, sampled from the runner's start and after each
+  // job; null where the runner cannot read it (a cluster's nodes are not this machine).
+  virtual MachineLoad* machine_load() { return nullptr; }
   // One job to its end: started, then waited for, the tick between polls.
   virtual JobEnd run(const NodeJob& job);
 
@@ -85,6 +89,7 @@ class LocalJobRunner final : public JobRunner {
   void release() override;
   std::size_t shared_workers_started() const override;
   const JobMachines& machines() const override { return machines_; }
+  MachineLoad* machine_load() override { return &load_; }
 
  private:
   TimeSource& time_;
@@ -97,6 +102,7 @@ class LocalJobRunner final : public JobRunner {
   std::unique_ptr<SharedWorker> shared_;  // the brief points' worker
   PythonWorkerPool python_pool_;           // the Python points' and comparison sides' workers
   std::size_t python_started_ = 0;
+  MachineLoad load_;
 };
 
 }  // namespace torchperf

@@ -34,11 +34,16 @@ struct NamedDim {
 // "NAME=DISTRIBUTION"; throws UsageError naming the option and what was expected (a file that
 // cannot be read, or a line in it that is not a positive whole number, is named with its line).
 NamedDim parse_dim_option(const std::string& text);
+// Every --dim, each parsed; UsageError naming a dimension given twice (the first is not kept in
+// silence).
+std::vector<NamedDim> parse_dim_options(const std::vector<std::string>& texts);
+// UsageError naming a dimension given twice.
+void check_distinct(const std::vector<NamedDim>& given);
 // "S=4..512": the dimension's name and the range its sizes lie in, what an export needs of it.
 std::string range_option(const NamedDim& dim);
 
 // The distributions for a spec's named dimensions, in their order; throws UsageError for a
-// named dimension without one and for a --dim naming no dimension of the spec.
+// named dimension without one, a --dim naming no dimension of the spec, or one given twice.
 std::vector<NamedDim> dims_for(const std::vector<std::string>& named,
                                const std::vector<NamedDim>& given);
 

@@ -12,6 +12,9 @@
 
 namespace torchperf {
 
+// TEI's --max-client-batch-size default: a client with more samples sends more requests.
+inline constexpr std::int64_t kRequestSamples = 32;
+
 struct BatchingPolicy {
   std::size_t max_batch = 8;         // requests per model call, at most
   double max_queue_delay_s = 0.002;  // how long the oldest request may wait for others
@@ -22,6 +25,10 @@ struct BatchingPolicy {
   std::vector<std::int64_t> edges = {};
   // Padded tokens per call, at most (samples x the length they are padded to); 0: no budget.
   std::int64_t max_tokens = 0;
+  // Samples one request may hold (its first dimension), at most: a request is run whole, so
+  // nothing else bounds what one client makes one call hold (issue 63: [100000, 64] tokens took
+  // 14 GiB). 0: kRequestSamples, or the model's smallest batch where that is larger.
+  std::int64_t max_request_samples = 0;
   // The length a call whose longest request is L is padded to (the model's padding, an edge for
   // buckets); empty: L itself.
   std::function<std::int64_t(std::int64_t)> padded = nullptr;
@@ -71,8 +78,9 @@ std::int64_t padded_length(const BatchingPolicy& policy, std::int64_t longest);
 std::int64_t padded_tokens(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
                            std::size_t count);
 
-// Why a request of this size can never join a call (longer than the last edge, or its padded
-// tokens alone past the budget), naming the limit; nothing when it may queue.
+// Why a request of this size can never join a call (more samples than a request may hold, longer
+// than the last edge, or its padded tokens alone past the budget), naming the limit and its flag
+// (413 for a size, 400 for a length); nothing when it may queue.
 struct Refusal {
   int status = 400;
   std::string message;

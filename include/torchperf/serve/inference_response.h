@@ -30,6 +30,10 @@ struct WireTensorSpec {
   // Per dimension, the longest size a varying one takes (a named dimension's --dim MAX): a
   // request past it is refused. Empty, or 0 for a dimension: no limit.
   std::vector<std::int64_t> longest = {};
+  // The same for the shortest (the --dim's MIN), and each dimension's name ("" for none): inputs
+  // that share a name must agree in its size.
+  std::vector<std::int64_t> shortest = {};
+  std::vector<std::string> dims = {};
 };
 
 // GET /v2/models/NAME: the name, its one version, the platform and the tensors.

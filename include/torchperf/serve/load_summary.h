@@ -46,6 +46,7 @@ struct RequestRecord {
   double done_s = 0;       // when the answer (or the failure) came
   RequestOutcome outcome = RequestOutcome::kOk;
   std::int64_t length = 0;  // its varying dimensions' size (load --dim); 0 when none vary
+  std::string error = {};   // a refused or failed request: the server's message ("" otherwise)
 };
 
 // The latency of the answered requests whose length lies in [low, high] (load --dim).
@@ -84,6 +85,9 @@ struct LoadSummary {
   double max_send_lag_s = 0;  // the generator's own lateness: sent minus scheduled, at most
   double median_send_lag_s = 0;
   std::map<std::string, std::size_t> errors;  // by outcome, failures only
+  // By outcome, the first message the server gave for one (what a refusal names: a length past
+  // the served MAX, a batch past --max-client-batch).
+  std::map<std::string, std::string> first_error;
   std::optional<ObjectiveVerdict> verdict;
   // Requests of varying lengths: the latency of each quarter of them by length, shortest first.
   std::vector<LengthLatency> by_length;

@@ -45,6 +45,9 @@ class TuneBudget {
   // The baseline is a pair of its own only when it is not the careful configuration (a
   // program's is the same one): the confirmation's reserve counts the pairs it will run.
   void set_distinct_baseline(bool distinct) { distinct_baseline_ = distinct; }
+  // The space's points: no more leaders are confirmed than it holds (a one-point space held back
+  // 60 s of a 2-minute budget for leaders it could not have, issue 63).
+  void set_space_points(std::size_t points) { space_points_ = points; }
 
   bool limited() const { return settings_.budget_s > 0; }
   double slots() const {
@@ -103,6 +106,7 @@ class TuneBudget {
   const PointPrices* prices_ = nullptr;
   std::function<std::size_t()> slots_;
   double brief_time_s_ = 0;
+  std::size_t space_points_ = 0;  // 0: not known yet
   bool distinct_baseline_ = true;
   std::vector<double> brief_walls_, full_walls_;                // compiles left out
   std::vector<double> python_brief_walls_, python_full_walls_;  // the Python worker's

@@ -16,7 +16,8 @@
 namespace torchperf {
 
 struct DataSpec {
-  std::string source = "synthetic-cifar";  // synthetic-cifar | images:DIR | tensors:FILE
+  // synthetic-cifar | synthetic-features:N | images:DIR | tensors:FILE
+  std::string source = "synthetic-cifar";
   int image_size = 224;                     // images are resized to image_size x image_size
   std::uint64_t seed = 0;
   bool strict = false;  // a corrupt image is an error, not a skipped example
@@ -28,7 +29,7 @@ inline constexpr double kImageMean = 0.5;
 inline constexpr double kImageStd = 0.5;
 
 struct Example {
-  at::Tensor input;   // CHW: uint8 (transfer=uint8) or normalised float32
+  at::Tensor input;   // CHW: uint8 (transfer=uint8) or normalised float32; or a vector
   at::Tensor target;  // int64 scalar (a class) or a float tensor (regression)
 };
 
@@ -48,6 +49,9 @@ class TrainingData {
 // Throws UsageError for an empty or missing folder, a folder without class sub-folders, or a
 // tensors file that does not hold (inputs, targets) of the same length.
 std::unique_ptr<TrainingData> open_training_data(const DataSpec& spec);
+// --data's default for a model: synthetic-features:N for a built-in that takes a vector of N
+// (builtin:mlp: 784), else synthetic-cifar. UsageError for an unknown built-in.
+std::string default_training_data(const std::string& model);
 
 // The pipeline's image step, shared by every image dataset and the loader benchmark: HWC uint8
 // pixels resized (bilinear) to size x size, as CHW float32 normalised, or CHW uint8.
