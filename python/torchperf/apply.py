@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 
-from torchperf import _child, _core, engine_graphs, feed, int8, python_settings
+from torchperf import _child, _core, engine_graphs, feed, int8, python_settings, stream_policy
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import GuardVerdict, configuration_key
@@ -40,12 +40,24 @@ class Applied:
         self.check = None
         self._threads = threads
         self._names = None  # forward's positional arguments, for calls by keyword
+        # The padding and batching policy a tune over a stream of lengths crowned (None for a
+        # tune of one shape): batches() applies it to samples of varying length.
+        self.policy = None
 
     def __call__(self, *inputs, **named):
         return self._run(self._ordered(inputs, named))
 
     def _run(self, inputs):
         return self.fn(*inputs)
+
+    def batches(self, samples):
+        """Samples of varying length (each a tuple of tensors, or a dict of forward's argument ->
+        tensor, without the batch dimension) as the crowned policy batches them: yields
+        (indices, inputs), each batch's samples and its padded inputs, to call this with."""
+        if self.policy is None:
+            raise TypeError(f"{self!r}: the tune measured one shape, not a stream of lengths "
+                            "(dims=...): there is no padding or batching policy to apply")
+        return self.policy.batches(samples, self._names)
 
     def _ordered(self, inputs, named):
         """The inputs in forward's order, the keyword ones put in their places as tune put the
@@ -409,6 +421,10 @@ def apply(result, model):
     cosine = f"cosine {verdict.cosine:.6f}" if verdict.cosine is not None else verdict.accuracy
     applied, check = check_here(result, model, applied, device, inputs)
     applied._names = forward_names(model)
+    applied.policy = stream_policy.from_result(result.journal, configuration)
+    if applied.policy is not None:
+        say(f"apply: the crowned policy ({applied.policy}) batches samples of varying length: "
+            "applied.batches(samples)")
     result.applied_check = check
     if not check.kept:
         say(f"apply: {result.record.winner} loses to eval()+inference_mode in this process "

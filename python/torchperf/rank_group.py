@@ -44,6 +44,7 @@ from torchperf.worker import JobError, concise
 CONTROL = "TORCHPERF_RANK_CONTROL"   # host:port of the driving launcher's socket (driver only)
 LOGS = "TORCHPERF_RANK_LOGS"         # where each rank writes rank-R.log and rank-R.error.json
 TIMEOUT = "TORCHPERF_COLLECTIVE_TIMEOUT_S"
+LAUNCHER = "TORCHPERF_RANK_LAUNCHER"  # the launcher's pid: its agent dies with it
 POLL_S = 0.2
 
 
@@ -51,6 +52,19 @@ def die_with_parent():
     """In a child before exec: SIGKILL when the parent dies (Linux's PR_SET_PDEATHSIG)."""
     PR_SET_PDEATHSIG = 1
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def alive(pid):
+    """Whether the process `pid` (text, from the environment) still runs; True when unknown."""
+    if not pid or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def error_file(log_dir, rank):
@@ -84,6 +98,7 @@ class World:
         env = dict(os.environ)
         env[LOGS] = self.logs
         env[TIMEOUT] = str(s["collective_timeout_s"])
+        env[LAUNCHER] = str(os.getpid())  # a rank outlives no launcher (rank_main)
         env["OMP_NUM_THREADS"] = str(max(1, s["threads"]))  # the agent warns and sets 1 otherwise
         env.pop(CONTROL, None)
         if self.driver:
@@ -319,13 +334,16 @@ def merge(job, answers):
 
 
 def rank_main():
+    # The agent's death ends its ranks: asked for before the slow imports, and the parent checked
+    # against the one this process started under (an agent killed before the ask left a rank
+    # reparented to a subreaper, not always to 1, which outlived a kill -9 once in four, issue 63).
+    parent = os.getppid()
+    die_with_parent()
+    if os.getppid() != parent or parent == 1 or not alive(os.environ.get(LAUNCHER)):
+        return 1
     import torch.distributed as dist
 
     from torchperf import train_worker
-
-    die_with_parent()  # the agent's death ends its ranks
-    if os.getppid() == 1:
-        return 1
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ["LOCAL_RANK"])
     logs = os.environ[LOGS]

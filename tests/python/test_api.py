@@ -145,7 +145,7 @@ def test_a_budget_too_small_for_one_point_is_one_line_and_writes_no_report(tmp_p
     message = str(e.value)
     assert message.startswith("budget '1s' measured nothing: the budget of 1 s ran out before any "
                               "point ran: "), message
-    assert "a point takes ~" in message and message.endswith("raise the budget"), message
+    assert "a point needs ~" in message and message.endswith("raise the budget"), message
     assert "\n" not in message
     assert not (tmp_path / "run" / "report.html").exists()
 
@@ -281,6 +281,17 @@ def test_a_tune_over_a_stream_of_lengths_ranks_padding_policies_in_useful_tokens
     applied = result.apply(model)
     with torch.no_grad():
         torch.testing.assert_close(applied(**example), model(**example), rtol=1e-4, atol=1e-5)
+    # And the policy it crowned batches samples of varying length (when apply returned a winner:
+    # a winner within the noise of the model as given returns the model itself).
+    if isinstance(applied, torchperf.apply.Applied):
+        assert applied.policy.padding in ("batch-max", "max")
+        rows = [{"input_ids": torch.randint(0, 100, (n,)),
+                 "attention_mask": torch.ones(n, dtype=torch.int64)} for n in (5, 40, 9)]
+        seen = []
+        for indices, inputs in applied.batches(rows):
+            seen += indices
+            assert applied(*inputs).shape == (len(indices), 3)
+        assert sorted(seen) == [0, 1, 2]
 
 
 def test_an_applied_winner_puts_keyword_inputs_in_forwards_order_and_names_a_wrong_one():

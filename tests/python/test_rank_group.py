@@ -185,3 +185,26 @@ def test_a_killed_launcher_leaves_no_rank_behind(tmp_path, vectors):
     alive = [p for p in ranks if os.path.exists(f"/proc/{p}") and
              open(f"/proc/{p}/stat").read().split()[2] != "Z"]
     assert not alive
+
+
+def test_a_launcher_killed_while_its_ranks_start_leaves_no_rank_behind(tmp_path, vectors):
+    # Issue 63: after a kill -9 mid-ladder, the ranks outlived torchperf once in four: a rank
+    # still importing torch when its agent died was reparented before it asked to die with it.
+    w, request = world(tmp_path, vectors)
+    w.process.stdin.write(json.dumps(request) + "\n")
+    w.process.stdin.flush()
+    deadline = time.monotonic() + 30
+    ranks = []
+    while time.monotonic() < deadline and len(ranks) < 2:
+        ranks = subprocess.run(["pgrep", "-f", "torchperf.rank_group --rank"],
+                               capture_output=True, text=True).stdout.split()
+        time.sleep(0.05)
+    assert len(ranks) >= 2
+    w.process.kill()  # the ranks are starting: the agent dies with the launcher
+    w.process.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in ranks):
+        time.sleep(0.2)
+    alive = [p for p in ranks if os.path.exists(f"/proc/{p}") and
+             open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+    assert not alive
