@@ -31,7 +31,8 @@ Runner add_guard_command(CLI::App& app) {
       ->required();
   cmd->add_option("outputs", f->outputs, "The outputs to judge, saved the same way")->required();
   cmd->add_option("--accuracy", f->accuracy,
-                  "The guard, as for tune: 'cosine>=0.999,top1>=99%' (default), 'max_abs<=1e-3'");
+                  "The guard, as for tune: 'cosine>=0.999,top1>=99%,max_rel<=10%' (default), "
+                  "'max_abs<=1e-3'");
   cmd->add_flag("--json", f->json, "Print the verdict and the metrics as JSON");
   return [cmd, f]() -> int {
     if (!cmd->parsed()) return -1;

@@ -145,7 +145,8 @@ Runner add_lint_command(CLI::App& app) {
       ->default_str("careful");
   cmd->add_option(
       "--accuracy", f->accuracy,
-      "--fix: the guard a rewrite's output must pass (default cosine>=0.999,top1>=99%)");
+      "--fix: the guard a rewrite's output must pass (default "
+      "cosine>=0.999,top1>=99%,max_rel<=10%)");
   cmd->add_option("--time", f->time_s, "--fix: seconds per head-to-head comparison")
       ->default_val(3);
   return [cmd, f]() -> int {

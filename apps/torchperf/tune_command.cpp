@@ -259,8 +259,9 @@ Runner add_tune_command(CLI::App& app) {
   experiment(cmd->add_option("--objective", f->objective,
                              "throughput (samples/s, default), latency (p50) or latency-p99"));
   experiment(cmd->add_option("--accuracy", f->accuracy,
-                             "Guard against the fp32 reference, e.g. 'cosine>=0.999,top1>=99%' "
-                             "(default), 'max_abs<=1e-3', or 'none'"));
+                             "Guard against the fp32 reference, e.g. "
+                             "'cosine>=0.999,top1>=99%,max_rel<=10%' (default), "
+                             "'max_abs<=1e-3', or 'none'"));
   experiment(cmd->add_option("--time", f->options.workload.time_s,
                              "Measurement budget per point in seconds (warm-up capped at the same)")
                  ->default_val(2.0));

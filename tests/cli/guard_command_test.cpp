@@ -47,7 +47,19 @@ TEST_F(GuardCommandTest, OutputsEqualToTheReferencePassWithTheirMetrics) {
   EXPECT_TRUE(j.at("passes").get<bool>());
   EXPECT_DOUBLE_EQ(j.at("cosine").get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(j.at("top1_agreement").get<double>(), 1.0);
-  EXPECT_EQ(j.at("accuracy"), "cosine>=0.999,top1>=0.99");
+  EXPECT_EQ(j.at("accuracy"), "cosine>=0.999,top1>=0.99,max_rel<=0.1");
+}
+
+TEST_F(GuardCommandTest, ASingleNumberScaledFourTimesFailsTheDefaultThoughItsCosineIsOne) {
+  // Issue 63: the default guard was the cosine alone, which a scale does not change.
+  const auto value = torch::full({1, 1}, 2.5);
+  const CliRun run = run_cli({"guard", save("ref.pt", {value}), save("out.pt", {value * 4}),
+                              "--json"});
+  EXPECT_EQ(run.exit_code, 3) << run.out << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_FALSE(j.at("passes").get<bool>());
+  EXPECT_DOUBLE_EQ(j.at("cosine").get<double>(), 1.0);
+  EXPECT_NE(j.at("why").get<std::string>().find("max_rel 3 > 0.1"), std::string::npos) << run.out;
 }
 
 TEST_F(GuardCommandTest, AnotherModelsOutputsFailNamingTheBoundWithExitThree) {

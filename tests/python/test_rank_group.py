@@ -34,6 +34,15 @@ def world(tmp_path, vectors, **changes):
         [os.path.join(HERE, "..", "..", "python"), HERE])}), request
 
 
+def survivors(ranks):
+    """The ranks still running (not zombies) after up to 20 s for them to end."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in ranks):
+        time.sleep(0.2)
+    return [p for p in ranks if os.path.exists(f"/proc/{p}") and
+            open(f"/proc/{p}/stat").read().split()[2] != "Z"]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -179,12 +188,7 @@ def test_a_killed_launcher_leaves_no_rank_behind(tmp_path, vectors):
     assert len(ranks) >= 2
     w.process.kill()
     w.process.wait()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in ranks):
-        time.sleep(0.2)
-    alive = [p for p in ranks if os.path.exists(f"/proc/{p}") and
-             open(f"/proc/{p}/stat").read().split()[2] != "Z"]
-    assert not alive
+    assert not survivors(ranks)
 
 
 def test_a_launcher_killed_while_its_ranks_start_leaves_no_rank_behind(tmp_path, vectors):
@@ -202,9 +206,4 @@ def test_a_launcher_killed_while_its_ranks_start_leaves_no_rank_behind(tmp_path,
     assert len(ranks) >= 2
     w.process.kill()  # the ranks are starting: the agent dies with the launcher
     w.process.wait()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in ranks):
-        time.sleep(0.2)
-    alive = [p for p in ranks if os.path.exists(f"/proc/{p}") and
-             open(f"/proc/{p}/stat").read().split()[2] != "Z"]
-    assert not alive
+    assert not survivors(ranks)

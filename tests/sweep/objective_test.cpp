@@ -56,6 +56,17 @@ TEST(AccuracyGuardTest, TheDefaultPassesAnExactOutputAndFailsADriftedOne) {
   EXPECT_NE(g.check(m)->find("top1"), std::string::npos);
 }
 
+TEST(AccuracyGuardTest, TheDefaultFailsAnOutputScaledWhereTheCosineCannotSeeIt) {
+  // Issue 63: a single-number output scaled 4x has cosine 1 with its reference.
+  PointMetrics m;
+  m.cosine = 1, m.max_rel_error = 3.0;
+  const auto why = AccuracyGuard::default_guard().check(m);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("max_rel 3 > 0.1"), std::string::npos) << *why;
+  m.max_rel_error = 0.014;  // int8-dynamic on builtin:mlp
+  EXPECT_FALSE(AccuracyGuard::default_guard().check(m));
+}
+
 TEST(AccuracyGuardTest, TopOneIsCheckedOnlyWhereTheOutputHasOne) {
   PointMetrics m;
   m.cosine = 0.9999;  // no top1: not logits

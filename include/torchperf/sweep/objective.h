@@ -60,7 +60,8 @@ struct AccuracyGuard {
 
   // "cosine>=0.999,top1>=99%" ("top1>=0.99" too); "none" for no guard; UsageError otherwise.
   static AccuracyGuard parse(const std::string& text);
-  // cosine >= 0.999 and, where outputs are logits (a top-1 exists), top1 >= 99%.
+  // cosine >= 0.999, max_rel <= 10% (the scale cosine cannot see) and, where outputs are logits
+  // (a top-1 exists), top1 >= 99%.
   static AccuracyGuard default_guard();
   std::string to_string() const;
   // Why a point fails the guard (NaN/Inf, not comparable, a bound), or nothing when it passes.
