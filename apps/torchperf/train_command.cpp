@@ -217,13 +217,14 @@ bool train_in_python(const TrainFlags& f, TrainingContext& context, const Config
 }
 
 // The trace, the HTML page and the report, as the flags ask.
-void write_outputs(const TrainFlags& f, const TrainReport& report, TrainingSession* last) {
+void write_outputs(const TrainFlags& f, const TraceSchedule& schedule, const TrainReport& report,
+                   TrainingSession* last) {
   if (!f.trace.empty() && !last) {
     // The ladder's top rung runs in Python: the trace is of a TorchScript step.
     std::cerr << "train: no trace written: the top rung runs in Python ("
               << report.configuration << "); `torchperf trace` reads PyTorch's own\n";
   } else if (!f.trace.empty()) {
-    const TraceSummary t = write_trace(*last, parse_schedule(f.trace_schedule), f.trace);
+    const TraceSummary t = write_trace(*last, schedule, f.trace);
     if (!f.quiet)
       std::cerr << fmt::format(
           "train: trace of {} steps ({} phase, {} operator events) written to {}\n", t.steps,
@@ -243,8 +244,8 @@ int run(TrainFlags& f) {
   check_flags(f);
   Configuration config = Configuration::parse(f.config);
   for (const auto& [knob, value] : *f.knob_values) config.set(knob, value);
-  parse_schedule(f.trace_schedule);
-  budget_seconds(f.budget);
+  const TraceSchedule schedule = parse_schedule(f.trace_schedule);
+  budget_seconds(f.budget);  // read again by the ladder: checked here, before any work
   TrainingContext context = TrainingContext::open(f.spec);
   // The loop as given sets the batch the rate belongs to (--lr-scaling linear scales from it).
   const TrainingPlan given = plan_of(context, config);
@@ -268,7 +269,7 @@ int run(TrainFlags& f) {
     bar.finish();
     report.advice = advise(report.breakdown, context.advice_context(last->plan()));
   }
-  write_outputs(f, report, last.get());
+  write_outputs(f, schedule, report, last.get());
   return kSuccess;
 }
 

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/compat/torch_error.h"
@@ -105,6 +107,11 @@ std::pair<std::string, std::string> cache_dir_and_source() {
 // "filesystem error" from whichever part touched it first (issue 63).
 std::string torchperf_cache_dir() {
   const auto [dir, source] = cache_dir_and_source();
+  // Once per folder in a process: every cache lookup asks for the path.
+  static std::mutex mutex;
+  static std::set<std::string> checked;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (checked.count(dir)) return dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!ec && ::access(dir.c_str(), R_OK | W_OK | X_OK) != 0)
@@ -113,6 +120,7 @@ std::string torchperf_cache_dir() {
     throw RuntimeFailure(fmt::format("torchperf's cache '{}' (from {}): {}; expected a folder "
                                      "this user can read and write: set TORCHPERF_CACHE_DIR to one",
                                      dir, source, ec.message()));
+  checked.insert(dir);
   return dir;
 }
 

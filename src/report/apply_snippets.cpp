@@ -206,6 +206,14 @@ std::vector<KnobCode> knob_codes(const std::string& key, bool cuda, std::int64_t
   return codes;
 }
 
+// Worker knobs act before the program starts: the environment a user must set, one line.
+std::string environment_of(const std::vector<KnobCode>& codes) {
+  std::string env;
+  for (const auto& c : codes)
+    for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
+  return env;
+}
+
 // The example inputs a snippet makes: the run's spec (or the file's description) at its batch,
 // each named dimension at the --dim's typical length (issue 63: a stream's snippet fed (16, 0)).
 std::vector<TensorExample> example_tensors(const RunResults& r, std::int64_t& batch) {
@@ -261,10 +269,7 @@ std::string torchscript_cpp_snippet(const RunResults& r, const std::string& why,
                                     const std::vector<KnobCode>& codes,
                                     const std::vector<TensorExample>& tensors, bool cuda,
                                     const std::string& device, std::int64_t batch) {
-  // Worker knobs act before the program starts: the environment a user must set.
-  std::string env;
-  for (const auto& c : codes)
-    for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
+  const std::string env = environment_of(codes);
   std::set<std::string> includes = {"<torch/script.h>", "<iostream>"};
   for (const auto& c : codes) includes.insert(c.cpp_includes.begin(), c.cpp_includes.end());
   std::string cpp = "// " + why + "\n";
@@ -303,9 +308,7 @@ std::string python_snippet(const RunResults& r, const std::string& key, const st
                            const std::string& evidence, const std::vector<KnobCode>& codes,
                            const std::vector<TensorExample>& tensors, bool cuda,
                            const std::string& device, std::int64_t batch) {
-  std::string env;
-  for (const auto& c : codes)
-    for (const auto& e : c.environment) env += (env.empty() ? "" : " ") + e;
+  const std::string env = environment_of(codes);
   std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " + evidence +
                    "\n" +
                    (env.empty() ? std::string()
