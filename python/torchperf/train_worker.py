@@ -189,7 +189,9 @@ class TrainSide:
             probe, _ = self.next_batch()
             sub = min(2, probe.shape[0])
             scale = s["batch"] / sub
-            probe = probe[:sub]
+            # A copy: a slice's storage is the whole batch's, which a layer that keeps its input
+            # would count, scaled by the batch again (2248 MiB for a model that keeps 202).
+            probe = probe[:sub].clone()
             plain = checkpointing.saved_activation_bytes(model, probe, "off")
             checkpointed = checkpointing.checkpointed_peak_bytes(model, probe, plain)
             self.checkpointed_activation_bytes = round(checkpointed * scale) if checkpointed > 0 else -1

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -53,7 +54,8 @@ Speedup compare_throughputs(const std::function<double()>& a, const std::functio
     s.rounds.push_back(tb / ta);
     if (r + 1 == rounds && rounds + 2 <= o.max_rounds) {
       summarise();
-      if (!s.decided(o.min_gain)) rounds += 2;  // one A-first and one B-first round
+      if (!s.decided(o.min_gain) && (!o.may_extend || o.may_extend()))
+        rounds += 2;  // one A-first and one B-first round
     }
   }
   summarise();
@@ -221,17 +223,82 @@ class Climb {
     return std::make_unique<SessionSide>(context_, config, o_.compare, o_.warmup_steps, first);
   }
 
+  void measure_first(Rung& rung) {
+    rung.configuration = current_;
+    rung.in_python = plan_.in_python();
+    side_.reset();
+    side_ = open(current_, rung.in_python, "ladder-rung-0", "rung 0", true);
+    rung.compile_s = side_->compile_s();
+    const Clock::time_point measuring = time_.now();
+    rung.breakdown = side_->breakdown(o_.breakdown_steps);
+    prices_.rung_s = to_seconds(time_.now() - measuring);
+  }
+
+  // Checkpointing the repeated blocks recomputes their activations in backward: what is learned
+  // stays, what a forward keeps shrinks. `config` with it, where the step can run in Python and
+  // the blocks are not checkpointed yet; nullopt where it cannot apply (a breakdown that measured
+  // the activations and found no repeated blocks, a TorchScript-only model).
+  std::optional<Configuration> with_blocks_checkpointed(const Configuration& config,
+                                                        const Breakdown& measured) const {
+    if (!context_.traits.python_definition) return std::nullopt;
+    if (measured.activation_bytes > 0 && measured.checkpointed_activation_bytes <= 0)
+      return std::nullopt;
+    try {
+      const TrainingPlan plan = plan_of(context_, config);
+      if (plan.checkpoint != "off") return std::nullopt;
+      Configuration out = config;
+      out.set("checkpoint", "blocks");
+      if (!plan.in_python()) out.set("step", "eager");  // checkpointing is the Python step's
+      plan_of(context_, out);
+      return out;
+    } catch (const ConfigError&) {
+      return std::nullopt;
+    }
+  }
+
+  // A change that went over the memory, tried once more with the repeated blocks checkpointed:
+  // under a cap, what makes a faster step fit.
+  Outcome retry_checkpointed(const Change& c) {
+    const std::optional<Configuration> candidate =
+        with_blocks_checkpointed(c.candidate, result_.rungs.back().breakdown);
+    if (!candidate) return Outcome::kInapplicable;
+    std::string change = c.change;  // and what checkpointing brought with it
+    for (const auto& [knob, value] : candidate->values())
+      if (c.candidate.get(knob) != value)
+        change += "," + knob + "=" + value;
+    return attempt({*candidate, change, c.rule, c.changes_training});
+  }
+
   void first_rung(const Configuration& start) {
     current_ = start;
     plan_ = plan_of(context_, current_);
     say("step 0: the loop as given (" +
         (start.empty() ? std::string("defaults") : start.to_string()) + ")");
     Rung rung;
-    rung.configuration = current_;
-    rung.in_python = plan_.in_python();
-    side_ = open(current_, rung.in_python, "ladder-rung-0", "rung 0", true);
-    rung.compile_s = side_->compile_s();
-    rung.breakdown = side_->breakdown(o_.breakdown_steps);
+    try {
+      measure_first(rung);
+    } catch (const ResourceLimit& over) {
+      // Over the memory as given: the same learning with the repeated blocks checkpointed, if
+      // it fits, is where the climb starts (and says so); else the first failure, and why.
+      const std::optional<Configuration> fits = with_blocks_checkpointed(current_, Breakdown{});
+      if (!fits) throw;
+      say("step 0: the loop as given went over the memory; trying it with checkpoint=blocks");
+      current_ = *fits;
+      plan_ = plan_of(context_, current_);
+      rung = Rung{};
+      rung.change = "checkpoint=blocks";
+      rung.rule = "memory";
+      try {
+        measure_first(rung);
+      } catch (const ResourceLimit& still) {
+        throw ResourceLimit(std::string(over.what()) + "; with checkpoint=blocks too: " +
+                            still.what());
+      }
+      result_.notes.push_back(
+          "the loop as given went over the memory (" + std::string(over.what()) +
+          "); step 0 checkpoints its repeated blocks (checkpoint=blocks: what is learned stays, "
+          "their activations are recomputed in backward), and the climb starts there");
+    }
     rung.advice = advise(rung.breakdown, context_.advice_context(plan_));
     rung.speedup.interval = {1, 1};
     result_.rungs.push_back(rung);
@@ -289,7 +356,11 @@ class Climb {
         if (outcome == Outcome::kSkipped) continue;
         if (outcome == Outcome::kKept) return true;
         if (outcome != Outcome::kLost) break;
-        if (!result_.attempts.back().failure.empty()) break;  // a larger one would not run either
+        if (!result_.attempts.back().failure.empty()) {  // a larger one would not run either
+          if (result_.attempts.back().out_of_memory && retry_checkpointed(c) == Outcome::kKept)
+            return true;
+          break;
+        }
         const double ratio = result_.attempts.back().speedup.ratio;
         if (v > 0 && ratio <= previous_ratio) break;
         previous_ratio = ratio;
@@ -349,10 +420,10 @@ class Climb {
       const double price = price_of_attempt(prices_, candidate_plan.compiled());
       if (price > left) {
         hold_back(result_.held_back, c.change,
-                  fmt::format("{} ({}): not tried; it needs ~{:.0f} s ({}a comparison), {:.0f} s "
-                              "of --budget were left",
+                  fmt::format("{} ({}): not tried; it needs ~{:.0f} s ({}a comparison and, if "
+                              "kept, its breakdown), {:.0f} s of --budget were left",
                               c.change, c.rule, price,
-                              candidate_plan.compiled() ? "a compile and " : "", left));
+                              candidate_plan.compiled() ? "a compile, " : "", left));
         ++held_for_budget_;
         return Outcome::kInapplicable;
       }
@@ -383,6 +454,7 @@ class Climb {
       }
     } catch (const ResourceLimit& e) {
       a.failure = e.what();  // over --memory-cap (or the device's): this batch does not fit
+      a.out_of_memory = true;
     } catch (const ConfigError& e) {
       a.failure = e.what();  // refused where it runs (DDP, the checkpoint wrapper)
     }
@@ -415,8 +487,11 @@ class Climb {
     a.compile_s = next->compile_s();
     const ScopeExit restore_top(top->enter());
     const ScopeExit restore_next(next->enter());
+    HeadToHeadOptions within = o_.compare;  // no rounds past --budget beyond the first ones
+    if (o_.budget_s > 0)
+      within.may_extend = [this] { return to_seconds(time_.now() - began_) < o_.budget_s; };
     a.speedup = compare_throughputs([&] { return top->block(); }, [&] { return next->block(); },
-                                    o_.compare, [this] { stop_if_requested(); });
+                                    within, [this] { stop_if_requested(); });
     return next;
   }
 
@@ -447,7 +522,9 @@ class Climb {
       side_ = std::move(next);
     else
       side_ = open(current_, r.in_python, "ladder-rung-" + std::to_string(r.step), "rung");
+    const Clock::time_point measuring = time_.now();
     r.breakdown = side_->breakdown(o_.breakdown_steps);
+    prices_.rung_s = to_seconds(time_.now() - measuring);
     r.advice = advise(r.breakdown, context_.advice_context(plan_));
     result_.rungs.push_back(r);
     if (events_.rung) events_.rung(result_.rungs.back());
@@ -463,14 +540,14 @@ class Climb {
   TrainingPlan plan_;
   std::unique_ptr<LadderSide> side_;
   std::set<std::string> tried_;  // "configuration|change"
-  AttemptPrices prices_{0, kCompilePriorS};
+  AttemptPrices prices_{0, kCompilePriorS, 0};
   std::size_t held_for_budget_ = 0;  // changes not started at this rung: their price did not fit
 };
 
 }  // namespace
 
 double price_of_attempt(const AttemptPrices& prices, bool compiles) {
-  return prices.comparison_s + (compiles ? prices.compile_s : 0);
+  return prices.comparison_s + (compiles ? prices.compile_s : 0) + prices.rung_s;
 }
 
 std::vector<std::size_t> order_by_gain_per_second(const std::vector<double>& weights,

@@ -78,7 +78,9 @@ TextTable ladder_table(const LadderResult& ladder) {
               "cumulative", "compile", "peak memory"};
   for (const auto& r : ladder.rungs)
     t.rows.push_back(
-        {std::to_string(r.step), r.step == 0 ? "naive loop" : r.change + (r.changes_training ? " *" : ""),
+        {std::to_string(r.step),
+         r.step == 0 ? (r.change.empty() ? "naive loop" : "naive loop, " + r.change)
+                     : r.change + (r.changes_training ? " *" : ""),
          fmt::format("{:.1f}", r.breakdown.samples_per_second), ms(r.breakdown.step_ns),
          percent(r.breakdown.utilisation),
          r.step == 0 ? "-" : ratio(r.speedup.ratio) + " (" + interval(r.speedup.interval) + ")",
@@ -125,6 +127,7 @@ std::string format_train_report(const TrainReport& r) {
     const auto& l = *r.ladder;
     out += "\nladder (* changes what is learned)\n" + ladder_table(l).render(TextFormat::kTerminal);
     out += "stopped: " + l.stop_reason + "\n";
+    for (const auto& n : l.notes) out += "note: " + n + "\n";
     if (!l.attempts.empty()) {
       out += "\nchanges tried head to head (B over A, samples/s, 95% CI)\n";
       TextTable t;
@@ -147,7 +150,9 @@ std::string format_train_report(const TrainReport& r) {
       for (const auto& h : l.held_back) out += "  " + h + "\n";
     }
     const std::string given = l.rungs.front().configuration.to_string();
-    breakdown_block("first step: the loop as given (" + (given.empty() ? "defaults" : given) + ")",
+    const std::string& started = l.rungs.front().change;  // what the climb changed to start
+    breakdown_block("first step: the loop as given" + (started.empty() ? "" : ", with " + started) +
+                        " (" + (given.empty() ? "defaults" : given) + ")",
                     l.rungs.front().breakdown);
     if (l.rungs.size() > 1)
       breakdown_block("last step: " + l.rungs.back().configuration.to_string(),
@@ -246,7 +251,8 @@ nlohmann::json to_json(const TrainReport& r) {
   j["ladder"] = {{"rungs", rungs},
                  {"attempts", attempts},
                  {"held_back", r.ladder->held_back},
-                 {"stop_reason", r.ladder->stop_reason}};
+                 {"stop_reason", r.ladder->stop_reason},
+                 {"notes", r.ladder->notes}};
   return j;
 }
 

@@ -79,6 +79,26 @@ TEST_F(TrainRanksTest, TheLadderOverTwoRanksTriesDdpsKnobsAndBreaksEachRankDown)
   EXPECT_TRUE(planned) << j["notes"].dump();
 }
 
+TEST_F(TrainRanksTest, ALoopOverItsMemoryCapStartsTheLadderWithItsBlocksCheckpointed) {
+  // The loop as given holds 1 GiB more than its checkpointed self (rank_models.py): over a cap
+  // of 800 MiB as given, within it checkpointed. Checkpointing keeps what is learned: no leave.
+  const auto r = run_shell(train("HeavyUnlessCheckpointed",
+                                 "--memory-cap 800M --ladder --max-rungs 0 --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& first = j["ladder"]["rungs"][0];
+  EXPECT_EQ(first["change"], "checkpoint=blocks");
+  EXPECT_NE(first["configuration"].get<std::string>().find("checkpoint=blocks"), std::string::npos);
+  ASSERT_EQ(j["ladder"]["notes"].size(), 1u);
+  const std::string note = j["ladder"]["notes"][0];
+  EXPECT_NE(note.find("the loop as given went over the memory"), std::string::npos) << note;
+  EXPECT_NE(note.find("800 MiB"), std::string::npos) << note;
+  // Over the cap checkpointed too: exit 9, both peaks named.
+  const auto heavy = run_shell(train("AlwaysHeavy", "--memory-cap 800M --ladder --max-rungs 0"));
+  EXPECT_EQ(heavy.exit_code, 9) << heavy.err;
+  EXPECT_NE(heavy.err.find("with checkpoint=blocks too:"), std::string::npos) << heavy.err;
+}
+
 TEST_F(TrainRanksTest, ABuiltInTrainsOverTwoRanksWithItsRanksTablePrinted) {
   const auto r = run_shell(std::string("\"$TORCHPERF\" train builtin:mlp --data tensors:") +
                            (dir_ / "v784.pt").string() + " --nproc 2 --batch 8 --steps 3 "

@@ -144,6 +144,13 @@ def test_checkpointing_recomputes_the_repeated_blocks_and_keeps_fewer_activation
     # Saved for backward: each block's four activations without it; with it, its input, and one
     # block's recomputed with their gradients at the peak.
     assert 0 < ready["checkpointed_activation_bytes"] < ready["activation_bytes"]
+    # Measured on two samples and scaled to the batch, it is what a forward of the whole batch
+    # keeps: the stem keeps its input, and a slice of the batch is not the batch's storage.
+    import torch
+    from torchperf import checkpointing
+    import rank_models
+    assert ready["activation_bytes"] == checkpointing.saved_activation_bytes(
+        rank_models.Blocks(), torch.randn(16, 64))
     worker.ask(job("train-finish"))
     worker.close()
     worker, request = blocks_worker(tmp_path, checkpoint="blocks", memory_cap_bytes=8 << 30)

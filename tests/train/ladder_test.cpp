@@ -75,6 +75,13 @@ TEST(LadderTest, AnUndecidedComparisonGoesOnTwoRoundsAtATimeUpToItsMaximum) {
   EXPECT_EQ(loss.rounds.size(), 4u);
   EXPECT_TRUE(loss.decided(o.min_gain));
   EXPECT_FALSE(loss.wins(o.min_gain));
+  // With the budget spent (may_extend says no), the undecided one keeps its first rounds.
+  o.may_extend = [] { return false; };
+  b_calls = 0;
+  const Speedup spent = compare_throughputs([] { return 100.0; },
+                                            [&] { return (b_calls++ % 2 == 0) ? 150.0 : 90.0; }, o);
+  EXPECT_EQ(spent.rounds.size(), 4u);
+  EXPECT_FALSE(spent.decided(o.min_gain));
 }
 
 TEST(LadderTest, HeadToHeadRunsTimedBlocksOfBothSessions) {
@@ -212,6 +219,33 @@ TEST(LadderTest, AChangeThatRunsOutOfMemoryIsRecordedAsFailedAndTheClimbGoesOn) 
   EXPECT_TRUE(r.attempts[1].kept);  // the next advised change is tried, and wins
 }
 
+TEST(LadderTest, AChangeOverTheMemoryIsTriedAgainWithItsBlocksCheckpointedWithoutLeave) {
+  TrainingContext c = data_bound_tiny_cnn();
+  c.traits.python_definition = true;  // the step can run in Python, where checkpointing is
+  LadderOptions o = scripted([](const std::string&) { return 0.9; });
+  const auto scripted_verdict = o.verdict;
+  o.verdict = [&](const Configuration& from, const Configuration& to) {
+    if (to.get("checkpoint") != "blocks")
+      throw ResourceLimit("training side b: out of memory: the step reached 900 MiB resident, "
+                          "over --memory-cap 512 MiB");
+    return scripted_verdict(from, to);
+  };
+  ASSERT_FALSE(o.allow_semantic_changes);
+  const LadderResult r = climb(c, Configuration::parse("batch=4"), o);
+  ASSERT_GE(r.attempts.size(), 2u);
+  EXPECT_TRUE(r.attempts[0].out_of_memory) << r.attempts[0].failure;
+  // The same change, the same learning, less memory: tried at once, not held back.
+  EXPECT_EQ(r.attempts[1].change, r.attempts[0].change + ",checkpoint=blocks,step=eager");
+  EXPECT_TRUE(r.attempts[1].failure.empty()) << r.attempts[1].failure;
+  EXPECT_FALSE(r.attempts[1].changes_training);
+  EXPECT_NEAR(r.attempts[1].speedup.ratio, 0.9, 1e-9);
+  // A model that cannot run in Python is not: the next advised change follows the failure.
+  c.traits.python_definition = false;
+  const LadderResult script_only = climb(c, Configuration::parse("batch=4"), o);
+  for (const auto& a : script_only.attempts)
+    EXPECT_EQ(a.change.find("checkpoint"), std::string::npos) << a.change;
+}
+
 TEST(LadderTest, LoaderThreadsAreTriedUpwardWhileEachGainsMoreThanTheLast) {
   TrainingContext c = data_bound_tiny_cnn();
   c.traits.usable_cores = 8;  // sizes 1, 2, 4, 8
@@ -292,27 +326,30 @@ class FiveSecondsATick final : public TimeSource {
 };
 
 TEST(LadderTest, UnderABudgetAChangeWhosePriceDoesNotFitIsHeldBackNotStarted) {
-  // The loop as given took 5 s on this clock, so a comparison is priced at 5 s; at the first
-  // change 10 s of the 12 are spent.
+  // The loop as given took 15 s on this clock, its breakdown 5 s of them: a comparison is
+  // priced at 15 s, and a kept change's breakdown at 5 more; at the first change 20 s of the 30
+  // are spent.
   const TrainingContext c = data_bound_tiny_cnn();
   LadderOptions o = scripted([](const std::string&) { return 1.5; });
-  o.budget_s = 12;
+  o.budget_s = 30;
   FiveSecondsATick time;
   const LadderResult r = climb(c, Configuration::parse("batch=4"), o, {}, time);
   EXPECT_TRUE(r.attempts.empty());
   ASSERT_FALSE(r.held_back.empty());
   bool priced = false;
   for (const auto& line : r.held_back)
-    priced |= line.find("not tried; it needs ~5 s (a comparison), 2 s of --budget were left") !=
-              std::string::npos;
+    priced |= line.find("not tried; it needs ~20 s (a comparison and, if kept, its breakdown), "
+                        "10 s of --budget were left") != std::string::npos;
   EXPECT_TRUE(priced) << ::testing::PrintToString(r.held_back);
   EXPECT_EQ(r.stop_reason.rfind("reached --budget", 0), 0u) << r.stop_reason;
 }
 
 TEST(LadderTest, UnderABudgetChangesGoByGainPerSecondAndACompilePaysItsPriceFirst) {
-  const AttemptPrices prices{4, kCompilePriorS};
+  const AttemptPrices prices{4, kCompilePriorS, 0};
   EXPECT_EQ(price_of_attempt(prices, false), 4);
   EXPECT_EQ(price_of_attempt(prices, true), 4 + kCompilePriorS);
+  // A kept change is followed by its rung's breakdown: that is paid too.
+  EXPECT_EQ(price_of_attempt({4, kCompilePriorS, 3}, true), 4 + kCompilePriorS + 3);
   // A compile addressing half the step against DDP's no_sync addressing a tenth of it: 0.5 per
   // 34 s is less than 0.1 per 4 s. Equal ratios keep the advised order.
   const std::vector<double> weights = {0.5, 0.1, 0.05, 0.05};

@@ -31,6 +31,9 @@ struct HeadToHeadOptions {
   std::size_t steps = 3;         // timed steps per block
   std::size_t settle_steps = 1;  // untimed steps at each block start (drain the prefetch queue)
   double confidence = 0.95;
+  // Asked before two more rounds of an undecided comparison: false keeps what is measured (the
+  // ladder's --budget is spent). Unset: always extend up to max_rounds.
+  std::function<bool()> may_extend;
 };
 
 struct Speedup {
@@ -93,6 +96,7 @@ struct Attempt {
   // Why the candidate could not run (out of memory under --memory-cap, a setting its step
   // refused), or "": such a change is not kept, and the climb goes on.
   std::string failure;
+  bool out_of_memory = false;  // the failure was the memory's (ResourceLimit)
 };
 
 struct Rung {
@@ -117,6 +121,9 @@ struct LadderResult {
   // changes whose price did not fit in the --budget left.
   std::vector<std::string> held_back;
   std::string stop_reason;
+  // What the climb changed on its own to go on: the loop as given over the memory, started with
+  // its repeated blocks checkpointed.
+  std::vector<std::string> notes;
 };
 
 struct LadderEvents {
@@ -130,10 +137,12 @@ struct LadderEvents {
 
 // What trying one change is expected to cost, from what the climb has measured so far: the
 // comparison as the last one without a compile took (before any, the loop as given's first
-// breakdown), and a compile as the largest measured (before any, kCompilePriorS).
+// breakdown), a compile as the largest measured (before any, kCompilePriorS), and the breakdown
+// a kept change's rung then takes, as the last one took.
 struct AttemptPrices {
   double comparison_s = 0;
   double compile_s = 0;
+  double rung_s = 0;
 };
 // A torch.compile of a training step before anything is measured, a prior (not a measurement of
 // this model): the ranks test's 4-block MLP compiled forward and backward in 16.9 s on 2 cores,
