@@ -184,6 +184,17 @@ TrainingContext TrainingContext::open(const TrainingSpec& spec) {
     throw ModelError("model '" + spec.model + "': train needs a trainable module, and a "
                      "torch.export program (.pt2) is an inference graph without autograd; train "
                      "the module it came from with --from-python MODULE:CALLABLE");
+  // A batch is one tensor (images, vectors, tensors:FILE's inputs): a forward of more inputs
+  // would fail at the first step with PyTorch's schema text.
+  if (probe->required_inputs() > 1) {
+    std::string names;
+    for (const auto& n : probe->input_names()) names += (names.empty() ? "" : ", ") + n;
+    throw ModelError(fmt::format(
+        "model '{}' takes {} inputs ({}), and train feeds a batch of one tensor (images, "
+        "vectors or tensors:FILE's inputs): expected a model of one input; wrap it in an "
+        "nn.Module of one input and train that with --from-python MODULE:CALLABLE",
+        spec.model, probe->required_inputs(), names));
+  }
   auto* script = probe->as_torchscript();
   c.traits.torchscript = script != nullptr;
   // A built-in's Python definition lets the step run in Python (step=eager, compile, …).

@@ -80,6 +80,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"train", "builtin:convbn", "--checkpoint", "every:zero", "--quiet"}, 2,
        "checkpoint 'every:zero': expected off, blocks, every:N"},
       {{"train", "builtin:convbn", "--memory-cap", "lots", "--quiet"}, 2, "--memory-cap"},
+      {{"train", "builtin:encoder", "--quiet"}, 4,
+       "takes 2 inputs (input_ids, attention_mask), and train feeds a batch of one tensor"},
       {{"serve-tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget: expected a duration"},
       {{"serve-tune", "builtin:mlp", "--max-start", "soon", "--budget", "10s", "--quiet"}, 2,
        "--max-start 'soon': expected a time with a unit"},
