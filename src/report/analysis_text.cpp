@@ -48,7 +48,8 @@ std::string point_value(const PointResult& p) {
   return fmt::format("{:.2f}/s", p.metrics.throughput);
 }
 
-void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
+// Where the results are, the machine, the points and axes, compiles paid once.
+void run_header(std::string& out, const RunAnalysis& a, TextFormat format) {
   const RunResults& r = a.run;
   const bool md = format == TextFormat::kMarkdown;
   const auto code = [&](const std::string& s) { return md ? "`" + s + "`" : s; };
@@ -78,7 +79,12 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
                                       options, p.value("compile_s", 0.0),
                                       p.value("cache_hit", false) ? "from the cache" : "compiled")
                         : "AOTInductor " + options + ": " + p.value("failure", ""));
+}
 
+// What to do, and what each knob did alone.
+void recommendations_and_effects(std::string& out, const RunAnalysis& a, TextFormat format) {
+  const RunResults& r = a.run;
+  const bool md = format == TextFormat::kMarkdown;
   out += heading("Recommendations", format);
   for (const auto& rec : a.recommendations) {
     if (md)
@@ -94,7 +100,11 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
   const TextTable effects = main_effects_table(a, "x");
   out += effects.rows.empty() ? "  no pair of points differs in one knob only\n"
                               : effects.render(format);
+}
 
+// How much one knob's effect changes with another.
+void interactions_text(std::string& out, const RunAnalysis& a, TextFormat format) {
+  const bool md = format == TextFormat::kMarkdown;
   out += heading("Interactions: how much one knob's effect changes with another (ratio of ratios)",
                  format);
   if (a.interactions.empty()) {
@@ -110,7 +120,12 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
       out += fmt::format("{}… {} more in --json and the HTML page\n", md ? "\n" : "  ",
                          a.interactions.size() - kInteractionRows);
   }
+}
 
+// The points no other beats on both axes.
+void pareto_text(std::string& out, const RunAnalysis& a, TextFormat format) {
+  const RunResults& r = a.run;
+  const bool md = format == TextFormat::kMarkdown;
   out += heading("Pareto fronts (points no other point beats on both axes)", format);
   std::map<std::string, const PointResult*> by_key;
   for (const auto& p : r.points) by_key[p.key] = &p;
@@ -129,7 +144,12 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
                               p.status == PointStatus::kGuarded ? "  (guarded out)" : "");
     }
   }
+}
 
+// Points guarded out or failed, each with its reason.
+void guarded_and_failed_text(std::string& out, const RunAnalysis& a, TextFormat format) {
+  const RunResults& r = a.run;
+  const bool md = format == TextFormat::kMarkdown;
   if (!a.guarded.empty() || !a.failed.empty()) {
     out += heading("Guarded out and failed points", format);
     for (const auto* list : {&a.guarded, &a.failed})
@@ -140,7 +160,12 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
                   : fmt::format("  {}\n      {}: {}\n", p.key, what, p.reason);
       }
   }
+}
 
+// The winner's configuration, and how to measure it again or take its code.
+void apply_text(std::string& out, const RunAnalysis& a, TextFormat format) {
+  const RunResults& r = a.run;
+  const bool md = format == TextFormat::kMarkdown;
   if (a.winner) {
     const ApplySnippets s = make_apply_snippets(a);
     out += heading("Apply the winner", format);
@@ -161,6 +186,15 @@ void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
       out += "  code           C++ and Python snippets and a config file: --md, --html, --config FILE\n";
     }
   }
+}
+
+void one_run(std::string& out, const RunAnalysis& a, TextFormat format) {
+  run_header(out, a, format);
+  recommendations_and_effects(out, a, format);
+  interactions_text(out, a, format);
+  pareto_text(out, a, format);
+  guarded_and_failed_text(out, a, format);
+  apply_text(out, a, format);
 }
 
 void side_by_side(std::string& out, const std::vector<RunAnalysis>& runs, TextFormat format) {

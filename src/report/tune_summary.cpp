@@ -55,10 +55,8 @@ std::string careful_name_of(const TuneResult& r) {
              : "careful (eval, no autograd)";
 }
 
-}  // namespace
-
-std::string format_tune(const TuneResult& r) {
-  std::string out;
+// What was swept and how: the model, the space, what ran, the search and the time.
+void add_run_summary(const TuneResult& r, std::string& out) {
   out += fmt::format("tune {}  inputs {}  objective {} ({})  guard {}\n", r.workload.model,
                      r.workload.inputs, r.objective.to_string(), r.objective.unit(),
                      r.guard.to_string());
@@ -96,7 +94,10 @@ std::string format_tune(const TuneResult& r) {
       "time   {:.1f} min this session; per-point overhead (worker start, model load, setup, "
       "accuracy check) median {:.2f} s\n\n",
       r.wall_s / 60, r.overhead_median_s);
+}
 
+// The winner with its figures and head-to-heads, or why there is none.
+void add_winner(const TuneResult& r, std::string& out) {
   const auto find = [&](const std::string& key) -> const PointResult* {
     for (const auto& p : r.points)
       if (p.key == key) return &p;
@@ -154,8 +155,11 @@ std::string format_tune(const TuneResult& r) {
   } else {
     out += "NO WINNER: " + r.winner_note + "\n";
   }
-  // With both runtimes swept, the best of each: the choice between staying in Python with
-  // torch.compile and running the model from C++ is the user's to make, with both numbers.
+}
+
+// With both runtimes swept, the best of each: the choice between staying in Python with
+// torch.compile and running the model from C++ is the user's to make, with both numbers.
+void add_best_of_each_runtime(const TuneResult& r, std::string& out) {
   const auto best_of = best_of_each_runtime(r.points);
   if (!best_of.empty()) {
     out += "  best of each runtime:\n";
@@ -166,7 +170,10 @@ std::string format_tune(const TuneResult& r) {
                          value_text(r, r.points[i]), r.objective.unit(),
                          compile_seconds(r.points[i]), r.points[i].key);
   }
+}
 
+// The sweep's ten best points.
+void add_ranked(const TuneResult& r, std::string& out) {
   std::vector<const PointResult*> ranked;
   for (const auto& p : r.points)
     if (p.status == PointStatus::kOk) ranked.push_back(&p);
@@ -179,6 +186,10 @@ std::string format_tune(const TuneResult& r) {
                          quality_text(ranked[i]->metrics), ranked[i]->key,
                          ranked[i]->brief ? "  (brief)" : "");
   }
+}
+
+// What each knob did alone, from the sweep's origin, by verdict.
+void add_single_changes(const TuneResult& r, std::string& out) {
   std::string helped, hurt, nothing, unsure;
   for (const auto& c : r.single_changes) {
     const std::string line =
@@ -198,8 +209,10 @@ std::string format_tune(const TuneResult& r) {
   if (!hurt.empty()) out += " hurt\n" + hurt;
   if (!nothing.empty()) out += " no clear effect\n" + nothing;
   if (!unsure.empty()) out += " too few samples for an interval (raise --time)\n" + unsure;
+}
 
-  // Long lists are cut: the journal has every point and its reason.
+// Points guarded out and failed, each list cut at ten (the journal has every one).
+void add_guarded_and_failed(const TuneResult& r, std::string& out) {
   constexpr std::size_t kListed = 10;
   std::string guarded_list, failed_list;
   std::size_t guarded_n = 0, failed_n = 0;
@@ -215,6 +228,18 @@ std::string format_tune(const TuneResult& r) {
     failed_list += fmt::format("  … and {} more (in the journal)\n", failed_n - kListed);
   if (!guarded_list.empty()) out += fmt::format("\nguarded out: {} (faster or not, their output is off)\n", guarded_n) + guarded_list;
   if (!failed_list.empty()) out += fmt::format("\nfailed: {}\n", failed_n) + failed_list;
+}
+
+}  // namespace
+
+std::string format_tune(const TuneResult& r) {
+  std::string out;
+  add_run_summary(r, out);
+  add_winner(r, out);
+  add_best_of_each_runtime(r, out);
+  add_ranked(r, out);
+  add_single_changes(r, out);
+  add_guarded_and_failed(r, out);
   out += "\nresults: " + r.journal_path + "\n";
   return out;
 }
