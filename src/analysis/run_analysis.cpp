@@ -171,10 +171,10 @@ std::string describe_conditional(const Conditional& c) {
                      describe_ratio(c.at_reference), c.other, c.other_reference);
 }
 
-void recommend(RunAnalysis& a) {
+// The winner first: the one line most users act on.
+void recommend_winner(RunAnalysis& a) {
   auto& recs = a.recommendations;
   const RunResults& run = a.run;
-  // The winner first: the one line most users act on.
   if (a.winner) {
     recs.push_back({"winner", "run " + *a.winner, a.winner_evidence});
   } else {
@@ -187,6 +187,12 @@ void recommend(RunAnalysis& a) {
                                (run.summary ? "" : " (the sweep did not complete)")
                          : "no configuration finished and passed the accuracy guard"});
   }
+}
+
+// The best point of each runtime swept, side by side.
+void recommend_runtime(RunAnalysis& a) {
+  auto& recs = a.recommendations;
+  const RunResults& run = a.run;
   if (!a.best_of_runtime.empty()) {
     // Staying in Python with torch.compile or running from C++ is the user's choice to make:
     // both numbers, with what each costs to compile.
@@ -199,155 +205,187 @@ void recommend(RunAnalysis& a) {
     }
     recs.push_back({"runtime", text, evidence + " (from the sweep)"});
   }
-  {
-    // torch.compile's graph breaks: each one returns to Python between compiled pieces.
-    std::int64_t most = 0;
-    std::size_t points = 0;
-    std::vector<std::string> reasons;
-    for (const auto& p : run.points) {
-      if (!p.measurement.is_object() || !p.measurement.contains("compile")) continue;
-      const json& c = p.measurement.at("compile");
-      if (!c.is_object() || !c.contains("graph_breaks") || !c.at("graph_breaks").is_number_integer())
-        continue;
-      const auto breaks = c.at("graph_breaks").get<std::int64_t>();
-      if (breaks <= 0) continue;
-      ++points;
-      most = std::max(most, breaks);
-      if (c.contains("graph_break_reasons") && c.at("graph_break_reasons").is_array())
-        for (const auto& reason : c.at("graph_break_reasons"))
-          if (reason.is_string() && reasons.size() < 3 &&
-              std::find(reasons.begin(), reasons.end(), reason.get<std::string>()) == reasons.end())
-            reasons.push_back(reason.get<std::string>());
-    }
-    if (points > 0) {
-      std::string first;
-      for (const auto& reason : reasons) first += (first.empty() ? "" : " | ") + reason;
-      recs.push_back(
-          {"graph-breaks",
-           fmt::format("torch.compile broke the model's graph up to {} time(s) ({} point(s)): "
-                       "each break runs Python between compiled pieces; remove them to let "
-                       "Inductor fuse across",
-                       most, points),
-           "first reasons: " + first +
-               "; torch._dynamo.explain(model)(*inputs) lists every break"});
-    }
+}
+
+// torch.compile's graph breaks: each one returns to Python between compiled pieces.
+void recommend_graph_breaks(RunAnalysis& a) {
+  auto& recs = a.recommendations;
+  const RunResults& run = a.run;
+  std::int64_t most = 0;
+  std::size_t points = 0;
+  std::vector<std::string> reasons;
+  for (const auto& p : run.points) {
+    if (!p.measurement.is_object() || !p.measurement.contains("compile")) continue;
+    const json& c = p.measurement.at("compile");
+    if (!c.is_object() || !c.contains("graph_breaks") || !c.at("graph_breaks").is_number_integer())
+      continue;
+    const auto breaks = c.at("graph_breaks").get<std::int64_t>();
+    if (breaks <= 0) continue;
+    ++points;
+    most = std::max(most, breaks);
+    if (c.contains("graph_break_reasons") && c.at("graph_break_reasons").is_array())
+      for (const auto& reason : c.at("graph_break_reasons"))
+        if (reason.is_string() && reasons.size() < 3 &&
+            std::find(reasons.begin(), reasons.end(), reason.get<std::string>()) == reasons.end())
+          reasons.push_back(reason.get<std::string>());
   }
-  for (const auto& knob : a.effects) {
-    // The value to recommend is the best one that helps significantly, not merely the largest
-    // ratio (which may rest on one pair without an interval).
-    const MainEffect* best_helping = nullptr;
-    for (const auto& e : knob.effects)
-      if (helps(e.estimate)) {
-        best_helping = &e;
+  if (points > 0) {
+    std::string first;
+    for (const auto& reason : reasons) first += (first.empty() ? "" : " | ") + reason;
+    recs.push_back(
+        {"graph-breaks",
+         fmt::format("torch.compile broke the model's graph up to {} time(s) ({} point(s)): "
+                     "each break runs Python between compiled pieces; remove them to let "
+                     "Inductor fuse across",
+                     most, points),
+         "first reasons: " + first +
+             "; torch._dynamo.explain(model)(*inputs) lists every break"});
+  }
+}
+
+// The knob's best value that helps: use it, with a condition where another knob decides, or
+// say it fails the guard.
+void recommend_helping(RunAnalysis& a, const KnobEffects& knob, const MainEffect& best,
+                       const std::string& name) {
+  auto& recs = a.recommendations;
+  const RunResults& run = a.run;
+  const ValueAccuracy acc = accuracy_of(a, knob.knob, best.value);
+  const auto conds = conditionals_of(a.interactions, knob.knob, best.value);
+  const Conditional* only_with = nullptr;
+  for (const auto& c : conds)
+    if ((helps(c.at_value) && !helps(c.at_reference)) ||
+        (helps(c.at_reference) && !helps(c.at_value))) {
+      only_with = &c;
+      break;
+    }
+  if (acc.measured > 0 && acc.guarded == acc.measured) {
+    recs.push_back({"guarded", name + " is faster but fails the accuracy guard",
+                    fmt::format("{} over {}{}; every one of its {} points was guarded "
+                                "out ({})",
+                                describe_ratio(best.estimate), knob.knob + "=" + best.reference,
+                                cosine_note(acc), acc.measured, run.accuracy)});
+  } else if (only_with) {
+    const bool with_value = helps(only_with->at_value);
+    recs.push_back(
+        {"conditional",
+         with_value ? fmt::format("use {} only together with {}={}", name, only_with->other,
+                                  only_with->other_value)
+                    : fmt::format("use {}, but not with {}={}", name, only_with->other,
+                                  only_with->other_value),
+         describe_conditional(*only_with) + cosine_note(acc)});
+  } else {
+    recs.push_back({"use", "use " + name,
+                    describe_ratio(best.estimate) + " over " + knob.knob + "=" +
+                        best.reference + cosine_note(acc)});
+  }
+}
+
+// Each value that hurts: avoid it, except where another knob's value takes the harm away.
+bool recommend_hurting(RunAnalysis& a, const KnobEffects& knob) {
+  auto& recs = a.recommendations;
+  bool said = false;
+  for (const auto& e : knob.effects) {
+    if (!hurts(e.estimate)) continue;
+    said = true;
+    const std::string value = knob.knob + "=" + e.value;
+    // An average slowdown can hide a setting where the value does no harm (or helps).
+    const auto conds = conditionals_of(a.interactions, knob.knob, e.value);
+    const Conditional* except = nullptr;
+    for (const auto& c : conds)
+      if (hurts(c.at_value) != hurts(c.at_reference)) {
+        except = &c;
         break;
       }
-    const MainEffect& best = best_helping ? *best_helping : knob.effects.front();
-    const bool all_negligible =
-        std::all_of(knob.effects.begin(), knob.effects.end(),
-                    [](const MainEffect& e) { return e.estimate.negligible(); });
-    if (all_negligible) {
-      a.inert_knobs.push_back(knob.knob);
-      continue;
-    }
-    const std::string name = knob.knob + "=" + best.value;
-    bool said = false;
-    if (helps(best.estimate)) {
-      said = true;
-      const ValueAccuracy acc = accuracy_of(a, knob.knob, best.value);
-      const auto conds = conditionals_of(a.interactions, knob.knob, best.value);
-      const Conditional* only_with = nullptr;
-      for (const auto& c : conds)
-        if ((helps(c.at_value) && !helps(c.at_reference)) ||
-            (helps(c.at_reference) && !helps(c.at_value))) {
-          only_with = &c;
-          break;
-        }
-      if (acc.measured > 0 && acc.guarded == acc.measured) {
-        recs.push_back({"guarded", name + " is faster but fails the accuracy guard",
-                        fmt::format("{} over {}{}; every one of its {} points was guarded "
-                                    "out ({})",
-                                    describe_ratio(best.estimate), knob.knob + "=" + best.reference,
-                                    cosine_note(acc), acc.measured, run.accuracy)});
-      } else if (only_with) {
-        const bool with_value = helps(only_with->at_value);
-        recs.push_back(
-            {"conditional",
-             with_value ? fmt::format("use {} only together with {}={}", name, only_with->other,
-                                      only_with->other_value)
-                        : fmt::format("use {}, but not with {}={}", name, only_with->other,
-                                      only_with->other_value),
-             describe_conditional(*only_with) + cosine_note(acc)});
-      } else {
-        recs.push_back({"use", "use " + name,
-                        describe_ratio(best.estimate) + " over " + knob.knob + "=" +
-                            best.reference + cosine_note(acc)});
-      }
-    }
-    for (const auto& e : knob.effects) {
-      if (!hurts(e.estimate)) continue;
-      said = true;
-      const std::string value = knob.knob + "=" + e.value;
-      // An average slowdown can hide a setting where the value does no harm (or helps).
-      const auto conds = conditionals_of(a.interactions, knob.knob, e.value);
-      const Conditional* except = nullptr;
-      for (const auto& c : conds)
-        if (hurts(c.at_value) != hurts(c.at_reference)) {
-          except = &c;
-          break;
-        }
-      if (except) {
-        const bool only_with_value = hurts(except->at_value);
-        recs.push_back({"conditional",
-                        only_with_value
-                            ? fmt::format("avoid {} together with {}={}", value, except->other,
-                                          except->other_value)
-                            : fmt::format("avoid {}, except with {}={}", value, except->other,
-                                          except->other_value),
-                        describe_conditional(*except)});
-      } else {
-        recs.push_back({"avoid", "avoid " + value,
-                        describe_ratio(e.estimate) + " against " + knob.knob + "=" + e.reference});
-      }
-    }
-    if (!said) {
-      // No average effect stands out, but one may hold on one side of another knob only.
-      for (const auto& e : knob.effects) {
-        for (const auto& c : conditionals_of(a.interactions, knob.knob, e.value)) {
-          const std::string value = knob.knob + "=" + e.value;
-          const std::string other = c.other + "=" + c.other_value;
-          std::string text;
-          if (helps(c.at_value) && !helps(c.at_reference))
-            text = "use " + value + " only together with " + other;
-          else if (helps(c.at_reference) && !helps(c.at_value))
-            text = "use " + value + ", but not with " + other;
-          else if (hurts(c.at_value) && !hurts(c.at_reference))
-            text = "avoid " + value + " together with " + other;
-          else if (hurts(c.at_reference) && !hurts(c.at_value))
-            text = "avoid " + value + ", except with " + other;
-          if (text.empty()) continue;
-          recs.push_back({"conditional", text, describe_conditional(c)});
-          said = true;
-          break;
-        }
-        if (said) break;
-      }
-    }
-    if (!said) {
-      std::string evidence;
-      for (const auto& e : knob.effects)
-        evidence += (evidence.empty() ? "" : "; ") + knob.knob + "=" + e.value + " " +
-                    describe_ratio(e.estimate);
-      const bool any_interval =
-          std::any_of(knob.effects.begin(), knob.effects.end(),
-                      [](const MainEffect& e) { return e.estimate.has_interval(); });
-      recs.push_back({"unclear",
-                      any_interval ? "no clear effect of " + knob.knob
-                                   : "too little evidence on " + knob.knob +
-                                         " (no interval: measure more points or longer)",
-                      evidence});
+    if (except) {
+      const bool only_with_value = hurts(except->at_value);
+      recs.push_back({"conditional",
+                      only_with_value
+                          ? fmt::format("avoid {} together with {}={}", value, except->other,
+                                        except->other_value)
+                          : fmt::format("avoid {}, except with {}={}", value, except->other,
+                                        except->other_value),
+                      describe_conditional(*except)});
+    } else {
+      recs.push_back({"avoid", "avoid " + value,
+                      describe_ratio(e.estimate) + " against " + knob.knob + "=" + e.reference});
     }
   }
-  // Effects that change direction with another knob: an average hides them.
+  return said;
+}
+
+// No average effect stands out, but one may hold on one side of another knob only.
+bool recommend_one_sided(RunAnalysis& a, const KnobEffects& knob) {
+  auto& recs = a.recommendations;
+  bool said = false;
+  for (const auto& e : knob.effects) {
+    for (const auto& c : conditionals_of(a.interactions, knob.knob, e.value)) {
+      const std::string value = knob.knob + "=" + e.value;
+      const std::string other = c.other + "=" + c.other_value;
+      std::string text;
+      if (helps(c.at_value) && !helps(c.at_reference))
+        text = "use " + value + " only together with " + other;
+      else if (helps(c.at_reference) && !helps(c.at_value))
+        text = "use " + value + ", but not with " + other;
+      else if (hurts(c.at_value) && !hurts(c.at_reference))
+        text = "avoid " + value + " together with " + other;
+      else if (hurts(c.at_reference) && !hurts(c.at_value))
+        text = "avoid " + value + ", except with " + other;
+      if (text.empty()) continue;
+      recs.push_back({"conditional", text, describe_conditional(c)});
+      said = true;
+      break;
+    }
+    if (said) break;
+  }
+  return said;
+}
+
+// Nothing stood out: said, with each value's ratio, and whether more points could tell.
+void recommend_unclear(RunAnalysis& a, const KnobEffects& knob) {
+  auto& recs = a.recommendations;
+  std::string evidence;
+  for (const auto& e : knob.effects)
+    evidence += (evidence.empty() ? "" : "; ") + knob.knob + "=" + e.value + " " +
+                describe_ratio(e.estimate);
+  const bool any_interval =
+      std::any_of(knob.effects.begin(), knob.effects.end(),
+                  [](const MainEffect& e) { return e.estimate.has_interval(); });
+  recs.push_back({"unclear",
+                  any_interval ? "no clear effect of " + knob.knob
+                               : "too little evidence on " + knob.knob +
+                                     " (no interval: measure more points or longer)",
+                  evidence});
+}
+
+// One knob: inert, helping, hurting, one-sided, or unclear.
+void recommend_knob(RunAnalysis& a, const KnobEffects& knob) {
+  // The value to recommend is the best one that helps significantly, not merely the largest
+  // ratio (which may rest on one pair without an interval).
+  const MainEffect* best_helping = nullptr;
+  for (const auto& e : knob.effects)
+    if (helps(e.estimate)) {
+      best_helping = &e;
+      break;
+    }
+  const MainEffect& best = best_helping ? *best_helping : knob.effects.front();
+  const bool all_negligible =
+      std::all_of(knob.effects.begin(), knob.effects.end(),
+                  [](const MainEffect& e) { return e.estimate.negligible(); });
+  if (all_negligible) {
+    a.inert_knobs.push_back(knob.knob);
+    return;
+  }
+  const std::string name = knob.knob + "=" + best.value;
+  bool said = helps(best.estimate);
+  if (said) recommend_helping(a, knob, best, name);
+  said = recommend_hurting(a, knob) || said;
+  if (!said) said = recommend_one_sided(a, knob);
+  if (!said) recommend_unclear(a, knob);
+}
+
+// Effects that change direction with another knob: an average hides them.
+void recommend_flips(RunAnalysis& a) {
+  auto& recs = a.recommendations;
   for (const auto& i : a.interactions) {
     if (!i.estimate.significant()) continue;
     const auto flips = [](const EffectEstimate& x, const EffectEstimate& y) {
@@ -369,6 +407,11 @@ void recommend(RunAnalysis& a) {
                                 c.other_reference),
                     describe_conditional(c)});
   }
+}
+
+// The knobs that did nothing, in one line.
+void recommend_inert(RunAnalysis& a) {
+  auto& recs = a.recommendations;
   if (!a.inert_knobs.empty()) {
     std::string names;
     for (const auto& k : a.inert_knobs) names += (names.empty() ? "" : ", ") + k;
@@ -376,6 +419,15 @@ void recommend(RunAnalysis& a) {
                     fmt::format("every value's effect and its 95% interval within {:.0f}% of 1",
                                 (kNegligibleRatio - 1) * 100)});
   }
+}
+
+void recommend(RunAnalysis& a) {
+  recommend_winner(a);
+  recommend_runtime(a);
+  recommend_graph_breaks(a);
+  for (const auto& knob : a.effects) recommend_knob(a, knob);
+  recommend_flips(a);
+  recommend_inert(a);
 }
 
 std::string winner_evidence(const RunResults& run, const std::string& winner) {
