@@ -114,7 +114,9 @@ TuneOptions resumed_options(const TuneFlags& f, TuneOptions o) {
   return o;
 }
 
-int run(TuneFlags& f) {
+// The run's options from its flags: budgets, a resumed journal's, a Python source exported
+// into the run's folder, the cluster's address and the worker binary.
+TuneOptions resolve_options(TuneFlags& f) {
   TuneOptions o = options_from_flags(f);
   o.budget_s = budget_seconds(f.budget);
   if (!f.point_timeout.empty())
@@ -147,55 +149,54 @@ int run(TuneFlags& f) {
   o.worker_executable = f.worker_exe.empty()
                             ? std::filesystem::read_symlink("/proc/self/exe").string()
                             : f.worker_exe;
+  return o;
+}
 
-  std::optional<StopSignals> stop_signals(std::in_place);
-  const bool bar_enabled = !f.quiet && isatty(STDERR_FILENO);
-  ProgressBar bar(bar_enabled);
-  if (!f.quiet) std::cerr << "tune: results go to " << o.out_dir << "/results.jsonl\n";
-  SteadyTimeSource clock;
-  TuneResult result;
-  std::string last_state;
-  std::chrono::steady_clock::time_point last_line;
-  try {
-    result = run_tune(
-        o, clock,
-        [&](const TuneStatus& s) {
-          if (s.phase == "plan") {
-            bar.finish();
-            if (!f.quiet) std::cerr << "tune: " << s.message << "\n";
-            return;
-          }
-          std::string text = s.phase == "sweeping" || s.phase == "confirming"
-                                 ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned,
-                                               s.failed, s.best.empty() ? "" : ", best " + s.best,
-                                               s.phase == "confirming" ? ", confirming" : "")
-                                 : s.phase;
-          bar.show(s.fraction, text, s.eta_s);
-          if (!f.progress_lines) return;
-          // A line per finished point or phase, and at most one a second between them.
-          const auto now = std::chrono::steady_clock::now();
-          const std::string state = fmt::format("{}/{}/{}", s.phase, s.done, s.failed);
-          if (state != last_state || now - last_line >= std::chrono::seconds(1)) {
-            last_state = state;
-            last_line = now;
-            std::cerr << nlohmann::json{{"progress",
-                                         {{"phase", s.phase},
-                                          {"done", s.done},
-                                          {"failed", s.failed},
-                                          {"planned", s.planned},
-                                          {"fraction", std::min(1.0, s.fraction)},
-                                          {"eta_s", s.eta_s},
-                                          {"best", s.best}}}}.dump()
-                      << std::endl;
-          }
-        },
-        [] { return StopSignals::requested(); });
-  } catch (...) {
-    bar.finish();
-    throw;
+// What tune says while it runs: the progress bar, the plan's line, and with --progress-lines
+// a JSON line per finished point or phase (at most one a second between them).
+class TuneProgress {
+ public:
+  TuneProgress(const TuneFlags& f, ProgressBar& bar) : f_(f), bar_(bar) {}
+  void operator()(const TuneStatus& s) {
+    if (s.phase == "plan") {
+      bar_.finish();
+      if (!f_.quiet) std::cerr << "tune: " << s.message << "\n";
+      return;
+    }
+    std::string text = s.phase == "sweeping" || s.phase == "confirming"
+                           ? fmt::format("{}/{} points, {} failed{}{}", s.done, s.planned,
+                                         s.failed, s.best.empty() ? "" : ", best " + s.best,
+                                         s.phase == "confirming" ? ", confirming" : "")
+                           : s.phase;
+    bar_.show(s.fraction, text, s.eta_s);
+    if (!f_.progress_lines) return;
+    // A line per finished point or phase, and at most one a second between them.
+    const auto now = std::chrono::steady_clock::now();
+    const std::string state = fmt::format("{}/{}/{}", s.phase, s.done, s.failed);
+    if (state != last_state_ || now - last_line_ >= std::chrono::seconds(1)) {
+      last_state_ = state;
+      last_line_ = now;
+      std::cerr << nlohmann::json{{"progress",
+                                   {{"phase", s.phase},
+                                    {"done", s.done},
+                                    {"failed", s.failed},
+                                    {"planned", s.planned},
+                                    {"fraction", std::min(1.0, s.fraction)},
+                                    {"eta_s", s.eta_s},
+                                    {"best", s.best}}}}.dump()
+                << std::endl;
+    }
   }
-  bar.finish();
-  stop_signals.reset();
+
+ private:
+  const TuneFlags& f_;
+  ProgressBar& bar_;
+  std::string last_state_;
+  std::chrono::steady_clock::time_point last_line_;
+};
+
+// The result on stdout, and the report written from the journal; the exit code.
+int write_outputs(const TuneFlags& f, const TuneOptions& o, const TuneResult& result) {
   if (f.json)
     std::cout << to_json(result).dump(2) << "\n";
   else
@@ -218,6 +219,26 @@ int run(TuneFlags& f) {
               << "); the results are in the journal: torchperf report " << o.out_dir << "\n";
   }
   return result.winner ? kSuccess : kInvalidResult;
+}
+
+int run(TuneFlags& f) {
+  const TuneOptions o = resolve_options(f);
+  std::optional<StopSignals> stop_signals(std::in_place);
+  const bool bar_enabled = !f.quiet && isatty(STDERR_FILENO);
+  ProgressBar bar(bar_enabled);
+  if (!f.quiet) std::cerr << "tune: results go to " << o.out_dir << "/results.jsonl\n";
+  SteadyTimeSource clock;
+  TuneResult result;
+  TuneProgress progress(f, bar);
+  try {
+    result = run_tune(o, clock, std::ref(progress), [] { return StopSignals::requested(); });
+  } catch (...) {
+    bar.finish();
+    throw;
+  }
+  bar.finish();
+  stop_signals.reset();
+  return write_outputs(f, o, result);
 }
 
 }  // namespace
