@@ -221,8 +221,8 @@ nlohmann::json step_json(const StepBreakdown& s, bool annotated) {
   return j;
 }
 
-nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& options) {
-  const TraceInfo& i = a.info;
+// trace_json's tables, each cut at --top where it is long.
+nlohmann::json devices_json(const TraceInfo& i) {
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceInfo& d : i.devices)
     devices.push_back({{"id", d.id},
@@ -230,11 +230,10 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                        {"compute", fmt::format("{}.{}", d.compute_major, d.compute_minor)},
                        {"memory_bytes", d.memory_bytes},
                        {"matrix_units", d.has_matrix_units()}});
-  nlohmann::json steps = nlohmann::json::array();
-  for (const StepBreakdown& s : a.overview.steps)
-    steps.push_back(step_json(s, a.overview.annotated_steps));
-  nlohmann::json average = step_json(a.overview.average, a.overview.annotated_steps);
-  average.erase("step");
+  return devices;
+}
+
+nlohmann::json operators_json(const TraceAnalysis& a, const TraceReportOptions& options) {
   nlohmann::json operators = nlohmann::json::array();
   for (std::size_t k = 0; k < a.operators.size() && k < options.top; ++k) {
     const OperatorRow& r = a.operators[k];
@@ -246,6 +245,10 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
     if (options.by_shape) row["input_dims"] = r.shapes;
     operators.push_back(row);
   }
+  return operators;
+}
+
+nlohmann::json kernels_json(const TraceAnalysis& a, const TraceReportOptions& options) {
   nlohmann::json kernels = nlohmann::json::array();
   for (std::size_t k = 0; k < a.kernels.size() && k < options.top; ++k) {
     const KernelRow& r = a.kernels[k];
@@ -257,8 +260,10 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                        {"max_us", r.max * 1e-3},
                        {"share", r.share}});
   }
-  const KernelClassTotals totals = kernel_class_totals(a.kernels);
-  const LaunchStats& l = a.launches;
+  return kernels;
+}
+
+nlohmann::json launches_json(const LaunchStats& l, const TraceReportOptions& options) {
   const auto dist = [](const Distribution& d) {
     return nlohmann::json{
         {"median_us", d.median * 1e-3}, {"p90_us", d.p90 * 1e-3}, {"max_us", d.max * 1e-3}};
@@ -274,6 +279,18 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                            {"kernel_mean_us", r.gpu_total / n * 1e-3},
                            {"delay_mean_us", r.delay_total / n * 1e-3}});
   }
+  return {{"kernels", l.kernels},
+          {"matched", l.matched},
+          {"short", l.short_kernels},
+          {"runtime_outliers", l.runtime_outliers},
+          {"delay_outliers", l.delay_outliers},
+          {"launch", dist(l.launch)},
+          {"kernel", dist(l.gpu)},
+          {"delay", dist(l.delay)},
+          {"rows", launch_rows}};
+}
+
+nlohmann::json copies_json(const TraceAnalysis& a) {
   nlohmann::json copies = nlohmann::json::array();
   for (const CopyRow& r : a.copies)
     copies.push_back({{"kind", r.kind},
@@ -281,6 +298,10 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                       {"bytes", r.bytes},
                       {"ms", r.time * 1e-6},
                       {"gb_per_s", r.gigabytes_per_second()}});
+  return copies;
+}
+
+nlohmann::json sequences_json(const TraceAnalysis& a, const TraceReportOptions& options) {
   nlohmann::json sequences = nlohmann::json::array();
   for (std::size_t k = 0; k < a.sequences.size() && k < options.top; ++k) {
     const SequenceRow& r = a.sequences[k];
@@ -289,6 +310,10 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                          {"kernel_ms", r.kernel_time * 1e-6},
                          {"gap_ms", r.gap_time * 1e-6}});
   }
+  return sequences;
+}
+
+nlohmann::json advice_rows_json(const TraceAnalysis& a) {
   nlohmann::json advice = nlohmann::json::array();
   for (const Advice& x : a.advice)
     advice.push_back({{"rule", x.rule},
@@ -298,13 +323,24 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
                       {"value", x.value},
                       {"changes_training", x.changes_training},
                       {"weight", x.weight}});
+  return advice;
+}
+
+nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& options) {
+  const TraceInfo& i = a.info;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepBreakdown& s : a.overview.steps)
+    steps.push_back(step_json(s, a.overview.annotated_steps));
+  nlohmann::json average = step_json(a.overview.average, a.overview.annotated_steps);
+  average.erase("step");
+  const KernelClassTotals totals = kernel_class_totals(a.kernels);
   return {
       {"path", i.path},
       {"form", i.form},
       {"rank", i.rank < 0 ? nlohmann::json(nullptr) : nlohmann::json(i.rank)},
       {"world_size", i.world_size},
       {"backend", i.backend},
-      {"devices", devices},
+      {"devices", devices_json(i)},
       {"file_bytes", i.file_bytes},
       {"json_bytes", i.json_bytes},
       {"compressed", i.compressed},
@@ -330,28 +366,21 @@ nlohmann::json trace_json(const TraceAnalysis& a, const TraceReportOptions& opti
         {"between", a.overview.outside_where.between},
         {"after", a.overview.outside_where.after},
         {"device", device_summary_json(a.overview.outside, false)}}},
-      {"operators", operators},
+      {"operators", operators_json(a, options)},
       {"operators_total", a.operators.size()},
-      {"kernels", kernels},
+      {"kernels", kernels_json(a, options)},
       {"kernels_total", a.kernels.size()},
-      {"copies", copies},
+      {"copies", copies_json(a)},
       {"kernel_classes_ms",
        {{"computation", totals.computation * 1e-6},
         {"communication", totals.communication * 1e-6},
         {"memory", totals.memory * 1e-6}}},
-      {"launches",
-       {{"kernels", l.kernels},
-        {"matched", l.matched},
-        {"short", l.short_kernels},
-        {"runtime_outliers", l.runtime_outliers},
-        {"delay_outliers", l.delay_outliers},
-        {"launch", dist(l.launch)},
-        {"kernel", dist(l.gpu)},
-        {"delay", dist(l.delay)},
-        {"rows", launch_rows}}},
+      {"launches", launches_json(a.launches, options)},
       {"sequences",
-       {{"length", a.sequence_length}, {"total", a.sequences.size()}, {"rows", sequences}}},
-      {"advice", advice}};
+       {{"length", a.sequence_length},
+        {"total", a.sequences.size()},
+        {"rows", sequences_json(a, options)}}},
+      {"advice", advice_rows_json(a)}};
 }
 
 nlohmann::json diff_rows_json(const std::vector<DiffRow>& rows, std::size_t top) {
