@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <regex>
 
 #include "torchperf/error.h"
@@ -61,7 +62,10 @@ ArchiveKind archive_kind(const std::string& path) {
   return ArchiveKind::kOther;
 }
 
-ProgramSignature read_program_signature(const std::string& path) {
+namespace {
+
+// The program's schema: the models/*.json record of the .pt2 archive.
+nlohmann::json read_program_json(const std::string& path) {
   nlohmann::json doc;
   try {
     caffe2::serialize::PyTorchStreamReader reader(path);
@@ -78,6 +82,90 @@ ProgramSignature read_program_signature(const std::string& path) {
   } catch (const std::exception& e) {
     throw ModelError("model '" + path + "': not a readable torch.export program (" + e.what() + ")");
   }
+  return doc;
+}
+
+// One of forward's inputs from its input spec: nullopt for a parameter or buffer; a non-tensor
+// input is refused by name. first_symbol: the symbol of its first dynamic size, or "".
+std::optional<ProgramInput> program_input(const std::string& path, const nlohmann::json& spec,
+                                          const nlohmann::json& tensors,
+                                          std::string& first_symbol) {
+  // A Python number among forward's arguments is exported as a constant the caller must
+  // still pass: fed tensors alone, the program refuses its input tree.
+  if (spec.contains("constant_input")) {
+    const auto& c = spec.at("constant_input");
+    // {"as_int": 3} -> 3: the value as the user wrote it.
+    nlohmann::json value = c.value("value", nlohmann::json());
+    if (value.is_object() && value.size() == 1) value = value.begin().value();
+    throw ModelError(fmt::format(
+        "model '{}': the program takes a non-tensor input '{}' (exported as the constant "
+        "{}); torchperf feeds tensors only: export a module whose forward takes the tensors "
+        "alone, with that value fixed inside it",
+        path, c.value("name", "?"), value.is_null() ? std::string("?") : value.dump()));
+  }
+  if (!spec.contains("user_input")) return std::nullopt;
+  const auto& arg = spec.at("user_input").at("arg");
+  if (!arg.contains("as_tensor"))
+    throw ModelError(fmt::format(
+        "model '{}': the program takes a non-tensor input ({}); torchperf feeds tensors: "
+        "export it with that value fixed",
+        path, arg.dump()));
+  ProgramInput in;
+  in.name = arg.at("as_tensor").at("name").get<std::string>();
+  const auto& meta = tensors.at(in.name);
+  const auto dtype = dtype_of(meta.at("dtype").get<int>());
+  if (!dtype)
+    throw ModelError(fmt::format("model '{}': input '{}' has a dtype torchperf cannot make "
+                                 "(ScalarType {})",
+                                 path, in.name, meta.at("dtype").get<int>()));
+  in.dtype = *dtype;
+  first_symbol.clear();
+  for (const auto& size : meta.at("sizes")) {
+    if (size.contains("as_int")) {
+      in.sizes.push_back(size.at("as_int").get<std::int64_t>());
+      in.dynamic.push_back(false);
+      in.symbols.emplace_back();
+    } else {
+      const auto& expr = size.at("as_expr");
+      in.sizes.push_back(expr.contains("hint") && expr.at("hint").contains("as_int")
+                             ? expr.at("hint").at("as_int").get<std::int64_t>()
+                             : 1);
+      in.dynamic.push_back(true);
+      in.symbols.push_back(symbol_of(expr.at("expr_str").get<std::string>()));
+      if (in.dynamic.size() == 1) first_symbol = in.symbols.back();
+    }
+  }
+  return in;
+}
+
+// The symbols' ranges, and the batch's where its symbol is one.
+void read_ranges(const nlohmann::json& doc, const std::string& batch_symbol,
+                 ProgramSignature& sig) {
+  // torch.export.Dim.DYNAMIC and Dim("batch") without a max write the range's missing end as
+  // null (the file says [2, inf]); older writers as a huge number (int_oo). Both: none.
+  const auto ranges = doc.value("range_constraints", nlohmann::json::object());
+  for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+    const auto bound = [&](const char* field, std::int64_t otherwise) {
+      const auto f = it.value().find(field);
+      return f != it.value().end() && f->is_number_integer() ? f->get<std::int64_t>() : otherwise;
+    };
+    SymbolRange r;
+    r.min = std::max<std::int64_t>(1, bound("min_val", 1));
+    const auto max = bound("max_val", 0);
+    r.max = max >= (std::int64_t{1} << 62) ? 0 : max;
+    sig.ranges.emplace_back(it.key(), r);
+  }
+  if (sig.dynamic_batch)
+    for (const auto& [symbol, r] : sig.ranges)
+      if (symbol == batch_symbol) {
+        sig.batch_min = r.min;
+        sig.batch_max = r.max;
+      }
+}
+}  // namespace
+
+ProgramSignature read_program_signature(const std::string& path) {
+  const nlohmann::json doc = read_program_json(path);
   ProgramSignature sig;
   try {
     sig.torch_version = doc.value("torch_version", "");
@@ -95,78 +183,17 @@ ProgramSignature read_program_signature(const std::string& path) {
     std::string batch_symbol;
     bool batch_consistent = true;
     for (const auto& spec : gm.at("signature").at("input_specs")) {
-      // A Python number among forward's arguments is exported as a constant the caller must
-      // still pass: fed tensors alone, the program refuses its input tree.
-      if (spec.contains("constant_input")) {
-        const auto& c = spec.at("constant_input");
-        // {"as_int": 3} -> 3: the value as the user wrote it.
-        nlohmann::json value = c.value("value", nlohmann::json());
-        if (value.is_object() && value.size() == 1) value = value.begin().value();
-        throw ModelError(fmt::format(
-            "model '{}': the program takes a non-tensor input '{}' (exported as the constant "
-            "{}); torchperf feeds tensors only: export a module whose forward takes the tensors "
-            "alone, with that value fixed inside it",
-            path, c.value("name", "?"), value.is_null() ? std::string("?") : value.dump()));
-      }
-      if (!spec.contains("user_input")) continue;
-      const auto& arg = spec.at("user_input").at("arg");
-      if (!arg.contains("as_tensor"))
-        throw ModelError(fmt::format(
-            "model '{}': the program takes a non-tensor input ({}); torchperf feeds tensors: "
-            "export it with that value fixed",
-            path, arg.dump()));
-      ProgramInput in;
-      in.name = arg.at("as_tensor").at("name").get<std::string>();
-      const auto& meta = tensors.at(in.name);
-      const auto dtype = dtype_of(meta.at("dtype").get<int>());
-      if (!dtype)
-        throw ModelError(fmt::format("model '{}': input '{}' has a dtype torchperf cannot make "
-                                     "(ScalarType {})",
-                                     path, in.name, meta.at("dtype").get<int>()));
-      in.dtype = *dtype;
       std::string first_symbol;
-      for (const auto& size : meta.at("sizes")) {
-        if (size.contains("as_int")) {
-          in.sizes.push_back(size.at("as_int").get<std::int64_t>());
-          in.dynamic.push_back(false);
-          in.symbols.emplace_back();
-        } else {
-          const auto& expr = size.at("as_expr");
-          in.sizes.push_back(expr.contains("hint") && expr.at("hint").contains("as_int")
-                                 ? expr.at("hint").at("as_int").get<std::int64_t>()
-                                 : 1);
-          in.dynamic.push_back(true);
-          in.symbols.push_back(symbol_of(expr.at("expr_str").get<std::string>()));
-          if (in.dynamic.size() == 1) first_symbol = in.symbols.back();
-        }
-      }
+      std::optional<ProgramInput> in = program_input(path, spec, tensors, first_symbol);
+      if (!in) continue;
       if (sig.inputs.empty()) batch_symbol = first_symbol;
-      batch_consistent &= !in.sizes.empty() && first_symbol == batch_symbol;
-      sig.inputs.push_back(std::move(in));
+      batch_consistent &= !in->sizes.empty() && first_symbol == batch_symbol;
+      sig.inputs.push_back(std::move(*in));
     }
     if (sig.inputs.empty()) throw ModelError("model '" + path + "': the program takes no inputs");
     sig.exported_batch = sig.inputs[0].sizes.empty() ? 1 : sig.inputs[0].sizes[0];
     sig.dynamic_batch = !batch_symbol.empty() && batch_consistent;
-    // torch.export.Dim.DYNAMIC and Dim("batch") without a max write the range's missing end as
-    // null (the file says [2, inf]); older writers as a huge number (int_oo). Both: none.
-    const auto ranges = doc.value("range_constraints", nlohmann::json::object());
-    for (auto it = ranges.begin(); it != ranges.end(); ++it) {
-      const auto bound = [&](const char* field, std::int64_t otherwise) {
-        const auto f = it.value().find(field);
-        return f != it.value().end() && f->is_number_integer() ? f->get<std::int64_t>() : otherwise;
-      };
-      SymbolRange r;
-      r.min = std::max<std::int64_t>(1, bound("min_val", 1));
-      const auto max = bound("max_val", 0);
-      r.max = max >= (std::int64_t{1} << 62) ? 0 : max;
-      sig.ranges.emplace_back(it.key(), r);
-    }
-    if (sig.dynamic_batch)
-      for (const auto& [symbol, r] : sig.ranges)
-        if (symbol == batch_symbol) {
-          sig.batch_min = r.min;
-          sig.batch_max = r.max;
-        }
+    read_ranges(doc, batch_symbol, sig);
   } catch (const ModelError&) {
     throw;
   } catch (const std::exception& e) {
