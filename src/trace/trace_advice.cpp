@@ -35,14 +35,24 @@ bool synchronising_call(const std::string& name) {
          has(name, "EventSynchronize") || name == "cudaMemcpy" || name == "hipMemcpy";
 }
 
-std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
-                                 const std::vector<KernelRow>& kernels,
-                                 const LaunchStats& launches) {
-  std::vector<Advice> out;
-  const StepBreakdown& step = o.average;
-  const double steps = std::max<double>(1, static_cast<double>(o.steps.size()));
-  const std::string per_step = o.annotated_steps ? "step" : "trace";
+namespace {
 
+// What every rule reads: the trace, its overview, the average step, and how many steps (or
+// the whole trace, where no step is annotated) the figures are per.
+struct TraceFacts {
+  const Trace& trace;
+  const TraceOverview& o;
+  const std::vector<KernelRow>& kernels;
+  const LaunchStats& launches;
+  const StepBreakdown& step;
+  double steps;
+  std::string per_step;
+};
+
+// Batches that keep the step waiting.
+void advise_data_wait(const TraceFacts& f, std::vector<Advice>& out) {
+  const StepBreakdown& step = f.step;
+  const std::string& per_step = f.per_step;
   const double data = step.share(TimeCategory::kDataLoader);
   if (data > kDataWaitThreshold)
     out.push_back({"data-wait",
@@ -51,8 +61,14 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    fmt::format("the data loader is {} of the {} {} (threshold {})", percent(data),
                                ms(step.duration()), per_step, percent(kDataWaitThreshold)),
                    "workers", "more", false, data});
+}
 
-  // Host-to-device copies: from pageable memory they cannot overlap; exposed, they cost steps.
+// Host-to-device copies: from pageable memory they cannot overlap; exposed, they cost steps.
+void advise_copies(const TraceFacts& f, std::vector<Advice>& out) {
+  const Trace& trace = f.trace;
+  const StepBreakdown& step = f.step;
+  const double steps = f.steps;
+  const std::string& per_step = f.per_step;
   double pageable_bytes = 0, pageable_count = 0, pageable_time = 0;
   for (const DeviceEvent& e : trace.device)
     if (e.kind == DeviceKind::kMemcpy && e.copy == CopyKind::kHostToDevicePageable) {
@@ -81,7 +97,14 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
       out.push_back({"copy", "overlap the copies with compute: non_blocking=True on a side stream",
                      evidence, "non_blocking", "on", false, copy});
   }
+}
 
+// A device idle for part of the step, and kernels shorter than their launches.
+void advise_utilisation(const TraceFacts& f, std::vector<Advice>& out) {
+  const TraceOverview& o = f.o;
+  const LaunchStats& launches = f.launches;
+  const StepBreakdown& step = f.step;
+  const std::string& per_step = f.per_step;
   if (o.has_device && step.utilization() < kTraceUtilisationThreshold) {
     const DeviceSummary& d = step.device;
     const double idle = std::max(1.0, d.host_wait + d.kernel_wait + d.other_wait);
@@ -115,9 +138,14 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                                  launches.launch.median * 1e-3, launches.gpu.median * 1e-3),
                      "", "", false, short_share * (1.0 - step.utilization())});
   }
+}
 
-  // A full launch queue: the host runs ahead until its launch calls block, so the step is the
-  // device's time and nothing on the host side would shorten it.
+// A full launch queue: the host runs ahead until its launch calls block, so the step is the
+// device's time and nothing on the host side would shorten it.
+void advise_device_bound(const TraceFacts& f, std::vector<Advice>& out) {
+  const TraceOverview& o = f.o;
+  const LaunchStats& launches = f.launches;
+  const StepBreakdown& step = f.step;
   const StreamSummary* fullest = nullptr;
   for (const StreamSummary& s : o.device.streams)
     if (fullest == nullptr || s.max_queue > fullest->max_queue) fullest = &s;
@@ -136,8 +164,15 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    "faster (reduced precision, channels_last, torch.compile)",
                    evidence, "", "", false, step.share(TimeCategory::kKernel)});
   }
+}
 
-  // Synchronising calls inside the steps.
+// Synchronising calls inside the steps.
+void advise_sync(const TraceFacts& f, std::vector<Advice>& out) {
+  const Trace& trace = f.trace;
+  const TraceOverview& o = f.o;
+  const StepBreakdown& step = f.step;
+  const double steps = f.steps;
+  const std::string& per_step = f.per_step;
   double sync_time = 0, sync_calls = 0;
   std::string sync_names;
   std::vector<std::pair<double, std::string>> by_name;
@@ -190,7 +225,13 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                                sync_calls / steps, per_step, percent(sync_share), percent(kSyncThreshold),
                                sync_names),
                    "", "", false, sync_share});
+}
 
+// Communication the computation does not hide.
+void advise_communication(const TraceFacts& f, std::vector<Advice>& out) {
+  const TraceOverview& o = f.o;
+  const StepBreakdown& step = f.step;
+  const std::string& per_step = f.per_step;
   const double exposed = step.share(TimeCategory::kCommunication);
   if (exposed > kCommunicationThreshold) {
     std::string evidence = fmt::format(
@@ -205,8 +246,14 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                    "gradient accumulation with no_sync(), or fewer, larger all-reduces",
                    evidence, "", "", false, exposed});
   }
+}
 
-  // Reduced precision on hardware with tensor (matrix) cores.
+// Reduced precision on hardware with tensor (matrix) cores.
+void advise_reduced_precision(const TraceFacts& f, std::vector<Advice>& out) {
+  const Trace& trace = f.trace;
+  const std::vector<KernelRow>& kernels = f.kernels;
+  const StepBreakdown& step = f.step;
+  const std::string& per_step = f.per_step;
   const auto device = std::find_if(trace.devices.begin(), trace.devices.end(),
                                    [](const DeviceInfo& d) { return d.has_matrix_units(); });
   double computation = 0, reduced = 0;
@@ -228,6 +275,23 @@ std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
                                device->amd() ? "matrix" : "tensor", percent(kernel_share), per_step),
                    "amp", device->amd() ? "bf16" : "fp16", true, kernel_share});
   }
+}
+}  // namespace
+
+std::vector<Advice> advise_trace(const Trace& trace, const TraceOverview& o,
+                                 const std::vector<KernelRow>& kernels,
+                                 const LaunchStats& launches) {
+  const TraceFacts f{trace, o, kernels, launches, o.average,
+                     std::max<double>(1, static_cast<double>(o.steps.size())),
+                     o.annotated_steps ? "step" : "trace"};
+  std::vector<Advice> out;
+  advise_data_wait(f, out);
+  advise_copies(f, out);
+  advise_utilisation(f, out);
+  advise_device_bound(f, out);
+  advise_sync(f, out);
+  advise_communication(f, out);
+  advise_reduced_precision(f, out);
   std::stable_sort(out.begin(), out.end(),
                    [](const Advice& a, const Advice& b) { return a.weight > b.weight; });
   return out;
