@@ -125,7 +125,11 @@ std::string format_train_report(const TrainReport& r) {
       out += "\nadvice: no rule fires; the step is compute-bound with nothing obvious left\n";
   } else {
     const auto& l = *r.ladder;
-    out += "\nladder (* changes what is learned)\n" + ladder_table(l).render(TextFormat::kTerminal);
+    // The two kinds of figure disagree by the machine's drift between rungs: the verdict is the
+    // head-to-head's, each side measured in alternation with the other.
+    out += "\nladder (* changes what is learned; samples/s and step ms: each rung's breakdown, "
+           "measured alone; speedup: head to head against the rung before, in alternation)\n" +
+           ladder_table(l).render(TextFormat::kTerminal);
     out += "stopped: " + l.stop_reason + "\n";
     for (const auto& n : l.notes) out += "note: " + n + "\n";
     if (!l.attempts.empty()) {
