@@ -114,6 +114,7 @@ struct ServeFlags {
   std::string buckets;
   std::string shapes = "planned";
   std::string shape_memory;
+  std::string max_call_memory = "auto";
   std::size_t instances = 1;
   bool no_model = false;
 };
@@ -211,6 +212,21 @@ std::string prepare_planned_shapes(const ServeFlags& f, const BenchOptions& opti
                      drawn.empty() ? "" : options.dims.front(), prepared.describe(plan));
 }
 
+// --max-call-memory: a size, off (no bound), or auto (no bound until the model is loaded and the
+// memory still available is known: available_call_memory).
+BatchingPolicy::MemoryBound parse_call_memory(const std::string& text) {
+  BatchingPolicy::MemoryBound bound;
+  if (text == "auto" || text == "off") return bound;
+  try {
+    bound.call_bytes = parse_size(text, "--max-call-memory");
+  } catch (const UsageError&) {
+    throw UsageError(fmt::format(
+        "--max-call-memory '{}': expected auto, off, or a size such as 512M or 8G", text));
+  }
+  bound.call_bytes_from = "--max-call-memory " + text;
+  return bound;
+}
+
 int run_serve(ServeFlags& f) {
   BenchOptions options = f.model;
   options.input_spec.clear();
@@ -238,6 +254,7 @@ int run_serve(ServeFlags& f) {
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");
   parse_shapes_option(f.shapes);
   if (!f.shape_memory.empty()) parse_size(f.shape_memory, "--shape-memory");
+  server.batching.memory = parse_call_memory(f.max_call_memory);
 
   std::vector<std::unique_ptr<ModelRunner>> instances;
   std::string what;
@@ -264,6 +281,11 @@ int run_serve(ServeFlags& f) {
     what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
   }
   check_bucket_edges(options, server, instances);
+  if (f.max_call_memory == "auto")
+    server.batching.memory = available_call_memory(instances.front()->signature(), f.instances);
+  const std::string memory =
+      describe_call_memory(instances.front()->signature(),
+                           queue_policy(server.batching, instances.front()->signature()));
   const std::string shapes = prepare_planned_shapes(f, options, server, instances);
   const std::string lengths = lengths_line(instances.front()->signature(), server.batching);
   const std::string start = instances.front()->signature().start.empty()
@@ -283,6 +305,7 @@ int run_serve(ServeFlags& f) {
             << std::endl;
   if (!plan.empty()) std::cout << plan << std::endl;
   if (!shapes.empty()) std::cout << shapes << std::endl;
+  if (!memory.empty()) std::cout << memory << std::endl;
   const int received = serve_until_signal(s, drain_s);
   std::cout << fmt::format("stopped ({}): finished what was queued",
                            received == SIGINT ? "SIGINT" : "SIGTERM")
@@ -456,6 +479,13 @@ Runner add_serve_command(CLI::App& app) {
                   "The memory each instance's planned shapes may take (e.g. 512M, 2G: device "
                   "memory on CUDA, resident memory on CPU); shapes past it are left out, and "
                   "said. Default: no budget");
+  cmd->add_option("--max-call-memory", f->max_call_memory,
+                  "The memory one model call may hold (e.g. 512M, 8G: device memory on CUDA), "
+                  "measured at start-up per padded token (per sample without a --dim); calls "
+                  "merge only within it, and a request past it alone gets 413 naming it. auto: "
+                  "80% of the memory available at start, shared among the instances; off: no "
+                  "bound")
+      ->default_val("auto");
   cmd->add_option("--max-queue", f->server.batching.max_queue,
                   "Requests waiting, at most; the next gets 503 at once")
       ->default_val(256);

@@ -1,6 +1,7 @@
 #include "torchperf/compat/torch_compat.h"
 
 #include <cctype>
+#include <utility>
 
 #include <ATen/Context.h>
 #include <ATen/Version.h>
@@ -134,22 +135,28 @@ void synchronize(DeviceKind device, int index) {
   if (device == DeviceKind::kCuda) torch::cuda::synchronize(index);
 }
 
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+namespace {
+// The caching allocator's statistics; index 0 of each is StatType::AGGREGATE in every version
+// (the enum moved namespaces in 2.x).
+auto device_stats(int index) {
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+}
+}  // namespace
+#endif
+
 std::int64_t cuda_peak_allocated_bytes(int index) {
 #ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
-  // Index 0 is StatType::AGGREGATE in every version (the enum moved namespaces in 2.x).
-  const auto stats =
-      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
-  return stats.allocated_bytes[0].peak;
+  return device_stats(index).allocated_bytes[0].peak;
 #else
+  (void)index;
   return -1;
 #endif
 }
 
 std::int64_t cuda_reserved_bytes(int index) {
 #ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
-  const auto stats =
-      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
-  return stats.reserved_bytes[0].current;
+  return device_stats(index).reserved_bytes[0].current;
 #else
   (void)index;
   return -1;
@@ -162,20 +169,36 @@ void reset_cuda_peak(int index) {
 #endif
 }
 
-std::int64_t cuda_memory_capacity_bytes(int index) {
+namespace {
+
+// The device's free and total memory as CUDA says, {-1, -1} without a CUDA allocator or device.
+std::pair<std::int64_t, std::int64_t> cuda_memory_info(int index) {
 #ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
   try {
-    return static_cast<std::int64_t>(
-        c10::cuda::CUDACachingAllocator::get()
-            ->getMemoryInfo(static_cast<c10::DeviceIndex>(index))
-            .second);
+    const auto [free, total] = c10::cuda::CUDACachingAllocator::get()->getMemoryInfo(
+        static_cast<c10::DeviceIndex>(index));
+    return {static_cast<std::int64_t>(free), static_cast<std::int64_t>(total)};
   } catch (const std::exception&) {
-    return -1;
   }
-#else
-  (void)index;
-  return -1;
 #endif
+  (void)index;
+  return {-1, -1};
+}
+
+}  // namespace
+
+std::int64_t cuda_memory_capacity_bytes(int index) { return cuda_memory_info(index).second; }
+
+std::int64_t cuda_available_bytes(int index) {
+  const std::int64_t free = cuda_memory_info(index).first;
+#ifdef TORCHPERF_HAS_CUDA_ALLOCATOR
+  // What the caching allocator holds unallocated is the process's to reuse.
+  if (free >= 0) {
+    const auto stats = device_stats(index);
+    return free + stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
+  }
+#endif
+  return free;
 }
 
 bool cuda_supports_bf16() {

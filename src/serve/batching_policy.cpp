@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "torchperf/error.h"
+#include "torchperf/report/table_writer.h"
 
 namespace torchperf {
 
@@ -73,6 +74,9 @@ void validate(const BatchingPolicy& policy) {
   if (policy.max_tokens < 0)
     throw UsageError(fmt::format("--max-tokens {}: expected 0 (no budget) or more",
                                  policy.max_tokens));
+  if (policy.memory.call_bytes < 0)
+    throw UsageError(fmt::format("--max-call-memory {} bytes: expected 0 (no bound) or more",
+                                 policy.memory.call_bytes));
   if (policy.max_request_samples < 0)
     throw UsageError(fmt::format("--max-client-batch {}: expected at least 1 sample a request",
                                  policy.max_request_samples));
@@ -111,26 +115,77 @@ std::int64_t padded_tokens(const BatchingPolicy& policy, const std::vector<Queue
   return samples * (longest > 0 ? padded_length(policy, longest) : 1);
 }
 
+std::int64_t memory_tokens(const BatchingPolicy& policy) {
+  const auto& m = policy.memory;
+  if (m.call_bytes <= 0 || !(m.bytes_per_token > 0)) return 0;
+  const double room = (static_cast<double>(m.call_bytes) - m.fixed_bytes) /
+                      (m.bytes_per_token + m.answer_bytes_per_token);
+  return static_cast<std::int64_t>(std::clamp(std::floor(room), 1.0, 1e15));
+}
+
+std::int64_t token_limit(const BatchingPolicy& policy) {
+  const std::int64_t memory = memory_tokens(policy);
+  if (policy.max_tokens == 0 || memory == 0) return std::max(policy.max_tokens, memory);
+  return std::min(policy.max_tokens, memory);
+}
+
 BatchDecision decide_bucket(const BatchingPolicy& policy, const std::vector<QueuedSize>& waiting,
                             double oldest_waited_s) {
   if (waiting.empty()) return {0, std::numeric_limits<double>::infinity()};
   const std::size_t most = std::min(waiting.size(), policy.max_batch);
+  const std::int64_t limit = token_limit(policy);
   const auto fits = [&](std::size_t k) {
-    return policy.max_tokens == 0 || padded_tokens(policy, waiting, k) <= policy.max_tokens;
+    return limit == 0 || padded_tokens(policy, waiting, k) <= limit;
   };
   std::size_t take = 1;  // a request alone always runs (refuse_size keeps out one that cannot)
   while (take < most && fits(take + 1)) ++take;
   // Full: more wait than fit, max_batch reached, or not even one more sample of no greater
   // length would fit the budget.
   bool full = take < waiting.size() || take == policy.max_batch;
-  if (!full && policy.max_tokens > 0) {
+  if (!full && limit > 0) {
     std::vector<QueuedSize> one_more(waiting.begin(), waiting.begin() + take);
     one_more.push_back({0, 1});
-    full = padded_tokens(policy, one_more, one_more.size()) > policy.max_tokens;
+    full = padded_tokens(policy, one_more, one_more.size()) > limit;
   }
   if (full || oldest_waited_s >= policy.max_queue_delay_s) return {take, 0};
   return {0, policy.max_queue_delay_s - oldest_waited_s};
 }
+
+std::string describe_figures(const BatchingPolicy::MemoryBound& m, const std::string& unit) {
+  const auto bytes = [](double b) { return format_bytes(static_cast<std::int64_t>(b)); };
+  return fmt::format("{} a {} in the call and {} in its request and answer, {} a call",
+                     bytes(m.bytes_per_token), unit, bytes(m.answer_bytes_per_token),
+                     bytes(m.fixed_bytes));
+}
+
+namespace {
+
+// A request whose call alone would hold more than a call may: the figures behind the bound.
+std::optional<Refusal> refuse_for_memory(const BatchingPolicy& policy, const QueuedSize& size) {
+  const std::int64_t most = memory_tokens(policy);
+  const std::int64_t tokens = padded_tokens(policy, {size}, 1);
+  if (most == 0 || tokens <= most) return std::nullopt;
+  const auto& m = policy.memory;
+  const bool long_ = size.length > 0;
+  const std::string unit = long_ ? "padded token" : "sample";
+  const std::int64_t fit = long_ ? most / padded_length(policy, size.length) : most;
+  const double needs = m.fixed_bytes + (m.bytes_per_token + m.answer_bytes_per_token) *
+                                          static_cast<double>(tokens);
+  return Refusal{
+      413,
+      fmt::format("the request's {} sample{}{}{} would hold ~{} in one call ({}, measured at "
+                  "start-up): past the {} a call may hold ({}), which fits {} {}s; send at most "
+                  "{} sample{}{} a request",
+                  size.samples, size.samples == 1 ? "" : "s",
+                  long_ ? fmt::format(" of length {}", size.length) : std::string(),
+                  long_ ? fmt::format(" ({} padded tokens)", tokens) : std::string(),
+                  format_bytes(static_cast<std::int64_t>(needs)), describe_figures(m, unit),
+                  format_bytes(m.call_bytes), m.call_bytes_from, most, unit, fit,
+                  fit == 1 ? "" : "s",
+                  long_ ? fmt::format(" of length {}", size.length) : std::string())};
+}
+
+}  // namespace
 
 std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size) {
   const std::int64_t most =
@@ -155,7 +210,7 @@ std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSiz
                                       tokens, size.length > 0 ? "padded tokens" : "samples",
                                       policy.max_tokens)};
   }
-  return std::nullopt;
+  return refuse_for_memory(policy, size);
 }
 
 }  // namespace torchperf

@@ -286,6 +286,9 @@ BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signatu
                                  "(its torch.export program's range); expected {} or more",
                                  policy.max_request_samples, signature.batch_min,
                                  signature.batch_min));
+  policy.memory.fixed_bytes = signature.call_memory.fixed_bytes;
+  policy.memory.bytes_per_token = signature.call_memory.bytes_per_token;
+  policy.memory.answer_bytes_per_token = signature.call_memory.answer_bytes_per_token;
   return policy;
 }
 

@@ -6,6 +6,10 @@
 #include <map>
 #include <utility>
 
+#include "torchperf/compat/torch_compat.h"
+#include "torchperf/measure/memory_probe.h"
+#include "torchperf/report/table_writer.h"
+
 namespace torchperf {
 namespace {
 
@@ -40,6 +44,53 @@ void check_named_sizes(const WireTensorSpec& s, const WireTensor& t, NamedSizes&
 }
 
 }  // namespace
+
+BatchingPolicy::MemoryBound available_call_memory(const ModelSignature& signature,
+                                                  std::size_t instances) {
+  BatchingPolicy::MemoryBound bound;
+  const auto& m = signature.call_memory;
+  if (!(m.bytes_per_token > 0)) return bound;
+  const bool cuda = m.cuda_device >= 0;
+  const std::int64_t available =
+      cuda ? compat::cuda_available_bytes(m.cuda_device) : available_memory_bytes();
+  if (available <= 0) {
+    bound.call_bytes_from = fmt::format("--max-call-memory auto: the {}memory available is not "
+                                        "known",
+                                        cuda ? "device " : "");
+    return bound;
+  }
+  const std::size_t n = std::max<std::size_t>(1, instances);
+  bound.call_bytes = static_cast<std::int64_t>(0.8 * static_cast<double>(available) /
+                                               static_cast<double>(n));
+  bound.call_bytes_from = fmt::format("--max-call-memory auto: 80% of the {} of {}memory "
+                                      "available at start{}",
+                                      format_bytes(available), cuda ? "device " : "",
+                                      n == 1 ? "" : fmt::format(", over {} instances", n));
+  return bound;
+}
+
+std::string describe_call_memory(const ModelSignature& signature, const BatchingPolicy& policy) {
+  const auto& m = signature.call_memory;
+  if (!(m.bytes_per_token > 0))
+    return m.measured.empty() ? "" : "call memory " + m.measured + ": no bound by memory";
+  const bool tokens = signature.lengths.input >= 0;
+  const std::string unit = tokens ? "padded token" : "sample";
+  BatchingPolicy::MemoryBound figures;
+  figures.fixed_bytes = m.fixed_bytes;
+  figures.bytes_per_token = m.bytes_per_token;
+  figures.answer_bytes_per_token = m.answer_bytes_per_token;
+  std::string out =
+      fmt::format("call memory: {} ({})", describe_figures(figures, unit), m.measured);
+  const std::int64_t most = memory_tokens(policy);
+  if (most == 0)
+    return out + fmt::format("; no bound by memory ({})", policy.memory.call_bytes_from.empty()
+                                                             ? "--max-call-memory off"
+                                                             : policy.memory.call_bytes_from);
+  return out + fmt::format("; a call may hold {} ({}): at most {} {}s a call, a request past it "
+                           "alone gets 413",
+                           format_bytes(policy.memory.call_bytes), policy.memory.call_bytes_from,
+                           most, unit);
+}
 
 void conform_request(const ModelSignature& signature, InferenceRequest& request) {
   if (request.inputs.size() != signature.inputs.size())

@@ -40,7 +40,8 @@ std::vector<LengthShare> call_lengths(const BatchingPolicy& policy,
 std::vector<std::int64_t> call_rows(const BatchingPolicy& policy, std::int64_t length,
                                     std::int64_t batch_min, std::int64_t batch_max, bool pads) {
   std::int64_t most = static_cast<std::int64_t>(policy.max_batch);
-  if (policy.max_tokens > 0 && length > 0) most = std::min(most, policy.max_tokens / length);
+  const std::int64_t limit = token_limit(policy);
+  if (limit > 0) most = std::min(most, limit / std::max<std::int64_t>(1, length));
   if (batch_max > 0) most = std::min(most, batch_max);
   const std::int64_t least = std::max<std::int64_t>(1, batch_min);
   std::vector<std::int64_t> rows;

@@ -20,6 +20,7 @@
 #include "torchperf/feed/inputs.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/memory_probe.h"
+#include "torchperf/compat/allocation_peak.h"
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/runtime/cuda_graph_model.h"
 #include "torchperf/sweep/objective.h"
@@ -113,6 +114,12 @@ at::Tensor cut_rows(const at::Tensor& out, std::int64_t row, std::int64_t n,
   return t.contiguous();
 }
 
+// What an answer holds per output value at its JSON form's peak: the value's wire copy (4 B for
+// FP32), its JSON node (16 B) and its text (about 20 characters for a float, with room for the
+// string's growth), or the text held twice (the encoded body and the HTTP reply's copy). A binary
+// answer holds less.
+constexpr double kAnswerBytesPerValue = 48;
+
 class TorchModelRunner final : public ModelRunner {
  public:
   explicit TorchModelRunner(ConfiguredWorkload w) : w_(std::move(w)) {
@@ -175,9 +182,11 @@ class TorchModelRunner final : public ModelRunner {
       signature_.start = describe_start(ep->compiled()->cache_hit, ep->compiled()->compile_s,
                                         ep->compiled()->rebuilt_because);
     follows_.assign(outputs.size(), std::vector<std::string>(1));
-    if (!w_.workload.stream_recipe) return;
-    describe_lengths();
-    check_padding(outputs);
+    if (w_.workload.stream_recipe) {
+      describe_lengths();
+      check_padding(outputs);
+    }
+    measure_call_memory();
   }
 
   const ModelSignature& signature() const override { return signature_; }
@@ -281,6 +290,63 @@ class TorchModelRunner final : public ModelRunner {
     if (!prepared_.pads) return total;
     if (named) call[first_name_] = at->length;
     return at->rows;
+  }
+
+  // Issue 63: what a call holds, so that the queue bounds a call by what memory allows. Two calls
+  // at the longest length (where attention makes a token cost the most), of r and 2r rows, each
+  // counted by the allocator: their difference is what a token takes, the rest what any call
+  // does. Besides the call, a token's request holds its inputs' wire form and its answer the
+  // outputs' JSON form, counted from the two calls' tensors. A model of one batch size is not
+  // measured: no request makes its calls larger.
+  void measure_call_memory() {
+    const std::int64_t rows = std::max<std::int64_t>(2, w_.batch_min);
+    std::int64_t more = 2 * rows;
+    if (w_.batch_max > 0) more = std::min(more, w_.batch_max);
+    if (more <= rows) return;
+    const std::int64_t length = first_name_.empty() ? 0 : longest_;
+    const auto device = w_.workload.device.is_cuda() ? compat::DeviceKind::kCuda
+                                                     : compat::DeviceKind::kCpu;
+    struct Call {
+      double peak = 0, wire = 0;
+    };
+    const auto call_at = [&](std::int64_t r) {
+      Call c;
+      compat::AllocationPeak peak(device);
+      const auto inputs = inputs_at({r, length});
+      for (std::size_t i = 0; i < inputs.size() && i < signature_.inputs.size(); ++i)
+        c.wire += static_cast<double>(inputs[i].toTensor().numel()) *
+                  static_cast<double>(element_size(signature_.inputs[i].type));
+      for (const at::Tensor& out : forward(inputs))
+        c.wire += static_cast<double>(out.numel()) * kAnswerBytesPerValue;
+      compat::synchronize(device, w_.workload.device.index());
+      c.peak = static_cast<double>(peak.peak_bytes());
+      return c;
+    };
+    auto& m = signature_.call_memory;
+    try {
+      const Call few = call_at(rows), many = call_at(more);
+      const double unit = static_cast<double>(std::max<std::int64_t>(1, length));
+      const double t1 = static_cast<double>(rows) * unit, t2 = static_cast<double>(more) * unit;
+      m.bytes_per_token = (many.peak - few.peak) / (t2 - t1);
+      m.fixed_bytes = few.peak - m.bytes_per_token * t1;
+      // A call that grew faster than its rows, or allocator noise: no fixed part, so that the
+      // bound errs on the side of refusing.
+      if (m.fixed_bytes < 0 || m.bytes_per_token <= 0) {
+        m.bytes_per_token = std::max(m.bytes_per_token, many.peak / t2);
+        m.fixed_bytes = 0;
+      }
+      m.answer_bytes_per_token = std::max(0.0, many.wire / t2);
+      if (device == compat::DeviceKind::kCuda)
+        m.cuda_device = std::max<int>(0, w_.workload.device.index());
+      m.measured = fmt::format("calls of {} and {} rows{}", rows, more,
+                               length > 0 ? fmt::format(" at length {}", length) : "");
+    } catch (const std::exception& e) {
+      // Not bounded by memory, and the start-up line says why.
+      m = {};
+      m.measured = fmt::format("not measured: a call of {} or {} rows{} failed: {}", rows, more,
+                               length > 0 ? fmt::format(" at length {}", length) : "",
+                               compat::concise_error_message(e.what()));
+    }
   }
 
   // Where a request's length is read (the first named dimension's first appearance) and the

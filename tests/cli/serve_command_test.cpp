@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -223,6 +224,58 @@ TEST(ServeCommandTest, ShapesLazyPreparesNoneAndAShapesValueItCannotReadIsRefuse
     EXPECT_EQ(run.exit_code, 2) << run.err;
     EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
   }
+}
+
+TEST(ServeCommandTest, ARequestWhoseCallWouldHoldMoreMemoryThanACallMayIsRefusedBeforeItRuns) {
+  // Issue 63: a request within --max-client-batch and the served MAX whose call would still hold
+  // more than the server lets a call hold, by what a call was measured to take at start-up.
+  ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
+                      "S=4..64", "--max-client-batch", "4096", "--max-call-memory", "16M"});
+  ASSERT_GT(serve.port(), 0) << serve.first_line();
+  const std::string shapes = serve.line(), memory = serve.line();
+  std::smatch most;
+  ASSERT_TRUE(std::regex_search(
+      memory, most,
+      std::regex(R"(^call memory: .* a padded token in the call and .* in its request and )"
+                 R"(answer, .* a call \(calls of 2 and 4 rows at )"
+                 R"(length 64\); a call may hold 16\.0 MiB \(--max-call-memory 16M\): at most )"
+                 R"((\d+) padded tokens a call, a request past it alone gets 413)")))
+      << shapes << memory;
+  const std::int64_t rows = std::stoll(most[1]) / 64;
+  ASSERT_GE(rows, 1) << memory;
+  httplib::Client c("127.0.0.1", serve.port());
+  const auto send = [&](std::int64_t samples) {
+    const std::vector<std::int64_t> ids(samples * 64, 7), mask(samples * 64, 1);
+    const nlohmann::json body = {
+        {"inputs",
+         {{{"name", "input_ids"}, {"datatype", "INT64"}, {"shape", {samples, 64}}, {"data", ids}},
+          {{"name", "attention_mask"}, {"datatype", "INT64"}, {"shape", {samples, 64}},
+           {"data", mask}}}}};
+    return c.Post("/v2/models/encoder/infer", body.dump(), "application/json");
+  };
+  const auto refused = send(rows + 1);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 413) << refused->body;
+  EXPECT_NE(refused->body.find(fmt::format("the request's {} samples of length 64 ({} padded "
+                                           "tokens) would hold ~",
+                                           rows + 1, (rows + 1) * 64)),
+            std::string::npos)
+      << refused->body;
+  EXPECT_NE(refused->body.find(fmt::format("past the 16.0 MiB a call may hold (--max-call-memory "
+                                           "16M), which fits {} padded tokens; send at most {} "
+                                           "samples of length 64 a request",
+                                           most[1].str(), rows)),
+            std::string::npos)
+      << refused->body;
+  const auto fits = send(rows);
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->status, 200) << fits->body.substr(0, 300);
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  const auto run = run_cli({"serve", "builtin:mlp", "--port", "0", "--max-call-memory", "lots"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--max-call-memory 'lots': expected auto, off, or a size such as 512M"),
+            std::string::npos)
+      << run.err;
 }
 
 TEST(ServeCommandTest, RequestsOfManyLengthsShareCallsWithinTheirBucketAndTheMetricsSaySo) {

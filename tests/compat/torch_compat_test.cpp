@@ -82,3 +82,19 @@ TEST(TorchCompatTest, CudaCountsAreConsistent) {
 }
 
 }  // namespace torchperf::compat
+
+namespace torchperf::compat {
+
+TEST(TorchCompatTest, DeviceMemoryFiguresAreMinusOneWithoutACudaDevice) {
+  if (cuda_available()) {
+    const std::int64_t total = cuda_memory_capacity_bytes(0);
+    EXPECT_GT(total, 0);
+    EXPECT_GT(cuda_available_bytes(0), 0);
+    EXPECT_LE(cuda_available_bytes(0), total);
+    return;
+  }
+  EXPECT_EQ(cuda_memory_capacity_bytes(0), -1);
+  EXPECT_EQ(cuda_available_bytes(0), -1);
+}
+
+}  // namespace torchperf::compat

@@ -123,6 +123,67 @@ TEST(BatchingPolicyTest, ARequestWithMoreSamplesThanAClientMaySendIsRefusedNamin
   EXPECT_THROW(validate(wide), UsageError);
 }
 
+// A call takes 1 KiB a padded token (768 B in the call, 256 B in its request and answer) and 4 KiB
+// whatever its size, and may hold 68 KiB: 64 tokens.
+BatchingPolicy memory_bound(std::int64_t max_tokens) {
+  BatchingPolicy p = bucketed(max_tokens);
+  p.memory = {68 << 10, "--max-call-memory 68K", 4096, 768, 256};
+  return p;
+}
+
+TEST(BatchingPolicyTest, ARequestWhoseCallWouldHoldMoreMemoryThanACallMayIsRefusedWithTheFigures) {
+  // Issue 63: a request within every other limit but past what memory allows, by the model's
+  // own measured figures.
+  EXPECT_EQ(memory_tokens(memory_bound(0)), 64);
+  const auto heavy = refuse_size(memory_bound(0), {40, 2});
+  ASSERT_TRUE(heavy);
+  EXPECT_EQ(heavy->status, 413);
+  EXPECT_EQ(heavy->message,
+            "the request's 2 samples of length 40 (128 padded tokens) would hold ~132.0 KiB in "
+            "one call (768 B a padded token in the call and 256 B in its request and answer, "
+            "4.0 KiB a call, measured at start-up): past the 68.0 KiB a call may hold "
+            "(--max-call-memory 68K), which fits 64 padded tokens; send at most 1 sample of "
+            "length 40 a request");
+  EXPECT_FALSE(refuse_size(memory_bound(0), {40, 1}));
+  // The user's --max-tokens, when lower, is the limit named.
+  const auto budget = refuse_size(memory_bound(32), {40, 1});
+  ASSERT_TRUE(budget);
+  EXPECT_NE(budget->message.find("--max-tokens 32"), std::string::npos) << budget->message;
+  // Without a length a sample is the unit.
+  BatchingPolicy samples;
+  samples.memory = {10 << 10, "--max-call-memory 10K", 0, 1024, 0};
+  const auto many = refuse_size(samples, {0, 11});
+  ASSERT_TRUE(many);
+  EXPECT_NE(many->message.find("the request's 11 samples would hold ~11.0 KiB in one call (1.0 "
+                               "KiB a sample in the call"),
+            std::string::npos)
+      << many->message;
+  EXPECT_FALSE(refuse_size(samples, {0, 10}));
+}
+
+TEST(BatchingPolicyTest, CallsMergeOnlyWithinWhatMemoryAllows) {
+  // 64 tokens by memory: two requests of the 64 bucket's 40s need 128, so each runs alone.
+  EXPECT_EQ(decide_bucket(memory_bound(0), {{40, 1}, {40, 1}}, 0).take, 1u);
+  EXPECT_EQ(token_limit(memory_bound(0)), 64);
+  EXPECT_EQ(token_limit(memory_bound(32)), 32);
+  EXPECT_EQ(token_limit(memory_bound(1000)), 64);
+  // No bound without a measured call or without call bytes.
+  BatchingPolicy unmeasured = memory_bound(0);
+  unmeasured.memory.bytes_per_token = 0;
+  EXPECT_EQ(token_limit(unmeasured), 0);
+  BatchingPolicy off = memory_bound(0);
+  off.memory.call_bytes = 0;
+  EXPECT_EQ(token_limit(off), 0);
+  EXPECT_EQ(decide_bucket(off, {{40, 1}, {40, 1}}, 0).take, 0u);  // waits for more
+  // A call whose fixed part alone passes the bound still admits one token: a request of one
+  // sample is refused by its figures, not by a zero.
+  BatchingPolicy tight = memory_bound(0);
+  tight.memory.call_bytes = 1024;
+  EXPECT_EQ(memory_tokens(tight), 1);
+  off.memory.call_bytes = -1;
+  EXPECT_THROW(validate(off), UsageError);
+}
+
 TEST(BatchingPolicyTest, EdgesOutOfOrderAndANegativeBudgetAreUsageErrors) {
   BatchingPolicy p = bucketed(-1);
   EXPECT_THROW(validate(p), UsageError);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "torchperf/measure/memory_probe.h"
+
 namespace torchperf {
 namespace {
 
@@ -192,6 +194,59 @@ TEST(ModelRunnerTest, TheEchoRunnerAnswersEachRequestWithItsInputs) {
   EXPECT_EQ(answers[0][0].bytes[0], 7);
   EXPECT_EQ(answers[1][0].shape, (std::vector<std::int64_t>{3, 2}));
   EXPECT_EQ(answers[1][0].name, "output0");
+}
+
+}  // namespace
+}  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+ModelSignature measured_call(double fixed, double per_token, bool with_length) {
+  ModelSignature s;
+  s.call_memory = {fixed, per_token, 256, -1, "calls of 2 and 4 rows at length 64"};
+  if (with_length) s.lengths.input = 0;
+  return s;
+}
+
+TEST(ModelRunnerTest, ACallMayHoldEightyPercentOfTheMemoryAvailableSharedAmongTheInstances) {
+  const ModelSignature s = measured_call(4096, 1024, true);
+  const auto one = available_call_memory(s, 1);
+  const auto two = available_call_memory(s, 2);
+  ASSERT_GT(one.call_bytes, 0);  // Linux says what is available
+  EXPECT_LE(static_cast<double>(one.call_bytes),
+            0.8 * static_cast<double>(memory_capacity_bytes()) + 1);
+  EXPECT_NE(one.call_bytes_from.find("--max-call-memory auto: 80% of the "), std::string::npos)
+      << one.call_bytes_from;
+  EXPECT_NE(one.call_bytes_from.find(" of memory available at start"), std::string::npos)
+      << one.call_bytes_from;
+  EXPECT_NE(two.call_bytes_from.find(", over 2 instances"), std::string::npos);
+  EXPECT_LT(two.call_bytes, one.call_bytes);
+  // Nothing measured, nothing bounded.
+  EXPECT_EQ(available_call_memory(ModelSignature{}, 1).call_bytes, 0);
+}
+
+TEST(ModelRunnerTest, TheStartUpLineSaysWhatACallTakesWhatItMayHoldAndWhatFits) {
+  const ModelSignature s = measured_call(4096, 768, true);
+  BatchingPolicy p;
+  p.memory = {68 << 10, "--max-call-memory 68K", 4096, 768, 256};
+  EXPECT_EQ(describe_call_memory(s, p),
+            "call memory: 768 B a padded token in the call and 256 B in its request and answer, "
+            "4.0 KiB a call (calls of 2 and 4 rows at length 64); a call may hold 68.0 KiB "
+            "(--max-call-memory 68K): at most 64 padded tokens a call, a request past it alone "
+            "gets 413");
+  p.memory.call_bytes = 0;
+  p.memory.call_bytes_from.clear();
+  EXPECT_EQ(describe_call_memory(s, p),
+            "call memory: 768 B a padded token in the call and 256 B in its request and answer, "
+            "4.0 KiB a call (calls of 2 and 4 rows at length 64); no bound by memory "
+            "(--max-call-memory off)");
+  ModelSignature failed;
+  failed.call_memory.measured = "not measured: a call of 2 or 4 rows failed: out of memory";
+  EXPECT_EQ(describe_call_memory(failed, p),
+            "call memory not measured: a call of 2 or 4 rows failed: out of memory: no bound by "
+            "memory");
+  EXPECT_EQ(describe_call_memory(ModelSignature{}, p), "");
 }
 
 }  // namespace

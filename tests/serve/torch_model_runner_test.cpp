@@ -10,6 +10,7 @@
 #include <random>
 
 #include "support/test_support.h"
+#include "torchperf/compat/allocation_peak.h"
 #include "torchperf/error.h"
 
 namespace torchperf {
@@ -196,6 +197,43 @@ TEST(TorchModelRunnerTest, RequestsOfOtherLengthsMergeIntoOnePaddedCallAndEachGe
     for (std::size_t i = 0; i < ta.size(); ++i) EXPECT_NEAR(ta[i], la[i], 1e-3);
     for (std::size_t i = 0; i < tb.size(); ++i) EXPECT_NEAR(tb[i], lb[i], 1e-3);
   }
+}
+
+// Issue 63: what a call holds is measured at start-up, so that the queue bounds calls by what
+// memory allows; the fit from two small calls foretells a larger one.
+TEST(TorchModelRunnerTest, TheMemoryACallHoldsIsMeasuredAtStartUpAndForetellsALargerCall) {
+  auto instances = load_model_instances(
+      tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
+  ModelRunner& m = *instances[0];
+  const auto& memory = m.signature().call_memory;
+  EXPECT_EQ(memory.measured, "calls of 2 and 4 rows at length 64");
+  EXPECT_EQ(memory.cuda_device, -1);
+  ASSERT_GT(memory.bytes_per_token, 0);
+  // Per token: two INT64 inputs' wire form, and 64 + 1 output values in their JSON form (the
+  // sequence output's 64 a token, the pooled output's 64 a row of 64 tokens).
+  EXPECT_DOUBLE_EQ(memory.answer_bytes_per_token, 2 * 8 + (64 + 1) * 48);
+  std::vector<InferenceRequest> requests;
+  for (unsigned i = 0; i < 8; ++i) requests.push_back(token_request(m.signature(), 64, i));
+  std::vector<const InferenceRequest*> call;
+  for (auto& r : requests) {
+    conform_request(m.signature(), r);
+    call.push_back(&r);
+  }
+  m.enter_thread();
+  std::int64_t held = 0;
+  {
+    compat::AllocationPeak peak(compat::DeviceKind::kCpu);
+    m.run(call);
+    held = peak.peak_bytes();
+  }
+  m.exit_thread();
+  const double foretold = memory.fixed_bytes + memory.bytes_per_token * 8 * 64;
+  EXPECT_GT(static_cast<double>(held), 0.75 * foretold) << held << " bytes held";
+  EXPECT_LT(static_cast<double>(held), 1.25 * foretold) << held << " bytes held";
+  // A model without a length is measured per sample.
+  auto plain = load_model_instances(mlp("mode=eval,grad=no_grad"), 1);
+  EXPECT_EQ(plain[0]->signature().call_memory.measured, "calls of 2 and 4 rows");
+  EXPECT_GT(plain[0]->signature().call_memory.bytes_per_token, 0);
 }
 
 TEST(TorchModelRunnerTest, ThePaddingKnobsBucketsAreTheQueuesAndItsRuleTheCallsLength) {

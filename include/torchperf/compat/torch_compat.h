@@ -58,6 +58,9 @@ void reset_cuda_peak(int index);
 std::int64_t cuda_reserved_bytes(int index);
 // The device's total memory, or -1 without a CUDA allocator.
 std::int64_t cuda_memory_capacity_bytes(int index);
+// The device memory a new allocation may still take: what the device has free plus what the
+// caching allocator holds unallocated; -1 without a CUDA allocator.
+std::int64_t cuda_available_bytes(int index);
 // Whether the CUDA device computes in bf16 (compute capability 8.0 on); false without CUDA.
 bool cuda_supports_bf16();
 

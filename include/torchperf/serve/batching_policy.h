@@ -29,6 +29,14 @@ struct BatchingPolicy {
   // nothing else bounds what one client makes one call hold (issue 63: [100000, 64] tokens took
   // 14 GiB). 0: kRequestSamples, or the model's smallest batch where that is larger.
   std::int64_t max_request_samples = 0;
+  // Issue 63: what one call may hold in memory, and what the model's calls take. call_bytes
+  // (serve's --max-call-memory; 0: no bound) with where it came from; queue_policy fills in the
+  // fixed and per-token bytes measured at start-up (ModelSignature::call_memory).
+  struct MemoryBound {
+    std::int64_t call_bytes = 0;
+    std::string call_bytes_from = {};  // "--max-call-memory 64M"
+    double fixed_bytes = 0, bytes_per_token = 0, answer_bytes_per_token = 0;
+  } memory = {};
   // The length a call whose longest request is L is padded to (the model's padding, an edge for
   // buckets); empty: L itself.
   std::function<std::int64_t(std::int64_t)> padded = nullptr;
@@ -79,13 +87,24 @@ std::int64_t padded_tokens(const BatchingPolicy& policy, const std::vector<Queue
                            std::size_t count);
 
 // Why a request of this size can never join a call (more samples than a request may hold, longer
-// than the last edge, or its padded tokens alone past the budget), naming the limit and its flag
-// (413 for a size, 400 for a length); nothing when it may queue.
+// than the last edge, its padded tokens alone past the budget or past what memory allows), naming
+// the limit and its flag (413 for a size, 400 for a length); nothing when it may queue.
 struct Refusal {
   int status = 400;
   std::string message;
 };
 std::optional<Refusal> refuse_size(const BatchingPolicy& policy, const QueuedSize& size);
+
+// The padded tokens (samples, without a length) one call may hold by memory: what fits in
+// call_bytes after the fixed bytes, at least 1; 0 when there is no bound (no call_bytes, or no
+// measured call).
+std::int64_t memory_tokens(const BatchingPolicy& policy);
+// "2.5 KiB a padded token in the call and 3.1 KiB in its request and answer, 12 B a call": the
+// measured figures a bound by memory comes from (unit "padded token", or "sample").
+std::string describe_figures(const BatchingPolicy::MemoryBound& memory, const std::string& unit);
+// The padded tokens one call may hold: the smaller of max_tokens and memory_tokens (0: no bound).
+// The queue merges, and a request alone is admitted, only within it.
+std::int64_t token_limit(const BatchingPolicy& policy);
 
 // Whether a request that arrives now may join the queue (false: answer 503 at once).
 inline bool admits(const BatchingPolicy& policy, std::size_t queued) {

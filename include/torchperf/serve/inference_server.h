@@ -34,7 +34,7 @@ void validate(const ServerOptions& options);
 
 // The policy the server's queue runs: the options' with the model's buckets and padding rule
 // where the options give none (the padding knob's, so that the queue counts the tokens the
-// runner pads to).
+// runner pads to), and the memory its calls take as measured at start-up.
 BatchingPolicy queue_policy(BatchingPolicy policy, const ModelSignature& signature);
 
 class InferenceServer {

@@ -41,6 +41,17 @@ struct ModelSignature {
   // The model replays CUDA graphs (cuda_graphs=on): a call runs fast only at a captured shape, so
   // a shape plan captures its rows in powers of two and pads a call's rows up to one.
   bool graphs = false;
+  // What one call holds in memory on the model's device while it runs (issue 63): a fixed part
+  // plus a part per padded token (per sample, without a length), fitted at start-up from two calls
+  // at the longest length (the most a token takes where attention grows with it); and what a
+  // token's request and answer hold besides (the inputs' wire form, the outputs' JSON form). The
+  // server's queue bounds a call by their sum (queue_policy). bytes_per_token 0: not measured
+  // (the echo, a model of one batch size).
+  struct CallMemory {
+    double fixed_bytes = 0, bytes_per_token = 0, answer_bytes_per_token = 0;
+    int cuda_device = -1;       // the CUDA device it was read on; -1: the CPU allocator
+    std::string measured = {};  // "calls of 2 and 4 rows at length 64", or why not
+  } call_memory = {};
 };
 
 // One instance of the model: the server gives each instance a thread of its own, and an instance
@@ -85,6 +96,16 @@ void conform_request(const ModelSignature& signature, InferenceRequest& request)
 std::int64_t request_batch(const InferenceRequest& request);
 // What a checked request weighs in the queue: its samples and its length (0 without one).
 QueuedSize queued_size(const ModelSignature& signature, const InferenceRequest& request);
+
+// Issue 63: what one call may hold unless --max-call-memory says: 80% of the memory available
+// now (the instances loaded; the device's for a model on CUDA), shared among the instances, each
+// of which may run a call at once. No bound (call_bytes 0) where neither the kernel nor the
+// device says, or nothing was measured.
+BatchingPolicy::MemoryBound available_call_memory(const ModelSignature& signature,
+                                                  std::size_t instances);
+// The start-up line on the bound, given the queue's policy: what a call takes, what it may hold,
+// and the padded tokens (samples) that fit.
+std::string describe_call_memory(const ModelSignature& signature, const BatchingPolicy& policy);
 
 // Checked requests cut, in order, into runs whose batches add up to at most the signature's
 // batch_max and, unless lengths merge, whose sizes agree: each run is one model call. Each
