@@ -171,18 +171,18 @@ std::optional<Refusal> refuse_for_memory(const BatchingPolicy& policy, const Que
   const std::int64_t fit = long_ ? most / padded_length(policy, size.length) : most;
   const double needs = m.fixed_bytes + (m.bytes_per_token + m.answer_bytes_per_token) *
                                           static_cast<double>(tokens);
+  const std::string advice =
+      fit == 0 ? "send shorter samples"
+               : fmt::format("send at most {} sample{}{} a request", fit, fit == 1 ? "" : "s",
+                             long_ ? fmt::format(" of length {}", size.length) : std::string());
   return Refusal{
-      413,
-      fmt::format("the request's {} sample{}{}{} would hold ~{} in one call ({}, measured at "
-                  "start-up): past the {} a call may hold ({}), which fits {} {}s; send at most "
-                  "{} sample{}{} a request",
-                  size.samples, size.samples == 1 ? "" : "s",
-                  long_ ? fmt::format(" of length {}", size.length) : std::string(),
-                  long_ ? fmt::format(" ({} padded tokens)", tokens) : std::string(),
-                  format_bytes(static_cast<std::int64_t>(needs)), describe_figures(m, unit),
-                  format_bytes(m.call_bytes), m.call_bytes_from, most, unit, fit,
-                  fit == 1 ? "" : "s",
-                  long_ ? fmt::format(" of length {}", size.length) : std::string())};
+      413, fmt::format("the request's {} sample{}{}{} would hold ~{} in one call ({}, measured "
+                       "at start-up): past the {} a call may hold ({}), which fits {} {}s; {}",
+                       size.samples, size.samples == 1 ? "" : "s",
+                       long_ ? fmt::format(" of length {}", size.length) : std::string(),
+                       long_ ? fmt::format(" ({} padded tokens)", tokens) : std::string(),
+                       format_bytes(static_cast<std::int64_t>(needs)), describe_figures(m, unit),
+                       format_bytes(m.call_bytes), m.call_bytes_from, most, unit, advice)};
 }
 
 }  // namespace

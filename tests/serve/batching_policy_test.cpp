@@ -145,6 +145,14 @@ TEST(BatchingPolicyTest, ARequestWhoseCallWouldHoldMoreMemoryThanACallMayIsRefus
             "(--max-call-memory 68K), which fits 64 padded tokens; send at most 1 sample of "
             "length 40 a request");
   EXPECT_FALSE(refuse_size(memory_bound(0), {40, 1}));
+  // One sample padded past what fits: no count of samples would do.
+  BatchingPolicy narrow = memory_bound(0);
+  narrow.memory.call_bytes = 36 << 10;  // 32 tokens
+  const auto long_one = refuse_size(narrow, {40, 1});
+  ASSERT_TRUE(long_one);
+  EXPECT_NE(long_one->message.find("which fits 32 padded tokens; send shorter samples"),
+            std::string::npos)
+      << long_one->message;
   // The user's --max-tokens, when lower, is the limit named.
   const auto budget = refuse_size(memory_bound(32), {40, 1});
   ASSERT_TRUE(budget);
