@@ -281,6 +281,7 @@ int run_serve(ServeFlags& f) {
     what = options.model + (options.config.empty() ? "" : " with " + options.config.to_string());
   }
   check_bucket_edges(options, server, instances);
+  if (f.max_call_memory != "off") instances.front()->measure_call_memory();
   if (f.max_call_memory == "auto")
     server.batching.memory = available_call_memory(instances.front()->signature(), f.instances);
   const std::string memory =

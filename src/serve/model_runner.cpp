@@ -75,17 +75,11 @@ std::string describe_call_memory(const ModelSignature& signature, const Batching
     return m.measured.empty() ? "" : "call memory " + m.measured + ": no bound by memory";
   const bool tokens = signature.lengths.input >= 0;
   const std::string unit = tokens ? "padded token" : "sample";
-  BatchingPolicy::MemoryBound figures;
-  figures.fixed_bytes = m.fixed_bytes;
-  figures.bytes_per_token = m.bytes_per_token;
-  figures.answer_bytes_per_token = m.answer_bytes_per_token;
   std::string out =
-      fmt::format("call memory: {} ({})", describe_figures(figures, unit), m.measured);
+      fmt::format("call memory: {} ({})", describe_figures(policy.memory, unit), m.measured);
   const std::int64_t most = memory_tokens(policy);
   if (most == 0)
-    return out + fmt::format("; no bound by memory ({})", policy.memory.call_bytes_from.empty()
-                                                             ? "--max-call-memory off"
-                                                             : policy.memory.call_bytes_from);
+    return out + fmt::format("; no bound by memory ({})", policy.memory.call_bytes_from);
   return out + fmt::format("; a call may hold {} ({}): at most {} {}s a call, a request past it "
                            "alone gets 413",
                            format_bytes(policy.memory.call_bytes), policy.memory.call_bytes_from,

@@ -115,9 +115,9 @@ at::Tensor cut_rows(const at::Tensor& out, std::int64_t row, std::int64_t n,
 }
 
 // What an answer holds per output value at its JSON form's peak: the value's wire copy (4 B for
-// FP32), its JSON node (16 B) and its text (about 20 characters for a float, with room for the
-// string's growth), or the text held twice (the encoded body and the HTTP reply's copy). A binary
-// answer holds less.
+// FP32) with its JSON node (16 B) and its text (about 20 characters for a float, with room for
+// the string's growth), or, once encoded, the text twice (the body and the HTTP reply's copy).
+// A binary answer holds less.
 constexpr double kAnswerBytesPerValue = 48;
 
 class TorchModelRunner final : public ModelRunner {
@@ -182,11 +182,9 @@ class TorchModelRunner final : public ModelRunner {
       signature_.start = describe_start(ep->compiled()->cache_hit, ep->compiled()->compile_s,
                                         ep->compiled()->rebuilt_because);
     follows_.assign(outputs.size(), std::vector<std::string>(1));
-    if (w_.workload.stream_recipe) {
-      describe_lengths();
-      check_padding(outputs);
-    }
-    measure_call_memory();
+    if (!w_.workload.stream_recipe) return;
+    describe_lengths();
+    check_padding(outputs);
   }
 
   const ModelSignature& signature() const override { return signature_; }
@@ -298,7 +296,8 @@ class TorchModelRunner final : public ModelRunner {
   // does. Besides the call, a token's request holds its inputs' wire form and its answer the
   // outputs' JSON form, counted from the two calls' tensors. A model of one batch size is not
   // measured: no request makes its calls larger.
-  void measure_call_memory() {
+ public:
+  void measure_call_memory() override {
     const std::int64_t rows = std::max<std::int64_t>(2, w_.batch_min);
     std::int64_t more = 2 * rows;
     if (w_.batch_max > 0) more = std::min(more, w_.batch_max);
@@ -349,6 +348,7 @@ class TorchModelRunner final : public ModelRunner {
     }
   }
 
+ private:
   // Where a request's length is read (the first named dimension's first appearance) and the
   // padding knob's rule and buckets, which the server's queue shares.
   void describe_lengths() {

@@ -236,11 +236,11 @@ TEST(ModelRunnerTest, TheStartUpLineSaysWhatACallTakesWhatItMayHoldAndWhatFits) 
             "(--max-call-memory 68K): at most 64 padded tokens a call, a request past it alone "
             "gets 413");
   p.memory.call_bytes = 0;
-  p.memory.call_bytes_from.clear();
+  p.memory.call_bytes_from = "--max-call-memory auto: the memory available is not known";
   EXPECT_EQ(describe_call_memory(s, p),
             "call memory: 768 B a padded token in the call and 256 B in its request and answer, "
             "4.0 KiB a call (calls of 2 and 4 rows at length 64); no bound by memory "
-            "(--max-call-memory off)");
+            "(--max-call-memory auto: the memory available is not known)");
   ModelSignature failed;
   failed.call_memory.measured = "not measured: a call of 2 or 4 rows failed: out of memory";
   EXPECT_EQ(describe_call_memory(failed, p),

@@ -206,6 +206,8 @@ TEST(TorchModelRunnerTest, TheMemoryACallHoldsIsMeasuredAtStartUpAndForetellsALa
       tokens("builtin:encoder", "int64:S@0..1000;int64:S@1..2", "mode=eval,grad=no_grad"), 1);
   ModelRunner& m = *instances[0];
   const auto& memory = m.signature().call_memory;
+  EXPECT_EQ(memory.measured, "");  // the server asks for it: one instance, none under off
+  m.measure_call_memory();
   EXPECT_EQ(memory.measured, "calls of 2 and 4 rows at length 64");
   EXPECT_EQ(memory.cuda_device, -1);
   ASSERT_GT(memory.bytes_per_token, 0);
@@ -232,6 +234,7 @@ TEST(TorchModelRunnerTest, TheMemoryACallHoldsIsMeasuredAtStartUpAndForetellsALa
   EXPECT_LT(static_cast<double>(held), 1.25 * foretold) << held << " bytes held";
   // A model without a length is measured per sample.
   auto plain = load_model_instances(mlp("mode=eval,grad=no_grad"), 1);
+  plain[0]->measure_call_memory();
   EXPECT_EQ(plain[0]->signature().call_memory.measured, "calls of 2 and 4 rows");
   EXPECT_GT(plain[0]->signature().call_memory.bytes_per_token, 0);
 }

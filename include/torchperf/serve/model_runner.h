@@ -46,7 +46,7 @@ struct ModelSignature {
   // at the longest length (the most a token takes where attention grows with it); and what a
   // token's request and answer hold besides (the inputs' wire form, the outputs' JSON form). The
   // server's queue bounds a call by their sum (queue_policy). bytes_per_token 0: not measured
-  // (the echo, a model of one batch size).
+  // (ModelRunner::measure_call_memory not called, the echo, a model of one batch size).
   struct CallMemory {
     double fixed_bytes = 0, bytes_per_token = 0, answer_bytes_per_token = 0;
     int cuda_device = -1;       // the CUDA device it was read on; -1: the CPU allocator
@@ -77,6 +77,10 @@ class ModelRunner {
   // skipped; an edge that changes an answer stops merging (requests run at their own length).
   virtual void check_edges(const std::vector<std::int64_t>& /*edges*/,
                            const std::map<std::string, std::int64_t>& /*shortest*/) {}
+  // Issue 63: fills signature().call_memory by calling the model at start-up (what it measures:
+  // ModelSignature::CallMemory). The server asks one instance (all share a signature), and none
+  // under --max-call-memory off. A runner without a model (the echo) measures nothing.
+  virtual void measure_call_memory() {}
   // Issue 62, part 3: before serving, each shape of the plan in order runs once (captured where
   // the model replays CUDA graphs), until the plan's memory budget would be passed or a shape
   // fails; what was prepared, and from then on a call at another shape runs as it comes (never
@@ -103,8 +107,9 @@ QueuedSize queued_size(const ModelSignature& signature, const InferenceRequest& 
 // device says, or nothing was measured.
 BatchingPolicy::MemoryBound available_call_memory(const ModelSignature& signature,
                                                   std::size_t instances);
-// The start-up line on the bound, given the queue's policy: what a call takes, what it may hold,
-// and the padded tokens (samples) that fit.
+// The start-up line on the bound, given the queue's policy (queue_policy: the measured figures
+// with the bytes a call may hold): what a call takes, what it may hold, and the padded tokens
+// (samples) that fit.
 std::string describe_call_memory(const ModelSignature& signature, const BatchingPolicy& policy);
 
 // Checked requests cut, in order, into runs whose batches add up to at most the signature's
