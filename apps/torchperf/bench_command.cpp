@@ -145,12 +145,7 @@ Runner add_bench_command(CLI::App& app) {
       ->default_val(kFullTimedBatches);
   cmd->add_option("--inputs-file", flags->options.inputs_file,
                   "Tensors saved with torch.save: a tensor, or a tuple/list of tensors");
-  cmd->add_option("--calibration", flags->options.calibration_file,
-                  "Real samples int8-static is calibrated on (torch.save of a tuple of tensors, "
-                  "the samples first, the model's inputs otherwise); default: the run's inputs");
-  cmd->add_option("--python-module", flags->options.python_module,
-                  "The program's nn.Module itself, saved by the Python API (torchperf.bench "
-                  "writes it): the python runtime times it instead of the program's module");
+  add_python_module_flags(*cmd, flags->options.calibration_file, flags->options.python_module, "");
   cmd->add_option("--config", flags->config,
                   "Configuration string, e.g. threads=2,grad=inference,graph=frozen-opt, or a "
                   "FILE.json written by report (its model and inputs apply when not given)");

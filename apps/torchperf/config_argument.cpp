@@ -12,59 +12,48 @@
 
 namespace torchperf::cli {
 
-void apply_config_argument(const std::string& argument, BenchOptions& options) {
+std::optional<ConfigurationFile> apply_config_argument(const std::string& argument,
+                                                       BenchOptions& options) {
   if (!names_configuration_file(argument)) {
     options.config = Configuration::parse(argument);
-    return;
+    return std::nullopt;
   }
   const ConfigurationFile file = read_configuration_file(argument);
   options.config = file.configuration;
+  // The tune's model and how it was fed, where the command line names another model or none.
+  const bool same_model = options.model.empty() || options.model == file.model;
   if (options.model.empty()) options.model = file.model;
   if (options.input_spec.empty() && options.inputs_file.empty())
     options.input_spec = file.input_spec;
   if (options.device == "auto" && !file.device.empty()) options.device = file.device;
+  if (!same_model) return file;
+  if (options.dims.empty()) options.dims = file.dims;
+  if (options.python_module.empty()) options.python_module = file.python_module;
+  if (options.calibration_file.empty()) options.calibration_file = file.calibration_file;
+  return file;
 }
 
-std::string serve_best_cpp_point(const std::string& argument, Configuration& config) {
-  const auto family = config.get("runtime");
-  if (!family || !names_configuration_file(argument) ||
-      runtime_for(*family, config.get("graph").value_or(""), WorkloadTraits{}).worker() !=
-          RuntimeWorker::kPython)
-    return "";
-  const ConfigurationFile file = read_configuration_file(argument);
-  if (file.source.empty() || !std::filesystem::exists(file.source)) return "";
-  const RunResults run = load_run(file.source);
-  // Full measurements decide over brief ones, as tune's confirmation ranks them.
-  const PointResult *best = nullptr, *top = nullptr;
-  for (const auto& p : run.points) {
-    if (p.status != PointStatus::kOk) continue;
-    const auto better = [&](const PointResult* than) {
-      return !than || (than->brief != p.brief ? than->brief : p.score > than->score);
-    };
-    if (better(top)) top = &p;
-    if (runtime_of_key(p.key).worker() == RuntimeWorker::kCpp && better(best)) best = &p;
-  }
-  if (!best) return "";
-  const std::string winner = config.to_string();
-  config = Configuration::parse(best->key);
-  return fmt::format(
-      "the tune's winner ({}) runs in the Python worker, which serve cannot host: serving the "
-      "tune's best C++ point, {} ({:.3g}x the tune's best point in its sweep); run the winner "
-      "itself in Python with torchperf.load(RUN).apply(model)",
-      winner, best->key, top && top->score > 0 ? best->score / top->score : 0.0);
+std::string config_argument_of(const std::string& model, std::string& config) {
+  std::error_code ec;
+  if (model.empty() || !std::filesystem::is_directory(model, ec)) return model;
+  const auto file = std::filesystem::path(model) / "winner.json";
+  if (!std::filesystem::exists(file, ec))
+    throw UsageError("'" + model + "' is a folder without a winner.json: expected a model file, "
+                     "builtin:NAME, or a tune's folder (its --out, or a result saved with "
+                     "result.save) that crowned a winner");
+  if (!config.empty())
+    throw UsageError("'" + model + "' is a tune's folder, whose winner.json is the configuration: "
+                     "leave --config out (or give the model and --config FILE.json)");
+  config = file.string();
+  return "";
 }
 
 void default_to_serving(Configuration& config, const std::string& model) {
-  // serve hosts LibTorch in its own process: a configuration measured in the Python worker (torch
-  // .compile, an engine) is not one it can run, and is said before anything loads.
-  if (const auto family = config.get("runtime")) {
-    const Runtime& runtime = runtime_for(*family, config.get("graph").value_or(""), WorkloadTraits{});
-    if (runtime.worker() == RuntimeWorker::kPython)
-      throw ConfigError("runtime=" + *family + ": serve runs the model in C++ (TorchScript or "
-                        "AOTInductor), and " + runtime.label() + " runs in the Python worker; "
-                        "serve the tune's best C++ point (its report's \"best of each runtime\"), "
-                        "or run the winner in Python with torchperf.load(RUN).apply(model)");
-  }
+  // The Python runtime runs the module in eval mode already (its training flag is no knob
+  // there), and an engine's converted graph has neither a training flag nor autograd.
+  const std::string family = config.get("runtime").value_or("cpp");
+  if (family == "python" && !config.get("grad")) config.set("grad", "no_grad");
+  if (family != "cpp") return;
   // A torch.export program is served as exported: it has no training flag or autograd to set.
   bool program = false;
   if (model.rfind("builtin:", 0) != 0) {

@@ -7,6 +7,18 @@
 
 namespace torchperf::cli {
 
+void add_python_module_flags(CLI::App& cmd, std::string& calibration_file,
+                             std::string& python_module, const std::string& whose) {
+  cmd.add_option("--calibration", calibration_file,
+                 "Real samples int8-static is calibrated on (torch.save of a tuple of tensors, "
+                 "the samples first, the model's inputs otherwise); default: the run's inputs" +
+                     whose);
+  cmd.add_option("--python-module", python_module,
+                 "The program's nn.Module itself, saved by the Python API (torchperf.bench "
+                 "writes it): the python runtime runs it instead of the program's module" +
+                     whose);
+}
+
 void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags) {
   cmd.add_option("--from-python", flags.callable,
                  "MODULE:CALLABLE: export this nn.Module (a class or a function that returns one, "

@@ -19,6 +19,11 @@ struct PythonSourceFlags {
 // Adds --from-python, --static-batch and --compile-timeout to a command.
 void add_python_source_flags(CLI::App& cmd, PythonSourceFlags& flags);
 
+// Adds --calibration and --python-module (what a Python API tune hands the core besides the
+// program) to bench and serve; `whose` ends each flag's help ("" or where else it comes from).
+void add_python_module_flags(CLI::App& cmd, std::string& calibration_file,
+                             std::string& python_module, const std::string& whose);
+
 // The request for MODULE:CALLABLE fed by input_spec. Throws UsageError when a model was given too
 // or input_spec is empty ("what" says what the example is for: "to export with").
 SourceExport python_source_request(const std::string& callable, const std::string& model,

@@ -23,6 +23,7 @@
 #include "exit_codes.h"
 #include "knob_flags.h"
 #include "progress_bar.h"
+#include "python_source.h"
 #include "torchperf/config/apply.h"
 #include "torchperf/config/configuration_file.h"
 #include "torchperf/error.h"
@@ -31,10 +32,13 @@
 #include "torchperf/serve/bucket_plan.h"
 #include "torchperf/serve/inference_server.h"
 #include "torchperf/serve/load_generator.h"
+#include "torchperf/serve/load_summary.h"
+#include "torchperf/measure/quantile_bounds.h"
 #include "torchperf/serve/shape_plan.h"
 #include "torchperf/serve/torch_model_runner.h"
 #include "torchperf/process/child_process.h"
 #include "torchperf/process/process_age.h"
+#include "torchperf/runtime/runtime.h"
 #include "torchperf/sweep/tune_options.h"
 
 namespace torchperf::cli {
@@ -141,8 +145,17 @@ std::vector<std::string> own_command_line() {
 // itself again with their environment, once.
 constexpr const char* kRestartMarker = "TORCHPERF_SERVE_RESTARTED";
 
+// Whether the configuration runs in a Python worker (its worker knobs are that worker's).
+bool runs_in_python(const Configuration& config) {
+  const auto family = config.get("runtime");
+  return family && runtime_for(*family, config.get("graph").value_or(""), WorkloadTraits{})
+                           .worker() == RuntimeWorker::kPython;
+}
+
 void restart_with_worker_environment(const Configuration& config) {
-  if (worker_knobs_named(config).empty() || std::getenv(kRestartMarker)) return;
+  if (worker_knobs_named(config).empty() || runs_in_python(config) ||
+      std::getenv(kRestartMarker))
+    return;
   ChildEnvironment env = worker_environment(config);
   env[kRestartMarker] = "1";
   std::vector<std::string> args = own_command_line();
@@ -212,6 +225,25 @@ std::string prepare_planned_shapes(const ServeFlags& f, const BenchOptions& opti
                      drawn.empty() ? "" : options.dims.front(), prepared.describe(plan));
 }
 
+// What the tune measured of the configuration served, when a tune's file gave it: the figure to
+// hold the server to (issue 84). A knob flag that changed the configuration is said.
+std::string tuned_line(const ConfigurationFile& file, const Configuration& served) {
+  const auto& t = file.tuned;
+  if (t.samples_per_s <= 0) return "";
+  const std::string changed =
+      served.to_string() == file.configuration.to_string()
+          ? ""
+          : fmt::format(" (the tune's winner was {}: the flags changed it)",
+                        file.configuration.to_string());
+  return fmt::format(
+      "tuned: {:.1f} samples/s (95% CI {:.1f}-{:.1f}){} at batch {}, {:.2f} ms a call (median), "
+      "measured by the tune in one process{}; `torchperf load` measures what this server "
+      "answers",
+      t.samples_per_s, t.low, t.high,
+      t.tokens_per_s > 0 ? fmt::format(", {:.0f} useful tokens/s", t.tokens_per_s) : "", t.batch,
+      t.latency_p50_ms, changed);
+}
+
 // --max-call-memory: a size, off (no bound), or auto (no bound until the model is loaded and the
 // memory still available is known: available_call_memory).
 BatchingPolicy::MemoryBound parse_call_memory(const std::string& text) {
@@ -231,11 +263,8 @@ int run_serve(ServeFlags& f) {
   BenchOptions options = f.model;
   options.input_spec.clear();
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
-  apply_config_argument(f.config, options);
-  // Said once: a restart for worker knobs runs this again.
-  if (const std::string note = serve_best_cpp_point(f.config, options.config);
-      !note.empty() && !std::getenv(kRestartMarker))
-    std::cerr << "torchperf: " << note << "\n";
+  options.model = config_argument_of(options.model, f.config);
+  const auto file = apply_config_argument(f.config, options);
   for (const auto& [knob, value] : *f.knob_values) options.config.set(knob, value);
   default_to_serving(options.config, options.model);
   ServerOptions server = f.server;
@@ -268,7 +297,8 @@ int run_serve(ServeFlags& f) {
     what = "no model (answers with its inputs)";
   } else {
     if (options.model.empty())
-      throw UsageError("serve: expected a model (a TorchScript file or builtin:NAME)");
+      throw UsageError("serve: expected a model (a TorchScript file, a torch.export program, "
+                       "builtin:NAME, or a tune's folder)");
     // With several instances, each gets its share of the cores unless threads is set.
     if (f.instances > 1 && !options.config.get("threads"))
       options.config.set(
@@ -304,6 +334,10 @@ int run_serve(ServeFlags& f) {
                    f.instances == 1 ? "" : "s", server.batching.max_batch, f.max_queue_delay,
                    server.batching.max_queue, lengths, seconds_since_process_start(), start)
             << std::endl;
+  if (file) {
+    if (const std::string tuned = tuned_line(*file, options.config); !tuned.empty())
+      std::cout << tuned << std::endl;
+  }
   if (!plan.empty()) std::cout << plan << std::endl;
   if (!shapes.empty()) std::cout << shapes << std::endl;
   if (!memory.empty()) std::cout << memory << std::endl;
@@ -327,6 +361,29 @@ struct LoadFlags {
 };
 
 std::string ms(double s) { return fmt::format("{:.2f} ms", s * 1e3); }
+
+// An open loop schedules its requests before it starts: one too short for the objective's claim
+// (p99 needs 459 answered requests at 99% confidence; with lengths that vary, the longest quarter
+// is judged too) could never be VALID and would always exit 3. Refused before anything is sent,
+// with the duration that would do (issue 84's probe).
+void check_slo_can_hold(const LatencyObjective& objective, const LoadOptions& o) {
+  if (o.concurrency > 0) return;  // a closed loop's count is not known before it runs
+  const std::size_t needed =
+      samples_for_quantile_upper_bound(objective.quantile, kObjectiveConfidence);
+  const bool quarters = o.lengths.has_value();
+  const double wanted = static_cast<double>(needed) * (quarters ? 4 : 1);
+  const double expected = o.arrivals.rate_per_s * o.arrivals.duration_s;
+  if (expected >= wanted) return;
+  throw UsageError(fmt::format(
+      "--slo {}: a claim on it at {:g}% confidence needs at least {} answered requests{}, and "
+      "--rate {:g} for --duration {:g}s sends about {:.0f}: give --duration {:.0f}s or more (or a "
+      "higher --rate)",
+      objective.text, 100 * kObjectiveConfidence, static_cast<std::size_t>(wanted),
+      quarters ? fmt::format(" ({} in the longest quarter of lengths, which is judged too)", needed)
+               : "",
+      o.arrivals.rate_per_s, o.arrivals.duration_s, expected,
+      std::ceil(wanted / o.arrivals.rate_per_s)));
+}
 
 void print_summary(const LoadOptions& o, const LoadRun& run, const LoadSummary& s) {
   if (o.concurrency > 0)
@@ -384,6 +441,7 @@ int run_load_command(LoadFlags& f) {
   if (!f.slo.empty()) objective = parse_latency_objective(f.slo);
   if (!f.dim.empty()) o.lengths = parse_dim_option(f.dim).distribution;
   validate(o);
+  if (objective) check_slo_can_hold(*objective, o);
   ProgressBar bar(!f.quiet && isatty(STDERR_FILENO));
   const LoadRun run =
       run_load(o, [&](double fraction) { bar.update("load", fraction, o.arrivals.duration_s); });
@@ -428,13 +486,17 @@ Runner add_serve_command(CLI::App& app) {
       "Serve a model over HTTP (the open inference protocol: KServe v2, Triton) with "
       "dynamic batching, until SIGTERM or Ctrl-C");
   cmd->add_option("model", f->model.model,
-                  "TorchScript file, or builtin:NAME; may come from a --config file");
+                  "A torch.export program (.pt2), a TorchScript file, builtin:NAME, or a tune's "
+                  "folder (its --out, or a result saved with result.save: its winner is served, "
+                  "in whatever runtime won); may come from a --config file");
   cmd->add_option("--input", f->inputs,
                   "Input spec per forward argument, batch dimension excluded (as for bench)");
   cmd->add_option("--dim", f->model.dims,
                   "A named input dimension's sizes (as for bench: S=4..512): requests vary in it "
                   "up to its MAX, a longer one is refused with 400; requests of other lengths "
                   "merge, padded, where padding was checked not to change the answers");
+  add_python_module_flags(*cmd, f->model.calibration_file, f->model.python_module,
+                          " (a tune's folder or winner.json names its own)");
   cmd->add_option("--config", f->config,
                   "Configuration string, or a FILE.json written by tune or report (its model and "
                   "inputs apply when not given)");
@@ -526,6 +588,11 @@ Runner add_load_command(CLI::App& app) {
                   "NAME=DISTRIBUTION (as for bench: S=lognormal:40:0.9:4..512): each request's "
                   "varying dimensions take a length drawn from it; the summary adds latency by "
                   "length");
+  cmd->add_option("--inputs-file", f->options.inputs_file,
+                  "Real samples to send (as bench reads them: a torch.save list of tuples, or of "
+                  "dicts of forward's argument -> tensor, without the batch dimension), each a "
+                  "request of one sample, in the file's order; default: values the server's "
+                  "metadata says (token ids of the vocabulary, a mask of ones), else random");
   cmd->add_option("--slo", f->slo,
                   "Latency objective, e.g. p99=50ms: VALID when enough requests show it holds "
                   "at 99% confidence (exit 3 when not)");

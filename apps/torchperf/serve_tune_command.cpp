@@ -225,6 +225,10 @@ class ProcessBackend final : public ServingBackend {
     if (!options_.model.empty()) args.push_back(options_.model);
     if (!options_.input_spec.empty()) args.insert(args.end(), {"--input", options_.input_spec});
     for (const auto& d : options_.dims) args.insert(args.end(), {"--dim", d});
+    if (!options_.python_module.empty())
+      args.insert(args.end(), {"--python-module", options_.python_module});
+    if (!options_.calibration_file.empty())
+      args.insert(args.end(), {"--calibration", options_.calibration_file});
     if (!c.edges.empty()) args.insert(args.end(), {"--buckets", buckets_option(c.edges)});
     if (c.max_tokens > 0) args.insert(args.end(), {"--max-tokens", std::to_string(c.max_tokens)});
     Configuration config = options_.config;
@@ -286,11 +290,10 @@ std::string serve_command_of(const BenchOptions& options, const ServingCandidate
 int run(Flags& f) {
   BenchOptions options = f.model;
   for (const auto& i : f.inputs) options.input_spec += (options.input_spec.empty() ? "" : ";") + i;
+  options.model = config_argument_of(options.model, f.config);
   apply_config_argument(f.config, options);
   if (options.model.empty())
     throw UsageError("serve-tune: expected a model (a TorchScript file or builtin:NAME)");
-  if (const std::string note = serve_best_cpp_point(f.config, options.config); !note.empty())
-    std::cerr << "torchperf: " << note << "\n";
   default_to_serving(options.config, options.model);
   ServeTuneOptions o;
   o.objective = parse_latency_objective(f.slo);
@@ -390,7 +393,9 @@ Runner add_serve_tune_command(CLI::App& app) {
       "serve-tune",
       "Find the serving settings (instances, threads, max batch, queue delay) with "
       "the highest request rate whose latency meets an objective, by measurement");
-  cmd->add_option("model", f->model.model, "TorchScript file, or builtin:NAME");
+  cmd->add_option("model", f->model.model,
+                  "A torch.export program (.pt2), a TorchScript file, builtin:NAME, or a tune's "
+                  "folder (its winner is the configuration tuned for serving)");
   cmd->add_option("--input", f->inputs, "Input spec per forward argument (as for bench)");
   cmd->add_option("--config", f->config,
                   "The model's configuration (string, or tune's winner FILE.json); threads is "

@@ -200,6 +200,29 @@ def knob_flags(knobs):
     return flags
 
 
+def default_runtimes(device=None, installed=None, cuda_available=None):
+    """The runtimes a tune from Python sweeps unless told: the Python runtime and each engine
+    this Python has that runs on the tune's device (ONNX Runtime on CUDA only as onnxruntime-gpu;
+    OpenVINO not on CUDA), as the CLI sweeps every runtime that takes the model. Every one of
+    them is a winner apply hands back and serve hosts."""
+    from torchperf import engines
+
+    if os.environ.get("TORCHPERF_ENGINES") == "none":
+        return ["python"]
+    if installed is None:
+        installed = engines.installed()
+    if cuda_available is None:
+        import torch
+
+        cuda_available = torch.cuda.is_available()
+    device = str(device or "auto")
+    cuda = device.startswith("cuda") or (device == "auto" and cuda_available)
+    runs = {"onnxruntime": lambda info: not cuda or info.get("cuda"),
+            "openvino": lambda info: not cuda}
+    return ["python"] + [e for e in ("onnxruntime", "openvino")
+                         if e in installed and runs[e](installed[e])]
+
+
 def default_out(model):
     stem = re.sub(r"[^A-Za-z0-9_-]", "-", type(model).__name__)
     return os.path.join("torchperf-runs", f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -416,10 +439,11 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
             args += ["--search", search]
         space_names = space_text(space) or ""
         if "runtime" not in knobs and not re.search(r"(^|;)\s*runtime\s*=", space_names):
-            # What apply can hand back, measured as this process runs it: eager, torch.compile
-            # and AOTInductor packages through Python's loader. runtime="cpp" (or both) measures
-            # the package in C++, for a C++ deployment.
-            knobs = dict(knobs, runtime="python")
+            # What apply can hand back, measured as this process runs it: eager, torch.compile,
+            # AOTInductor packages through Python's loader, and each engine installed here (as
+            # the CLI sweeps them). runtime="cpp" measures the package in C++, for a C++
+            # deployment.
+            knobs = dict(knobs, runtime=default_runtimes(knobs.get("device")))
         if "batch" not in knobs and not re.search(r"(^|;)\s*batch\s*=", space_names):
             # The batch the caller passes is the batch tuned, unless a batch axis is asked for:
             # apply runs the winner on the caller's batches.

@@ -14,6 +14,10 @@ Jobs (protocol version 1, docs/worker-protocol.md):
           torch.compile) and answer setup and compile times, graph breaks and the process state.
   block   {"iterations": N}: time N calls; answer {"ns", "minor_faults"}.
   finish  {"outputs": PATH}: one more call, its outputs saved to PATH; answer the peak memory.
+  python-call
+          serve one call (issue 84: `serve` hosts a Python or engine winner here): its inputs read
+          from a region both processes map, its outputs written to another (shared_region.py).
+          A call that fails is answered as such, and the worker serves the next.
 Errors are answered {"ok": false, "error": {"kind", "message"}} with the C++ worker's kinds.
 """
 
@@ -25,7 +29,7 @@ import resource
 import sys
 import time
 
-from torchperf import _child, engine_graphs, engines, int8, python_settings
+from torchperf import _child, engine_graphs, engines, int8, python_settings, shared_region
 from torchperf.error_kinds import ErrorKind
 
 def mapped_allocator(environ=os.environ):
@@ -82,6 +86,18 @@ def resident_high_water_bytes():
 def resident_bytes():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def release_free_memory():
+    """Gives back what glibc's malloc keeps of freed memory (malloc_trim), so that a call's peak
+    over the resident size counts what it allocates, not pages it reuses. Another allocator
+    (preloaded) has no malloc_trim: its kept pages then hide part of the peak."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def reset_high_water():
@@ -525,6 +541,38 @@ class Side:
         return {"peak_memory_bytes": peak, "peak_memory_reset": self.peak_reset,
                 "outputs": count}
 
+    def call(self, request):
+        """One served call: the inputs as the region holds them (the client's bytes, batched and
+        padded by the server), through the callable the points timed; the outputs written back.
+        With measure_memory, the most resident memory the call added (serve bounds a call by it)."""
+        if not hasattr(self, "in_region"):
+            self.in_region, self.out_region = shared_region.Region(), shared_region.Region()
+        try:
+            region = self.in_region.mapped(request["region"], request["region_size"])
+            inputs = shared_region.read_tensors(region, request["inputs"])
+        except (OSError, ValueError) as e:
+            raise JobError(ErrorKind.PROTOCOL, f"the call's inputs in '{request['region']}': "
+                                               f"{concise(e)}")
+        inputs = tuple(t.to(self.device) for t in inputs)
+        measure = request["measure_memory"]
+        if measure:
+            release_free_memory()
+            before = resident_bytes()
+            reset_high_water()
+        try:
+            outputs = self.fn(*inputs)
+            self.sync()
+        except Exception as e:
+            if is_out_of_memory(e):
+                raise JobError(ErrorKind.RESOURCE_LIMIT, f"out of memory: {concise(e)}")
+            raise JobError(ErrorKind.WORKLOAD, f"the model failed on "
+                                               f"{_child.describe_tensors(inputs)}: {concise(e)}")
+        peak = max(0, resident_high_water_bytes() - before) if measure else 0
+        del inputs
+        entries, size = shared_region.write_tensors(self.out_region, request["outputs"],
+                                                    _child.flatten(outputs))
+        return {"outputs": entries, "region_size": size, "peak_bytes": peak}
+
 
 def error(kind, message):
     """The error reply: kind is an ErrorKind, said by its name in the table."""
@@ -553,6 +601,8 @@ PYTHON_SIDE_REQUEST = {"slot": int, "model_kind": str, "model": str, "inputs": s
                        "tf32": str, "compile_artifacts": str, "calibration": str}
 PYTHON_BLOCK_REQUEST = {"slot": int, "iterations": int}
 PYTHON_FINISH_REQUEST = {"slot": int, "outputs": str, "padding_check": str, "padding_outputs": str}
+PYTHON_CALL_REQUEST = {"slot": int, "region": str, "region_size": int, "inputs": list,
+                       "outputs": str, "measure_memory": bool}
 WIRE_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
               dict: "object"}
 
@@ -677,15 +727,27 @@ def serve(lines, out):
             side = open_slot(job, done["slot"])
             del sides[done["slot"]]
             return side.finish(done["outputs"], done["padding_check"], done["padding_outputs"])
+        if job == "python-call":
+            call = fields(request, PYTHON_CALL_REQUEST)
+            return open_slot(job, call["slot"]).call(call)
         if not sides:
             raise JobError(ErrorKind.PROTOCOL, f"this worker starts with a python-side job, not "
                                        f"'{job}'")
         raise JobError(ErrorKind.PROTOCOL, f"unknown side job '{job}'")
 
     for line in lines:
-        if not send(answer_of(lambda: step(line))):
+        if not send(answer_of(lambda: step(line))) and not serving_call(line):
             return 1
     return 0
+
+
+def serving_call(line):
+    """Whether a request is a served call: one that fails (a request the model rejects) is
+    answered, and the worker goes on serving."""
+    try:
+        return json.loads(line).get("job") == "python-call"
+    except (ValueError, AttributeError):
+        return False
 
 
 def run(serve_lines, name):

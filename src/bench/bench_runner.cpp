@@ -203,6 +203,14 @@ void load_runtime_form(const Session& s, const Runtime& runtime, const WorkloadT
   w.model->to(s.device);
 }
 
+// A configuration run elsewhere (serve's Python worker) is applied there; here only what shapes
+// the inputs it is fed: the batch, and the stream's padding and batching policy.
+void shape_inputs(const ResolvedConfiguration& config, Workload& w) {
+  if (const ResolvedKnob& batch = config.knob("batch"); batch.applicable)
+    find_knob("batch").prepare(batch.value, w);
+  if (w.stream_recipe) w.stream_recipe->policy = stream_policy_of(config, w.stream_recipe->policy);
+}
+
 void apply_configuration(const ResolvedConfiguration& config, const Runtime& runtime,
                          Workload& w) {
   // The python runtime's knobs mean what PyTorch in Python makes of them: never applied here.
@@ -692,7 +700,8 @@ c10::Device resolve_device(const std::string& requested) {
   return device;
 }
 
-ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
+ConfiguredWorkload open_configured_workload(const BenchOptions& options,
+                                            const RemoteModelMaker& remote) {
   validate(options);
   const Session s = open_session(options);
   ConfiguredWorkload c;
@@ -703,7 +712,11 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
   c.config = resolve(options.config, traits);
   const Runtime& runtime = runtime_of(c.config, traits);
   load_runtime_form(s, runtime, traits, c.workload);
-  apply_configuration(c.config, runtime, c.workload);
+  const bool elsewhere = runtime.worker() != RuntimeWorker::kCpp && remote;
+  if (elsewhere)
+    shape_inputs(c.config, c.workload);
+  else
+    apply_configuration(c.config, runtime, c.workload);
   const WorkloadTraits view = runtime.view(traits);
   c.batch_min = view.dynamic_batch ? std::max<long long>(1, view.batch_min) : view.default_batch;
   c.batch_max = view.dynamic_batch ? view.batch_max : view.default_batch;
@@ -716,6 +729,12 @@ ConfiguredWorkload open_configured_workload(const BenchOptions& options) {
                      : s.spec       ? make_inputs(*s.spec, batch, s.seed)
                                     : s.file_inputs;
   for (const auto& v : given) c.given_inputs.push_back(v.toTensor());
+  if (elsewhere) {
+    // What runs elsewhere is fed what a client sends, on the CPU: its runtime converts them.
+    c.workload.inputs.assign(given.begin(), given.end());
+    c.workload.device = c10::Device(c10::kCPU);
+    c.workload.model = remote(c.config, traits, c.workload);
+  }
   if (s.spec)
     for (const auto& t : s.spec->tensors) {
       std::vector<std::int64_t> longest, shortest;

@@ -1,6 +1,7 @@
 #include "torchperf/report/apply_snippets.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -350,6 +351,29 @@ std::string python_snippet(const RunResults& r, const std::string& key, const st
   return py;
 }
 
+// What serve needs of the tune besides the configuration (issue 84): the --dim, the caller's
+// module, the calibration, and the winner's figures as tuned (its last full measurement, else its
+// brief one) for the start-up line to compare with.
+void describe_tuned(const RunResults& r, const std::string& key, ConfigurationFile& file) {
+  if (r.experiment.contains("dims") && r.experiment.at("dims").is_array())
+    for (const auto& d : r.experiment.at("dims"))
+      if (d.is_string()) file.dims.push_back(d.get<std::string>());
+  file.python_module = string_field(r.experiment, "python_module");
+  file.calibration_file = string_field(r.experiment, "calibration_file");
+  const PointResult* best = nullptr;
+  for (const auto& p : r.points)
+    if (p.key == key && p.status == PointStatus::kOk && (!best || best->brief || !p.brief))
+      best = &p;
+  if (!best) return;
+  const PointMetrics& m = best->metrics;
+  file.tuned.samples_per_s = m.throughput;
+  file.tuned.low = m.throughput_low;
+  file.tuned.high = m.throughput_high;
+  file.tuned.tokens_per_s = std::isfinite(m.tokens_per_s) ? m.tokens_per_s : 0;
+  file.tuned.latency_p50_ms = m.latency_p50_ms;
+  file.tuned.batch = m.batch;
+}
+
 }  // namespace
 
 ApplySnippets make_apply_snippets(const RunAnalysis& a) {
@@ -373,6 +397,7 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   s.config.device = string_field(r.experiment, "device", "auto");
   s.config.source = r.journal;
   s.config.evidence = a.winner_evidence;
+  describe_tuned(r, key, s.config);
   s.config_json = to_json(s.config).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   s.python_first = runtime_of_key(key).worker() == RuntimeWorker::kPython;
   const std::vector<TensorExample> tensors = example_tensors(r, batch);

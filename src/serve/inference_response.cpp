@@ -69,7 +69,10 @@ json tensor_entry(const WireTensor& t, bool binary, std::string& raw) {
 namespace {
 
 json spec_json(const WireTensorSpec& s) {
-  return {{"name", s.name}, {"datatype", to_string(s.type)}, {"shape", s.shape}};
+  json j = {{"name", s.name}, {"datatype", to_string(s.type)}, {"shape", s.shape}};
+  // Not the protocol's: clients that do not know it ignore it.
+  if (s.values.size() == 2) j["torchperf_values"] = s.values;
+  return j;
 }
 
 }  // namespace
@@ -116,6 +119,9 @@ std::vector<WireTensorSpec> read_specs(const json& j, const char* field) {
     specs.push_back({t.at("name").get<std::string>(),
                      parse_wire_type(t.at("datatype").get<std::string>()),
                      t.at("shape").get<std::vector<std::int64_t>>()});
+    if (t.contains("torchperf_values") && t.at("torchperf_values").is_array() &&
+        t.at("torchperf_values").size() == 2)
+      specs.back().values = t.at("torchperf_values").get<std::vector<double>>();
   }
   return specs;
 }

@@ -103,6 +103,7 @@ struct InferenceServer::Impl {
   bool stop_requested = false;
   bool listening_ended = false;
   std::atomic<bool> ready{false};
+  socket_t listening_socket = INVALID_SOCKET;  // the socket httplib listens on (set at bind)
 
   const ModelSignature& signature() const { return instances.front()->signature(); }
   std::size_t http_threads() const {
@@ -374,9 +375,10 @@ InferenceServer::InferenceServer(ServerOptions options,
   s.http.set_tcp_nodelay(true);
   // httplib's default sets SO_REUSEPORT, with which a second server binds a port in use and the
   // two share its connections. SO_REUSEADDR alone: a restart may reuse a port in TIME_WAIT.
-  s.http.set_socket_options([](socket_t sock) {
+  s.http.set_socket_options([&s](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    s.listening_socket = sock;
   });
   s.http.set_keep_alive_max_count(100000);
   const std::size_t threads = s.http_threads();
@@ -396,6 +398,11 @@ int InferenceServer::bind() {
         fmt::format("cannot listen on {}:{} (in use, or not an address of this "
                     "machine)",
                     s.options.host, s.options.port));
+  // httplib 0.11 listens with a backlog of 5: 200 clients connecting at once saw 44 connections
+  // reset before the accept loop took them (issue 84). Listening again on the same socket sets
+  // the kernel's backlog to the system's largest; every connection is then accepted and answered
+  // (a full queue answers 503).
+  if (s.listening_socket != INVALID_SOCKET) ::listen(s.listening_socket, SOMAXCONN);
   return s.options.port;
 }
 

@@ -18,14 +18,48 @@
 #include "torchperf/error.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/serve/inference_request.h"
+#include "torchperf/serve/request_samples.h"
 
 namespace torchperf {
 namespace {
 
 constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
 
-// Values a model takes: unit normal floats, zeros for integers (a valid index into any table).
-// A varying dimension past the batch takes length; the batch is 1.
+template <typename T>
+void put(WireTensor& t, std::size_t i, T v) {
+  std::memcpy(t.bytes.data() + i * sizeof v, &v, sizeof v);
+}
+
+// Value i of t as its datatype holds it (16-bit floats: bf16 as a float's upper half; fp16
+// left 0, which every model takes).
+void put_value(WireTensor& t, std::size_t i, double v) {
+  switch (t.type) {
+    case WireType::kFp32: return put(t, i, static_cast<float>(v));
+    case WireType::kFp64: return put(t, i, v);
+    case WireType::kBf16: {
+      const float f = static_cast<float>(v);
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &f, sizeof f);
+      return put(t, i, static_cast<std::uint16_t>(bits >> 16));
+    }
+    case WireType::kInt64: return put(t, i, static_cast<std::int64_t>(v));
+    case WireType::kInt32: return put(t, i, static_cast<std::int32_t>(v));
+    case WireType::kInt16: return put(t, i, static_cast<std::int16_t>(v));
+    case WireType::kInt8: return put(t, i, static_cast<std::int8_t>(v));
+    case WireType::kUint8: return put(t, i, static_cast<std::uint8_t>(v));
+    case WireType::kBool: return put(t, i, static_cast<std::uint8_t>(v != 0));
+    case WireType::kFp16: return;
+  }
+}
+
+bool integral(WireType t) {
+  return t != WireType::kFp32 && t != WireType::kFp64 && t != WireType::kBf16 &&
+         t != WireType::kFp16;
+}
+
+// Values a model takes: those its metadata says (`torchperf_values`: token ids drawn from the
+// vocabulary, a mask of ones, issue 84), else unit normal floats and zeros for integers (a valid
+// index into any table). A varying dimension past the batch takes length; the batch is 1.
 WireTensor sample_tensor(const WireTensorSpec& spec, std::mt19937_64& rng, std::int64_t length = 1) {
   WireTensor t;
   t.name = spec.name;
@@ -37,17 +71,17 @@ WireTensor sample_tensor(const WireTensorSpec& spec, std::mt19937_64& rng, std::
     n *= static_cast<std::size_t>(t.shape.back());
   }
   t.bytes.assign(n * element_size(spec.type), 0);
-  std::normal_distribution<float> normal;
-  if (spec.type == WireType::kFp32) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const float v = normal(rng);
-      std::memcpy(t.bytes.data() + i * sizeof v, &v, sizeof v);
-    }
-  } else if (spec.type == WireType::kFp64) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const double v = normal(rng);
-      std::memcpy(t.bytes.data() + i * sizeof v, &v, sizeof v);
-    }
+  if (spec.values.size() == 2 && integral(spec.type)) {
+    const auto low = static_cast<std::int64_t>(std::ceil(spec.values[0]));
+    const auto high = std::max(low, static_cast<std::int64_t>(std::ceil(spec.values[1])) - 1);
+    std::uniform_int_distribution<std::int64_t> draw(low, high);
+    for (std::size_t i = 0; i < n; ++i) put_value(t, i, static_cast<double>(draw(rng)));
+  } else if (spec.values.size() == 2) {
+    std::uniform_real_distribution<double> draw(spec.values[0], spec.values[1]);
+    for (std::size_t i = 0; i < n; ++i) put_value(t, i, draw(rng));
+  } else if (!integral(spec.type)) {
+    std::normal_distribution<double> normal;
+    for (std::size_t i = 0; i < n; ++i) put_value(t, i, normal(rng));
   }
   return t;
 }
@@ -162,6 +196,8 @@ void validate(const LoadOptions& o) {
     throw UsageError("--connections: expected at least 1");
   if (o.concurrency > 4096 || o.connections > 4096)
     throw UsageError("--concurrency/--connections: at most 4096 clients");
+  if (o.lengths && !o.inputs_file.empty())
+    throw UsageError("--dim and --inputs-file: choose one (real samples bring their own lengths)");
 }
 
 LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
@@ -171,16 +207,17 @@ LoadRun run_load(const LoadOptions& options, const LoadProgress& progress) {
 
 namespace {
 
-// The requests a run sends: one built per distinct length (--dim), request i of lengths[i % n].
+// The requests a run sends: request i sends requests[order[i % n]], of lengths[i % n] (0: none).
+// One request per distinct length (--dim), or one per real sample (--inputs-file).
 struct RequestBook {
+  std::vector<Request> requests;
+  std::vector<std::size_t> order{0};
   std::vector<std::int64_t> lengths{0};
-  std::map<std::int64_t, Request> requests;
+  const Request& request(std::size_t i) const { return requests[order[i % order.size()]]; }
+  std::int64_t length(std::size_t i) const { return lengths[i % lengths.size()]; }
 };
 
-Request request_of(const LoadOptions& o, const LoadRun& run, std::mt19937_64& rng,
-                   std::int64_t length) {
-  std::vector<WireTensor> inputs;
-  for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng, length));
+Request request_of(const LoadOptions& o, std::vector<WireTensor> inputs) {
   const bool binary =
       o.binary || std::any_of(inputs.begin(), inputs.end(), [](const WireTensor& t) {
         return t.type == WireType::kFp16 || t.type == WireType::kBf16;
@@ -195,11 +232,28 @@ Request request_of(const LoadOptions& o, const LoadRun& run, std::mt19937_64& rn
   return request;
 }
 
+Request generated_request(const LoadOptions& o, const LoadRun& run, std::mt19937_64& rng,
+                          std::int64_t length) {
+  std::vector<WireTensor> inputs;
+  for (const auto& spec : run.signature.inputs) inputs.push_back(sample_tensor(spec, rng, length));
+  return request_of(o, std::move(inputs));
+}
+
 RequestBook book_requests(const LoadOptions& o, const LoadRun& run, std::size_t scheduled) {
   std::mt19937_64 rng(o.arrivals.seed);
   RequestBook book;
+  if (!o.inputs_file.empty()) {
+    book.order.clear();
+    book.lengths.clear();
+    for (auto& sample : request_samples(o.inputs_file, run.signature.inputs)) {
+      book.order.push_back(book.requests.size());
+      book.lengths.push_back(sample.length);
+      book.requests.push_back(request_of(o, std::move(sample.inputs)));
+    }
+    return book;
+  }
   if (!o.lengths) {
-    book.requests.emplace(0, request_of(o, run, rng, 1));
+    book.requests.push_back(generated_request(o, run, rng, 1));
     return book;
   }
   const bool varies = std::any_of(
@@ -212,8 +266,15 @@ RequestBook book_requests(const LoadOptions& o, const LoadRun& run, std::size_t 
                                  "the batch (serve it with --dim)",
                                  o.lengths->text, o.model, o.url));
   book.lengths = o.lengths->draw(std::max<std::size_t>(scheduled, 4096), o.arrivals.seed);
-  for (const auto l : book.lengths)
-    if (!book.requests.count(l)) book.requests.emplace(l, request_of(o, run, rng, l));
+  book.order.clear();
+  std::map<std::int64_t, std::size_t> built;
+  for (const auto l : book.lengths) {
+    if (!built.count(l)) {
+      built[l] = book.requests.size();
+      book.requests.push_back(generated_request(o, run, rng, l));
+    }
+    book.order.push_back(built[l]);
+  }
   return book;
 }
 
@@ -273,8 +334,8 @@ struct Flight {
     std::vector<RequestRecord> mine;
     while (const auto request = next_request()) {
       const auto [i, due] = *request;
-      const std::int64_t length = book.lengths[i % book.lengths.size()];
-      RequestRecord rec = send(*client, book.requests.at(length), o, time, start, due);
+      const std::int64_t length = book.length(i);
+      RequestRecord rec = send(*client, book.request(i), o, time, start, due);
       rec.length = length;
       if (rec.outcome == RequestOutcome::kConnection) {
         // One retry on a fresh connection tells a closed keep-alive from a server that is gone.

@@ -1,5 +1,7 @@
 #include "torchperf/serve/torch_model_runner.h"
 
+#include "torch_wire.h"
+
 #include <torch/script.h>
 
 #include <fmt/format.h>
@@ -24,32 +26,10 @@
 #include "torchperf/compat/torch_compat.h"
 #include "torchperf/runtime/cuda_graph_model.h"
 #include "torchperf/sweep/objective.h"
+#include "torchperf/worker/python_served_model.h"
 
 namespace torchperf {
 namespace {
-
-struct TypePair {
-  WireType wire;
-  at::ScalarType torch;
-};
-constexpr TypePair kTypes[] = {{WireType::kBool, at::kBool},  {WireType::kUint8, at::kByte},
-                               {WireType::kInt8, at::kChar},  {WireType::kInt16, at::kShort},
-                               {WireType::kInt32, at::kInt},  {WireType::kInt64, at::kLong},
-                               {WireType::kFp16, at::kHalf},  {WireType::kBf16, at::kBFloat16},
-                               {WireType::kFp32, at::kFloat}, {WireType::kFp64, at::kDouble}};
-
-at::ScalarType torch_type(WireType type) {
-  for (const auto& p : kTypes)
-    if (p.wire == type) return p.torch;
-  throw std::logic_error("torch_type: unmapped wire type");
-}
-
-WireType wire_type_of(at::ScalarType type, const std::string& what) {
-  for (const auto& p : kTypes)
-    if (p.torch == type) return p.wire;
-  throw WorkloadError(fmt::format("{} is a {} tensor, which the inference protocol cannot carry",
-                                  what, c10::toString(type)));
-}
 
 // 16-bit floats go back as FP32: the client sent FP32 and should not learn the precision knob.
 at::Tensor to_wire(const at::Tensor& t) {
@@ -151,6 +131,9 @@ class TorchModelRunner final : public ModelRunner {
           if (w_.longest[i][d] > 0) spec.shape[d + 1] = -1;
         }
       }
+      if (w_.workload.spec && i < w_.workload.spec->tensors.size() &&
+          w_.workload.spec->tensors[i].has_range)
+        spec.values = {w_.workload.spec->tensors[i].low, w_.workload.spec->tensors[i].high};
       signature_.inputs.push_back(std::move(spec));
       fed_.push_back({fed.scalar_type(), fed.dim() == 4 && !fed.is_contiguous() &&
                                              fed.is_contiguous(at::MemoryFormat::ChannelsLast)});
@@ -178,6 +161,7 @@ class TorchModelRunner final : public ModelRunner {
           {name, wire_type_of(out.scalar_type(), name), batched_shape(out)});
     }
     signature_.graphs = dynamic_cast<CudaGraphModel*>(w_.workload.model.get()) != nullptr;
+    if (remote_) signature_.start = remote_->describe();
     if (const auto* ep = w_.workload.model->as_exported(); ep && ep->compiled())
       signature_.start = describe_start(ep->compiled()->cache_hit, ep->compiled()->compile_s,
                                         ep->compiled()->rebuilt_because);
@@ -185,12 +169,17 @@ class TorchModelRunner final : public ModelRunner {
     if (!w_.workload.stream_recipe) return;
     describe_lengths();
     check_padding(outputs);
+    // An output dimension that grows with a named length varies as it does (the metadata's -1).
+    for (std::size_t o = 0; o < follows_.size() && o < signature_.outputs.size(); ++o)
+      for (std::size_t d = 1; d < follows_[o].size() && d < signature_.outputs[o].shape.size(); ++d)
+        if (!follows_[o][d].empty()) signature_.outputs[o].shape[d] = -1;
   }
 
   const ModelSignature& signature() const override { return signature_; }
 
+  // A model served in the Python worker has its process state there (its threads, its flags).
   void enter_thread() override {
-    process_undo_ = enter_scope(w_.config, w_.workload, KnobScope::kProcess);
+    if (!remote_) process_undo_ = enter_scope(w_.config, w_.workload, KnobScope::kProcess);
   }
   void exit_thread() override {
     if (process_undo_) process_undo_();
@@ -315,10 +304,13 @@ class TorchModelRunner final : public ModelRunner {
       for (std::size_t i = 0; i < inputs.size() && i < signature_.inputs.size(); ++i)
         c.wire += static_cast<double>(inputs[i].toTensor().numel()) *
                   static_cast<double>(element_size(signature_.inputs[i].type));
+      // In the Python worker the call's memory is the worker's to read (its peak over what it
+      // held before), not this process's allocator's.
+      if (remote_) remote_->measure_next_call();
       for (const at::Tensor& out : forward(inputs))
         c.wire += static_cast<double>(out.numel()) * kAnswerBytesPerValue;
       compat::synchronize(device, w_.workload.device.index());
-      c.peak = static_cast<double>(peak.peak_bytes());
+      c.peak = static_cast<double>(remote_ ? remote_->last_call_bytes() : peak.peak_bytes());
       return c;
     };
     auto& m = signature_.call_memory;
@@ -337,6 +329,8 @@ class TorchModelRunner final : public ModelRunner {
       m.answer_bytes_per_token = std::max(0.0, many.wire / t2);
       if (device == compat::DeviceKind::kCuda)
         m.cuda_device = std::max<int>(0, w_.workload.device.index());
+      if (remote_ && remote_->device().rfind("cuda", 0) == 0)
+        m.cuda_device = std::max<int>(0, c10::Device(remote_->device()).index());
       m.measured = fmt::format("calls of {} and {} rows{}", rows, more,
                                length > 0 ? fmt::format(" at length {}", length) : "");
     } catch (const std::exception& e) {
@@ -495,7 +489,8 @@ class TorchModelRunner final : public ModelRunner {
   }
 
   PreparedShapes prepare_shapes(const ShapePlan& plan) override {
-    ScopeExit process(enter_scope(w_.config, w_.workload, KnobScope::kProcess));
+    ScopeExit process(remote_ ? Undo([] {})
+                              : enter_scope(w_.config, w_.workload, KnobScope::kProcess));
     PreparedShapes p;
     // Padding a call up is allowed where padding was checked (lengths merge, or none varies) and
     // one length names the shape: a second named dimension would make shapes the plan cannot
@@ -562,6 +557,7 @@ class TorchModelRunner final : public ModelRunner {
   // Memory the prepared shapes take: the CUDA allocator's reserved bytes (graph pools included),
   // else the process's resident memory.
   std::int64_t memory_now() const {
+    if (remote_) return remote_->resident_bytes();
     if (w_.workload.device.is_cuda()) {
       const std::int64_t reserved =
           compat::cuda_reserved_bytes(std::max<int>(0, w_.workload.device.index()));
@@ -627,11 +623,14 @@ class TorchModelRunner final : public ModelRunner {
   };
 
   std::vector<at::Tensor> forward(const std::vector<c10::IValue>& inputs) {
+    if (remote_) return flatten_output(remote_->forward(inputs));  // its scopes are the worker's
     ScopeExit call(enter_scope(w_.config, w_.workload, KnobScope::kCall));
     return flatten_output(w_.workload.model->forward(inputs));
   }
 
   ConfiguredWorkload w_;
+  // The model served in the Python worker (a Python or engine configuration), else null.
+  PythonServedModel* remote_ = dynamic_cast<PythonServedModel*>(w_.workload.model.get());
   ModelSignature signature_;
   std::vector<Fed> fed_;
   std::string first_name_;  // the named dimension requests are queued and padded by
@@ -644,6 +643,33 @@ class TorchModelRunner final : public ModelRunner {
 };
 
 }  // namespace
+
+namespace {
+
+struct TypePair {
+  WireType wire;
+  at::ScalarType torch;
+};
+constexpr TypePair kTypes[] = {{WireType::kBool, at::kBool},  {WireType::kUint8, at::kByte},
+                               {WireType::kInt8, at::kChar},  {WireType::kInt16, at::kShort},
+                               {WireType::kInt32, at::kInt},  {WireType::kInt64, at::kLong},
+                               {WireType::kFp16, at::kHalf},  {WireType::kBf16, at::kBFloat16},
+                               {WireType::kFp32, at::kFloat}, {WireType::kFp64, at::kDouble}};
+
+}  // namespace
+
+at::ScalarType torch_type(WireType type) {
+  for (const auto& p : kTypes)
+    if (p.wire == type) return p.torch;
+  throw std::logic_error("torch_type: unmapped wire type");
+}
+
+WireType wire_type_of(at::ScalarType type, const std::string& what) {
+  for (const auto& p : kTypes)
+    if (p.torch == type) return p.wire;
+  throw WorkloadError(fmt::format("{} is a {} tensor, which the inference protocol cannot carry",
+                                  what, c10::toString(type)));
+}
 
 std::string describe_start(bool cache_hit, double compile_s, const std::string& rebuilt_because) {
   if (cache_hit) return "warm: its AOTInductor package from the cache";
@@ -671,10 +697,23 @@ std::vector<std::unique_ptr<ModelRunner>> load_model_instances(const BenchOption
   if (count == 0) throw UsageError("--instances: expected at least 1");
   std::vector<std::unique_ptr<ModelRunner>> instances;
   for (std::size_t i = 0; i < count; ++i) {
-    ConfiguredWorkload w = open_configured_workload(options);
+    // A Python or engine configuration runs in a Python worker per instance, prepared there as
+    // its tune's point was (issue 84): what is served is what was measured.
+    const RemoteModelMaker in_python = [&](const ResolvedConfiguration& config,
+                                           const WorkloadTraits& traits, const Workload& w) {
+      std::vector<at::Tensor> example;
+      for (const auto& v : w.inputs) example.push_back(v.toTensor());
+      return std::make_unique<PythonServedModel>(options, config, options.config, traits, example,
+                                                 w.model->input_names(),
+                                                 w.model->required_inputs(),
+                                                 "serve-" + std::to_string(i));
+    };
+    ConfiguredWorkload w = open_configured_workload(options, in_python);
     // Worker knobs (allocator, BLAS, OpenMP variables) take at process start: the caller started
     // this process with their environment; check from inside that they took.
-    if (i == 0 && !worker_knobs_named(options.config).empty()) confirm_worker_knobs(w.config);
+    if (i == 0 && !dynamic_cast<PythonServedModel*>(w.workload.model.get()) &&
+        !worker_knobs_named(options.config).empty())
+      confirm_worker_knobs(w.config);
     instances.push_back(std::make_unique<TorchModelRunner>(std::move(w)));
   }
   return instances;

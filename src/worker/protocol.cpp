@@ -223,6 +223,15 @@ void read_wire(const json& j, SampleSet& s) {
   s = sample_set_from_json(j, SamplingOptions{}.confidence);
 }
 
+void to_json(json& j, const RegionTensor& t) {
+  j = {{"dtype", t.dtype}, {"shape", t.shape}, {"offset", t.offset}};
+}
+void from_json(const json& j, RegionTensor& t) {
+  t.dtype = j.at("dtype").get<std::string>();
+  t.shape = j.at("shape").get<std::vector<std::int64_t>>();
+  t.offset = j.at("offset").get<std::int64_t>();
+}
+
 json worker_protocol_schema() {
   json schema = {{"protocol", kWorkerProtocolVersion}, {"jobs", json::object()}};
   add_to_schema<DescribeRequest, DescribeReply>(schema);
@@ -235,6 +244,7 @@ json worker_protocol_schema() {
   add_to_schema<PythonSideRequest, PythonSideReady>(schema, "ready");
   add_to_schema<PythonBlockRequest, PythonBlockReply>(schema);
   add_to_schema<PythonFinishRequest, PythonFinishReply>(schema);
+  add_to_schema<PythonCallRequest, PythonCallReply>(schema);
   // torch.compile's modes, which the Python side mirrors (python/torchperf/compile_modes.py).
   json& modes = schema["compile_modes"] = json::object();
   for (const CompileMode& m : compile_modes())

@@ -134,6 +134,35 @@ void read_ready(Measurement& m, const PythonSideReady& ready, const std::string&
 
 }  // namespace
 
+PythonSideRequest python_side_request(const BenchOptions& options,
+                                      const ResolvedConfiguration& config,
+                                      const WorkloadTraits& traits) {
+  const Runtime& runtime = runtime_of(config, traits);
+  PythonSideRequest side;
+  std::tie(side.model_kind, side.model) = python_model(options, runtime, config, traits);
+  side.graph = config.value("graph");
+  side.precision = config.value("precision");
+  side.format = config.knob("format").applicable ? config.value("format") : "contiguous";
+  side.grad = config.value("grad");
+  side.threads = std::stoll(config.value("threads"));
+  side.interop_threads = 0;
+  side.device = resolve_device(options.device).str();
+  side.cudnn_benchmark = config.value("cudnn_benchmark");
+  side.tf32 = config.value("tf32");
+  side.calibration = options.calibration_file;
+  return side;
+}
+
+ChildEnvironment python_side_environment(const BenchOptions& options,
+                                         const ResolvedConfiguration& config,
+                                         const Configuration& requested,
+                                         const WorkloadTraits& traits) {
+  ChildEnvironment environment = with_python_path(worker_environment(requested));
+  if (runtime_of(config, traits).form(traits) == ModelForm::kProgram)
+    share_inductor_cache(environment, open_model(options.model)->program_path());
+  return environment;
+}
+
 std::string compile_artifacts_path(const std::string& log_dir, const std::string& log_prefix) {
   return (fs::absolute(log_dir) / (log_prefix + ".compile_cache.bin")).string();
 }
@@ -192,20 +221,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   expected_ = load_saved_outputs(reference);
   const std::vector<c10::IValue> input_values = read_inputs(inputs);
 
-  PythonSideRequest side;
-  std::tie(side.model_kind, side.model) =
-      python_model(options, runtime, config_, description.traits);
+  PythonSideRequest side = python_side_request(options, config_, description.traits);
   side.inputs = inputs;
-  side.graph = config_.value("graph");
-  side.precision = config_.value("precision");
-  side.format = config_.knob("format").applicable ? config_.value("format") : "contiguous";
-  side.grad = config_.value("grad");
-  side.threads = std::stoll(config_.value("threads"));
-  side.interop_threads = 0;
-  side.device = resolve_device(options.device).str();
-  side.cudnn_benchmark = config_.value("cudnn_benchmark");
-  side.tf32 = config_.value("tf32");
-  side.calibration = options.calibration_file;
 
   base_.model = description.model;
   base_.inputs = describe_inputs(input_values);
@@ -231,9 +248,8 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
     }
   }
 
-  ChildEnvironment environment = with_python_path(worker_environment(requested));
-  if (runtime.form(description.traits) == ModelForm::kProgram)
-    share_inductor_cache(environment, open_model(options.model)->program_path());
+  const ChildEnvironment environment =
+      python_side_environment(options, config_, requested, description.traits);
   // What torch.compile compiled, saved beside the log: tune keeps its winner's for apply.
   side.compile_artifacts = compile_artifacts_path(run.log_dir, run.log_prefix);
   log_ = run.log_dir + "/" + run.log_prefix + "-" + name + ".log";

@@ -188,8 +188,9 @@ TEST(BadInputsTest, AnEngineNotInstalledOrUnableToRunTheModelIsOneLineWithItsExi
       {"TORCHPERF_ENGINES=none \"$TORCHPERF\" bench builtin:mlp --runtime onnxruntime --quiet", 2,
        "ONNX Runtime is not installed in the Python worker's Python (pip install "
        "'torchperf[engines]'"},
-      {"\"$TORCHPERF\" serve builtin:mlp --config runtime=openvino --port 0", 2,
-       "serve runs the model in C++"},
+      {"TORCHPERF_ENGINES=none \"$TORCHPERF\" serve builtin:mlp --config runtime=openvino "
+       "--port 0",
+       2, "OpenVINO is not installed in the Python worker's Python"},
       {"cd " + dir.string() + " && \"$TORCHPERF\" bench --from-python int16_model:Net --input 5 "
        "--runtime onnxruntime --time 0.2 --quiet",
        10, "ONNX Runtime could not load the converted model"},

@@ -48,6 +48,46 @@ TEST_F(ConfigurationFileTest, AWrittenFileReadsBackTheSame) {
   EXPECT_EQ(back.evidence, "2.3x over the baseline");
 }
 
+// Issue 84: what serve needs to host a tune's winner as it was tuned travels in the file (its
+// --dims, the Python API's module, the calibration, the tuned figures), and a saved folder's
+// files named relative to it are read beside it wherever the folder went.
+TEST_F(ConfigurationFileTest, WhatTheTuneMeasuredTravelsAndFilesBesideItAreFoundThere) {
+  const fs::path dir = fs::temp_directory_path() / ("torchperf-saved-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "model.pt2") << "x";
+  std::ofstream(dir / "module.pt") << "x";
+  ConfigurationFile f;
+  f.configuration = Configuration::parse("runtime=python,graph=compile");
+  f.model = "model.pt2";
+  f.dims = {"S=lognormal:40:0.9:4..512"};
+  f.python_module = "module.pt";
+  f.calibration_file = "/elsewhere/calibration.pt";
+  f.tuned.samples_per_s = 812.5;
+  f.tuned.low = 800;
+  f.tuned.high = 825;
+  f.tuned.tokens_per_s = 31000;
+  f.tuned.latency_p50_ms = 9.75;
+  f.tuned.batch = 8;
+  std::ofstream(dir / "winner.json") << to_json(f).dump(2);
+  const ConfigurationFile back = read_configuration_file((dir / "winner.json").string());
+  EXPECT_EQ(back.model, (dir / "model.pt2").string());
+  EXPECT_EQ(back.python_module, (dir / "module.pt").string());
+  EXPECT_EQ(back.calibration_file, "/elsewhere/calibration.pt");
+  EXPECT_EQ(back.dims, f.dims);
+  EXPECT_DOUBLE_EQ(back.tuned.samples_per_s, 812.5);
+  EXPECT_DOUBLE_EQ(back.tuned.low, 800);
+  EXPECT_DOUBLE_EQ(back.tuned.high, 825);
+  EXPECT_DOUBLE_EQ(back.tuned.tokens_per_s, 31000);
+  EXPECT_DOUBLE_EQ(back.tuned.latency_p50_ms, 9.75);
+  EXPECT_EQ(back.tuned.batch, 8);
+  // A file of a plain tune says none of it, and reads as before.
+  const nlohmann::json plain = to_json(ConfigurationFile{});
+  EXPECT_FALSE(plain.contains("dims") || plain.contains("tuned") || plain.contains("python_module"));
+  fs::remove_all(dir);
+  expect_refused(R"({"kind":"configuration","schema_version":1,"configuration":"","dims":"S=4..8"})",
+                 "'dims' must be a list of strings");
+}
+
 TEST_F(ConfigurationFileTest, BadFilesAreRefusedWithTheReason) {
   EXPECT_THROW(read_configuration_file("/nonexistent/winner.json"), ConfigError);
   expect_refused("{oops", "not a JSON object");

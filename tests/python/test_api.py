@@ -1107,3 +1107,22 @@ def test_int8_winners_are_quantized_here_as_measured_and_calibrated_on_the_saved
     with torch.no_grad():
         cosine = torch.nn.functional.cosine_similarity(fast(x).flatten(), model(x).flatten(), dim=0)
     assert cosine > 0.99
+
+
+def test_a_tune_from_python_sweeps_the_engines_installed_here_as_the_cli_does():
+    """Issue 84: torchperf.tune tried the Python runtimes only unless runtime= named the engines;
+    it sweeps each engine this Python has that runs on the tune's device."""
+    from torchperf.api import default_runtimes
+
+    both = {"onnxruntime": {"version": "1", "cuda": False}, "openvino": {"version": "1", "cuda": False}}
+    assert default_runtimes("cpu", both, False) == ["python", "onnxruntime", "openvino"]
+    assert default_runtimes(None, both, False) == ["python", "onnxruntime", "openvino"]
+    assert default_runtimes(None, {"openvino": {"version": "1", "cuda": False}}, False) == \
+        ["python", "openvino"]
+    # On CUDA: OpenVINO does not run there, ONNX Runtime only as its CUDA build.
+    assert default_runtimes(None, both, True) == ["python"]
+    assert default_runtimes("cuda:0", dict(both, onnxruntime={"version": "1", "cuda": True}),
+                            False) == ["python", "onnxruntime"]
+    assert default_runtimes("cpu", both, True) == ["python", "onnxruntime", "openvino"]
+    # What this venv has (requirements.txt pins both).
+    assert default_runtimes("cpu") == ["python", "onnxruntime", "openvino"]

@@ -93,6 +93,26 @@ def timed_block(worker, iterations, slot=0):
                        "iterations": iterations})
 
 
+def call(worker, folder, inputs, slot=0, measure_memory=False, region_name="in.region",
+         outputs_name="out.region"):
+    """A python-call: the inputs laid out in a region file as the server lays them out."""
+    from torchperf import shared_region
+
+    region = folder / region_name
+    entries, size = shared_region.write_tensors(shared_region.Region(), str(region), inputs)
+    (folder / outputs_name).touch()
+    return worker.ask({"protocol": 1, "job": "python-call", "slot": slot, "region": str(region),
+                       "region_size": size, "inputs": entries,
+                       "outputs": str(folder / outputs_name), "measure_memory": measure_memory})
+
+
+def called_outputs(folder, answer, outputs_name="out.region"):
+    from torchperf import shared_region
+
+    region = shared_region.Region().mapped(str(folder / outputs_name), answer["region_size"])
+    return [t.clone() for t in shared_region.read_tensors(region, answer["outputs"])]
+
+
 def saved_outputs(path):
     tensors, _ = torch.load(path)
     return tensors
@@ -351,6 +371,10 @@ def test_the_python_worker_speaks_the_fields_the_cpp_side_lists(files):
     assert set(block) - {"ok"} == set(schema["jobs"]["python-block"]["reply"])
     done = finish(worker, files["dir"] / "out.pt")
     assert set(done) - {"ok"} == set(schema["jobs"]["python-finish"]["reply"])
+    assert wire_types(python_worker.PYTHON_CALL_REQUEST) == schema["jobs"]["python-call"]["request"]
+    assert worker.ask(side("program", files["program"], files["inputs"]))["ok"]
+    called = call(worker, files["dir"], (torch.randn(4, 16),))  # the program's static batch
+    assert set(called) - {"ok"} == set(schema["jobs"]["python-call"]["reply"])
     worker.close()
 
 
@@ -514,3 +538,50 @@ def test_the_allocator_record_names_glibcs_tuned_variables_so_a_tuned_point_is_n
     assert tuned.startswith("glibc") or "malloc" in tuned.split(" (")[0]
     plain = worker.mapped_allocator({"HOME": "/"})
     assert "(" not in plain and "MALLOC" not in plain
+
+
+def test_a_served_call_reads_its_inputs_from_shared_memory_and_writes_its_outputs_there(files):
+    """Issue 84: serve hosts a Python winner in this worker; a call's tensors cross in files both
+    processes map, of any batch, and a call the model fails is answered without ending the
+    worker, which serves the next."""
+    worker = Worker()
+    # TorchScript: any batch (the fixture's program was exported at batch 4).
+    assert worker.ask(side("torchscript", files["torchscript"], files["inputs"]))["ok"]
+    folder = files["dir"]
+    model = torch.jit.load(files["torchscript"]).eval()
+    for rows in (1, 7, 3):
+        x = torch.randn(rows, 16)
+        answer = call(worker, folder, (x,))
+        assert answer["ok"], answer
+        assert answer["peak_bytes"] == 0  # not asked
+        (out,) = called_outputs(folder, answer)
+        with torch.no_grad():
+            assert torch.allclose(out, model(x), atol=1e-6)
+    refused = call(worker, folder, (torch.randn(2, 5),))
+    assert not refused["ok"] and refused["error"]["kind"] == "workload", refused
+    assert "float32[2, 5]" in refused["error"]["message"], refused
+    measured = call(worker, folder, (torch.randn(4096, 16),), measure_memory=True)
+    assert measured["ok"], measured
+    # 4096 x 8 fp32 outputs at least (the linear's, then relu's), counted by the worker.
+    assert measured["peak_bytes"] >= 4096 * 8 * 4, measured
+    worker.close()
+
+
+def test_a_region_holds_tensors_of_every_dtype_the_server_carries(tmp_path):
+    from torchperf import shared_region
+
+    tensors = [torch.arange(6, dtype=d).reshape(2, 3) for d in
+               (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+                torch.int32, torch.int16, torch.int8, torch.uint8)]
+    tensors += [torch.tensor([[True, False]]), torch.empty(0, 4)]
+    path = tmp_path / "region"
+    entries, size = shared_region.write_tensors(shared_region.Region(), str(path), tensors)
+    assert all(e["offset"] % shared_region.ALIGN == 0 for e in entries)
+    back = shared_region.read_tensors(shared_region.Region().mapped(str(path), size), entries)
+    for a, b in zip(tensors, back):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    with pytest.raises(ValueError, match="lies past the region"):
+        shared_region.read_tensors(shared_region.Region().mapped(str(path), size),
+                                   [{"dtype": "float32", "shape": [size], "offset": 0}])
+    with pytest.raises(ValueError, match="not a torch dtype"):
+        shared_region.dtype_of("Tensor")

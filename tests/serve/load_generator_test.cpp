@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
+#include <mutex>
+#include <set>
 #include <thread>
 
+#include "support/test_support.h"
 #include "torchperf/error.h"
+#include "torchperf/feed/length_distribution.h"
 #include "torchperf/serve/inference_server.h"
 
 namespace torchperf {
@@ -152,6 +157,99 @@ TEST(LoadGeneratorTest, AnUnknownModelIsAUsageErrorNamingIt) {
   }
 }
 
+// A server of token ids and their mask that keeps what it was sent.
+class RecordingRunner final : public ModelRunner {
+ public:
+  explicit RecordingRunner(std::vector<std::vector<WireTensor>>& seen) : seen_(seen) {
+    WireTensorSpec ids{"input_ids", WireType::kInt64, {-1, -1}};
+    ids.values = {5, 9};
+    WireTensorSpec mask{"attention_mask", WireType::kInt64, {-1, -1}};
+    mask.values = {1, 2};
+    signature_.inputs = {ids, mask};
+    signature_.outputs = {{"output0", WireType::kInt64, {-1, -1}}};
+  }
+  const ModelSignature& signature() const override { return signature_; }
+  std::vector<std::vector<WireTensor>> run(
+      const std::vector<const InferenceRequest*>& batch) override {
+    std::vector<std::vector<WireTensor>> out;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto* r : batch) {
+      seen_.push_back(r->inputs);
+      WireTensor t = r->inputs[0];
+      t.name = "output0";
+      out.push_back({t});
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<WireTensor>>& seen_;
+  ModelSignature signature_;
+  std::mutex mutex_;
+};
+
+std::vector<std::int64_t> values_of(const WireTensor& t) {
+  std::vector<std::int64_t> v(t.bytes.size() / sizeof(std::int64_t));
+  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  return v;
+}
+
+// Issue 84: load sent ids and masks of zeros (every request an all-padding sentence). It draws
+// token ids from the range the server's metadata says (its --input spec's), and a mask of ones;
+// with --inputs-file it replays real samples, by name, in the file's order.
+TEST(LoadGeneratorTest, TokenIdsComeFromTheServersRangeAndRealSamplesAreReplayed) {
+  std::vector<std::vector<WireTensor>> seen;
+  SteadyTimeSource clock;
+  ServerOptions so;
+  so.port = 0;
+  so.model_name = "tokens";
+  std::vector<std::unique_ptr<ModelRunner>> runners;
+  runners.push_back(std::make_unique<RecordingRunner>(seen));
+  InferenceServer server(so, std::move(runners), clock);
+  const int port = server.bind();
+  auto done = std::async(std::launch::async, [&] { server.serve(); });
+  LoadOptions o = open_loop("http://127.0.0.1:" + std::to_string(port), 100, 0.3);
+  o.model = "tokens";
+  o.lengths = parse_dim_option("S=4..12").distribution;
+  const LoadRun drawn = run_load(o);
+  EXPECT_EQ(ok_count(drawn), drawn.records.size());
+  ASSERT_FALSE(seen.empty());
+  std::set<std::int64_t> ids;
+  for (const auto& request : seen) {
+    for (const auto v : values_of(request[0])) ids.insert(v);
+    for (const auto v : values_of(request[1])) EXPECT_EQ(v, 1) << "a mask of ones";
+  }
+  EXPECT_GE(*ids.begin(), 5);
+  EXPECT_LE(*ids.rbegin(), 8);
+  EXPECT_GT(ids.size(), 1u) << "drawn, not one value";
+  // The fixture's 48 real samples (the mask first in each dict), in order, of their own lengths.
+  seen.clear();
+  o.lengths.reset();
+  o.inputs_file = testing::fixture("token_samples.pt");
+  o.concurrency = 1;
+  o.arrivals.duration_s = 0.5;
+  const LoadRun replayed = run_load(o);
+  ASSERT_GE(seen.size(), 48u);
+  ASSERT_GE(replayed.records.size(), 48u);
+  for (std::size_t i = 0; i < 48; ++i) {
+    const std::int64_t n = 3 + static_cast<std::int64_t>(i * 37) % 60;
+    EXPECT_EQ(seen[i][0].shape, (std::vector<std::int64_t>{1, n})) << "sample " << i;
+    EXPECT_EQ(values_of(seen[i][1]), std::vector<std::int64_t>(static_cast<std::size_t>(n), 1));
+  }
+  for (const auto& r : replayed.records) EXPECT_GT(r.length, 0) << "each sample's own length";
+  // A file of batched inputs, or one whose inputs the server lacks: refused, naming it.
+  o.inputs_file = testing::fixture("inputs_pair.pt");
+  try {
+    run_load(o);
+    ADD_FAILURE() << "a file of batched inputs was replayed";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds batched inputs, not samples"), std::string::npos)
+        << e.what();
+  }
+  server.stop();
+  done.get();
+}
+
 TEST(LoadGeneratorTest, BadOptionsAreRefusedNamingThem) {
   LoadOptions o = open_loop("localhost:8000", 10, 1);
   EXPECT_THROW(validate(o), UsageError);
@@ -166,6 +264,9 @@ TEST(LoadGeneratorTest, BadOptionsAreRefusedNamingThem) {
   EXPECT_THROW(validate(o), UsageError);
   o.model = "m";
   EXPECT_NO_THROW(validate(o));
+  o.lengths = parse_dim_option("S=4..8").distribution;
+  o.inputs_file = "samples.pt";
+  EXPECT_THROW(validate(o), UsageError) << "real samples bring their own lengths";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // so a served model is the model that was measured.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,8 +33,17 @@ struct ConfiguredWorkload {
   std::vector<std::vector<std::string>> dim_names;
 };
 
+// A model that runs the configuration elsewhere (serve's Python worker: worker/
+// python_served_model.h), made once the workload is open: the configuration is resolved, the
+// inputs are at its batch as a client sends them, and the model opened here is the one whose
+// input names it takes. Nothing of the configuration is applied in this process.
+using RemoteModelMaker = std::function<std::unique_ptr<Model>(
+    const ResolvedConfiguration& config, const WorkloadTraits& traits, const Workload& workload)>;
+
 // Throws as bench does: UsageError for bad options, ModelError for a model that cannot be
-// opened, RuntimeFailure naming the configuration when it cannot be applied.
-ConfiguredWorkload open_configured_workload(const BenchOptions& options);
+// opened, RuntimeFailure naming the configuration when it cannot be applied. A configuration
+// whose runtime runs in the Python worker needs `remote` (else UsageError).
+ConfiguredWorkload open_configured_workload(const BenchOptions& options,
+                                            const RemoteModelMaker& remote = nullptr);
 
 }  // namespace torchperf

@@ -34,6 +34,10 @@ struct WireTensorSpec {
   // that share a name must agree in its size.
   std::vector<std::int64_t> shortest = {};
   std::vector<std::string> dims = {};
+  // The values the model is fed, [low, high), where its input spec says (`@0..30522` token ids,
+  // `@1..2` a mask of ones): the metadata carries them (as "torchperf_values") so that `load`
+  // sends ids of the vocabulary, not zeros (issue 84). Empty: not said.
+  std::vector<double> values = {};
 };
 
 // GET /v2/models/NAME: the name, its one version, the platform and the tensors.

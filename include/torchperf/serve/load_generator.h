@@ -29,10 +29,15 @@ struct LoadOptions {
   // load --dim: each request's varying dimensions (-1 past the batch in the server's metadata)
   // take one length drawn from it, seeded; none: they take 1.
   std::optional<LengthDistribution> lengths;
+  // load --inputs-file: real samples (request_samples.h), request i the file's sample i (cycling),
+  // each of batch 1; "" none: values drawn as the server's metadata says (token ids in their
+  // range, a mask of ones), else unit normal floats and zeros.
+  std::string inputs_file;
 };
 
 // UsageError naming the option: a URL that is not http://HOST:PORT, an empty model, a closed
-// loop without a duration, no connections, a timeout that is not positive.
+// loop without a duration, no connections, a timeout that is not positive, --dim with
+// --inputs-file.
 void validate(const LoadOptions& options);
 
 struct LoadRun {

@@ -267,6 +267,51 @@ struct PythonFinishReply {
   }
 };
 
+// A tensor in a file both processes map (process/shared_region.h): its dtype as torch names it
+// ("float32", "int64", "bfloat16"), its shape, and where its bytes start.
+struct RegionTensor {
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::int64_t offset = 0;
+};
+void to_json(nlohmann::json& j, const RegionTensor& t);
+void from_json(const nlohmann::json& j, RegionTensor& t);
+
+// One call served by a Python side (issue 84: serve hosting a Python or engine winner): the
+// inputs lie in `region` (region_size bytes, written by the server), the worker writes the
+// outputs to the file `outputs` (grown as it needs) and names them. With measure_memory, the
+// reply's peak_bytes is the most resident memory the call added (its set-up's freed memory given
+// back first); else 0. A call that fails is answered as such and the worker serves the next.
+struct PythonCallRequest {
+  static constexpr const char* kJob = "python-call";
+  std::int64_t slot = 0;
+  std::string region;
+  std::int64_t region_size = 0;
+  std::vector<RegionTensor> inputs;
+  std::string outputs;
+  bool measure_memory = false;
+  template <typename V>
+  void fields(V& v) {
+    v("slot", slot);
+    v("region", region);
+    v("region_size", region_size);
+    v("inputs", inputs);
+    v("outputs", outputs);
+    v("measure_memory", measure_memory);
+  }
+};
+struct PythonCallReply {
+  std::vector<RegionTensor> outputs;
+  std::int64_t region_size = 0;
+  std::int64_t peak_bytes = 0;
+  template <typename V>
+  void fields(V& v) {
+    v("outputs", outputs);
+    v("region_size", region_size);
+    v("peak_bytes", peak_bytes);
+  }
+};
+
 // ---- A field's wire form. Plain values (strings, numbers, booleans, maps of strings) are JSON's
 // own; torchperf's types have overloads here, or beside their type (found by argument-dependent
 // lookup), with a name for the schema.

@@ -20,6 +20,7 @@
 #include "torchperf/bench/measurement.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/worker/paired_workers.h"
+#include "torchperf/worker/protocol.h"
 
 namespace torchperf {
 
@@ -96,6 +97,18 @@ class PythonSide {
   std::string pool_key_;                   // its process state
   bool finished_ = false;
 };
+
+// The python-side request for a configuration (the model as Python loads it, the settings), but
+// its inputs, stream, slot and artefacts' file, which are the caller's; and the environment its
+// worker starts with (the worker knobs', the Python path, Inductor's cache shared per program).
+// What a tune's Python point and a served Python model (python_served_model.h) share.
+PythonSideRequest python_side_request(const BenchOptions& options,
+                                      const ResolvedConfiguration& config,
+                                      const WorkloadTraits& traits);
+ChildEnvironment python_side_environment(const BenchOptions& options,
+                                         const ResolvedConfiguration& config,
+                                         const Configuration& requested,
+                                         const WorkloadTraits& traits);
 
 // options.config names runtime=python; its other knobs are resolved for that runtime (graph
 // eager | compile | compile-max-autotune …). The model is a torch.export program or TorchScript
