@@ -235,13 +235,24 @@ std::string tuned_line(const ConfigurationFile& file, const Configuration& serve
           ? ""
           : fmt::format(" (the tune's winner was {}: the flags changed it)",
                         file.configuration.to_string());
+  // Over a stream of lengths the tune batched samples offline (a sorted window holds requests a
+  // server has not received yet): the figure is that stream's, said so, not this queue's.
+  const std::string stream =
+      t.batching.empty()
+          ? ""
+          : fmt::format(" over the --dim's stream, its batches taken {} (a server's queue takes "
+                        "requests as they arrive, by bucket)",
+                        t.batching == "arrival" ? "in arrival order"
+                                                : "from windows sorted by length (" +
+                                                      t.batching + ")");
   return fmt::format(
-      "tuned: {:.1f} samples/s (95% CI {:.1f}-{:.1f}){} at batch {}, {:.2f} ms a call (median), "
+      "tuned: {:.1f} samples/s (95% CI {:.1f}-{:.1f}){}{} at batch {}, {:.2f} ms a call ({}), "
       "measured by the tune in one process{}; `torchperf load` measures what this server "
       "answers",
       t.samples_per_s, t.low, t.high,
-      t.tokens_per_s > 0 ? fmt::format(", {:.0f} useful tokens/s", t.tokens_per_s) : "", t.batch,
-      t.latency_p50_ms, changed);
+      t.tokens_per_s > 0 ? fmt::format(", {:.0f} useful tokens/s", t.tokens_per_s) : "", stream,
+      t.batch, t.latency_p50_ms, t.batching.empty() ? "median" : "median, per batch of the pass",
+      changed);
 }
 
 // --max-call-memory: a size, off (no bound), or auto (no bound until the model is loaded and the
@@ -273,11 +284,26 @@ int run_serve(ServeFlags& f) {
   parse_dim_options(options.dims);
   server.version = TORCHPERF_VERSION;
   std::string plan;
-  if (!f.buckets.empty()) {
+  // A stream's winner that sorted its batches by length (batching=sorted:W) ran calls of like
+  // lengths; a queue comes closest by bucketing requests by length: planned buckets unless the
+  // flags or its padding say otherwise (one bucket ran the encoder of issue 84 at 0.81x).
+  const std::string batching = options.config.get("batching").value_or("");
+  const std::string padding = options.config.get("padding").value_or("");
+  std::string buckets = f.buckets;
+  if (buckets.empty() && !options.dims.empty() && batching.rfind("sorted:", 0) == 0 &&
+      padding.rfind("buckets:", 0) != 0)
+    buckets = "plan:4";
+  if (!buckets.empty()) {
     std::optional<LengthDistribution> lengths;
     if (!options.dims.empty()) lengths = parse_dim_option(options.dims.front()).distribution;
-    server.batching.edges = bucket_edges_option(f.buckets, lengths ? &*lengths : nullptr, &plan);
-    if (!plan.empty()) plan = "bucket plan for " + options.dims.front() + ": " + plan;
+    server.batching.edges = bucket_edges_option(buckets, lengths ? &*lengths : nullptr, &plan);
+    if (!plan.empty())
+      plan = "bucket plan for " + options.dims.front() +
+             (f.buckets.empty() ? " (batching=" + batching +
+                                      " sorted the tune's batches by length: the queue buckets "
+                                      "requests by it; --buckets one merges any lengths)"
+                                : std::string()) +
+             ": " + plan;
   }
   validate(server.batching);
   if (f.instances == 0) throw UsageError("--instances: expected at least 1");

@@ -1,6 +1,8 @@
 """What every child module shares: its exit codes and the one-line JSON answer the C++ side reads."""
 
+import contextlib
 import json
+import os
 import sys
 
 from torchperf.error_kinds import ErrorKind
@@ -125,3 +127,22 @@ def load_program(path):
         return export_load(path)
     except Exception as e:  # torch raises many types for a damaged archive
         fail(BAD_PROGRAM, f"program '{path}': torch.export.load failed ({concise(e)})")
+
+
+@contextlib.contextmanager
+def stderr_to(path):
+    """What this process writes to its stderr (file descriptor 2: Python's and the libraries'
+    alike) goes to `path` meanwhile: torch.export prints its graph there, 75 lines before a one-line
+    reason (issue 84), which the caller's error names the file of instead."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(path, "w") as log:
+            os.dup2(log.fileno(), 2)
+            try:
+                yield path
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)

@@ -4,6 +4,7 @@ The module is checked and exported here (torch.export, a .pt2 written beside the
 measurement runs in the C++ core's worker processes, as from the CLI, never in this process.
 """
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -82,7 +83,20 @@ def looks_like_mask(t, varying):
     return True
 
 
-def varying_dimensions(inputs, dims):
+def id_range(model, t):
+    """Token ids' range [low, high): the smallest nn.Embedding table of the model that holds the
+    example's largest id (a vocabulary: ids drawn from it are ids the model takes, issue 84: the
+    example's own range, 41..30518, was what generated requests drew from), else the example's
+    own range."""
+    import torch
+
+    top = int(t.max()) + 1
+    tables = sorted(m.num_embeddings for m in (model.modules() if model is not None else ())
+                    if isinstance(m, torch.nn.Embedding) and m.num_embeddings >= top)
+    return (0, tables[0]) if tables else (int(t.min()), top)
+
+
+def varying_dimensions(inputs, dims, model=None):
     """For dims ({"S": "lognormal:40:0.9:4..512"}, or {"S": (DISTRIBUTION, {input: dimension})}),
     the core's --input spec with those dimensions named and, per input, {dimension: (name, low,
     high)} for torch.export. A distribution alone names dimension 1 of every input that has one
@@ -127,8 +141,8 @@ def varying_dimensions(inputs, dims):
             # Token ids drawn within the example's range; a mask of ones stays ones (padding: 0).
             # A padded batch's mask (0/1, its zeros trailing) is a mask too, not ids of 0 and 1
             # drawn per token (issue 63).
-            low = 1 if looks_like_mask(t, varying) else int(t.min())
-            part += f"@{low}..{int(t.max()) + 1}"
+            low, high = (1, 2) if looks_like_mask(t, varying) else id_range(model, t)
+            part += f"@{low}..{high}"
         parts.append(part)
     spec = ";".join(parts)
     try:
@@ -139,9 +153,10 @@ def varying_dimensions(inputs, dims):
     return spec, named
 
 
-def export(model, inputs, path, named=None):
+def export(model, inputs, path, named=None, log=None):
     """model exported to path with a dynamic batch (and named's dimensions dynamic); the export's
-    own error as a TorchperfError."""
+    own error as a TorchperfError naming `log` (default: beside the program), where what
+    torch.export printed went."""
     import torch
 
     from torchperf import export_source
@@ -151,16 +166,25 @@ def export(model, inputs, path, named=None):
         inputs = tuple(torch.cat([t, t]) for t in inputs)
     was_training = model.training
     model.eval()
+    # What torch.export prints (its graph, its guards) goes to a file beside the program: a
+    # failure is one line naming it, a success says nothing.
+    log = log or os.path.splitext(path)[0] + ".export.log"
     try:
-        export_source.export_program(model, inputs, path, named=named)
+        with _child.stderr_to(log):
+            export_source.export_program(model, inputs, path, named=named)
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
+        printed = os.path.exists(log) and os.path.getsize(log) > 0
         raise TorchperfError(
             f"torch.export could not export the model ({type(e).__name__}: {first}); the core "
             "measures a module through its exported program, so this module cannot be tuned as "
-            "it is (docs/python-api.md: what export needs)", exit_code=ErrorKind.MODEL) from e
+            "it is (docs/python-api.md: what export needs)"
+            + (f"; what torch.export printed, its graph among it, is in {log}" if printed else ""),
+            exit_code=ErrorKind.MODEL) from e
     finally:
         model.train(was_training)
+    with contextlib.suppress(OSError):
+        os.remove(log)
 
 
 def saved_module(model, path):
@@ -299,7 +323,9 @@ def bench(model, example_inputs, *, time_s=None, **knobs):
     folder = tempfile.mkdtemp(prefix="torchperf-bench-")
     try:
         program = os.path.join(folder, "model.pt2")
-        export(model, inputs, program)
+        # The folder goes at the end: a failed export's log is kept outside it.
+        export(model, inputs, program,
+               log=os.path.join(tempfile.gettempdir(), f"torchperf-export-{os.getpid()}.log"))
         args = ["bench", program, "--json"]
         module = saved_module(model, os.path.join(folder, "module.pt")) or "@program"
         args += ["--python-module", module]
@@ -366,7 +392,7 @@ def tune(model, example_inputs, *, budget=None, objective="throughput", space=No
                          "'ray://HOST:PORT' or 'ray:HOST:PORT'")
     checked_model(model)
     inputs = checked_inputs(example_inputs, model)
-    spec, named = varying_dimensions(inputs, dims) if dims is not None else (None, None)
+    spec, named = varying_dimensions(inputs, dims, model) if dims is not None else (None, None)
     if calibration is not None and resume:
         raise ValueError("calibration: a resumed tune goes on with the calibration of its first run "
                          "(its points were calibrated on it): leave calibration out")

@@ -183,10 +183,10 @@ def _package_winner(result, configuration, device, inputs):
     return make_applied(fn, configuration, device, _threads(configuration))
 
 
-def _engine_winner(result, configuration, graph, device, inputs):
-    """An engine's winner (ONNX Runtime, OpenVINO) run here on torch tensors: the result's program
-    converted as the worker converted the model, kept in the result's artifacts (save copies them,
-    so a loaded result does not convert again)."""
+def engine_prepared(result, configuration, graph, device, inputs, folder):
+    """An engine's winner converted (or read back) into `folder`: (callable, seconds spent, whether
+    it was cached, what int8 calibrated on). The result's program converted as the worker
+    converted the model."""
     from torchperf import engines
 
     program = os.path.join(result.folder, "model.pt2")
@@ -195,7 +195,6 @@ def _engine_winner(result, configuration, graph, device, inputs):
                              f"program, and {program} is missing: tune again, or load a result "
                              "saved with result.save", exit_code=ErrorKind.MODEL)
     threads = configuration.get("threads", "n/a")
-    folder = os.path.join(result.folder, ARTIFACTS, "engine")
     precision = configuration.get("precision", "fp32")
     batches, on = calibration_of(result, inputs, device) if precision != "fp32" else (None, "")
     try:
@@ -206,6 +205,21 @@ def _engine_winner(result, configuration, graph, device, inputs):
             precision=precision, calibration=batches)
     except engines.EngineError as e:
         raise TorchperfError(f"apply: {e}", exit_code=e.kind) from None
+    return fn, convert_s, cached, on
+
+
+def _engine_winner(result, configuration, graph, device, inputs):
+    """An engine's winner (ONNX Runtime, OpenVINO) run here on torch tensors, its conversion kept
+    in the result's artifacts (save puts it there, so a loaded result does not convert again). A
+    loaded result's folder is never written: a conversion it lacks goes to torchperf's cache."""
+    from torchperf import engines
+
+    threads = configuration.get("threads", "n/a")
+    folder = os.path.join(result.folder, ARTIFACTS, "engine")
+    if getattr(result, "loaded", False) and not os.path.isdir(folder):
+        folder = engines.cache_dir()
+    fn, convert_s, cached, on = engine_prepared(result, configuration, graph, device, inputs,
+                                                folder)
     say(f"graph={graph}: {'the conversion kept with the result' if cached else f'converted the program in {convert_s:.1f} s, kept with the result'}; "
         f"the engine runs at threads={threads} on its own thread pool")
     if configuration.get("precision") == "int8-static":

@@ -285,10 +285,12 @@ class TuneResult:
             raise FileExistsError(f"save: '{path}' exists and is not empty: choose another folder")
         os.makedirs(os.path.join(path, ARTIFACTS), exist_ok=True)
         for name in ("tune.json", "environment.json", "results.jsonl", "report.html", "model.pt2",
-                     "example_inputs.pt", "example_outputs.pt", "calibration.pt", "source.json"):
+                     "module.pt", "example_inputs.pt", "example_outputs.pt", "calibration.pt",
+                     "source.json"):
             source = os.path.join(self.folder, name)
             if os.path.exists(source):
                 shutil.copy2(source, os.path.join(path, name))
+        self._save_winner_file(path)
         if self.record.winner and \
                 self.record.winner_configuration.get("runtime", "cpp") == "cpp":
             package = self.winner_package()
@@ -297,6 +299,8 @@ class TuneResult:
         engine = os.path.join(self.folder, ARTIFACTS, "engine")  # an engine's conversion
         if os.path.isdir(engine):
             shutil.copytree(engine, os.path.join(path, ARTIFACTS, "engine"))
+        else:
+            self._convert_engine_winner(os.path.join(path, ARTIFACTS, "engine"))
         kept = os.path.join(self.folder, ARTIFACTS, "compile_cache.bin")
         if self._cache_artifacts:
             with open(os.path.join(path, ARTIFACTS, "compile_cache.bin"), "wb") as f:
@@ -304,6 +308,38 @@ class TuneResult:
         elif os.path.exists(kept):  # what tune's worker compiled for the winner
             shutil.copy2(kept, os.path.join(path, ARTIFACTS, "compile_cache.bin"))
         return path
+
+    def _save_winner_file(self, path):
+        """winner.json for `torchperf serve SAVED` (issue 84: the saved folder had none): the
+        tune's, its files named relative to the folder, so that it serves wherever the folder
+        goes."""
+        source = os.path.join(self.folder, "winner.json")
+        if not os.path.exists(source):
+            return
+        winner = read_json(source)
+        for key, name in (("model", "model.pt2"), ("python_module", "module.pt"),
+                          ("calibration_file", "calibration.pt"), ("source", "results.jsonl")):
+            if winner.get(key) and os.path.exists(os.path.join(path, name)):
+                winner[key] = name
+        with open(os.path.join(path, "winner.json"), "w") as f:
+            json.dump(winner, f, indent=2)
+
+    def _convert_engine_winner(self, folder):
+        """An engine's winner converted into the saved folder now (issue 84: the first apply after
+        load converted again, 9.6 s, and wrote into the folder it read)."""
+        from torchperf import engine_graphs
+        from torchperf import apply as applying
+
+        if not self.record.winner:
+            return
+        configuration = self.record.winner_configuration
+        graph = engine_graphs.graph_of(configuration)
+        if not graph or not os.path.exists(os.path.join(self.folder, "model.pt2")):
+            return
+        import torch
+
+        inputs = applying.example_inputs(self)
+        applying.engine_prepared(self, configuration, graph, torch.device("cpu"), inputs, folder)
 
     # --- display -------------------------------------------------------------------------
 
@@ -367,6 +403,7 @@ def load(path):
     """A result saved by TuneResult.save (or a tune's out folder). A result measured under
     another torch or on another CPU loads with a warning saying so (`measured_elsewhere`)."""
     result = TuneResult.from_folder(path)
+    result.loaded = True  # apply never writes into the folder it read
     if result.measured_elsewhere:
         warnings.warn(f"torchperf.load('{path}'): the winner was measured elsewhere "
                       f"({result.measured_elsewhere}); it may not be the fastest here: tune "

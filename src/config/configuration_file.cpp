@@ -30,7 +30,8 @@ json to_json(const ConfigurationFile& f) {
                   {"samples_per_s_high", f.tuned.high},
                   {"tokens_per_s", f.tuned.tokens_per_s},
                   {"latency_p50_ms", f.tuned.latency_p50_ms},
-                  {"batch", f.tuned.batch}};
+                  {"batch", f.tuned.batch},
+                  {"batching", f.tuned.batching}};
   return j;
 }
 
@@ -105,6 +106,7 @@ ConfigurationFile read_configuration_file(const std::string& path) {
     f.tuned.tokens_per_s = number("tokens_per_s");
     f.tuned.latency_p50_ms = number("latency_p50_ms");
     f.tuned.batch = integer_field(t, "batch");
+    f.tuned.batching = string_field(t, "batching");
   }
   return f;
 }

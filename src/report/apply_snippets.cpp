@@ -217,6 +217,15 @@ std::string environment_of(const std::vector<KnobCode>& codes) {
 
 // The example inputs a snippet makes: the run's spec (or the file's description) at its batch,
 // each named dimension at the --dim's typical length (issue 63: a stream's snippet fed (16, 0)).
+std::vector<NamedDim> run_dims(const RunResults& r) {
+  std::vector<NamedDim> dims;
+  if (r.experiment.is_object() && r.experiment.contains("dims") &&
+      r.experiment.at("dims").is_array())
+    for (const auto& d : r.experiment.at("dims"))
+      if (d.is_string()) dims.push_back(parse_dim_option(d.get<std::string>()));
+  return dims;
+}
+
 std::vector<TensorExample> example_tensors(const RunResults& r, std::int64_t& batch) {
   InputSpec spec;
   const std::string source = r.input_source;
@@ -225,12 +234,7 @@ std::vector<TensorExample> example_tensors(const RunResults& r, std::int64_t& ba
   else
     spec = spec_from_description(r.inputs);
   if (batch == 0) batch = description_batch(r.inputs);
-  std::vector<NamedDim> dims;
-  if (r.experiment.is_object() && r.experiment.contains("dims") &&
-      r.experiment.at("dims").is_array())
-    for (const auto& d : r.experiment.at("dims"))
-      if (d.is_string()) dims.push_back(parse_dim_option(d.get<std::string>()));
-  const auto typical = typical_sizes(dims, 0);
+  const auto typical = typical_sizes(run_dims(r), 0);
   std::vector<TensorExample> tensors;
   for (auto t : spec.tensors) {
     for (std::size_t d = 0; d < t.dim_names.size() && d < t.shape.size(); ++d) {
@@ -305,10 +309,78 @@ std::string torchscript_cpp_snippet(const RunResults& r, const std::string& why,
   return cpp;
 }
 
+// The padding and batching a tune over a stream of lengths crowned, as Python a user copies: the
+// policy's own rule (stream_policy.py's, written out for this winner's values), and batches() that
+// cuts samples of varying length into the batches it measured. "" for a tune of one shape.
+std::string python_policy(const std::string& key, const std::vector<TensorExample>& tensors,
+                          const std::vector<NamedDim>& dims) {
+  if (dims.empty()) return "";
+  const std::string padding = knob_value(key, "padding");
+  const std::string batching = knob_value(key, "batching");
+  const std::string batch = knob_value(key, "batch");
+  std::string varying;  // per input, the dimensions of a sample (no batch) that vary
+  for (const auto& t : tensors) {
+    std::string mine;
+    for (std::size_t d = 0; d < t.spec.dim_names.size(); ++d)
+      if (!t.spec.dim_names[d].empty()) mine += (mine.empty() ? "" : ", ") + std::to_string(d);
+    varying += (varying.empty() ? "[" : ", [") + mine + "]";
+  }
+  const std::int64_t longest = dims.front().distribution.max;
+  std::string py = "\n\n# The padding and batching the tune crowned (padding=" + padding +
+                   ", batching=" + batching + ", batch " + batch + ", " + dims.front().name +
+                   " up to " + std::to_string(longest) +
+                   "): feed samples of varying length through batches(), each batch's inputs to "
+                   "run().\n";
+  py += "BATCH = " + (batch == "n/a" ? std::string("8") : batch) + "\n";
+  py += "LONGEST = " + std::to_string(longest) + "\n";
+  py += "VARYING = [" + varying + "]  # per input, the dimensions of a sample that vary\n";
+  if (padding.rfind("buckets:", 0) == 0) {
+    std::string edges = padding.substr(8);
+    std::replace(edges.begin(), edges.end(), '/', ',');
+    py += "EDGES = [" + edges + "]\n\n\ndef padded(n):\n"
+          "    \"\"\"The length a batch whose longest sample is n long is padded to.\"\"\"\n"
+          "    return min(next((e for e in EDGES if e >= n), n), LONGEST)\n";
+  } else if (padding.rfind("multiple:", 0) == 0) {
+    py += "\n\ndef padded(n):\n"
+          "    \"\"\"The length a batch whose longest sample is n long is padded to.\"\"\"\n"
+          "    return min(-(-n // " + padding.substr(9) + ") * " + padding.substr(9) +
+          ", max(n, LONGEST))\n";
+  } else if (padding == "max") {
+    py += "\n\ndef padded(n):\n    return max(n, LONGEST)\n";
+  } else {
+    py += "\n\ndef padded(n):\n    return n  # padding=batch-max: the batch's longest\n";
+  }
+  const std::string window = batching.rfind("sorted:", 0) == 0 ? batching.substr(7) : "0";
+  py += "\n\ndef batches(samples):\n"
+        "    \"\"\"Samples (tuples of tensors in forward's order, without the batch dimension) as "
+        "the tune batched\n    them: yields (indices, inputs), each batch's samples and its inputs, "
+        "padded with zeros.\"\"\"\n"
+        "    order = list(range(len(samples)))\n"
+        "    window = " + window + "  # batching=" + batching + "\n"
+        "    if window:\n"
+        "        length = lambda i: samples[i][0].shape[VARYING[0][0]] if VARYING[0] else 0\n"
+        "        order = [i for s in range(0, len(order), window)\n"
+        "                 for i in sorted(order[s:s + window], key=length)]\n"
+        "    for start in range(0, len(order), BATCH):\n"
+        "        taken = order[start:start + BATCH]\n"
+        "        inputs = []\n"
+        "        for k, dims in enumerate(VARYING):\n"
+        "            parts = [samples[i][k] for i in taken]\n"
+        "            for d in dims:\n"
+        "                n = padded(max(p.shape[d] for p in parts))\n"
+        "                parts = [torch.cat([p, p.new_zeros(p.shape[:d] + (n - p.shape[d],) + "
+        "p.shape[d + 1:])], d)\n"
+        "                         for p in parts]\n"
+        "            inputs.append(torch.stack(parts))\n"
+        "        yield taken, inputs\n";
+  return py;
+}
+
 std::string python_snippet(const RunResults& r, const std::string& key, const std::string& why,
                            const std::string& evidence, const std::vector<KnobCode>& codes,
                            const std::vector<TensorExample>& tensors, bool cuda,
-                           const std::string& device, std::int64_t batch) {
+                           const std::string& device, std::int64_t batch,
+                           const std::vector<NamedDim>& dims) {
   const std::string env = environment_of(codes);
   std::string py = "# " + why.substr(0, why.find('\n')) + "\n#   " + key + "\n#   " + evidence +
                    "\n" +
@@ -318,35 +390,45 @@ std::string python_snippet(const RunResults& r, const std::string& key, const st
                    "import sys\n\nimport torch\n\n";
   const std::string file = model_file(r);
   if (is_program_file(file)) {
-    // A torch.export program: in Python its module, or the caller's own nn.Module (what the
-    // python runtime timed when the tune started from Python).
-    py += "# Your own nn.Module runs the same way (eval()); the program's module otherwise:\n";
-    py += "model = torch.export.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) +
-          ").module()\n";
+    // A torch.export program as tune exported it (its batch and named dimensions dynamic): in
+    // Python its module, or the caller's own nn.Module (what the python runtime timed when the
+    // tune started from Python); an engine converts the program itself.
+    py += "# The program as tune exported it (its batch and named dimensions dynamic). Your own "
+          "nn.Module runs\n# the same way (eval()) as `model`:\n";
+    py += "program = torch.export.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) +
+          ")\nmodel = program.module()\n";
   } else {
     py += "model = torch.jit.load(sys.argv[1] if len(sys.argv) > 1 else " + quote(file) + ")\n";
   }
   if (cuda) py += "device = torch.device(" + quote(device) + ")\nmodel = model.to(device)\n";
-  py += fmt::format("# Example inputs, batch {}: replace them with yours.\ninputs = [\n", batch);
-  for (const auto& t : tensors) {
-    std::string expr = python_tensor(t) + (cuda ? ".to(device)" : "");
-    for (const auto& c : codes)
-      if (!c.python_tensor.empty() && is_floating(t.spec.dtype) &&
-          (!c.only_4d || t.spec.shape.size() == 3))
-        expr += c.python_tensor;
-    py += "    " + expr + ",\n";
-  }
+  std::string shapes = fmt::format("batch {}", batch);
+  for (const auto& d : dims)
+    shapes += fmt::format(", {} {} (its typical length)", d.name, typical_sizes({d}, 0).front().second);
+  std::string takes = "any batch";
+  for (const auto& d : dims)
+    takes += fmt::format(" and {} from {} to {}", d.name, d.distribution.min, d.distribution.max);
+  py += "# Example inputs, " + shapes + ", as you hold them: the winner takes " + takes +
+        ".\ninputs = [\n";
+  for (const auto& t : tensors) py += "    " + python_tensor(t) + (cuda ? ".to(device)" : "") + ",\n";
   py += "]\n";
   for (const auto& c : codes)  // after the inputs: int8-static's setup calibrates on them
     for (const auto& l : c.python_setup) py += l + "\n";
+  py += "\n\ndef run(*inputs):\n"
+        "    \"\"\"The winner's call on inputs as you hold them: converted and run as tune measured "
+        "it.\"\"\"\n";
+  for (const auto& c : codes)
+    if (!c.python_tensor.empty())
+      py += "    inputs = [x" + c.python_tensor + " if x.is_floating_point()" +
+            (c.only_4d ? " and x.dim() == 4" : "") + " else x for x in inputs]\n";
   std::string with;
   for (const auto& c : codes)
     if (!c.python_with.empty()) with += (with.empty() ? "" : ", ") + c.python_with;
-  if (with.empty()) {
-    py += "output = model(*inputs)\n";
-  } else {
-    py += "with " + with + ":\n    output = model(*inputs)\n";
-  }
+  if (with.empty())
+    py += "    return model(*inputs)\n";
+  else
+    py += "    with " + with + ":\n        return model(*inputs)\n";
+  py += python_policy(key, tensors, dims);
+  py += "\n\noutput = run(*inputs)\n";
   py += "if isinstance(output, torch.Tensor):\n    print(\"output\", tuple(output.shape))\n";
   return py;
 }
@@ -370,8 +452,18 @@ void describe_tuned(const RunResults& r, const std::string& key, ConfigurationFi
   file.tuned.low = m.throughput_low;
   file.tuned.high = m.throughput_high;
   file.tuned.tokens_per_s = std::isfinite(m.tokens_per_s) ? m.tokens_per_s : 0;
-  file.tuned.latency_p50_ms = m.latency_p50_ms;
+  // A call, in the configuration's batch (issue 84: a stream's point reads a pass over its
+  // samples as one call, 512 at 876 ms): a pass's median over its batches, on average.
+  const std::string batch = knob_value(key, "batch");
   file.tuned.batch = m.batch;
+  file.tuned.latency_p50_ms = m.latency_p50_ms;
+  if (batch != "n/a" && std::all_of(batch.begin(), batch.end(), ::isdigit) &&
+      std::stoll(batch) > 0 && std::stoll(batch) < m.batch) {
+    file.tuned.batch = std::stoll(batch);
+    file.tuned.latency_p50_ms = m.latency_p50_ms * static_cast<double>(file.tuned.batch) /
+                                static_cast<double>(m.batch);
+    file.tuned.batching = knob_value(key, "batching");
+  }
 }
 
 }  // namespace
@@ -413,7 +505,8 @@ ApplySnippets make_apply_snippets(const RunAnalysis& a) {
   s.cpp = is_program_file(model_file(r))
               ? program_cpp_snippet(why, model_file(r), tensors)
               : torchscript_cpp_snippet(r, why, codes, tensors, cuda, device, batch);
-  s.python = python_snippet(r, key, why, a.winner_evidence, codes, tensors, cuda, device, batch);
+  s.python = python_snippet(r, key, why, a.winner_evidence, codes, tensors, cuda, device, batch,
+                            run_dims(r));
   return s;
 }
 

@@ -147,8 +147,10 @@ class EngineRuntime final : public Runtime {
     const EngineGraph* g = engine_graph(graph);
     if (!g) return s;
     s.cpp_setup = {"// graph=" + graph + " runs in " + label() + ": the Python snippet applies it"};
+    // The program converted is the one tune exported (its batch and named dimensions dynamic),
+    // which the snippet loads as `program`; a model that came without one is exported here.
     s.python_setup = {
-        "program = torch.export.export(model, tuple(inputs))  # or torch.export.load(\"model.pt2\")"};
+        "program = globals().get(\"program\") or torch.export.export(model, tuple(inputs))"};
     if (name() == kOnnxRuntime.name) {
       const std::string level = std::string(g->level) == "all" ? "ORT_ENABLE_ALL"
                                 : std::string(g->level) == "extended" ? "ORT_ENABLE_EXTENDED"
@@ -168,20 +170,30 @@ class EngineRuntime final : public Runtime {
           "model = lambda *xs: [torch.from_numpy(o) for o in session.run(None, "
           "{n: x.numpy() for n, x in zip(names, xs)})]"});
     } else {
-      s.python_setup.insert(s.python_setup.end(), {"import openvino as ov",
-                                                    "ir = ov.convert_model(program)"});
-      if (g->static_shapes)
-        s.python_setup.push_back(
-            "ir.reshape({port: list(x.shape) for port, x in zip(ir.inputs, inputs)})  # these "
-            "shapes only: reshape and compile again for others");
       s.python_setup.insert(s.python_setup.end(), {
-          "compiled = ov.Core().compile_model(ir, \"CPU\", {",
-          std::string("    \"PERFORMANCE_HINT\": \"") + g->hint + "\", "
+          "import openvino as ov",
+          "ir = ov.convert_model(program)",
+          std::string("properties = {\"PERFORMANCE_HINT\": \"") + g->hint + "\", "
               "\"INFERENCE_NUM_THREADS\": torch.get_num_threads(), "
-              "\"INFERENCE_PRECISION_HINT\": \"f32\"})",
-          "request = compiled.create_infer_request()",
-          "model = lambda *xs: [torch.from_numpy(request.infer([x.numpy() for x in xs], "
-          "share_inputs=True)[o]) for o in compiled.outputs]"});
+              "\"INFERENCE_PRECISION_HINT\": \"f32\"}",
+          "compiled = ov.Core().compile_model(ir, \"CPU\", properties)",
+          "request = compiled.create_infer_request()"});
+      if (g->static_shapes)
+        s.python_setup.insert(s.python_setup.end(), {
+            "by_shape = {}  # graph=" + graph + ": the IR compiled for each input shape met",
+            "def model(*xs):",
+            "    shapes = tuple(tuple(x.shape) for x in xs)",
+            "    if shapes not in by_shape:",
+            "        ir.reshape({port: list(s) for port, s in zip(ir.inputs, shapes)})",
+            "        once = ov.Core().compile_model(ir, \"CPU\", properties)",
+            "        by_shape[shapes] = (once, once.create_infer_request())",
+            "    once, infer = by_shape[shapes]",
+            "    return [torch.from_numpy(infer.infer([x.numpy() for x in xs], "
+            "share_inputs=True)[o]) for o in once.outputs]"});
+      else
+        s.python_setup.push_back(
+            "model = lambda *xs: [torch.from_numpy(request.infer([x.numpy() for x in xs], "
+            "share_inputs=True)[o]) for o in compiled.outputs]");
     }
     return s;
   }
@@ -223,9 +235,8 @@ class EngineRuntime final : public Runtime {
           "providers=session.get_providers())");
     } else {
       s.python_setup.insert(s.python_setup.end(), {
-          "compiled = ov.Core().compile_model(\"model.int8.onnx\", \"CPU\", {p: "
-          "compiled.get_property(p) for p in (\"PERFORMANCE_HINT\", \"INFERENCE_NUM_THREADS\", "
-          "\"INFERENCE_PRECISION_HINT\")})",
+          "ir = ov.Core().read_model(\"model.int8.onnx\")  # a static graph compiles it per shape",
+          "compiled = ov.Core().compile_model(ir, \"CPU\", properties)",
           "request = compiled.create_infer_request()"});
     }
     return s;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "torchperf/bench/bench_runner.h"
 #include "torchperf/error.h"
 #include "torchperf/models/python_side.h"
 #include "torchperf/process/scratch_dir.h"
@@ -74,6 +75,16 @@ PythonServedModel::PythonServedModel(const BenchOptions& options,
     if (!out) throw RuntimeFailure("could not write the inputs file '" + inputs_file_ + "'");
   }
   request_.inputs = inputs_file_;
+  // A length that varies: the worker warms on the stream the tune's point ran (each of its
+  // shapes compiled or allocated once), and an engine converts with those dimensions dynamic,
+  // as the tune converted it, so that its conversion comes from the cache.
+  if (varies_in_size(options)) {
+    stream_file_ = scratch_path("served-" + tag + "-stream.pt");
+    const std::string unused_check = scratch_path("served-" + tag + "-check.pt");
+    if (save_stream(options, config, stream_file_, unused_check)) request_.stream = stream_file_;
+    std::error_code ignored;
+    std::filesystem::remove(unused_check, ignored);
+  }
   log_ = scratch_path("served-" + tag + ".log");
   name_ = "the Python worker serving " + config.to_string();
   // Preparing may compile (torch.compile, an engine's conversion): the compile's own limit.
@@ -85,6 +96,7 @@ PythonServedModel::~PythonServedModel() {
   worker_.reset();
   std::error_code ignored;
   std::filesystem::remove(inputs_file_, ignored);
+  if (!stream_file_.empty()) std::filesystem::remove(stream_file_, ignored);
 }
 
 void PythonServedModel::start() {

@@ -101,6 +101,60 @@ def test_a_padded_batchs_mask_in_the_example_stays_a_mask_and_its_ids_keep_their
     assert spec.endswith(";int64:S@0..2")
 
 
+def test_token_ids_are_drawn_from_the_vocabulary_the_model_embeds_not_the_examples_range():
+    """Issue 84: a BERT's winner.json said int64:S@41..30518, the example's own ids; the spec now
+    holds the smallest embedding table that holds them (the word embeddings, not the position
+    or token-type tables), and the example's range where the model embeds none."""
+
+    class Bert(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.words = torch.nn.Embedding(30522, 4)
+            self.positions = torch.nn.Embedding(512, 4)
+            self.types = torch.nn.Embedding(2, 4)
+
+    ids = torch.randint(41, 30518, (3, 6))
+    mask = torch.ones(3, 6, dtype=torch.int64)
+    types = torch.tensor([[0, 1, 0, 1, 0, 0]] * 3)  # not a mask's pattern: data
+    spec, _ = api.varying_dimensions((ids, mask, types), {"S": "4..64"}, Bert())
+    assert spec == "int64:S@0..30522;int64:S@1..2;int64:S@0..2"
+    spec, _ = api.varying_dimensions((ids, mask), {"S": "4..64"}, mlp())
+    assert spec.startswith(f"int64:S@{int(ids.min())}..{int(ids.max()) + 1};")
+
+
+def test_a_failed_export_is_one_line_naming_the_file_with_what_torch_export_printed(tmp_path):
+    """Issue 84: a failed export dumped ~75 lines of graph on stderr before its one-line reason.
+    Run as a user's script (pytest's own logging capture would hide what torch prints)."""
+    script = tmp_path / "branches.py"
+    script.write_text(textwrap.dedent(f"""
+        import torch, torchperf
+
+        class Branches(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                if x.sum() > 0:  # data-dependent: torch.export refuses it
+                    return self.fc(x)
+                return x
+
+        try:
+            torchperf.tune(Branches(), torch.randn(4, 8), out={str(tmp_path / "run")!r},
+                           progress=False)
+        except torchperf.TorchperfError as e:
+            print("ERROR", e.exit_code, e)
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=os.path.dirname(
+                              os.path.dirname(torchperf.__file__))))
+    log = tmp_path / "run" / "model.export.log"
+    assert done.stdout.startswith("ERROR 4 torch.export could not export the model"), done
+    assert str(log) in done.stdout and done.stdout.count("\n") == 1, done.stdout
+    assert "def forward" in log.read_text(), "the graph torch.export printed is kept"
+    assert "def forward" not in done.stderr, done.stderr
+
+
 def test_example_inputs_of_the_wrong_shape_are_refused_naming_the_shape():
     with pytest.raises(api.ForwardError, match=r"raised on example_inputs \(float32\[8, 63\]\)"):
         torchperf.tune(mlp(), torch.randn(8, 63))
@@ -1016,17 +1070,31 @@ def test_an_engine_winner_runs_here_and_a_saved_result_applies_it_without_conver
                             search="exhaustive", time_s=0.2, progress=False,
                             space="runtime=onnxruntime;graph=ort,ort-basic;threads=1;precision=fp32")
     assert result.winner["configuration"]["runtime"] == "onnxruntime", result.points
-    fast = result.apply(model)
-    said = capfd.readouterr().err
-    assert "converted the program" in said and "its output passes the guard" in said, said
-    x = torch.randn(5, 64)
-    torch.testing.assert_close(fast(x), model(x).detach(), rtol=1e-4, atol=1e-5)
+    # Issue 84: saved before any apply, the folder is complete: the engine's conversion (save
+    # converts it), winner.json naming the folder's own files for `torchperf serve SAVED`, the
+    # module; and applying the loaded result writes nothing into the folder it read.
     saved = result.save(str(tmp_path / "saved"))
     assert os.listdir(os.path.join(saved, "artifacts", "engine"))
+    winner = json.loads(open(os.path.join(saved, "winner.json")).read())
+    assert winner["model"] == "model.pt2" and winner["configuration"] == result.winner["key"]
+    # The module saved beside it, or "@program" where it could not travel (defined in a test).
+    assert winner["python_module"] in ("@program", "module.pt"), winner
+    if winner["python_module"] == "module.pt":
+        assert os.path.exists(os.path.join(saved, "module.pt"))
+    before = sorted((p, os.path.getmtime(os.path.join(d, p))) for d, _, files in os.walk(saved)
+                    for p in files)
     again = torchperf.load(saved).apply(model)
     said = capfd.readouterr().err
     assert "the conversion kept with the result" in said, said
+    x = torch.randn(5, 64)
     torch.testing.assert_close(again(x), model(x).detach(), rtol=1e-4, atol=1e-5)
+    after = sorted((p, os.path.getmtime(os.path.join(d, p))) for d, _, files in os.walk(saved)
+                   for p in files)
+    assert before == after, "load wrote into the folder it read"
+    fast = result.apply(model)
+    said = capfd.readouterr().err
+    assert "its output passes the guard" in said, said
+    torch.testing.assert_close(fast(x), model(x).detach(), rtol=1e-4, atol=1e-5)
 
 
 def test_calibration_samples_unlike_the_example_inputs_are_refused_naming_the_input(tmp_path):

@@ -124,3 +124,17 @@ def test_the_checkouts_venv_imports_the_source_trees_package_without_pythonpath(
                     env=clean_environment(), cwd="/")
     assert code == 0, out
     assert out.strip() == os.path.join(SOURCE, "python", "torchperf", "__init__.py")
+
+
+def test_the_checkouts_venv_has_a_torchperf_command_and_imports_torchao_quietly():
+    """Issue 84: .venv/bin had Ray's `serve` and `tune` and no `torchperf`; every import of
+    transformers printed torchao's failed loads of extensions this torch cannot load."""
+    venv_python = os.path.join(SOURCE, ".venv", "bin", "python")
+    if not os.access(venv_python, os.X_OK):
+        pytest.skip("no .venv in this checkout (make venv makes it)")
+    code, out = run([os.path.join(SOURCE, ".venv", "bin", "torchperf"), "knobs"],
+                    env=clean_environment(), cwd="/")
+    assert code == 0 and "threads" in out, out
+    quiet = subprocess.run([venv_python, "-c", "import torchao"], capture_output=True, text=True,
+                           env=clean_environment(), cwd="/", timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr

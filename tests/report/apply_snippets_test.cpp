@@ -73,7 +73,12 @@ TEST_F(ApplySnippetsTest, EveryKnobOfTheWinnerAppearsInBothLanguages) {
         "with torch.inference_mode(), torch.autocast(\"cpu\", dtype=torch.bfloat16):",
         "model = model.to(memory_format=torch.channels_last)",
         "torch.jit.optimize_for_inference(torch.jit.freeze(model))",
-        "torch.randn((8, 3, 224, 224), dtype=torch.float32).contiguous(memory_format=torch.channels_last)"})
+        "torch.randn((8, 3, 224, 224), dtype=torch.float32),",
+        // Issue 84: the call converts whatever inputs it is given, as they were measured.
+        "def run(*inputs):",
+        "    inputs = [x.contiguous(memory_format=torch.channels_last) if "
+        "x.is_floating_point() and x.dim() == 4 else x for x in inputs]\n",
+        "output = run(*inputs)"})
     EXPECT_NE(s.python.find(piece), std::string::npos) << piece << "\n" << s.python;
   // Mode comes before the graph is frozen (freezing needs eval), as in the registry.
   EXPECT_LT(s.cpp.find("module.eval();"), s.cpp.find("torch::jit::freeze"));
@@ -209,8 +214,8 @@ TEST_F(ApplySnippetsTest, APythonWinnerOfAProgramComesFirstAndLoadsTheProgramsMo
                             "/runs/x/model.pt2", "64", "Float[1,64]");
   const ApplySnippets s = make_apply_snippets(a);
   EXPECT_TRUE(s.python_first);
-  EXPECT_NE(s.python.find("torch.export.load(sys.argv[1] if len(sys.argv) > 1 else "
-                          "\"/runs/x/model.pt2\").module()"),
+  EXPECT_NE(s.python.find("program = torch.export.load(sys.argv[1] if len(sys.argv) > 1 else "
+                          "\"/runs/x/model.pt2\")\nmodel = program.module()"),
             std::string::npos)
       << s.python;
   EXPECT_EQ(s.python.find("torch.jit.load"), std::string::npos) << s.python;
@@ -285,6 +290,78 @@ TEST_F(ApplySnippetsTest, AnEngineInt8WinnersPythonSnippetQuantizesTheOnnxFileAn
     EXPECT_NE(result.find("outputs [(4, 16)]"), std::string::npos) << s.python << result;
     EXPECT_TRUE(fs::exists(work / "model.int8.onnx")) << result;
   }
+}
+
+// Issue 84: the snippet a user copies broke at any shape but the example's (an engine re-exported
+// the module at the example's shape and built a static IR: (8, 40) and (3, 24) failed after a tune
+// over lengths). Each runtime's snippet runs the saved program, its batch and length dynamic, and
+// its run() is called in a fresh process at three shapes the example is not, against the program
+// itself; over a stream of lengths its batches() cuts real samples as the crowned policy does.
+TEST_F(ApplySnippetsTest, EachRuntimesPythonSnippetRunsAtShapesOtherThanTheExamples) {
+  const std::string model = testing::fixture("token_pool_dynamic.pt2");
+  const std::string check = R"(
+reference = torch.export.load(sys.argv[1]).module()
+for shape in [(3, 24), (8, 40), (1, 5)]:
+    ids = torch.randint(0, 1000, shape)
+    mask = torch.ones(shape, dtype=torch.int64)
+    got = run(ids, mask)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    want = reference(ids, mask)
+    assert got.shape == want.shape, (shape, got.shape, want.shape)
+    assert torch.allclose(got.float(), want, atol=2e-2, rtol=2e-2), (shape, (got.float() - want).abs().max())
+    print("shape", shape, "ok")
+samples = [(torch.randint(0, 1000, (n,)), torch.ones(n, dtype=torch.int64)) for n in (5, 17, 33, 60, 9, 12, 41)]
+seen = []
+for taken, batch in batches(samples):
+    got = run(*batch)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert got.shape[0] == len(taken), (got.shape, taken)
+    for row, i in enumerate(taken):
+        want = reference(samples[i][0][None], samples[i][1][None])
+        assert torch.allclose(got[row].float(), want[0], atol=2e-2, rtol=2e-2), (i, got[row], want)
+    seen += taken
+assert sorted(seen) == list(range(len(samples))), seen
+print("batches ok")
+)";
+  for (const std::string winner :
+       {"runtime=python,threads=1,batch=4,grad=inference,precision=fp32,graph=eager,"
+        "padding=buckets:16/32/64,batching=sorted:16",
+        "runtime=python,threads=1,batch=4,grad=inference,precision=bf16-autocast,"
+        "graph=compile-dynamic,padding=multiple:8,batching=arrival",
+        "runtime=python,threads=1,batch=4,grad=no_grad,precision=fp32,graph=compile,"
+        "padding=batch-max,batching=arrival",
+        "runtime=onnxruntime,threads=1,batch=4,precision=fp32,graph=ort,padding=max,"
+        "batching=arrival",
+        "runtime=openvino,threads=1,batch=4,precision=fp32,graph=openvino,"
+        "padding=buckets:16/64,batching=sorted:4"}) {
+    const auto a = winner_run(winner, model, "int64:S@0..1000;int64:S@1..2",
+                              "Long[4,32]; Long[4,32]", {"S=lognormal:20:0.5:4..64"});
+    const ApplySnippets s = make_apply_snippets(a);
+    const fs::path work = dir_ / std::to_string(std::hash<std::string>{}(winner));
+    fs::create_directories(work);
+    const std::string result =
+        run_python("import os; os.chdir(\"" + work.string() + "\")\n" + s.python + check, model);
+    EXPECT_EQ(result.rfind("0:", 0), 0u) << winner << "\n" << s.python << "\n" << result;
+    EXPECT_NE(result.find("batches ok"), std::string::npos) << winner << "\n" << result;
+  }
+  // OpenVINO's static graph compiles the IR again for each shape it meets (a program of a
+  // dynamic batch, no length: the graph is offered only where no length varies).
+  const std::string mlp = testing::fixture("mlp_dynamic.pt2");
+  const auto a = winner_run("runtime=openvino,threads=1,batch=4,precision=fp32,graph=openvino-static",
+                            mlp, "32", "Float[4,32]");
+  const fs::path work = dir_ / "openvino-static";
+  fs::create_directories(work);
+  const std::string result = run_python(
+      "import os; os.chdir(\"" + work.string() + "\")\n" + make_apply_snippets(a).python + R"(
+reference = torch.export.load(sys.argv[1]).module()
+for rows in (3, 8, 1):
+    x = torch.randn(rows, 32)
+    assert torch.allclose(run(x)[0], reference(x), atol=1e-4), rows
+print("static ok", len(by_shape))
+)",
+      mlp);
+  EXPECT_EQ(result.rfind("0:", 0), 0u) << result;
+  EXPECT_NE(result.find("static ok 4"), std::string::npos) << "the example's and three more: " << result;
 }
 
 TEST_F(ApplySnippetsTest, TheCppSnippetOfAPackageAsksForAmxTilesBeforeLoadingIt) {

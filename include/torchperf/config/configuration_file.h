@@ -29,10 +29,13 @@ struct ConfigurationFile {
   std::string calibration_file;
   // The winner's figures as tuned, for whoever runs it to compare with: samples/s (and useful
   // tokens/s over a stream of lengths; 0 without), its 95% interval, the batch, the median
-  // latency of one call (a batch). samples_per_s 0: not known.
+  // latency of one call (a batch; over a stream, a pass's median over its batches) and, over a
+  // stream, the order its batches took the samples in (the batching knob). samples_per_s 0: not
+  // known.
   struct Tuned {
     double samples_per_s = 0, low = 0, high = 0, tokens_per_s = 0, latency_p50_ms = 0;
     std::int64_t batch = 0;
+    std::string batching;
   } tuned = {};
 };
 

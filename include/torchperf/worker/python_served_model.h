@@ -64,7 +64,7 @@ class PythonServedModel final : public Model {
   ChildEnvironment environment_;
   std::vector<std::string> names_;
   std::size_t required_ = 0;
-  std::string log_, name_, inputs_file_;
+  std::string log_, name_, inputs_file_, stream_file_;
   double prepare_timeout_s_ = 0;
   std::unique_ptr<WorkerSession> worker_;
   SharedRegion in_, out_;
