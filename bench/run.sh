@@ -100,7 +100,7 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 export MALLOC_MMAP_MAX_=${MALLOC_MMAP_MAX_:-0}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -949,4 +949,12 @@ if section 26; then
 echo "== 26. serving lengths that vary: the built-in encoder, lognormal lengths (median 40, to 512), serve-tune (--budget ${BENCH_SERVING_BUDGET:-4m}) vs per-length calls and a TEI-style queue, ${BENCH_SERVING_ROUNDS:-2} rounds"
 "$python" "$here/serving_lengths.py" "$tp_binary" "${BENCH_SERVING_BUDGET:-4m}" \
     "${BENCH_SERVING_ROUNDS:-2}" "$build/bench-serving"
+fi
+
+if section 27; then
+# Issue 84. What is served is what was measured: bench's figure of a configuration against the
+# same configuration served, for a C++, a Python and an engine runtime.
+echo "== 27. served vs measured: MobileNetV2, batch 8, one thread; bench vs serve + load (16 clients), ${BENCH_SERVED_ROUNDS:-2} rounds"
+"$python" "$here/served_vs_tuned.py" "$tp_binary" "$fixtures" "${BENCH_SERVED_ROUNDS:-2}" \
+    "${BENCH_SERVED_SECONDS:-15}" "$build/bench-served"
 fi

@@ -67,6 +67,13 @@ int run(BenchFlags& flags) {
                      "builtin:NAME)");
   for (const auto& [knob, value] : *flags.knob_values) options.config.set(knob, value);
   if (!flags.vs.empty()) options.vs = named_or_parsed(flags.vs);
+  // Issue 84's probe: samples given to calibrate nothing were accepted in silence.
+  if (!options.calibration_file.empty() &&
+      options.config.get("precision").value_or("") != "int8-static" &&
+      (!options.vs || options.vs->get("precision").value_or("") != "int8-static"))
+    throw UsageError("--calibration " + options.calibration_file + ": only precision=int8-static "
+                     "calibrates, and neither side here runs it (precision=" +
+                     options.config.get("precision").value_or("fp32") + ")");
   options.stop_when_a_call_exceeds_time = !flags.allow_overrun;
   options.memory_cap_bytes = flags.memory_cap.empty()   ? default_memory_cap_bytes()
                              : flags.memory_cap == "none" ? 0

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 
 #include "commands.h"
@@ -163,8 +165,13 @@ Runner add_export_command(CLI::App& app) {
     const auto source = open_model(*model);
     try {
       if (program) {
-        std::filesystem::copy_file(source->program_path(), *path,
-                                   std::filesystem::copy_options::overwrite_existing);
+        std::ifstream in(source->program_path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+        if (!in && !in.eof())
+          throw RuntimeFailure("cannot read the built-in's program '" + source->program_path() +
+                               "'");
+        write_file_whole(*path, bytes);
       } else {
         save_torchscript(source->load()->as_torchscript()->module(), *path);
       }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -38,6 +40,7 @@
 #include "torchperf/serve/torch_model_runner.h"
 #include "torchperf/process/child_process.h"
 #include "torchperf/process/process_age.h"
+#include "torchperf/report/table_writer.h"
 #include "torchperf/runtime/runtime.h"
 #include "torchperf/sweep/tune_options.h"
 
@@ -119,6 +122,7 @@ struct ServeFlags {
   std::string shapes = "planned";
   std::string shape_memory;
   std::string max_call_memory = "auto";
+  std::string max_tokens = "0", max_client_batch;
   std::size_t instances = 1;
   bool no_model = false;
 };
@@ -255,6 +259,80 @@ std::string tuned_line(const ConfigurationFile& file, const Configuration& serve
       changed);
 }
 
+// A count flag as a whole number within int64 (issue 84's probe: 99999999999999999999 was capped
+// in silence, 1e3 got the parser's bare "Could not convert").
+std::int64_t parse_whole_number(const std::string& text, const std::string& flag,
+                                const std::string& what) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [at, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc() || at != end || value < 0)
+    throw UsageError(fmt::format("{} '{}': expected {} as a whole number, at most {}{}", flag,
+                                 text, what, std::numeric_limits<std::int64_t>::max(),
+                                 error == std::errc::result_out_of_range ? " (it is past that)"
+                                                                         : ""));
+  return value;
+}
+
+// What the flags allow that no request could ever meet, refused before the port opens (issue 84's
+// probe: --max-tokens 10 with --dim S=4..64 started a server that could never serve lengths
+// 11-64, then told a single sample to send fewer samples; --max-call-memory 1B one that refused
+// everything).
+void check_a_sample_fits(const BenchOptions& options, const ServerOptions& server,
+                         const ModelSignature& signature) {
+  const BatchingPolicy policy = queue_policy(server.batching, signature);
+  const std::int64_t memory = memory_tokens(policy);
+  if (options.dims.empty() || signature.lengths.input < 0) {
+    // Without a length, a sample is the unit: memory_tokens is at least 1 where a bound exists,
+    // so a bound below one sample's bytes is refused here by its figures.
+    const double one_sample = policy.memory.fixed_bytes + policy.memory.bytes_per_token +
+                              policy.memory.answer_bytes_per_token;
+    if (policy.memory.call_bytes > 0 && policy.memory.bytes_per_token > 0 &&
+        static_cast<double>(policy.memory.call_bytes) < one_sample)
+      throw UsageError(fmt::format(
+          "{}: one sample's call holds about {} ({}): a call may hold less, so every request "
+          "would be refused; give more memory",
+          policy.memory.call_bytes_from, format_bytes(static_cast<std::int64_t>(one_sample)),
+          describe_figures(policy.memory, "sample")));
+    return;
+  }
+  const NamedDim dim = parse_dim_option(options.dims.front());
+  const std::int64_t one = padded_length(policy, dim.distribution.max);
+  if (server.batching.max_tokens > 0 && server.batching.max_tokens < one)
+    throw UsageError(fmt::format(
+        "--max-tokens {}: one sample of {} at the --dim's longest, {}, takes {} padded tokens, so "
+        "lengths past {} could never be served; give at least {} (or lower the --dim's MAX)",
+        server.batching.max_tokens, dim.name, dim.distribution.max, one,
+        server.batching.max_tokens, one));
+  if (memory > 0 && memory < one)
+    throw UsageError(fmt::format(
+        "{}: a call may hold {} padded tokens by memory, and one sample of {} at the --dim's "
+        "longest, {}, takes {} ({}); give more memory, or lower the --dim's MAX",
+        policy.memory.call_bytes_from, memory, dim.name, dim.distribution.max, one,
+        describe_figures(policy.memory, "padded token")));
+}
+
+// A bound turned off is said at start-up with what it leaves open (issue 84's probe:
+// --max-call-memory off with --max-client-batch 100000 grew past 3 GiB on one request, unsaid).
+std::string unbounded_warning(const ServeFlags& f, const BenchOptions& options,
+                              const ServerOptions& server, const ModelSignature& signature) {
+  if (f.max_call_memory != "off" || server.batching.max_tokens > 0) return "";
+  const std::int64_t samples = server.batching.max_request_samples > 0
+                                   ? server.batching.max_request_samples
+                                   : std::max(kRequestSamples, signature.batch_min);
+  std::string tokens;
+  if (!options.dims.empty() && signature.lengths.input >= 0) {
+    const NamedDim dim = parse_dim_option(options.dims.front());
+    tokens = fmt::format(" of {}={} ({} padded tokens)", dim.name, dim.distribution.max,
+                         samples * dim.distribution.max);
+  }
+  return fmt::format(
+      "torchperf: warning: --max-call-memory off and no --max-tokens: a call is bounded by "
+      "nothing but --max-client-batch, so one request of {} samples{} runs whole, whatever "
+      "memory it takes",
+      samples, tokens);
+}
+
 // --max-call-memory: a size, off (no bound), or auto (no bound until the model is loaded and the
 // memory still available is known: available_call_memory).
 BatchingPolicy::MemoryBound parse_call_memory(const std::string& text) {
@@ -280,6 +358,11 @@ int run_serve(ServeFlags& f) {
   default_to_serving(options.config, options.model);
   ServerOptions server = f.server;
   server.batching.max_queue_delay_s = parse_latency(f.max_queue_delay, "--max-queue-delay");
+  server.batching.max_tokens =
+      parse_whole_number(f.max_tokens, "--max-tokens", "padded tokens a call (0: no budget)");
+  if (!f.max_client_batch.empty())
+    server.batching.max_request_samples =
+        parse_whole_number(f.max_client_batch, "--max-client-batch", "samples a request");
   const double drain_s = parse_latency(f.drain_timeout, "--drain-timeout");
   parse_dim_options(options.dims);
   server.version = TORCHPERF_VERSION;
@@ -340,6 +423,10 @@ int run_serve(ServeFlags& f) {
   if (f.max_call_memory != "off") instances.front()->measure_call_memory();
   if (f.max_call_memory == "auto")
     server.batching.memory = available_call_memory(instances.front()->signature(), f.instances);
+  check_a_sample_fits(options, server, instances.front()->signature());
+  if (const std::string open = unbounded_warning(f, options, server, instances.front()->signature());
+      !open.empty())
+    std::cerr << open << std::endl;
   const std::string memory =
       describe_call_memory(instances.front()->signature(),
                            queue_policy(server.batching, instances.front()->signature()));
@@ -536,12 +623,12 @@ Runner add_serve_command(CLI::App& app) {
   cmd->add_option("--max-queue-delay", f->max_queue_delay,
                   "How long the oldest request may wait for others (e.g. 2ms, 500us)")
       ->default_val("2ms");
-  cmd->add_option("--max-tokens", f->server.batching.max_tokens,
+  cmd->add_option("--max-tokens", f->max_tokens,
                   "Padded tokens per model call, at most (samples x the length they are padded "
                   "to; samples for a model without a --dim); a request over it alone gets 413. "
                   "0: no budget")
       ->default_val(0);
-  cmd->add_option("--max-client-batch", f->server.batching.max_request_samples,
+  cmd->add_option("--max-client-batch", f->max_client_batch,
                   "Samples one request may hold, at most (its first dimension); a request with "
                   "more gets 413 naming this flag. Default: 32, or the model's smallest batch "
                   "where that is larger");

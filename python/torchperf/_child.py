@@ -36,8 +36,11 @@ BOILERPLATE = (" This is an internal miniz error.",)
 
 
 def concise(error):
-    """The first line of an exception's text, which is the part a user can act on."""
-    text = str(error).strip().splitlines()
+    """The first line of an exception's text, which is the part a user can act on, without the
+    terminal colours some libraries put in it (torch.onnx's)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip().splitlines()
     first = text[0] if text else ""
     # A first line that announces what follows ("... exported input tree spec:") needs it.
     if first.rstrip().endswith(":") and len(text) > 1:
@@ -69,11 +72,42 @@ def export_load(path):
     try:
         return torch.export.load(path)
     except Exception as e:
+        cause = logged[-1] if logged else e
+        missing = unregistered_operator(cause)
+        if missing:
+            raise MissingOperatorError(
+                f"it calls the operator {missing}, which this process does not have: a "
+                "torch.library operator registered in the process that exported it, which "
+                "torchperf's processes load the program without; a program calling custom "
+                "operators cannot be measured yet") from e
         if logged:
             raise logged[-1] from e
         raise
     finally:
         logger.removeHandler(handler)
+
+
+class MissingOperatorError(RuntimeError):
+    """A program calls an operator this process has not registered (a torch.library op)."""
+
+
+def unregistered_operator(error):
+    """"mylib::twice" when a program's load failed on a node calling an operator this process
+    does not have (torch.export's SerializeError dumps the whole node, issue 84's probe)."""
+    import re
+
+    text = str(error)
+    found = re.search(r"Failed deserializing node Node\(target='torch\.ops\.(\w+)\.(\w+)", text)
+    if not found:
+        return None
+    namespace, op = found.groups()
+    try:
+        import torch
+
+        getattr(getattr(torch.ops, namespace), op)
+        return None  # it is here: the node failed for another reason
+    except (AttributeError, RuntimeError):
+        return f"{namespace}::{op}"
 
 
 def describe_tensors(tensors):

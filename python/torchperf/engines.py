@@ -13,6 +13,7 @@ each with the program's output structure, so that a second point, tune or apply 
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -128,6 +129,44 @@ def program_of(kind, path, load_module, samples):
         return torch.export.export(module, tuple(inputs), dynamic_shapes=dynamic)
 
 
+@contextlib.contextmanager
+def quiet_conversion():
+    """A conversion says nothing in the caller's process (apply runs it there, issue 84): torch.onnx
+    logs the optional operators it skips ("torchvision is not installed"), prints its steps, and
+    pytree's deprecations warn; its errors still raise."""
+    import io
+    import logging
+    import warnings
+
+    onnx_log = logging.getLogger("torch.onnx")
+    level = onnx_log.level
+    onnx_log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        onnx_log.setLevel(level)
+
+
+def conversion_reason(error):
+    """The line of a conversion's error that names what failed: torch.onnx's first lines are
+    generic advice in terminal colours, and the failing operator comes in its "Exception summary"
+    (issue 84's probe: "No ONNX function found for <OpOverload(op='aten.linalg_eig', ...)>")."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    summary = text.split("## Exception summary", 1)
+    if len(summary) == 2:
+        for line in summary[1].splitlines():
+            found = re.match(r"<class '(?:[\w.]+\.)?(\w+)'>: (.*)", line.strip())
+            if found:
+                reason = f"{found.group(1)}: {found.group(2)}"
+                return reason if len(reason) <= 400 else reason[:400] + "..."
+    return _child.concise(error)
+
+
 def _written(path, write):
     """write(partial) then renamed onto path: a reader never sees half a file."""
     partial = f"{path}.partial-{os.getpid()}"
@@ -159,20 +198,25 @@ def converted(engine, kind, path, load_module, samples, folder=None, version="?"
         raise EngineError(ErrorKind.COMPILE, f"{LABELS[engine]}: torch.export could not export "
                                              f"the model to convert it ({_child.concise(e)})")
     try:
+        with quiet_conversion():
+            if engine == "onnxruntime":
+                onnx = torch.onnx.export(program, tuple(samples[0]), dynamo=True, optimize=True,
+                                         opset_version=ONNX_OPSET, verbose=False)
+            else:
+                import openvino as ov
+
+                ir = ov.convert_model(program)
         if engine == "onnxruntime":
-            onnx = torch.onnx.export(program, tuple(samples[0]), dynamo=True, optimize=True,
-                                     opset_version=ONNX_OPSET, verbose=False)
             _written(file, lambda p: onnx.save(p + ".onnx") or os.replace(p + ".onnx", p))
         else:
             import openvino as ov
 
-            ir = ov.convert_model(program)
             # Saved in fp32: save_model's default compresses weights to fp16.
             _written(file, lambda p: ov.save_model(ir, p + ".xml", compress_to_fp16=False) or
                      os.replace(p + ".bin", file[:-4] + ".bin") or os.replace(p + ".xml", p))
     except Exception as e:
         raise EngineError(ErrorKind.COMPILE, f"{LABELS[engine]}: converting the program failed "
-                                             f"({_child.concise(e)})")
+                                             f"({conversion_reason(e)})")
     _written(spec_file, lambda p: open(p, "w").write(json.dumps(
         {"out_spec": pytree.treespec_dumps(program.call_spec.out_spec)})))
     return file, program.call_spec.out_spec, time.perf_counter() - started, False

@@ -25,7 +25,7 @@ class Race:
     """Throughput (samples/s) of each side per round; sides run on the same inputs."""
 
     def __init__(self, sides, inputs, batch, *, rounds=7, block_s=0.1, warmup_s=0.2,
-                 clock=time.perf_counter, sync=None):
+                 clock=time.perf_counter, sync=None, settle=None):
         self.sides = dict(sides)
         self.inputs = tuple(inputs)
         self.batch = batch
@@ -35,6 +35,8 @@ class Race:
         self.clock = clock
         self.sync = sync or (lambda: None)
         self.per_round = {name: [] for name in self.sides}
+        # 20 ms between sides, untimed (a test gives its own).
+        self.settle = settle or (lambda: time.sleep(0.02))
 
     def _time(self, fn, calls):
         inputs, sync, clock = self.inputs, self.sync, self.clock
@@ -59,6 +61,9 @@ class Race:
         for r in range(self.rounds):
             # Each round starts one side further on, so that no side always runs first.
             for name in names[r % len(names):] + names[:r % len(names)]:
+                # A side's thread pool goes quiet before the next is timed: an engine's threads
+                # spin for a while after its last call, on the cores the next side's would use.
+                self.settle()
                 seconds = self._time(self.sides[name], calls[name])
                 self.per_round[name].append(self.batch * calls[name] / max(seconds, 1e-12))
         return self

@@ -162,6 +162,23 @@ class Metrics:
     NUMBERS = ("throughput_samples_per_s", "latency_p50_ms", "latency_p99_ms", "cosine", "batch",
                "peak_memory_bytes", "tokens_per_s", "padding_share")
 
+    def per_call(self, configuration):
+        """The figures of one call at the configuration's batch: {batch, latency_p50_ms,
+        latency_p99_ms, pass_p50_ms}. A stream of lengths times a pass over its samples as one
+        call (issue 84: batch 512 and 23,389 ms for a configuration at batch 8): its batch is the
+        batch knob's, its latencies a pass's spread over its batches (pass_p50_ms the pass's own);
+        otherwise they are the measurement's, and pass_p50_ms None."""
+        batch = str(configuration.get("batch", "n/a"))
+        figures = {"batch": self.batch, "latency_p50_ms": self.latency_p50_ms,
+                   "latency_p99_ms": self.latency_p99_ms, "pass_p50_ms": None}
+        if self.tokens_per_s is None or not batch.isdigit() or not self.batch or \
+                int(batch) >= self.batch:
+            return figures
+        share = int(batch) / self.batch
+        scaled = lambda ms: None if ms is None else ms * share  # noqa: E731
+        return {"batch": int(batch), "latency_p50_ms": scaled(self.latency_p50_ms),
+                "latency_p99_ms": scaled(self.latency_p99_ms), "pass_p50_ms": self.latency_p50_ms}
+
     @classmethod
     def from_json(cls, value, where="metrics"):
         m = read_object(value, where, "an object or null")
@@ -201,12 +218,14 @@ class Point:
         """The point as TuneResult.points lists it: key, each knob, status, figures, reason."""
         m = self.metrics or Metrics()  # a failed point has none
         low, high = m.throughput_ci
+        call = m.per_call(self.configuration)
         return {"key": self.key, **self.configuration, "status": self.status.value,
                 "stage": self.stage, "brief": self.brief,
                 "throughput": m.throughput_samples_per_s,
                 "throughput_low": low, "throughput_high": high,
-                "latency_p50_ms": m.latency_p50_ms, "latency_p99_ms": m.latency_p99_ms,
-                "cosine": m.cosine, "batch": m.batch, "peak_memory_bytes": m.peak_memory_bytes,
+                "latency_p50_ms": call["latency_p50_ms"], "latency_p99_ms": call["latency_p99_ms"],
+                "pass_p50_ms": call["pass_p50_ms"],
+                "cosine": m.cosine, "batch": call["batch"], "peak_memory_bytes": m.peak_memory_bytes,
                 "tokens_per_s": m.tokens_per_s, "padding_share": m.padding_share,
                 "reason": self.reason}
 

@@ -179,9 +179,11 @@ class TuneResult:
         if not key:
             raise self.no_winner("winner")
         m = self.record.winner_metrics
+        call = m.per_call(self.record.winner_configuration)
         return {"key": key, "configuration": self.record.winner_configuration,
                 "throughput": m.throughput_samples_per_s, "throughput_ci": m.throughput_ci,
-                "latency_p50_ms": m.latency_p50_ms, "batch": m.batch,
+                "latency_p50_ms": call["latency_p50_ms"], "batch": call["batch"],
+                "pass_p50_ms": call["pass_p50_ms"], "tokens_per_s": m.tokens_per_s,
                 "speedup": self.speedup, "speedup_ci": self.speedup_ci,
                 "verdict": self.verdict, "note": self.record.winner_note}
 

@@ -1,5 +1,7 @@
 #include "torchperf/feed/inputs.h"
 
+#include <fmt/format.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize.h>
 
@@ -282,7 +284,11 @@ std::int64_t check_calibration_file(const std::string& path, const InputSpec* sp
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto& x = samples[i].toTensor();
     const auto& [dtype, sizes] = fed[i];
-    bool fits = x.scalar_type() == dtype && x.dim() == static_cast<std::int64_t>(sizes.size()) + 1;
+    if (x.scalar_type() != dtype)
+      refuse(fmt::format("input {} is of dtype {} ({}), where the model takes {}", i,
+                         c10::toString(x.scalar_type()), describe_inputs({samples[i]}),
+                         c10::toString(dtype)));
+    bool fits = x.dim() == static_cast<std::int64_t>(sizes.size()) + 1;
     for (std::size_t d = 0; fits && d < sizes.size(); ++d)
       fits = sizes[d] == 0 || x.size(static_cast<std::int64_t>(d) + 1) == sizes[d];
     if (!fits) refuse("input " + std::to_string(i) + " is " + describe_inputs({samples[i]}));
@@ -290,6 +296,7 @@ std::int64_t check_calibration_file(const std::string& path, const InputSpec* sp
       refuse("its inputs hold different numbers of samples (" + describe_inputs(samples) + ")");
     count = x.size(0);
   }
+  if (count == 0) refuse("it holds 0 samples (" + describe_inputs(samples) + ")");
   return count;
 }
 

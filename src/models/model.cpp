@@ -297,7 +297,10 @@ std::string model_format_notice(const std::string& reference) {
 void save_torchscript(const torch::jit::Module& module, const std::string& path) {
   std::ostringstream bytes;
   module.save(bytes);
-  const std::string data = bytes.str();
+  write_file_whole(path, bytes.str());
+}
+
+void write_file_whole(const std::string& path, const std::string& data) {
   std::error_code ec;
   // A device (/dev/null, /dev/full) is written as it is; a file by way of a partial one.
   const bool special = std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec);

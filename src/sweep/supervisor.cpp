@@ -125,9 +125,18 @@ void Supervisor::report(const std::string& phase, double within_point) {
                                  std::min(0.95, within_point / budget_.point_estimate_s(brief));
   s.fraction = planned_ ? progress_points / static_cast<double>(planned_) : 0;
   s.eta_s = budget_.eta_s(static_cast<double>(planned_) - progress_points, brief);
+  // Once crowned, the best is the winner's figure (issue 84's probe: the bar's last "best" was a
+  // brief point's, not the winner's); before, full measurements rank above brief ones, as the
+  // confirmation ranks them.
   const PointResult* best = nullptr;
-  for (const auto& [key, p] : finished_)
-    if (p.status == PointStatus::kOk && (!best || p.score > best->score)) best = &p;
+  for (const auto& [key, p] : finished_) {
+    if (p.status != PointStatus::kOk) continue;
+    if (result_.winner) {
+      if (key == *result_.winner) best = &p;
+      continue;
+    }
+    if (!best || (best->brief != p.brief ? best->brief : p.score > best->score)) best = &p;
+  }
   if (best)
     s.best =
         fmt::format("{:.4g} {}", objective_value(o_.objective, best->metrics), o_.objective.unit());
@@ -182,6 +191,7 @@ TuneResult Supervisor::run_locked() {
   notes_after_confirmation(confirm_start);
   keep_winner_artifacts();
   summarize();
+  if (result_.winner) report("crowned");
   return result_;
 }
 

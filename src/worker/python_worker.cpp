@@ -259,7 +259,11 @@ PythonSide::PythonSide(const BenchOptions& options, const Configuration& request
   // threads, and the backend flags a side sets process-wide (cuDNN's benchmark, TF32), so that
   // a pair's two sides never share a worker under one side's flags, nor a point inherit the last
   // point's ("default" TF32 leaves the flag as it finds it).
-  pool_key_ = python_interpreter() + " threads=" + config_.value("threads") +
+  // An engine's runtime is process state too: its thread pool (ONNX Runtime's threads spin
+  // between calls) must not share a process with a side timed in PyTorch's (issue 84's probe: a
+  // 2-layer MLP read 480x over eval()+inference_mode in one round of a shared worker).
+  pool_key_ = python_interpreter() + " runtime=" + runtime.family() +
+              " threads=" + config_.value("threads") +
               " cudnn_benchmark=" + config_.value("cudnn_benchmark") +
               " tf32=" + config_.value("tf32");
   for (const auto& [var, value] : environment) pool_key_ += " " + var + "=" + value;

@@ -38,6 +38,9 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
   std::filesystem::create_directories(dir);
   const std::string a_file = (dir / "a-file").string();
   std::ofstream(a_file) << "x";
+  // A program written onto a full disk (issue 84's probe: libstdc++'s "filesystem error").
+  const std::string full_program = (dir / "full.pt2").string();
+  std::filesystem::create_symlink("/dev/full", full_program);
   const std::string text = fixture("not_a_model.txt");
   const std::string lengths = (dir / "lengths.txt").string();
   std::ofstream(lengths) << "12\nx\n";
@@ -100,12 +103,19 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       {{"bench", "builtin:mlp", "--batch", "100000000"}, 9, "the inputs alone need 292.06 GiB"},
       {{"bench", "builtin:mlp", "--inputs-file", text}, 4, "not a torch.save file of tensors"},
       // int8's calibration samples of another shape: refused before any point, by bench and tune.
-      {{"bench", "builtin:mlp", "--calibration", fixture("inputs_image.pt")}, 5,
+      {{"bench", "builtin:mlp", "--runtime", "python", "--precision", "int8-static",
+        "--calibration", fixture("inputs_image.pt")},
+       5,
        "--calibration '" + fixture("inputs_image.pt") + "': input 0 is Float[2,3,224,224]; the "
        "model is fed 784 (the batch first)"},
+      // Issue 84's probe: samples that calibrate nothing were accepted in silence.
+      {{"bench", "builtin:mlp", "--calibration", fixture("inputs_image.pt")}, 2,
+       "only precision=int8-static calibrates, and neither side here runs it (precision=fp32)"},
       {{"tune", "builtin:mlp", "--calibration", fixture("inputs_image.pt"), "--quiet"}, 5,
        "input 0 is Float[2,3,224,224]"},
-      {{"bench", "builtin:mlp", "--calibration", text}, 4, "--calibration '" + text + "': "},
+      {{"bench", "builtin:mlp", "--runtime", "python", "--precision", "int8-static",
+        "--calibration", text},
+       4, "--calibration '" + text + "': "},
       {{"tune", "builtin:mlp", "--out", a_file, "--quiet"}, 2, "--out '" + a_file + "'"},
       {{"tune", "builtin:mlp", "--budget", "soon", "--quiet"}, 2, "--budget"},
       {{"tune", "builtin:mlp", "--accuracy", "cosine>=2", "--quiet"}, 2, "cannot be met"},
@@ -125,6 +135,8 @@ TEST(BadInputsTest, EachGetsOneLineNamingTheCauseAndItsOwnExitCode) {
       // A full disk: one line, no abort, nothing half-written.
       {{"export", "builtin:mlp", "/dev/full", "--force"}, 1,
        "cannot write '/dev/full': No space left on device (nothing was written)"},
+      {{"export", "builtin:mlp", full_program, "--force"}, 1,
+       "cannot write '" + full_program + "': No space left on device (nothing was written)"},
       {{"guard", dir.string(), text}, 4, "is a folder; expected a file written by torch.save"},
       {{"serve", "builtin:mlp", "--max-batch", "0"}, 2, "--max-batch 0"},
       {{"train", "builtin:mlp", "--ladder", "--rounds", "1"}, 2, "--rounds"},

@@ -618,6 +618,40 @@ TEST(ServeCommandTest, BadFlagsAndModelsGetOneLineErrorsWithTheirExitCodes) {
       << buckets.err;
   const auto shape = run_cli({"serve", "builtin:mlp", "--input", "7"});
   EXPECT_EQ(shape.exit_code, 5) << shape.err;
+  // Issue 84's probe: counts past int64 or not whole, and bounds no request could ever meet, are
+  // refused before the port opens; a bound turned off is said at start-up.
+  const struct {
+    std::vector<std::string> args;
+    std::string piece;
+  } refused[] = {
+      {{"serve", "builtin:mlp", "--max-tokens", "99999999999999999999"},
+       "--max-tokens '99999999999999999999': expected padded tokens a call (0: no budget) as a "
+       "whole number, at most 9223372036854775807 (it is past that)"},
+      {{"serve", "builtin:mlp", "--max-tokens", "1e3"}, "--max-tokens '1e3': expected"},
+      {{"serve", "builtin:mlp", "--max-client-batch", "-4"}, "--max-client-batch '-4': expected"},
+      {{"serve", "builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim", "S=4..64",
+        "--max-tokens", "10"},
+       "one sample of S at the --dim's longest, 64, takes 64 padded tokens, so lengths past 10 "
+       "could never be served; give at least 64"},
+      {{"serve", "builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim", "S=4..64",
+        "--max-call-memory", "1B"},
+       "--max-call-memory 1B: a call may hold 1 padded tokens by memory, and one sample of S"},
+      {{"serve", "builtin:mlp", "--max-call-memory", "1B"},
+       "so every request would be refused; give more memory"},
+  };
+  for (const auto& bad : refused) {
+    const auto run = run_cli(bad.args);
+    EXPECT_EQ(run.exit_code, 2) << run.err;
+    EXPECT_NE(run.err.find(bad.piece), std::string::npos) << run.err;
+  }
+  const auto open = testing::run_shell(
+      "timeout -s INT 8 \"$TORCHPERF\" serve builtin:mlp --max-call-memory off "
+      "--max-client-batch 100000 --port 0");
+  EXPECT_NE(open.err.find("warning: --max-call-memory off and no --max-tokens: a call is bounded "
+                          "by nothing but --max-client-batch, so one request of 100000 samples "
+                          "runs whole"),
+            std::string::npos)
+      << open.err;
   // Issue 63: the second --dim was dropped in silence, the first kept.
   const auto twice = run_cli({"serve", "builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2",
                               "--dim", "S=4..64", "--dim", "S=8..16"});

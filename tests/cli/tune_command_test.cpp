@@ -1,6 +1,7 @@
 // `torchperf tune` run as a user would: the summary, JSON, the kill -9 and resume cycle, and one
 // clear line with its own exit code for each bad input.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
@@ -152,6 +153,16 @@ TEST_F(TuneCommandTest, TheWinnerIsMeasuredHeadToHeadAgainstTheModelAsGivenAtIts
   // Progress for tools: a JSON line per point or phase on stderr.
   EXPECT_NE(run.err.find("{\"progress\":{"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("\"phase\":\"confirming\""), std::string::npos) << run.err;
+  // Issue 84's probe: the bar's last "best" was a brief point's; the last line is the crowned
+  // winner's own figure.
+  const auto last = run.err.rfind("{\"progress\":{");
+  ASSERT_NE(last, std::string::npos);
+  const auto line = nlohmann::json::parse(run.err.substr(last, run.err.find('\n', last) - last));
+  EXPECT_EQ(line.at("progress").at("phase"), "crowned") << line.dump();
+  double figure = 0;
+  for (const auto& p : j.at("points"))
+    if (p.at("key") == j.at("winner")) figure = p.at("metrics").at("throughput_samples_per_s");
+  EXPECT_EQ(line.at("progress").at("best"), fmt::format("{:.4g} samples/s", figure)) << line.dump();
 }
 
 TEST_F(TuneCommandTest, KilledWithSigkillMidSweepAndResumedEveryPointIsInTheJournalOnce) {

@@ -119,8 +119,12 @@ TEST(InputsTest, ACalibrationFileIsCheckedAgainstWhatTheModelIsFedNamingTheFirst
   EXPECT_NE(shape.find("input 0 is Float[20,3,16,16]; the model is fed 3x8x8;int64:S@0..7"),
             std::string::npos)
       << shape;
+  // Issue 84's probe: a dtype error is named as one, and a file of no samples is refused.
   EXPECT_NE(refusal(saved({at::rand({20, 3, 8, 8}, at::kDouble), ids(20, 5)}, "dtype.pt"), &spec)
-                .find("input 0 is Double[20,3,8,8]"),
+                .find("input 0 is of dtype Double (Double[20,3,8,8]), where the model takes Float"),
+            std::string::npos);
+  EXPECT_NE(refusal(saved({at::rand({0, 3, 8, 8}), ids(0, 5)}, "empty.pt"), &spec)
+                .find("it holds 0 samples"),
             std::string::npos);
   EXPECT_NE(refusal(saved({at::rand({20, 3, 8, 8})}, "count.pt"), &spec).find("1 tensor(s)"),
             std::string::npos);

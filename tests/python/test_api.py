@@ -361,6 +361,9 @@ def test_an_applied_winner_puts_keyword_inputs_in_forwards_order_and_names_a_wro
         applied(1, input_ids=1)
     with pytest.raises(TypeError, match="'input_ids' is left out before 'attention_mask'"):
         applied(attention_mask=2)
+    # Issue 84's probe: an engine's winner dropped an extra positional input and answered.
+    with pytest.raises(TypeError, match=r"4 positional inputs, forward takes 3 \(input_ids, "):
+        applied(1, 2, 3, 4)
 
 
 def test_apply_runs_the_winner_or_returns_the_model_unchanged_and_says_why(tuned, capfd):
@@ -1194,3 +1197,24 @@ def test_a_tune_from_python_sweeps_the_engines_installed_here_as_the_cli_does():
     assert default_runtimes("cpu", both, True) == ["python", "onnxruntime", "openvino"]
     # What this venv has (requirements.txt pins both).
     assert default_runtimes("cpu") == ["python", "onnxruntime", "openvino"]
+
+
+def test_a_streams_point_reports_its_batch_and_a_calls_latency_not_a_pass_as_one_call():
+    """Issue 84: winner['batch'] read 512 for a configuration at batch 8, and latency_p50_ms a
+    pass over the whole stream (23,389 ms)."""
+    from torchperf import records
+
+    stream = records.Metrics(throughput_samples_per_s=584.0, latency_p50_ms=876.0, batch=512,
+                             tokens_per_s=25654.0)
+    call = stream.per_call({"batch": "8"})
+    assert call["batch"] == 8 and call["pass_p50_ms"] == 876.0
+    assert abs(call["latency_p50_ms"] - 876.0 * 8 / 512) < 1e-9
+    point = records.Point.from_json({
+        "key": "runtime=python,batch=8,padding=batch-max", "status": "ok",
+        "metrics": {"throughput_samples_per_s": 584.0, "latency_p50_ms": 876.0, "batch": 512,
+                    "tokens_per_s": 25654.0}}).to_dict()
+    assert point["batch"] == 8 and point["pass_p50_ms"] == 876.0
+    # One shape: the measurement's own figures.
+    plain = records.Metrics(throughput_samples_per_s=500.0, latency_p50_ms=16.0, batch=8)
+    assert plain.per_call({"batch": "8"}) == {"batch": 8, "latency_p50_ms": 16.0,
+                                              "latency_p99_ms": None, "pass_p50_ms": None}

@@ -67,3 +67,28 @@ def test_a_program_of_a_newer_schema_says_which_version_it_has(program, tmp_path
     line = last_line(r.stderr)
     assert "schema version" in line and "99" in line, line
     assert "warnings above" not in line, line
+
+
+def test_a_program_calling_an_operator_this_process_lacks_names_the_operator_in_one_line(tmp_path):
+    # Issue 84's probe: a torch.library op registered only where the program was exported failed
+    # torchperf's own load with a SerializeError dump of the whole node.
+    exporter = tmp_path / "export_with_op.py"
+    exporter.write_text(
+        "import sys, torch\n"
+        "@torch.library.custom_op('probe84::twice', mutates_args=())\n"
+        "def twice(x: torch.Tensor) -> torch.Tensor:\n"
+        "    return x * 2\n"
+        "@twice.register_fake\n"
+        "def _(x):\n"
+        "    return torch.empty_like(x)\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return twice(x)\n"
+        "torch.export.save(torch.export.export(M(), (torch.randn(2, 4),)), sys.argv[1])\n")
+    program = tmp_path / "with_op.pt2"
+    subprocess.run([sys.executable, str(exporter), str(program)], check=True, capture_output=True)
+    r = compile_child(program, tmp_path)
+    assert r.returncode == ErrorKind.MODEL.exit_code, r.stderr
+    line = last_line(r.stderr)
+    assert "it calls the operator probe84::twice, which this process does not have" in line, line
+    assert "Node(" not in line and len(line) < 600, line

@@ -123,6 +123,26 @@ def test_an_operator_the_engine_has_no_kernel_for_fails_in_one_line_naming_the_e
     assert "MatMul" in str(e.value) and "\n" not in str(e.value)
 
 
+class Eigenvalues(torch.nn.Module):
+    """Exports, but torch.onnx has no function for linalg_eig."""
+
+    def forward(self, x):
+        return torch.linalg.eigvals(x).real
+
+
+def test_a_conversion_that_fails_names_the_operator_without_terminal_colours(tmp_path):
+    # Issue 84's probe: torch.onnx's generic advice, in colour codes, cut before the operator.
+    installed_or_skip("onnxruntime")
+    with pytest.raises(engines.EngineError) as e:
+        engines.prepared("ort", "builtin", "eig@0", lambda: Eigenvalues(),
+                         [(torch.randn(2, 4, 4),)], 1, torch.device("cpu"), str(tmp_path))
+    message = str(e.value)
+    assert e.value.kind == ErrorKind.COMPILE
+    assert message.startswith("ONNX Runtime: converting the program failed (DispatchError: No "
+                              "ONNX function found for <OpOverload(op='aten.linalg_eig'"), message
+    assert "\x1b" not in message and "\n" not in message, message
+
+
 def test_on_cuda_an_engine_without_a_cuda_provider_is_refused_before_it_loads_anything(tmp_path):
     # The CPU wheel of onnxruntime has no CUDAExecutionProvider (onnxruntime-gpu has); OpenVINO
     # runs on CPUs here. Refused before the file is opened: the file need not exist.

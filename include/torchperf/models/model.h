@@ -91,5 +91,9 @@ std::string model_format_notice(const std::string& reference);
 // file writer aborts the process from its destructor when the disk is full), then written beside
 // `path` and renamed over it. RuntimeFailure naming the path and the system's reason otherwise.
 void save_torchscript(const torch::jit::Module& module, const std::string& path);
+// The same for bytes in hand (a program copied, issue 84: a full disk said "filesystem error:
+// cannot copy file: Input/output error [from] [to]"): RuntimeFailure naming the path and the
+// system's reason, and nothing left behind.
+void write_file_whole(const std::string& path, const std::string& bytes);
 
 }  // namespace torchperf
