@@ -16,10 +16,11 @@ import json
 import math
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
+
+from serving_lengths import stop
 
 CONFIGURATIONS = ("runtime=cpp,graph=aoti", "runtime=python,graph=eager,grad=inference",
                   "runtime=openvino,graph=openvino")
@@ -55,12 +56,7 @@ def served(tp, model, configuration, seconds, log):
             raise SystemExit(f"load of {configuration} failed ({run.returncode}): {run.stderr}")
         return json.loads(run.stdout)["throughput_per_s"]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def main():

@@ -74,6 +74,10 @@ class SmartSearch final : public Search {
   }
 
   std::optional<Proposal> next(const BudgetView& budget) override {
+    // Measured estimates may leave room again for the stages (a guessed cost was the whole
+    // budget, a measured one a second or two).
+    if (lean_ && affords_exploring(budget, cheapest_unmeasured(budget))) lean_ = false;
+    if (lean_ || starved(budget)) return next_lean(budget);
     if (stage_ == SearchStage::kScreen) {
       for (;;) {
         if (const auto point = next_screened(budget))
@@ -268,6 +272,39 @@ class SmartSearch final : public Search {
     }
     ++screens_;
     return true;
+  }
+
+  // Before anything is measured, a budget that cannot pay for screening a point and measuring
+  // one in full: the stages would measure nothing (issue 84: a minute on a small embedding model,
+  // "a point needs ~25 s", and no point ran).
+  bool starved(const BudgetView& budget) const {
+    if (all_full_ || stage_ != SearchStage::kScreen || spent_screen_ + spent_explore_ + spent_final_)
+      return false;
+    return !affords_exploring(budget, cheapest_unmeasured(budget));
+  }
+
+  // What a starved budget does instead: the points it can pay for, each measured once in full,
+  // the cheapest first (the guides' starts first among equals): it crowns the best of what fits
+  // rather than nothing, and says it was cut.
+  std::optional<Proposal> next_lean(const BudgetView& budget) {
+    lean_ = true;
+    cut_ = true;
+    std::optional<std::size_t> best;
+    double best_cost = 0;
+    const auto consider = [&](std::size_t i) {
+      if (measured(i) || out_[i] || proposed_[i]) return;
+      const double c = budget.cost(i, false);
+      if (budget.remaining_s < c || (best && c >= best_cost)) return;
+      best = i;
+      best_cost = c;
+    };
+    for (std::size_t i : screen_) consider(i);
+    for (std::size_t i = 0; i < assignments_.size(); ++i) consider(i);
+    if (!best) return std::nullopt;
+    ++spent_final_;
+    proposed_[*best] = true;
+    out_[*best] = true;
+    return Proposal{*best, SearchStage::kFinal, false};
   }
 
   double cheapest_unmeasured(const BudgetView& budget) const {
@@ -503,6 +540,7 @@ class SmartSearch final : public Search {
   std::vector<std::size_t> climb_;
   std::size_t since_better_ = 0;
   bool all_full_ = false;
+  bool lean_ = false;  // a starved budget measures what it can pay for in full (next_lean)
   bool cut_ = false;
   std::optional<SearchStage> resume_;  // the stage the budget cut, while it is cut
   std::size_t spent_screen_ = 0, spent_explore_ = 0, spent_final_ = 0;
