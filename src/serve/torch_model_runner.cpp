@@ -225,24 +225,43 @@ class TorchModelRunner final : public ModelRunner {
     if (signature_.lengths.merge && !first_name_.empty() && call.count(first_name_))
       call[first_name_] = signature_.lengths.padded(call[first_name_]);
     const std::int64_t rows = serve_at(total, call);
-    std::vector<c10::IValue> inputs;
+    std::vector<std::vector<at::Tensor>> parts(signature_.inputs.size());
     for (std::size_t i = 0; i < signature_.inputs.size(); ++i) {
-      std::vector<at::Tensor> parts;
       for (const InferenceRequest* r : batch) {
         const WireTensor& given = r->inputs[i];
         at::Tensor part = at::from_blob(const_cast<std::uint8_t*>(given.bytes.data()), given.shape,
                                         at::TensorOptions().dtype(torch_type(given.type)));
-        parts.push_back(i < w_.dim_names.size() ? pad_to(part, w_.dim_names[i], call) : part);
+        parts[i].push_back(i < w_.dim_names.size() ? pad_to(part, w_.dim_names[i], call) : part);
       }
       if (rows > total) {  // up to a captured graph's rows: zeros, cut off the answers
-        std::vector<std::int64_t> shape(parts.front().sizes().begin(), parts.front().sizes().end());
+        std::vector<std::int64_t> shape(parts[i].front().sizes().begin(),
+                                        parts[i].front().sizes().end());
         shape[0] = rows - total;
-        parts.push_back(at::zeros(shape, parts.front().options()));
+        parts[i].push_back(at::zeros(shape, parts[i].front().options()));
       }
-      at::Tensor t = parts.size() == 1 ? parts.front().clone() : at::cat(parts);
-      t = t.to(w_.workload.device, fed_[i].dtype);
-      if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
-      inputs.emplace_back(std::move(t));
+    }
+    std::vector<c10::IValue> inputs;
+    if (remote_) {
+      // Built where the worker reads it: the batch crosses without another copy.
+      std::vector<std::pair<std::vector<std::int64_t>, at::ScalarType>> specs;
+      for (const auto& p : parts) {
+        std::vector<std::int64_t> shape(p.front().sizes().begin(), p.front().sizes().end());
+        shape[0] = 0;
+        for (const auto& part : p) shape[0] += part.size(0);
+        specs.emplace_back(std::move(shape), p.front().scalar_type());
+      }
+      auto buffers = remote_->input_buffers(specs);
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        at::cat_out(buffers[i], parts[i]);
+        inputs.emplace_back(std::move(buffers[i]));
+      }
+    } else {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        at::Tensor t = parts[i].size() == 1 ? parts[i].front().clone() : at::cat(parts[i]);
+        t = t.to(w_.workload.device, fed_[i].dtype);
+        if (fed_[i].channels_last) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+        inputs.emplace_back(std::move(t));
+      }
     }
     std::vector<at::Tensor> outputs;
     try {

@@ -117,24 +117,55 @@ nlohmann::json PythonServedModel::ask(const nlohmann::json& request, const std::
   return ask_side(*worker_, request, timeout_s, name_, log_, doing);
 }
 
+std::vector<at::Tensor> PythonServedModel::input_buffers(
+    const std::vector<std::pair<std::vector<std::int64_t>, at::ScalarType>>& specs) {
+  std::vector<std::size_t> offsets;
+  std::size_t bytes = 0;
+  for (const auto& [shape, type] : specs) {
+    offsets.push_back(bytes);
+    std::size_t n = c10::elementSize(type);
+    for (const std::int64_t d : shape) n *= static_cast<std::size_t>(std::max<std::int64_t>(0, d));
+    bytes = aligned(bytes + n);
+  }
+  std::uint8_t* region = in_.reserve(std::max<std::size_t>(bytes, kAlign));
+  std::vector<at::Tensor> buffers;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    buffers.push_back(at::from_blob(region + offsets[i], specs[i].first,
+                                    at::TensorOptions().dtype(specs[i].second)));
+  return buffers;
+}
+
 c10::IValue PythonServedModel::forward(const std::vector<c10::IValue>& inputs) {
   if (!worker_ || !worker_->running()) start();
   PythonCallRequest call;
   call.slot = request_.slot;
   std::vector<at::Tensor> tensors;
+  // Inputs already in the region (input_buffers) keep their places; others are laid out after
+  // one another and copied in.
+  const std::uint8_t* base = in_.data();
+  const auto in_region = [&](const at::Tensor& t) {
+    const auto* p = static_cast<const std::uint8_t*>(t.data_ptr());
+    return base && t.is_contiguous() && p >= base && p + t.nbytes() <= base + in_.size();
+  };
+  bool all_there = !inputs.empty();
+  for (const auto& v : inputs) all_there = all_there && in_region(v.toTensor());
   std::size_t bytes = 0;
   for (const auto& v : inputs) {
     at::Tensor t = v.toTensor().to(at::kCPU).contiguous();
+    const std::int64_t offset =
+        all_there ? static_cast<const std::uint8_t*>(t.data_ptr()) - base
+                  : static_cast<std::int64_t>(bytes);
     call.inputs.push_back({dtype_name(t.scalar_type()),
-                           std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end()),
-                           static_cast<std::int64_t>(bytes)});
+                           std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end()), offset});
     bytes = aligned(bytes + t.nbytes());
     tensors.push_back(std::move(t));
   }
-  std::uint8_t* region = in_.reserve(std::max<std::size_t>(bytes, kAlign));
-  for (std::size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].nbytes())
-      std::memcpy(region + call.inputs[i].offset, tensors[i].data_ptr(), tensors[i].nbytes());
+  if (!all_there) {
+    std::uint8_t* region = in_.reserve(std::max<std::size_t>(bytes, kAlign));
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+      if (tensors[i].nbytes())
+        std::memcpy(region + call.inputs[i].offset, tensors[i].data_ptr(), tensors[i].nbytes());
+  }
   call.region = in_.path();
   call.region_size = static_cast<std::int64_t>(in_.size());
   call.outputs = out_.path();

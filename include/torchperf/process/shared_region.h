@@ -23,6 +23,8 @@ class SharedRegion {
   // The other side wrote: the file mapped at the `bytes` it says it grew it to.
   const std::uint8_t* view(std::size_t bytes);
 
+  // The mapping as it is now (null before the first reserve or view).
+  std::uint8_t* data() const { return data_; }
   const std::string& path() const { return path_; }
   std::size_t size() const { return size_; }
 

@@ -44,6 +44,12 @@ class PythonServedModel final : public Model {
   void to(c10::Device) override {}
   void to(c10::ScalarType) override {}
 
+  // Tensors of these shapes and dtypes laid out in the file the next call's inputs are read from:
+  // a batch built in them crosses to the worker without another copy (forward finds them there).
+  // Valid until the next call of this or forward.
+  std::vector<at::Tensor> input_buffers(
+      const std::vector<std::pair<std::vector<std::int64_t>, at::ScalarType>>& specs);
+
   // The next forward measures what it holds in the worker (PythonCallRequest::measure_memory);
   // last_call_bytes() reads it after.
   void measure_next_call() { measure_next_ = true; }
