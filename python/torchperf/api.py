@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 
-from torchperf import _child, _core, feed
+from torchperf import _child, _core, feed, runtimes
 from torchperf.feed import checked_inputs, checked_model  # noqa: F401 (the API's checks)
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
@@ -241,10 +241,8 @@ def default_runtimes(device=None, installed=None, cuda_available=None):
         cuda_available = torch.cuda.is_available()
     device = str(device or "auto")
     cuda = device.startswith("cuda") or (device == "auto" and cuda_available)
-    runs = {"onnxruntime": lambda info: not cuda or info.get("cuda"),
-            "openvino": lambda info: not cuda}
-    return ["python"] + [e for e in ("onnxruntime", "openvino")
-                         if e in installed and runs[e](installed[e])]
+    return ["python"] + [name for name, engine in runtimes.ENGINES.items()
+                         if name in installed and engine.runs_on(cuda, installed[name])]
 
 
 def default_out(model):

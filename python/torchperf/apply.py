@@ -11,7 +11,8 @@ import os
 import sys
 import tempfile
 
-from torchperf import _child, _core, engine_graphs, feed, int8, python_settings, stream_policy
+from torchperf import (_child, _core, engine_graphs, feed, int8, python_settings, runtimes,
+                       stream_policy)
 from torchperf.error_kinds import ErrorKind
 from torchperf.errors import TorchperfError
 from torchperf.records import GuardVerdict, configuration_key
@@ -162,14 +163,16 @@ def _python_winner(result, model, configuration, device, inputs):
     return make_applied(fn, configuration, device, _threads(configuration))
 
 
+def _script_winner(result):
+    raise TorchperfError(f"apply: the winner {result.record.winner} runs a TorchScript graph in "
+                         "C++, which apply does not load; run it with the CLI (torchperf report "
+                         "shows the C++ code)", exit_code=ErrorKind.USAGE)
+
+
 def _package_winner(result, configuration, device, inputs):
     import torch
     import torch._inductor
 
-    if not configuration.get("graph", "").startswith("aoti"):
-        raise TorchperfError(f"apply: the winner {result.record.winner} runs a TorchScript "
-                             "graph in C++, which apply does not load; run it with the CLI "
-                             "(torchperf report shows the C++ code)", exit_code=ErrorKind.USAGE)
     package = result.winner_package()
     if not package or not os.path.exists(package):
         where = (f"'{package}' is gone" if package else
@@ -425,17 +428,19 @@ def apply(result, model):
     device = torch.device("cuda" if result.environment.get("cuda") and torch.cuda.is_available()
                           else "cpu")
     inputs = example_inputs(result)  # read once: the package's call spec, the guard, the check
-    # A package (graph=aoti*) runs in Python's loader, as the python runtime measured it.
-    engine = engine_graphs.graph_of(configuration)
-    if engine:
-        applied = _engine_winner(result, configuration, engine, device, inputs)
-    elif configuration.get("runtime", "cpp") == "python" and \
-            not configuration.get("graph", "").startswith("aoti"):
-        applied = _python_winner(result, model, configuration, device, inputs)
-    else:
-        applied = _package_winner(result, configuration, device, inputs)
+    # Each runtime's winner as its kind hands it back (runtimes.py decides the kind): a package
+    # (graph=aoti*) runs in Python's loader, as the python runtime measured it.
+    runtime = runtimes.of_configuration(configuration)
+    hand_back = {runtimes.ENGINE: lambda: _engine_winner(result, configuration,
+                                                         engine_graphs.graph_of(configuration),
+                                                         device, inputs),
+                 runtimes.TORCH: lambda: _python_winner(result, model, configuration, device,
+                                                        inputs),
+                 runtimes.PACKAGE: lambda: _package_winner(result, configuration, device, inputs),
+                 runtimes.SCRIPT: lambda: _script_winner(result)}
+    applied = hand_back[runtime.kind]()
     verdict = guard(result, applied, inputs)
-    if configuration.get("runtime") == "python" and configuration.get("graph", "eager") != "eager":
+    if runtime.compiles_here:
         # torch.compile's cache artifacts of what apply just compiled, for result.save.
         try:
             artifacts = torch.compiler.save_cache_artifacts()

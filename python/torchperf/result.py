@@ -293,8 +293,11 @@ class TuneResult:
             if os.path.exists(source):
                 shutil.copy2(source, os.path.join(path, name))
         self._save_winner_file(path)
-        if self.record.winner and \
-                self.record.winner_configuration.get("runtime", "cpp") == "cpp":
+        from torchperf import runtimes
+
+        winner = runtimes.of_configuration(self.record.winner_configuration) \
+            if self.record.winner else None
+        if winner is not None and winner.kind == runtimes.PACKAGE:
             package = self.winner_package()
             if package and os.path.exists(package):
                 shutil.copy2(package, os.path.join(path, ARTIFACTS, "package.pt2"))
@@ -329,15 +332,16 @@ class TuneResult:
     def _convert_engine_winner(self, folder):
         """An engine's winner converted into the saved folder now (issue 84: the first apply after
         load converted again, 9.6 s, and wrote into the folder it read)."""
-        from torchperf import engine_graphs
         from torchperf import apply as applying
+        from torchperf import engine_graphs, runtimes
 
         if not self.record.winner:
             return
         configuration = self.record.winner_configuration
-        graph = engine_graphs.graph_of(configuration)
-        if not graph or not os.path.exists(os.path.join(self.folder, "model.pt2")):
+        if runtimes.of_configuration(configuration).kind != runtimes.ENGINE or \
+                not os.path.exists(os.path.join(self.folder, "model.pt2")):
             return
+        graph = engine_graphs.graph_of(configuration)
         import torch
 
         inputs = applying.example_inputs(self)

@@ -29,7 +29,7 @@ import resource
 import sys
 import time
 
-from torchperf import _child, engine_graphs, engines, int8, python_settings, shared_region
+from torchperf import _child, engines, int8, python_settings, runtimes, shared_region
 from torchperf.error_kinds import ErrorKind
 
 def mapped_allocator(environ=os.environ):
@@ -308,7 +308,8 @@ class Side:
             with contextlib.suppress(RuntimeError):  # set once per process, before parallel work
                 torch.set_num_interop_threads(interop)
 
-        if settings["graph"] in engine_graphs.BY_GRAPH:
+        runtime = runtimes.of_side(settings)
+        if runtime.kind == runtimes.ENGINE:
             self.open_engine(settings, started)
             return
         compiled_key = (settings["model_kind"], settings["model"], settings["graph"],
@@ -326,7 +327,7 @@ class Side:
             raise JobError(ErrorKind.WORKLOAD, f"inputs file '{settings['inputs']}': {concise(e)}")
 
         grad, graph, precision = settings["grad"], settings["graph"], settings["precision"]
-        package = settings["model_kind"] == "package"
+        package = runtime.kind == runtimes.PACKAGE
         if package:
             # A package runs as it was compiled: no autograd around it, its inputs converted to
             # its precision per call, as apply's callable converts them.
