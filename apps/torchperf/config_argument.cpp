@@ -49,23 +49,26 @@ std::string config_argument_of(const std::string& model, std::string& config) {
 }
 
 void default_to_serving(Configuration& config, const std::string& model) {
-  // The Python runtime runs the module in eval mode already (its training flag is no knob
-  // there), and an engine's converted graph has neither a training flag nor autograd.
-  const std::string family = config.get("runtime").value_or("cpp");
-  if (family == "python" && !config.get("grad")) config.set("grad", "no_grad");
-  if (family != "cpp") return;
-  // A torch.export program is served as exported: it has no training flag or autograd to set.
-  bool program = false;
-  if (model.rfind("builtin:", 0) != 0) {
+  const Runtime& runtime =
+      runtime_for(config.get("runtime").value_or(runtime_families().front()),
+                  config.get("graph").value_or(""), WorkloadTraits{});
+  // A torch.export program in C++ is served as exported: no training flag or autograd to set.
+  if (runtime.worker() == RuntimeWorker::kCpp && model.rfind("builtin:", 0) != 0) {
     try {
-      program = archive_kind(model) == ArchiveKind::kExportedProgram;
+      if (archive_kind(model) == ArchiveKind::kExportedProgram) return;
     } catch (const Error&) {
       // Not a whole archive: opening the model says what it is.
     }
   }
-  if (program) return;
-  if (!config.get("mode")) config.set("mode", "eval");
-  if (!config.get("grad")) config.set("grad", "no_grad");
+  // The runtime says which it takes: the Python runtime runs the module in eval mode already
+  // (its training flag is no knob there), and an engine's converted graph has neither.
+  const WorkloadTraits view = runtime.view(WorkloadTraits{});
+  const auto takes = [&](const std::string& knob, const std::string& value) {
+    const auto a = runtime.applies(knob, value, view);
+    return !a || a->applies;
+  };
+  if (!config.get("mode") && takes("mode", "eval")) config.set("mode", "eval");
+  if (!config.get("grad") && takes("grad", "no_grad")) config.set("grad", "no_grad");
 }
 
 }  // namespace torchperf::cli
