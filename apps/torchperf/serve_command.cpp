@@ -116,6 +116,7 @@ struct ServeFlags {
   std::string buckets;
   std::string shapes = "planned";
   std::string shape_memory;
+  std::string shapes_time = "30s";
   std::string max_call_memory = "auto";
   std::string max_tokens = "0", max_client_batch;
   std::size_t instances = 1;
@@ -169,6 +170,7 @@ int run_serve(ServeFlags& f) {
   r.buckets = f.buckets;
   r.shapes = f.shapes;
   r.shape_memory = f.shape_memory;
+  r.shapes_time = f.shapes_time;
   r.max_call_memory = f.max_call_memory;
   r.max_tokens = f.max_tokens;
   r.max_client_batch = f.max_client_batch;
@@ -389,6 +391,11 @@ Runner add_serve_command(CLI::App& app) {
                   "first call prepares it). A call at a shape not prepared is counted off the plan "
                   "in /metrics")
       ->default_val("planned");
+  cmd->add_option("--shapes-time", f->shapes_time,
+                  "The most time preparing the planned shapes may take per instance (e.g. 30s, "
+                  "5m): a start spent on shapes is a start a deploy waits for; the shapes left "
+                  "are said and run as they come")
+      ->default_val("30s");
   cmd->add_option("--shape-memory", f->shape_memory,
                   "The memory each instance's planned shapes may take (e.g. 512M, 2G: device "
                   "memory on CUDA, resident memory on CPU); shapes past it are left out, and "

@@ -83,10 +83,11 @@ std::string prepare_planned_shapes(const ServeRequest& f, const BenchOptions& op
     for (auto& e : policy.edges) e = std::min(e, longest);
     policy.edges.erase(std::unique(policy.edges.begin(), policy.edges.end()), policy.edges.end());
   }
-  const ShapePlan plan =
+  ShapePlan plan =
       plan_shapes(policy, drawn, signature.batch_min, signature.batch_max,
                   signature.graphs && (signature.lengths.merge || signature.lengths.input < 0),
                   *most, budget);
+  plan.budget_s = parse_duration(f.shapes_time, "--shapes-time");
   PreparedShapes prepared;
   for (auto& instance : instances) prepared = instance->prepare_shapes(plan);
   return fmt::format("shape plan{}{}: {}", drawn.empty() ? "" : " for ",
@@ -207,6 +208,7 @@ ServerOptions parse_flags(const ServeRequest& r, BenchOptions& options, std::str
   if (r.instances == 0) throw UsageError("--instances: expected at least 1");
   parse_shapes_option(r.shapes);
   if (!r.shape_memory.empty()) parse_size(r.shape_memory, "--shape-memory");
+  parse_duration(r.shapes_time, "--shapes-time");
   server.batching.memory = parse_call_memory(r.max_call_memory);
   return server;
 }

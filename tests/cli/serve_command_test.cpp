@@ -112,7 +112,9 @@ TEST(ServeCommandTest, RequestsVaryInANamedLengthUpToItsLongestAndOnePastItGets4
   // cut back to its own length.
   // Its buckets planned from the --dim: the plan says the share of requests each covers.
   ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
-                      "S=4..64", "--max-batch", "4", "--buckets", "plan:3"});
+                      "S=4..64", "--max-batch", "4", "--buckets", "plan:3",
+                      // Every shape, however slow the build (30 s ran out under the sanitizers).
+                      "--shapes-time", "10m"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
   const std::string plan = serve.line();
   EXPECT_EQ(plan.rfind("bucket plan for S=4..64: ", 0), 0u) << plan;
@@ -219,7 +221,8 @@ TEST(ServeCommandTest, ShapesLazyPreparesNoneAndAShapesValueItCannotReadIsRefuse
   for (const auto& [flag, value, expected] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"--shapes", "all", "--shapes 'all': expected planned, lazy, or the most call shapes"},
-           {"--shape-memory", "lots", "--shape-memory: expected a size such as 4G"}}) {
+           {"--shape-memory", "lots", "--shape-memory: expected a size such as 4G"},
+           {"--shapes-time", "soon", "--shapes-time: expected a duration such as 90s"}}) {
     const auto run = run_cli({"serve", "builtin:mlp", "--port", "0", flag, value});
     EXPECT_EQ(run.exit_code, 2) << run.err;
     EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
@@ -230,7 +233,8 @@ TEST(ServeCommandTest, ARequestWhoseCallWouldHoldMoreMemoryThanACallMayIsRefused
   // Issue 63: a request within --max-client-batch and the served MAX whose call would still hold
   // more than the server lets a call hold, by what a call was measured to take at start-up.
   ServeProcess serve({"builtin:encoder", "--input", "int64:S@0..1000;int64:S@1..2", "--dim",
-                      "S=4..64", "--max-client-batch", "4096", "--max-call-memory", "16M"});
+                      "S=4..64", "--max-client-batch", "4096", "--max-call-memory", "16M",
+                      "--shapes", "8"});
   ASSERT_GT(serve.port(), 0) << serve.first_line();
   const std::string shapes = serve.line(), memory = serve.line();
   std::smatch most;

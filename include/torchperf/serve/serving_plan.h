@@ -25,6 +25,7 @@ struct ServeRequest {
   ServerOptions server;  // host, port, name, max batch, queue, body: as the flags set them
   std::string max_queue_delay = "2ms";
   std::string buckets, shapes = "planned", shape_memory, max_call_memory = "auto";
+  std::string shapes_time = "30s";  // the seconds preparing may take per instance
   std::string max_tokens = "0", max_client_batch;
   std::size_t instances = 1;
   bool no_model = false;
