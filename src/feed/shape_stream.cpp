@@ -1,4 +1,5 @@
 #include "torchperf/feed/shape_stream.h"
+#include "torchperf/feed/padded_copy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,11 @@ std::int64_t PaddingPolicy::padded(std::int64_t longest, std::int64_t distributi
       return std::max(longest, distribution_max);
   }
   return longest;
+}
+
+void copy_padded(at::Tensor region, const at::Tensor& sample) {
+  for (std::int64_t d = 0; d < sample.dim(); ++d) region = region.narrow(d, 0, sample.size(d));
+  region.copy_(sample);
 }
 
 PaddingPolicy parse_padding(const std::string& raw) {
@@ -303,13 +309,9 @@ ShapeStream build_stream(const StreamRecipe& r) {
       } else {
         for (const auto& t : r.samples[i % r.samples.size()]) own.emplace_back(t.unsqueeze(0));
       }
-      for (std::size_t t = 0; t < own.size(); ++t) {
-        at::Tensor slot = batch.inputs[t].toTensor()[static_cast<std::int64_t>(j)];
-        const auto& names = r.spec.tensors[t].dim_names;
-        for (std::size_t d = 0; d < names.size(); ++d)
-          if (!names[d].empty()) slot = slot.narrow(static_cast<std::int64_t>(d), 0, own[t].toTensor().size(d + 1));
-        slot.copy_(own[t].toTensor()[0]);
-      }
+      for (std::size_t t = 0; t < own.size(); ++t)
+        copy_padded(batch.inputs[t].toTensor()[static_cast<std::int64_t>(j)],
+                    own[t].toTensor()[0]);
       batch.lengths.push_back(samples[i].empty() ? 0 : samples[i][0].second);
       batch.sizes.push_back(samples[i]);
       batch.useful_elements += product(samples[i]);

@@ -20,6 +20,7 @@
 #include "torchperf/models/accuracy.h"
 #include "torchperf/models/exported_model.h"
 #include "torchperf/feed/inputs.h"
+#include "torchperf/feed/padded_copy.h"
 #include "torchperf/measure/clock.h"
 #include "torchperf/measure/memory_probe.h"
 #include "torchperf/compat/allocation_peak.h"
@@ -79,9 +80,7 @@ at::Tensor pad_to(const at::Tensor& t, const std::vector<std::string>& names, co
     }
   if (!grows) return t;
   at::Tensor out = at::zeros(shape, t.options());
-  at::Tensor region = out;
-  for (std::int64_t d = 1; d < t.dim(); ++d) region = region.narrow(d, 0, t.size(d));
-  region.copy_(t);
+  copy_padded(out, t);
   return out;
 }
 

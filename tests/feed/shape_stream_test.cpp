@@ -1,4 +1,5 @@
 #include "torchperf/feed/shape_stream.h"
+#include "torchperf/feed/padded_copy.h"
 
 #include <gtest/gtest.h>
 
@@ -278,6 +279,16 @@ TEST(ShapeStreamTest, BucketEdgesMinimiseThePaddingOfTheGuidesSortedBatchesAndGi
   EXPECT_LT(padded_in_sorted_windows(lengths, 16, p.edges),
             padded_in_sorted_windows(lengths, 16, quantiles))
       << text;
+}
+
+TEST(ShapeStreamTest, ASampleCopiedPaddedFillsTheStartOfItsRegionAndLeavesTheRestAsItWas) {
+  const at::Tensor sample = at::arange(1, 7, at::kLong).reshape({2, 3});
+  at::Tensor region = at::zeros({3, 5}, at::kLong);
+  copy_padded(region, sample);
+  EXPECT_TRUE(region.narrow(0, 0, 2).narrow(1, 0, 3).equal(sample));
+  EXPECT_EQ(region.sum().item<std::int64_t>(), sample.sum().item<std::int64_t>());
+  EXPECT_EQ(region[2].count_nonzero().item<std::int64_t>(), 0);
+  EXPECT_EQ(region.narrow(1, 3, 2).count_nonzero().item<std::int64_t>(), 0);
 }
 
 }  // namespace torchperf
