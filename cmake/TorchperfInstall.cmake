@@ -6,7 +6,7 @@ if(TARGET torchperf_fmt)  # LibTorch's {fmt}, compiled (CMakeLists.txt)
 endif()
 install(TARGETS torchperf torchperf_process torchperf_page torchperf_advice torchperf_compat torchperf_measure torchperf_feed torchperf_models torchperf_runtime torchperf_config
                 torchperf_bench torchperf_worker torchperf_cluster torchperf_sweep torchperf_analysis torchperf_report torchperf_train
-                torchperf_lint torchperf_serve torchperf_trace torchperf_options torchperf_base_options
+                torchperf_lint torchperf_serve torchperf_generate torchperf_trace torchperf_options torchperf_base_options
         EXPORT torchperfTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

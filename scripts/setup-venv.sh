@@ -10,7 +10,7 @@ python=${PYTHON:-python3}
 stamp="$venv/.torchperf-requirements"
 
 wanted() { cat requirements.txt requirements-no-deps.txt; }
-imports='import torch, numpy, PIL, hta.trace_analysis'
+imports='import torch, numpy, PIL, hta.trace_analysis, transformers'
 # The source tree's Python side, importable from the venv (as an editable install would make it):
 # `import torchperf` there runs the core this checkout builds (build/torchperf, _binary.py).
 link_source() {

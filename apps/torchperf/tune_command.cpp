@@ -22,6 +22,7 @@
 #include "torchperf/config/knob.h"
 #include "torchperf/error.h"
 #include "torchperf/report/tune_summary.h"
+#include "generate_command.h"
 #include "torchperf/cluster/ray_cluster.h"
 #include "torchperf/sweep/tune_runner.h"
 #include "torchperf/text.h"
@@ -40,6 +41,7 @@ struct TuneFlags {
   std::vector<CLI::Option*> experiment_flags;  // flags that define the experiment
   CLI::Option* model_opt = nullptr;
   PythonSourceFlags source;
+  GenerationFlags generation;
 };
 
 std::string default_out_dir(const std::string& model) {
@@ -222,6 +224,23 @@ int write_outputs(const TuneFlags& f, const TuneOptions& o, const TuneResult& re
 }
 
 int run(TuneFlags& f) {
+  if (wants_generation(f.generation, f.options.workload.model)) {
+    SharedTuneFlags s;
+    s.model = f.options.workload.model;
+    s.from_python = f.source.callable;
+    s.device = f.options.workload.device;
+    s.space = f.space;
+    s.accuracy = f.accuracy;
+    s.budget = f.budget;
+    s.out = f.options.out_dir;
+    s.point_timeout = f.point_timeout;
+    s.memory_cap = f.memory_cap;
+    s.seed = f.options.workload.seed;
+    s.knob_values = f.knob_values;
+    s.json = f.json;
+    s.quiet = f.quiet;
+    return run_generation_tune_command(f.generation, s);
+  }
   const TuneOptions o = resolve_options(f);
   std::optional<StopSignals> stop_signals(std::in_place);
   const bool bar_enabled = !f.quiet && isatty(STDERR_FILENO);
@@ -250,8 +269,10 @@ Runner add_tune_command(CLI::App& app) {
       "tune", "Sweep the space of configurations, each in its own worker, and confirm a winner");
   f->model_opt =
       cmd->add_option("model", f->options.workload.model,
-                      "torch.export program (.pt2), TorchScript file, or builtin:NAME");
+                      "torch.export program (.pt2), TorchScript file, builtin:NAME, or hf:PATH (a "
+                      "transformers causal LM's save_pretrained folder: text generation)");
   add_python_source_flags(*cmd, f->source);
+  add_generation_flags(*cmd, f->generation);
   const auto experiment = [&](CLI::Option* opt) {
     f->experiment_flags.push_back(opt);
     return opt;

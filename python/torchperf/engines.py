@@ -27,9 +27,12 @@ from torchperf.error_kinds import ErrorKind
 # Each engine's distributions: the first installs it, the others are builds with CUDA providers.
 # torchao is no engine: the python runtime's int8 precisions need it (int8.py), and the one probe
 # says so too.
+# optimum-intel runs a transformers causal LM's generate in OpenVINO (the generation tune's
+# engine=openvino, python/torchperf/generation_model.py).
 DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu"), "openvino": ("openvino",),
-                 "torchao": ("torchao",)}
-LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "torchao": "torchao"}
+                 "torchao": ("torchao",), "optimum-intel": ("optimum-intel",)}
+LABELS = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "torchao": "torchao",
+          "optimum-intel": "optimum-intel"}
 # The opset torch.onnx writes by default in torch 2.9+; named so that a cached file says it.
 ONNX_OPSET = 18
 # ONNX Runtime's int8 (onnxruntime.quantization, shipped in its wheel): static QDQ calibrated on the

@@ -87,7 +87,7 @@ nlohmann::json run_python_step(const PythonStep& step) {
   spec.args = {"-m", step.module};
   spec.args.insert(spec.args.end(), step.args.begin(), step.args.end());
   spec.environment = with_python_path(step.environment);
-  spec.log_path = log_path_for(step.module);
+  spec.log_path = step.log_path.empty() ? log_path_for(step.module) : step.log_path;
   const CommandResult r = run_command(spec, step.limits);
   const std::string said = r.last_error.empty() ? "" : ": " + r.last_error;
   if (r.ending == Ending::kStopped) throw Interrupted(step.what + ": stopped");

@@ -37,6 +37,7 @@ struct PythonStep {
   ChildEnvironment environment;  // over ours (CXX for the compiler, ...)
   CommandLimits limits;
   std::string what;  // names the step in errors: "compiling 'm.pt2' with AOTInductor"
+  std::string log_path;  // its stderr; "" for a file in the run's temporary folder
 };
 
 // Runs the step and returns its one line of JSON. Throws, with the child's own last line:

@@ -1,0 +1,66 @@
+// The tune of text generation: the fp32 eager reference once, then each configuration at each
+// batch in its own process, cheapest and most promising first, each point's price (its compile
+// included, as the points before it measured) weighed against the budget left before it is paid;
+// every point journaled as it ends, so an interrupted tune resumes with what it measured. The
+// winner is the best valid point under the objective: decode tokens/s, or the best that holds a
+// latency objective (time to first token and per output token, p99).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torchperf/generate/generation_point.h"
+
+namespace torchperf {
+
+// --slo ttft=500ms,tpot=30ms (p99s), or an MLPerf preset: mlperf-llama3.1-8b (2 s, 100 ms),
+// mlperf-interactive (500 ms, 30 ms). UsageError naming --slo otherwise.
+struct GenerationSlo {
+  std::optional<double> ttft_p99_s, tpot_p99_s;
+  static GenerationSlo parse(const std::string& text);
+  bool any() const { return ttft_p99_s || tpot_p99_s; }
+  std::optional<std::string> missed_by(const GenerationFigures& f) const;  // nothing: held
+  std::string to_string() const;
+};
+
+struct GenerationTuneOptions {
+  GenerationWorkload workload;
+  std::vector<std::int64_t> batches = {1};
+  std::map<std::string, std::vector<std::string>> space;  // asked values per knob
+  GenerationSlo slo;
+  AccuracyGuard guard = AccuracyGuard::default_guard();
+  double budget_s = 300;  // 0: none
+  PointLimits limits;
+  std::string out_dir;
+};
+
+struct GenerationTuneResult {
+  std::string model;  // what the reference said of it
+  std::vector<GenerationPoint> points;  // in the order measured
+  std::optional<std::size_t> winner;
+  std::optional<std::size_t> baseline;  // HF generate, eager fp32, at the first batch
+  std::vector<std::string> notes;  // values left out and why, points the budget did not reach
+  double wall_s = 0;
+};
+
+using GenerationProgress = std::function<void(std::size_t done, std::size_t planned,
+                                              const std::string& doing)>;
+
+// Runs the tune into options.out_dir (generation.jsonl, reference.pt, logs/); points already in
+// its journal are kept, not measured again.
+GenerationTuneResult run_generation_tune(const GenerationTuneOptions& options,
+                                         const GenerationProgress& progress);
+
+// The order points are measured in: per batch the baseline, then each one-knob change by its
+// promise, then the rest; a point's expected price in seconds from what is already measured.
+double expected_price_s(const GenerationSettings& settings, const std::vector<GenerationPoint>& done);
+
+// The best valid point (holding the objective's limits), or nothing.
+std::optional<std::size_t> pick_winner(const std::vector<GenerationPoint>& points,
+                                       const GenerationSlo& slo);
+
+}  // namespace torchperf

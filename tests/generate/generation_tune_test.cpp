@@ -1,0 +1,57 @@
+#include "torchperf/generate/generation_tune.h"
+
+#include <gtest/gtest.h>
+
+#include "torchperf/error.h"
+
+namespace torchperf {
+namespace {
+
+GenerationPoint point(double rate, double ttft, double tpot, const std::string& compile = "off") {
+  GenerationPoint p;
+  p.settings = {{"engine", "pytorch"}, {"compile", compile}};
+  p.measured = true;
+  p.figures.decode_tokens_per_s.median = rate;
+  p.figures.ttft_s.median = p.figures.ttft_s.p99 = ttft;
+  p.figures.tpot_s.median = p.figures.tpot_s.p99 = tpot;
+  p.wall_s = 10;
+  return p;
+}
+
+TEST(GenerationTuneTest, AnSloIsParsedFromDurationsOrAnMlperfPreset) {
+  const auto slo = GenerationSlo::parse("ttft=500ms,tpot=30ms");
+  EXPECT_DOUBLE_EQ(*slo.ttft_p99_s, 0.5);
+  EXPECT_DOUBLE_EQ(*slo.tpot_p99_s, 0.03);
+  EXPECT_DOUBLE_EQ(*GenerationSlo::parse("mlperf-llama3.1-8b").ttft_p99_s, 2.0);
+  EXPECT_DOUBLE_EQ(*GenerationSlo::parse("mlperf-interactive").tpot_p99_s, 0.03);
+  EXPECT_FALSE(GenerationSlo::parse("").any());
+  EXPECT_THROW(GenerationSlo::parse("ttlt=1s"), UsageError);
+  EXPECT_THROW(GenerationSlo::parse("ttft=soon"), UsageError);
+}
+
+TEST(GenerationTuneTest, TheWinnerIsTheFastestDecodeThatPassesTheGuardAndHoldsTheSlo) {
+  std::vector<GenerationPoint> points = {point(100, 0.05, 0.010), point(300, 0.90, 0.004),
+                                         point(500, 0.02, 0.002)};
+  points[2].guard_failure = "changes the text";
+  EXPECT_EQ(pick_winner(points, {}), 1u);
+  EXPECT_EQ(pick_winner(points, GenerationSlo::parse("ttft=500ms")), 0u);
+  EXPECT_FALSE(pick_winner(points, GenerationSlo::parse("ttft=10ms")));
+  EXPECT_NE(GenerationSlo::parse("ttft=500ms").missed_by(points[1].figures).value_or("").find(
+                "time to first token p99 900.0 ms > 500.0 ms"),
+            std::string::npos);
+}
+
+TEST(GenerationTuneTest, ACompilesPriceIsWhatTheCompilesBeforeItPaid) {
+  const GenerationSettings compiled = {{"engine", "pytorch"}, {"compile", "decode"}};
+  const double prior = expected_price_s(compiled, {});
+  EXPECT_GT(prior, expected_price_s({{"engine", "pytorch"}, {"compile", "off"}}, {}));
+  auto paid = point(100, 0.05, 0.01, "decode");
+  paid.figures.warmup_s = {30.5, 0.5};
+  paid.figures.load_s = 2;
+  const std::vector<GenerationPoint> done = {point(100, 0.05, 0.01), paid};
+  // The plain point's wall (10 s) and the compile's 30 s + its 2 s of loading.
+  EXPECT_DOUBLE_EQ(expected_price_s(compiled, done), 42);
+}
+
+}  // namespace
+}  // namespace torchperf
