@@ -116,12 +116,24 @@ def judged(tokens, logits, reference_path):
     return figures
 
 
+def loaded(request, settings):
+    """The point's model, configured: PyTorch's, or the one optimum-intel exported to OpenVINO."""
+    if settings.get("engine") == "openvino":
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="torchperf-ov-") as folder:
+            model = lm.load_openvino(request["source"], settings, folder)
+        lm.check_workload(model, request)
+        return model
+    return lm.configured(lm.load(request["source"], request.get("device", "cpu")), settings,
+                         request)
+
+
 def run_point(request):
     settings = request["configuration"]
     lm.set_threads(settings)
     started = time.perf_counter()
-    model = lm.configured(lm.load(request["source"], request.get("device", "cpu")), settings,
-                          request)
+    model = loaded(request, settings)
     load_s = time.perf_counter() - started
     baseline_rss = lm.resident_bytes()
     lm.reset_peak(model.device)

@@ -76,6 +76,55 @@ def _from_folder(path):
                               f"{first}") from e
 
 
+def optimum_installed():
+    import importlib.util
+
+    return importlib.util.find_spec("optimum") is not None and \
+        importlib.util.find_spec("optimum.intel") is not None
+
+
+def openvino_config(settings):
+    """OpenVINO's properties for a point: its precision hint and threads, one stream (a generate
+    call is one request at a time)."""
+    config = {"INFERENCE_PRECISION_HINT": "bf16" if settings.get("precision") == "bf16" else "f32",
+              "NUM_STREAMS": "1"}
+    if settings.get("threads"):
+        config["INFERENCE_NUM_THREADS"] = str(settings["threads"])
+    return config
+
+
+def load_openvino(source, settings, folder):
+    """The model exported by optimum-intel to OpenVINO (a stateful KV cache inside the graph), its
+    weights compressed by NNCF where the weights knob asks; a factory's model is saved to folder
+    first, as optimum-intel exports from a folder."""
+    if not optimum_installed():
+        raise GenerationError(ErrorKind.CONFIG, "engine=openvino: optimum-intel is not installed "
+                              "(pip install 'optimum-intel[openvino]')")
+    from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
+
+    path = source.get("path")
+    if source["kind"] != "hf":
+        model = load(source)
+        path = os.path.join(folder, "model")
+        model.save_pretrained(path)
+    weights = settings.get("weights", "none")
+    quantization = None
+    if weights in ("int8-weight-only", "int4-weight-only"):
+        quantization = OVWeightQuantizationConfig(bits=8 if weights == "int8-weight-only" else 4)
+    try:
+        return OVModelForCausalLM.from_pretrained(path, export=True, ov_config=openvino_config(settings),
+                                                  quantization_config=quantization)
+    except Exception as e:
+        from torchperf import _child
+
+        raise GenerationError(ErrorKind.COMPILE, f"engine=openvino: optimum-intel could not export "
+                              f"the model ({_child.concise(e)})") from e
+
+
+def is_openvino(model):
+    return hasattr(model, "request") and hasattr(model, "model") and not hasattr(model, "parameters")
+
+
 def text_config(model):
     config = model.config
     return config.get_text_config() if hasattr(config, "get_text_config") else config
@@ -140,7 +189,11 @@ def tensor_bytes(t):
 
 
 def weight_bytes(model):
-    """All parameters and buffers once each (tied weights are one)."""
+    """All parameters and buffers once each (tied weights are one); an OpenVINO model's
+    constants."""
+    if is_openvino(model):
+        return sum(op.get_byte_size() for op in model.model.get_ops()
+                   if op.get_type_name() == "Constant")
     seen, total = set(), 0
     for t in list(model.parameters()) + list(model.buffers()):
         key = id(t)
@@ -154,6 +207,8 @@ def read_weight_bytes(model):
     """What a decode step reads of the weights: all of them but the input embedding table, of
     which it reads a row per token (unless the output layer shares it and reads it whole)."""
     total = weight_bytes(model)
+    if is_openvino(model):
+        return total  # its graph's constants, the embedding table among them
     inputs = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     outputs = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     if inputs is not None and hasattr(inputs, "weight"):

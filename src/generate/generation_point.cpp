@@ -128,6 +128,11 @@ GenerationFigures read_generation_answer(const nlohmann::json& answer) {
   }
 }
 
+double GenerationFigures::setup_s() const {
+  const double first = warmup_s.empty() ? 0 : warmup_s.front() - warmup_s.back();
+  return std::max(0.0, first) + load_s;
+}
+
 std::string GenerationPoint::label() const {
   return "batch=" + std::to_string(batch) + ";" + settings_text(settings);
 }

@@ -45,11 +45,6 @@ std::string guard_cell(const GenerationPoint& p) {
                      g.prefill.cosine);
 }
 
-double compile_s(const GenerationPoint& p) {
-  const auto& w = p.figures.warmup_s;
-  return w.size() < 2 ? 0 : std::max(0.0, w.front() - w.back());
-}
-
 }  // namespace
 
 std::string generation_snippet(const GenerationSettings& s) {
@@ -126,7 +121,7 @@ std::string format_generation_result(const GenerationTuneResult& r) {
   });
   TextTable t;
   t.header = {"batch", "configuration", "decode tok/s (95% CI)", "TTFT ms", "TPOT ms",
-              "ITL p99 ms", "e2e tok/s", "GB/s", "peak", "compile s", "guard"};
+              "ITL p99 ms", "e2e tok/s", "GB/s", "peak", "setup s", "guard"};
   for (auto i : order) {
     const auto& p = r.points[i];
     const std::string mark = r.winner && *r.winner == i ? " *" : "";
@@ -140,7 +135,7 @@ std::string format_generation_result(const GenerationTuneResult& r) {
                       rate(f.decode_tokens_per_s), ms(f.ttft_s.median), ms(f.tpot_s.median),
                       ms(f.itl_s.p99), fmt::format("{:.1f}", f.end_to_end_tokens_per_s.median),
                       fmt::format("{:.2f}", f.achieved_gb_per_s), format_bytes(f.peak_bytes),
-                      fmt::format("{:.1f}", compile_s(p)),
+                      fmt::format("{:.1f}", f.setup_s()),
                       p.guard_failure ? "REFUSED: " + *p.guard_failure : guard_cell(p)});
   }
   std::string out = t.render(TextFormat::kTerminal);

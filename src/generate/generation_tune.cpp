@@ -65,14 +65,6 @@ double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// What a point paid beyond running: the first warm-up call over the last (compiles, the engine's
-// first inference), plus loading (an export, a quantisation).
-double setup_paid(const GenerationPoint& p) {
-  const auto& w = p.figures.warmup_s;
-  const double first = w.empty() ? 0 : w.front() - w.back();
-  return std::max(0.0, first) + p.figures.load_s;
-}
-
 }  // namespace
 
 double expected_price_s(const GenerationSettings& settings,
@@ -86,7 +78,7 @@ double expected_price_s(const GenerationSettings& settings,
     if (!p.measured) continue;
     if (kind(p.settings).empty()) plain.push_back(p.wall_s);
     if (!kind(settings).empty() && kind(p.settings) == kind(settings))
-      same_kind.push_back(setup_paid(p));
+      same_kind.push_back(p.figures.setup_s());
   }
   double price = plain.empty() ? kPointPrior : median_of(plain);
   if (!kind(settings).empty()) {
@@ -192,12 +184,14 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& o,
   const std::string journal = o.out_dir + "/generation.jsonl";
   const std::string key = workload_key(o);
   auto done = read_journal(journal, key);
-  if (done.empty()) std::ofstream(journal) << nlohmann::json{{"workload", key}}.dump() << "\n";
 
+  // The reference first: a model that cannot generate, or prompts it cannot hold, are said before
+  // any point runs, and leave no journal behind.
   const std::string reference = o.out_dir + "/reference.pt";
   if (progress) progress(0, 0, "the fp32 eager reference");
   const auto said = run_generation_reference(o.workload, reference, o.out_dir + "/logs", o.limits);
   result.model = said.dump();
+  if (done.empty()) std::ofstream(journal) << nlohmann::json{{"workload", key}}.dump() << "\n";
 
   std::set<std::string> measured;
   for (const auto& p : done) measured.insert(p.label());
