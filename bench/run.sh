@@ -65,6 +65,10 @@
 #  25. engines in the tune: its winner (5-minute budget, ONNX Runtime and OpenVINO in its space) on
 #      two CNN fixtures and an encoder of our own against the best of a hand set (torch.compile
 #      default and max-autotune, +/- channels_last, ONNX Runtime, OpenVINO), alternated rounds.
+#  28. text generation: tune hf:FOLDER's winner (5-minute budget) on two decoders of our own (Llama-style
+#      with grouped-query attention, GPT-2-style; 8 layers, hidden 512), prompts of 128, 64 new tokens,
+#      batch 1 and 8, against a hand set (HF eager fp32, eager bf16, static cache + torch.compile,
+#      OpenVINO through optimum-intel), each side in its own process, alternated rounds.
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -100,7 +104,7 @@ export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-33554432}
 export MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-68719476736}
 export MALLOC_MMAP_MAX_=${MALLOC_MMAP_MAX_:-0}
 # BENCH_ONLY=4 (or "1 3", …) runs only those sections.
-only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27} "
+only=" ${BENCH_ONLY:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28} "
 section() { [[ "$only" == *" $1 "* ]]; }
 
 # print_rounds LABEL_A LABEL_B "A samples/s per round" "B samples/s per round" [TOLERANCE]:
@@ -957,4 +961,14 @@ if section 27; then
 echo "== 27. served vs measured: MobileNetV2, batch 8, one thread; bench vs serve + load (16 clients), ${BENCH_SERVED_ROUNDS:-2} rounds"
 "$python" "$here/served_vs_tuned.py" "$tp_binary" "$fixtures" "${BENCH_SERVED_ROUNDS:-2}" \
     "${BENCH_SERVED_SECONDS:-15}" "$build/bench-served"
+fi
+
+if section 28; then
+# Issue 85: text generation. optimum-intel (the hand set's OpenVINO side, and an engine of the
+# tune's) is an extra, installed without its declared CUDA torch.
+"$python" -c 'import optimum.intel' 2> /dev/null ||
+  "$python" -m pip install -q --no-deps -r "$here/requirements-generation.txt"
+"$python" "$here/generation_vs_hand.py" "$tp_binary" "$build/bench-decoders" "$build/bench-generation" \
+    "${BENCH_GENERATION_BUDGET:-5m}" "${BENCH_GENERATION_ROUNDS:-2}" "${BENCH_GENERATION_CALLS:-5}" \
+    "${BENCH_GENERATION_THREADS:-$(nproc)}"
 fi

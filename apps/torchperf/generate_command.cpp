@@ -31,7 +31,7 @@ void add_generation_flags(CLI::App& cmd, GenerationFlags& f) {
   cmd.add_option("--slo", f.slo,
                  "Generation: latency objective, the best decode tokens/s that holds it: "
                  "ttft=500ms,tpot=30ms (p99s), mlperf-llama3.1-8b or mlperf-interactive");
-  cmd.add_option("--calls", f.calls, "Generation: timed generate calls per point")->default_val(5);
+  cmd.add_option("--calls", f.calls, "Generation: timed generate calls per point (6 give the median an interval)")->default_val(6);
 }
 
 bool wants_generation(const GenerationFlags& flags, const std::string& model) {
@@ -117,6 +117,8 @@ int run_generation_tune_command(const GenerationFlags& flags, const SharedTuneFl
   }
   bar.finish();
   std::ofstream(o.out_dir + "/result.json") << generation_result_json(result).dump(2) << "\n";
+  std::ofstream(o.out_dir + "/report.html") << generation_page(result, o.workload.source.text());
+  if (!shared.quiet) std::cerr << "tune: report written to " << o.out_dir << "/report.html\n";
   if (shared.json)
     std::cout << generation_result_json(result).dump(2) << "\n";
   else

@@ -16,7 +16,7 @@ struct GenerationFlags {
   std::string prompt = "128";
   std::int64_t new_tokens = 64;
   std::string slo;
-  std::size_t calls = 5;
+  std::size_t calls = 6;
 };
 
 void add_generation_flags(CLI::App& cmd, GenerationFlags& flags);

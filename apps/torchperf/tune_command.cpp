@@ -232,7 +232,8 @@ int run(TuneFlags& f) {
     s.space = f.space;
     s.accuracy = f.accuracy;
     s.budget = f.budget;
-    s.out = f.options.out_dir;
+    // A generation tune resumes from the journal in its folder: --resume DIR is --out DIR.
+    s.out = f.resume.empty() ? f.options.out_dir : f.resume;
     s.point_timeout = f.point_timeout;
     s.memory_cap = f.memory_cap;
     s.seed = f.options.workload.seed;

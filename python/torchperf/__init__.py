@@ -35,7 +35,8 @@ except _metadata.PackageNotFoundError:  # run from the source tree (PYTHONPATH=p
     __version__ = _found.group(1) if _found else "unknown"
 
 _API = {"bench": "api", "tune": "api", "load": "result", "TuneResult": "result",
-        "BenchResult": "api", "TorchperfError": "errors"}
+        "BenchResult": "api", "TorchperfError": "errors", "tune_generation": "generation_api",
+        "GenerationResult": "generation_api", "load_generation": "generation_api"}
 __all__ = sorted(_API)
 
 

@@ -122,7 +122,7 @@ def loaded(request, settings):
         import tempfile
 
         with tempfile.TemporaryDirectory(prefix="torchperf-ov-") as folder:
-            model = lm.load_openvino(request["source"], settings, folder)
+            model = lm.load_openvino(request["source"], settings, folder, request.get("cache_dir"))
         lm.check_workload(model, request)
         return model
     return lm.configured(lm.load(request["source"], request.get("device", "cpu")), settings,

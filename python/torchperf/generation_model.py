@@ -93,32 +93,47 @@ def openvino_config(settings):
     return config
 
 
-def load_openvino(source, settings, folder):
+def load_openvino(source, settings, folder, cache_dir=None):
     """The model exported by optimum-intel to OpenVINO (a stateful KV cache inside the graph), its
     weights compressed by NNCF where the weights knob asks; a factory's model is saved to folder
-    first, as optimum-intel exports from a folder."""
+    first, as optimum-intel exports from a folder. With cache_dir, an export is saved there once
+    per weights value and loaded again by the points after it (precision and threads are the
+    compiled model's properties, not the export's)."""
     if not optimum_installed():
         raise GenerationError(ErrorKind.CONFIG, "engine=openvino: optimum-intel is not installed "
                               "(pip install 'optimum-intel[openvino]')")
     from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
 
+    weights = settings.get("weights", "none")
+    cached = os.path.join(cache_dir, f"openvino-{weights}") if cache_dir else None
+    if cached and os.path.isfile(os.path.join(cached, "openvino_model.xml")):
+        return OVModelForCausalLM.from_pretrained(cached, ov_config=openvino_config(settings))
     path = source.get("path")
     if source["kind"] != "hf":
         model = load(source)
         path = os.path.join(folder, "model")
         model.save_pretrained(path)
-    weights = settings.get("weights", "none")
     quantization = None
     if weights in ("int8-weight-only", "int4-weight-only"):
         quantization = OVWeightQuantizationConfig(bits=8 if weights == "int8-weight-only" else 4)
     try:
-        return OVModelForCausalLM.from_pretrained(path, export=True, ov_config=openvino_config(settings),
-                                                  quantization_config=quantization)
+        model = OVModelForCausalLM.from_pretrained(path, export=True,
+                                                   ov_config=openvino_config(settings),
+                                                   quantization_config=quantization)
     except Exception as e:
         from torchperf import _child
 
         raise GenerationError(ErrorKind.COMPILE, f"engine=openvino: optimum-intel could not export "
                               f"the model ({_child.concise(e)})") from e
+    if cached:
+        import shutil
+
+        # Whole or absent: a killed point leaves no half of an export for the next to load.
+        shutil.rmtree(cached + ".partial", ignore_errors=True)
+        model.save_pretrained(cached + ".partial")
+        shutil.rmtree(cached, ignore_errors=True)
+        os.replace(cached + ".partial", cached)
+    return model
 
 
 def is_openvino(model):
@@ -221,7 +236,7 @@ def read_weight_bytes(model):
 def static_cache_check(model, settings, request):
     """A static cache is allocated whole at its size: refused, with the figures, when its bytes
     pass the memory left."""
-    if settings.get("cache") != "static":
+    if settings.get("cache") != "static" or not calls_of(request):
         return
     longest = max(max(c["prompt_lengths"]) + c["new_tokens"] for c in calls_of(request))
     batch = max(len(c["prompt_lengths"]) for c in calls_of(request))

@@ -146,6 +146,7 @@ nlohmann::json point_request(const GenerationWorkload& workload, const Generatio
       {"configuration", settings_json(settings)},
       {"warmup_calls", calls_json(draw_calls(workload, batch, workload.warmup_calls, "warmup"))},
       {"calls", calls_json(draw_calls(workload, batch, workload.timed_calls, "timed"))}};
+  if (!workload.cache_dir.empty()) r["cache_dir"] = workload.cache_dir;
   if (!reference.empty()) {
     r["reference"] = reference;
     r["guard"] = guard_call(workload).to_json();

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "torchperf/analysis/pareto.h"
+#include "torchperf/page/html_page.h"
 #include "torchperf/page/text_table.h"
 #include "torchperf/report/table_writer.h"
 
@@ -109,7 +111,9 @@ std::string generation_snippet(const GenerationSettings& s) {
   return fmt::format("{}\n", fmt::join(lines, "\n"));
 }
 
-std::string format_generation_result(const GenerationTuneResult& r) {
+namespace {
+
+TextTable points_table(const GenerationTuneResult& r) {
   std::vector<std::size_t> order(r.points.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -138,6 +142,13 @@ std::string format_generation_result(const GenerationTuneResult& r) {
                       fmt::format("{:.1f}", f.setup_s()),
                       p.guard_failure ? "REFUSED: " + *p.guard_failure : guard_cell(p)});
   }
+  return t;
+}
+
+}  // namespace
+
+std::string format_generation_result(const GenerationTuneResult& r) {
+  const TextTable t = points_table(r);
   std::string out = t.render(TextFormat::kTerminal);
   if (r.winner) {
     const auto& w = r.points[*r.winner];
@@ -177,6 +188,83 @@ nlohmann::json generation_result_json(const GenerationTuneResult& r) {
   }
   if (r.baseline) j["baseline"] = *r.baseline;
   return j;
+}
+
+std::vector<std::size_t> generation_front(const GenerationTuneResult& r) {
+  std::vector<ParetoInput> in;
+  for (const auto& p : r.points) {
+    const bool ok = p.valid();
+    in.push_back({ok ? p.figures.ttft_s.median : std::nan(""),
+                  ok ? p.figures.decode_tokens_per_s.median : std::nan("")});
+  }
+  return pareto_front(in, /*maximize_x=*/false, /*maximize_y=*/true);
+}
+
+std::string generation_page(const GenerationTuneResult& r, const std::string& model) {
+  const auto front = generation_front(r);
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const auto& p = r.points[i];
+    if (!p.measured) continue;
+    rows.push_back({{"configuration", changed(p.settings)},
+                    {"batch", std::to_string(p.batch)},
+                    {"decode", p.figures.decode_tokens_per_s.median},
+                    {"ttft_ms", p.figures.ttft_s.median * 1e3},
+                    {"tpot_ms", p.figures.tpot_s.median * 1e3},
+                    {"front", std::find(front.begin(), front.end(), i) != front.end()},
+                    {"status", r.winner && *r.winner == i ? "winner"
+                               : p.valid()                ? "ok"
+                                                          : "refused by the guard"}});
+  }
+  const nlohmann::json x = {{"field", "ttft_ms"}, {"type", "quantitative"},
+                            {"title", "time to first token (ms, log)"},
+                            {"scale", {{"type", "log"}, {"nice", false}, {"padding", 8}}}};
+  const nlohmann::json y = {{"field", "decode"}, {"type", "quantitative"},
+                            {"title", "decode tokens/s (log)"},
+                            {"scale", {{"type", "log"}, {"nice", false}, {"padding", 8}}}};
+  nlohmann::json layer = nlohmann::json::array();
+  layer.push_back({{"mark", {{"type", "line"}, {"color", "#c62828"}, {"interpolate", "step-after"}}},
+                   {"transform", nlohmann::json::array({{{"filter", "datum.front"}}})},
+                   {"encoding", {{"x", x}, {"y", y}, {"order", {{"field", "ttft_ms"}}}}}});
+  layer.push_back(
+      {{"mark", {{"type", "point"}, {"filled", true}}},
+       {"encoding",
+        {{"x", x},
+         {"y", y},
+         {"color", {{"field", "batch"}, {"type", "nominal"}, {"title", "batch"}}},
+         {"shape", {{"field", "status"}, {"type", "nominal"},
+                    {"scale", {{"domain", {"ok", "winner", "refused by the guard"}},
+                               {"range", {"circle", "diamond", "cross"}}}}}},
+         {"size", {{"condition", {{"test", "datum.front"}, {"value", 140}}}, {"value", 50}}},
+         {"tooltip", nlohmann::json::array({{{"field", "configuration"}},
+                                            {{"field", "batch"}},
+                                            {{"field", "decode"}, {"format", ".1f"}},
+                                            {{"field", "ttft_ms"}, {"format", ".1f"}},
+                                            {{"field", "tpot_ms"}, {"format", ".2f"}},
+                                            {{"field", "status"}}})}}}});
+  Panel panel;
+  panel.id = "generation-front";
+  panel.title = "decode tokens/s against time to first token";
+  panel.caption = "Red: the Pareto front, configurations no other beats on both at once; the "
+                  "diamond is the winner, crosses were refused by the guard.";
+  panel.spec = {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+                {"data", {{"values", rows}}},
+                {"width", 420},
+                {"height", 260},
+                {"layer", layer}};
+  panel.expected_marks["symbol"] = static_cast<int>(rows.size());
+  panel.expected_marks["line"] = static_cast<int>(front.size());  // a line's items: its points
+  HtmlPage page;
+  page.title = "torchperf generation report: " + model;
+  page.header_lines = {fmt::format("{} points measured in {:.0f} s", rows.size(), r.wall_s)};
+  std::string before = html_table(points_table(r));
+  if (r.winner)
+    before += "<h2>The winner in your program</h2><pre>" +
+              html_escape(generation_snippet(r.points[*r.winner].settings)) + "</pre>";
+  for (const auto& note : r.notes) before += "<p>note: " + html_escape(note) + "</p>";
+  page.body_before_plots = before;
+  page.panels.push_back(std::move(panel));
+  return render_page(page);
 }
 
 }  // namespace torchperf

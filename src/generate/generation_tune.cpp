@@ -88,6 +88,50 @@ double expected_price_s(const GenerationSettings& settings,
   return price;
 }
 
+double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
+                      const std::vector<GenerationPoint>& done, const GenerationSettings& base) {
+  const auto rate_of = [&](const GenerationSettings& s) -> std::optional<double> {
+    for (const auto& p : done)
+      if (p.batch == batch && p.settings == s)
+        return p.valid() ? p.figures.decode_tokens_per_s.median : 0.0;
+    return std::nullopt;
+  };
+  const auto differing = [](const GenerationSettings& a, const GenerationSettings& b) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : a)
+      if (!b.count(k) || b.at(k) != v) out.push_back(k);
+    return out;
+  };
+  // The anchor: the measured valid point nearest to settings (fewest knobs apart).
+  const GenerationPoint* anchor = nullptr;
+  for (const auto& p : done) {
+    if (p.batch != batch || !p.valid()) continue;
+    if (!anchor || differing(settings, p.settings).size() < differing(settings, anchor->settings).size())
+      anchor = &p;
+  }
+  const auto base_rate = rate_of(base);
+  if (!anchor || !base_rate || *base_rate <= 0) return 1;
+  // Each knob still apart: its change measured from the anchor, else from the baseline where the
+  // anchor runs in the baseline's engine (a knob's effect is an engine's own: torchao's int8
+  // weights are not NNCF's), else no evidence (1).
+  double rate = anchor->figures.decode_tokens_per_s.median;
+  for (const auto& knob : differing(settings, anchor->settings)) {
+    GenerationSettings step = anchor->settings;
+    step[knob] = settings.at(knob);
+    if (const auto measured = rate_of(step)) {
+      rate *= *measured / anchor->figures.decode_tokens_per_s.median;
+      continue;
+    }
+    GenerationSettings single = base;
+    single[knob] = settings.at(knob);
+    const auto alone = rate_of(single);
+    if (alone && anchor->settings.at("engine") == base.at("engine") &&
+        settings.at("engine") == base.at("engine"))
+      rate *= *alone / *base_rate;
+  }
+  return rate / *base_rate;
+}
+
 std::optional<std::size_t> pick_winner(const std::vector<GenerationPoint>& points,
                                        const GenerationSlo& slo) {
   std::optional<std::size_t> best;
@@ -107,6 +151,13 @@ std::size_t changes_from(const GenerationSettings& s, const GenerationSettings& 
   std::size_t n = 0;
   for (const auto& [k, v] : s) n += base.count(k) && base.at(k) != v;
   return n;
+}
+
+GenerationSettings changed_settings(const GenerationSettings& s, const GenerationSettings& base) {
+  GenerationSettings out;
+  for (const auto& [k, v] : s)
+    if (!base.count(k) || base.at(k) != v) out[k] = v;
+  return out;
 }
 
 struct Planned {
@@ -169,8 +220,10 @@ std::string workload_key(const GenerationTuneOptions& o) {
 
 }  // namespace
 
-GenerationTuneResult run_generation_tune(const GenerationTuneOptions& o,
+GenerationTuneResult run_generation_tune(const GenerationTuneOptions& options,
                                          const GenerationProgress& progress) {
+  GenerationTuneOptions o = options;
+  if (o.workload.cache_dir.empty()) o.workload.cache_dir = o.out_dir + "/engine-cache";
   const auto started = std::chrono::steady_clock::now();
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -196,10 +249,21 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& o,
   std::set<std::string> measured;
   for (const auto& p : done) measured.insert(p.label());
   const auto base = baseline_settings(traits);
-  const auto planned = plan(o, space, base);
-  std::size_t index = 0;
-  for (const auto& next : planned) {
-    ++index;
+  auto remaining = plan(o, space, base);
+  const std::size_t planned = remaining.size();
+  while (!remaining.empty()) {
+    // The baseline and the one-knob changes in the plan's order; then the combination whose
+    // one-knob changes, multiplied, promise the most.
+    std::size_t pick = 0;
+    if (changes_from(remaining[0].settings, base) > 1) {
+      double best = -1;
+      for (std::size_t i = 0; i < remaining.size(); ++i) {
+        const double gain = predicted_gain(remaining[i].settings, remaining[i].batch, done, base);
+        if (gain > best) best = gain, pick = i;
+      }
+    }
+    const Planned next = remaining[pick];
+    remaining.erase(remaining.begin() + static_cast<std::ptrdiff_t>(pick));
     GenerationPoint probe;
     probe.settings = next.settings;
     probe.batch = next.batch;
@@ -207,12 +271,13 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& o,
     const double price = expected_price_s(next.settings, done);
     const double left = o.budget_s - elapsed();
     if (o.budget_s > 0 && price > left && !done.empty()) {
-      result.notes.push_back(fmt::format("not measured: {} (its price, about {:.0f} s, passes the "
-                                         "{:.0f} s of budget left)",
-                                         probe.label(), price, std::max(0.0, left)));
+      result.notes.push_back(fmt::format("not measured: batch {} {} (its price, about {:.0f} s, "
+                                         "passes the {:.0f} s of budget left)",
+                                         next.batch, settings_text(changed_settings(next.settings, base)),
+                                         price, std::max(0.0, left)));
       continue;
     }
-    if (progress) progress(index - 1, planned.size(), probe.label());
+    if (progress) progress(planned - remaining.size() - 1, planned, probe.label());
     const std::string log = fmt::format("{}/logs/point-{:03d}.log", o.out_dir, done.size() + 1);
     auto point = run_generation_point(o.workload, next.settings, next.batch, reference, log,
                                       o.limits, o.guard);
@@ -220,7 +285,7 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& o,
     measured.insert(point.label());
     done.push_back(std::move(point));
   }
-  if (progress) progress(planned.size(), planned.size(), "done");
+  if (progress) progress(planned, planned, "done");
   result.points = std::move(done);
   for (std::size_t i = 0; i < result.points.size(); ++i)
     if (result.points[i].settings == base && result.points[i].batch == o.batches.front() &&

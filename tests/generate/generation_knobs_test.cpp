@@ -29,7 +29,9 @@ TEST(GenerationKnobsTest, TheSpaceStartsAtHfGeneratesDefaultsAndCompilesTheDecod
             "engine=pytorch;precision=fp32;weights=none;cache=dynamic;compile=off;"
             "compile_mode=default;fullgraph=off;attention=sdpa;threads=2");
   for (const auto& s : space.points) {
-    if (s.at("compile") == "decode") EXPECT_EQ(s.at("cache"), "static");
+    if (s.at("compile") == "decode") {
+      EXPECT_EQ(s.at("cache"), "static");
+    }
     EXPECT_NE(s.at("weights"), "int4-weight-only");  // no CPU kernel
   }
   EXPECT_TRUE(has(space, "precision", "bf16"));

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.h"
+
 namespace torchperf {
 namespace {
 
@@ -60,6 +65,57 @@ TEST(GenerationReportTest, TheTableMarksTheWinnerAndSaysItsGainOverHfGenerate) {
   EXPECT_EQ(j.at("winner"), 1);
   EXPECT_EQ(j.at("points").size(), 3u);
   EXPECT_TRUE(contains(j.at("snippet").get<std::string>(), "bfloat16"));
+}
+
+GenerationPoint measured_point(const std::string& cache, std::int64_t batch, double rate, double ttft) {
+  GenerationPoint p;
+  p.settings = {{"engine", "pytorch"}, {"cache", cache}};
+  p.batch = batch;
+  p.measured = true;
+  p.figures.decode_tokens_per_s.median = rate;
+  p.figures.ttft_s.median = ttft;
+  p.figures.tpot_s.median = 1 / rate;
+  return p;
+}
+
+TEST(GenerationReportTest, TheFrontKeepsWhatNoOtherPointBeatsOnDecodeRateAndTtftAtOnce) {
+  GenerationTuneResult r;
+  r.points = {measured_point("dynamic", 1, 100, 0.050), measured_point("static", 1, 90, 0.060),
+              measured_point("dynamic", 8, 500, 0.300), measured_point("static", 8, 900, 0.200)};
+  r.points[3].guard_failure = "changes the text";  // refused: never on the front
+  EXPECT_EQ(generation_front(r), (std::vector<std::size_t>{0, 2}));
+}
+
+TEST(GenerationReportTest, ThePageDrawsEveryPointAndTheFrontInHeadlessChromium) {
+  GenerationTuneResult r;
+  r.points = {measured_point("dynamic", 1, 100, 0.050), measured_point("static", 1, 90, 0.060),
+              measured_point("dynamic", 8, 500, 0.300)};
+  r.points[1].guard_failure = "changes the text";
+  GenerationPoint failed;
+  failed.settings = {{"engine", "pytorch"}, {"compile", "forward"}};
+  failed.error = "a compile failed";
+  r.points.push_back(failed);
+  r.winner = 2;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("torchperf-generation-page-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto page = dir / "report.html";
+  std::ofstream(page) << generation_page(r, "hf:/models/tiny");
+  const std::string dom = testing::browser_dom(page.string(), dir.string(),
+                                               (dir / "generation.png").string());
+  const std::string marker = "id=\"torchperf-status\">";
+  const auto at = dom.find(marker);
+  ASSERT_NE(at, std::string::npos) << dom.substr(0, 500);
+  const auto status = nlohmann::json::parse(
+      dom.substr(at + marker.size(), dom.find("</p>", at) - at - marker.size()));
+  EXPECT_TRUE(status.at("errors").empty()) << status.dump();
+  // Three measured points (the failed one is in the table only); the front's line through the
+  // two valid points no other beats (a line's items are its points).
+  EXPECT_EQ(status.at("marks").at("generation-front").value("symbol", -1), 3) << status.dump();
+  EXPECT_EQ(status.at("marks").at("generation-front").value("line", -1), 2) << status.dump();
+  EXPECT_TRUE(contains(dom, "failed: a compile failed"));
+  EXPECT_TRUE(contains(dom, "The winner in your program"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -55,3 +55,46 @@ TEST(GenerationTuneTest, ACompilesPriceIsWhatTheCompilesBeforeItPaid) {
 
 }  // namespace
 }  // namespace torchperf
+
+namespace torchperf {
+namespace {
+
+TEST(GenerationTuneTest, ACombinationPromisesWhatItsOneKnobChangesGainedTogether) {
+  const GenerationSettings base = {{"engine", "pytorch"}, {"precision", "fp32"}, {"cache", "dynamic"}};
+  auto with = [&](const std::string& knob, const std::string& value, double rate, bool valid = true) {
+    GenerationPoint p;
+    p.settings = base;
+    p.settings[knob] = value;
+    p.batch = 1;
+    p.measured = true;
+    p.figures.decode_tokens_per_s.median = rate;
+    if (!valid) p.guard_failure = "changes the text";
+    return p;
+  };
+  GenerationPoint plain = with("engine", "pytorch", 100);
+  const std::vector<GenerationPoint> done = {plain, with("precision", "bf16", 180),
+                                             with("cache", "static", 50, false)};
+  GenerationSettings both = base;
+  both["precision"] = "bf16";
+  both["engine"] = "openvino";  // not measured: no evidence either way
+  EXPECT_DOUBLE_EQ(predicted_gain(both, 1, done, base), 1.8);
+  GenerationSettings refused = base;
+  refused["precision"] = "bf16";
+  refused["cache"] = "static";  // changed the text alone in the same engine: the combination is last
+  EXPECT_DOUBLE_EQ(predicted_gain(refused, 1, done, base), 0);
+  EXPECT_DOUBLE_EQ(predicted_gain(both, 8, done, base), 1);  // nothing measured at batch 8
+  // Another engine's own effect: OpenVINO measured, then its bf16 from there, not PyTorch's.
+  auto ov = with("engine", "openvino", 300);
+  auto ov_bf16 = ov;
+  ov_bf16.settings["precision"] = "bf16";
+  ov_bf16.figures.decode_tokens_per_s.median = 450;
+  auto more = done;
+  more.push_back(ov);
+  more.push_back(ov_bf16);
+  GenerationSettings ov_static_bf16 = ov_bf16.settings;
+  ov_static_bf16["cache"] = "static";  // PyTorch's refused static cache says nothing of OpenVINO
+  EXPECT_DOUBLE_EQ(predicted_gain(ov_static_bf16, 1, more, base), 4.5);
+}
+
+}  // namespace
+}  // namespace torchperf

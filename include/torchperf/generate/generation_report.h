@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,5 +16,11 @@ std::string format_generation_result(const GenerationTuneResult& result);
 nlohmann::json generation_result_json(const GenerationTuneResult& result);
 // The Python lines that make a user's model's own generate() run settings.
 std::string generation_snippet(const GenerationSettings& settings);
+// The HTML report (self-contained, as every torchperf page): the table, the notes, the winner's
+// code, and the Pareto front of decode tokens/s against time to first token, the winner marked.
+std::string generation_page(const GenerationTuneResult& result, const std::string& model);
+// The points on that front (measured, valid), by index: no other valid point has both a shorter
+// TTFT and a higher decode rate.
+std::vector<std::size_t> generation_front(const GenerationTuneResult& result);
 
 }  // namespace torchperf

@@ -55,9 +55,15 @@ using GenerationProgress = std::function<void(std::size_t done, std::size_t plan
 GenerationTuneResult run_generation_tune(const GenerationTuneOptions& options,
                                          const GenerationProgress& progress);
 
-// The order points are measured in: per batch the baseline, then each one-knob change by its
-// promise, then the rest; a point's expected price in seconds from what is already measured.
+// A point's expected price in seconds, from what the points before it paid (priors before any).
 double expected_price_s(const GenerationSettings& settings, const std::vector<GenerationPoint>& done);
+
+// What a combination promises over the baseline at batch: the nearest measured valid point's
+// rate, times the measured effect of each knob still apart (from that point where measured, else
+// from the baseline within the baseline's engine; a change that failed or was refused: 0; no
+// evidence: 1), over the baseline's rate.
+double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
+                      const std::vector<GenerationPoint>& done, const GenerationSettings& base);
 
 // The best valid point (holding the objective's limits), or nothing.
 std::optional<std::size_t> pick_winner(const std::vector<GenerationPoint>& points,

@@ -47,11 +47,13 @@ struct GenerationWorkload {
   std::int64_t new_tokens = 64;
   std::string device = "cpu";
   std::uint64_t seed = 0;
-  std::size_t timed_calls = 5;
+  std::size_t timed_calls = 6;
   std::size_t warmup_calls = 2;
   // The guard's call: a few rows, the tokens whose agreement with the reference is printed.
   std::size_t guard_rows = 4;
   std::int64_t guard_tokens = 16;
+  // Where an engine's export is kept for the points after the first ("" : each exports its own).
+  std::string cache_dir;
 };
 
 // UsageError for 0 new tokens or a prompt length below 1, naming the flag.
