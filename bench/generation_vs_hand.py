@@ -100,7 +100,7 @@ def main():
         name = os.path.basename(folder)
         if only and name not in only.split():
             continue
-        for batch in (1, 8):
+        for batch in [int(b) for b in os.environ.get("BENCH_GENERATION_BATCHES", "1 8").split()]:
             print(f"== 28. {name}, prompt {PROMPT}, {NEW} new tokens, batch {batch}, {threads} threads: "
                   f"tune --budget {budget} vs by hand")
             compare(tp, folder, os.path.join(out, f"{name}-b{batch}"), batch, budget, int(rounds),
