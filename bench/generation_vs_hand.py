@@ -11,6 +11,7 @@ winner over the best hand side per round (geometric mean with a 95% t interval).
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def side(folder, name, batch, calls, threads, settings=None):
 
 
 def tune(tp, folder, out, batch, budget, threads):
+    shutil.rmtree(out, ignore_errors=True)  # each run's tune from nothing: its exports paid in it
     started = time.time()
     done = subprocess.run([tp, "tune", "hf:" + folder, "--batch", str(batch), "--prompt", str(PROMPT),
                            "--new-tokens", str(NEW), "--budget", budget, "--threads", str(threads),
