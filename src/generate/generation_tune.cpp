@@ -102,18 +102,22 @@ double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
       if (!b.count(k) || b.at(k) != v) out.push_back(k);
     return out;
   };
-  // The anchor: the measured valid point nearest to settings (fewest knobs apart).
+  // The anchor: the measured valid point nearest to settings (fewest knobs apart; the faster of
+  // two as near).
   const GenerationPoint* anchor = nullptr;
   for (const auto& p : done) {
     if (p.batch != batch || !p.valid()) continue;
-    if (!anchor || differing(settings, p.settings).size() < differing(settings, anchor->settings).size())
+    const auto apart = differing(settings, p.settings).size();
+    const auto best = anchor ? differing(settings, anchor->settings).size() : apart + 1;
+    if (apart < best || (apart == best && p.figures.decode_tokens_per_s.median >
+                                              anchor->figures.decode_tokens_per_s.median))
       anchor = &p;
   }
   const auto base_rate = rate_of(base);
   if (!anchor || !base_rate || *base_rate <= 0) return 1;
-  // Each knob still apart: its change measured from the anchor, else from the baseline where the
-  // anchor runs in the baseline's engine (a knob's effect is an engine's own: torchao's int8
-  // weights are not NNCF's), else no evidence (1).
+  // Each knob still apart: its change measured from the anchor, else from the baseline; the
+  // weights' effect only within the baseline's engine (torchao's int8 is not NNCF's), a
+  // precision's or a cache's carries over (the bytes read halve in any engine); else no evidence.
   double rate = anchor->figures.decode_tokens_per_s.median;
   for (const auto& knob : differing(settings, anchor->settings)) {
     GenerationSettings step = anchor->settings;
@@ -125,9 +129,9 @@ double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
     GenerationSettings single = base;
     single[knob] = settings.at(knob);
     const auto alone = rate_of(single);
-    if (alone && anchor->settings.at("engine") == base.at("engine") &&
-        settings.at("engine") == base.at("engine"))
-      rate *= *alone / *base_rate;
+    const bool same_engine = anchor->settings.at("engine") == base.at("engine") &&
+                             settings.at("engine") == base.at("engine");
+    if (alone && (same_engine || knob != "weights")) rate *= *alone / *base_rate;
   }
   return rate / *base_rate;
 }

@@ -60,8 +60,8 @@ double expected_price_s(const GenerationSettings& settings, const std::vector<Ge
 
 // What a combination promises over the baseline at batch: the nearest measured valid point's
 // rate, times the measured effect of each knob still apart (from that point where measured, else
-// from the baseline within the baseline's engine; a change that failed or was refused: 0; no
-// evidence: 1), over the baseline's rate.
+// from the baseline; the weights' only within the baseline's engine; a change that failed or was
+// refused: 0; no evidence: 1), over the baseline's rate.
 double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
                       const std::vector<GenerationPoint>& done, const GenerationSettings& base);
 
