@@ -15,18 +15,15 @@ namespace torchperf {
 
 namespace {
 
-// The knobs a point changed from HF generate's defaults, or what it is when it changed none.
+// The knobs a point changed from the registry's baselines (HF generate's defaults), or what it is
+// when it changed none; threads are said apart.
 std::string changed(const GenerationSettings& s) {
-  static const GenerationSettings defaults = {
-      {"engine", "pytorch"}, {"precision", "fp32"}, {"weights", "none"},
-      {"cache", "dynamic"},  {"compile", "off"},    {"compile_mode", "default"},
-      {"fullgraph", "off"},  {"attention", "sdpa"}};
+  const GenerationSettings defaults = baseline_settings(GenerationTraits{});
   std::vector<std::string> parts;
   for (const auto& knob : generation_knobs()) {
     const auto it = s.find(knob.name);
     if (it == s.end() || knob.name == "threads") continue;
-    const auto d = defaults.find(knob.name);
-    if (d == defaults.end() || d->second != it->second) parts.push_back(knob.name + "=" + it->second);
+    if (defaults.at(knob.name) != it->second) parts.push_back(knob.name + "=" + it->second);
   }
   const std::string threads = s.count("threads") ? " (" + s.at("threads") + " threads)" : "";
   return (parts.empty() ? std::string("HF generate, eager fp32") : fmt::format("{}", fmt::join(parts, " ")))
