@@ -2,14 +2,13 @@
 
 #include <unistd.h>
 
-#include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "budget_option.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "report_files.h"
 #include "stop_signals.h"
 #include "torchperf/error.h"
 #include "torchperf/generate/generation_report.h"
@@ -40,15 +39,11 @@ bool wants_generation(const GenerationFlags& flags, const std::string& model) {
 
 namespace {
 
+// The run's folder as tune names it: the model folder's name, or the factory's module.
 std::string default_out(const LanguageModelSource& source) {
-  std::string stem = std::filesystem::path(source.location).filename().string();
-  if (source.kind == LanguageModelSource::Kind::kPython) stem = source.location.substr(0, source.location.find(':'));
-  for (auto& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
-  char stamp[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&t));
-  return "torchperf-runs/" + stem + "-generate-" + stamp;
+  const bool folder = source.kind == LanguageModelSource::Kind::kHfFolder;
+  return default_out_dir((folder ? source.location : source.location.substr(0, source.location.find(':'))) +
+                         "-generate");
 }
 
 GenerationTuneOptions options_from(const GenerationFlags& f, const SharedTuneFlags& s) {
@@ -116,8 +111,8 @@ int run_generation_tune_command(const GenerationFlags& flags, const SharedTuneFl
     throw;
   }
   bar.finish();
-  std::ofstream(o.out_dir + "/result.json") << generation_result_json(result).dump(2) << "\n";
-  std::ofstream(o.out_dir + "/report.html") << generation_page(result, o.workload.source.text());
+  write_text_file(o.out_dir + "/result.json", generation_result_json(result).dump(2) + "\n");
+  write_text_file(o.out_dir + "/report.html", generation_page(result, o.workload.source.text()));
   if (!shared.quiet) std::cerr << "tune: report written to " << o.out_dir << "/report.html\n";
   if (shared.json)
     std::cout << generation_result_json(result).dump(2) << "\n";

@@ -1,6 +1,8 @@
 #include "report_files.h"
 
+#include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -35,6 +37,17 @@ std::string write_run_report(const std::string& out_dir) {
   if (analysis.winner)
     write_text_file(out_dir + "/winner.json", make_apply_snippets(analysis).config_json + "\n");
   return page;
+}
+
+std::string default_out_dir(const std::string& model) {
+  std::string stem = model.rfind("builtin:", 0) == 0 ? model.substr(8)
+                                                     : std::filesystem::path(model).stem().string();
+  for (auto& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  char stamp[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&t));
+  return "torchperf-runs/" + stem + "-" + stamp;
 }
 
 }  // namespace torchperf::cli

@@ -44,17 +44,6 @@ struct TuneFlags {
   GenerationFlags generation;
 };
 
-std::string default_out_dir(const std::string& model) {
-  std::string stem = model.rfind("builtin:", 0) == 0 ? model.substr(8)
-                                                     : std::filesystem::path(model).stem().string();
-  for (auto& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
-  char stamp[32];
-  const std::time_t t = std::time(nullptr);
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&t));
-  return "torchperf-runs/" + stem + "-" + stamp;
-}
-
 // The experiment as the flags describe it (defaults where a flag is absent).
 TuneOptions options_from_flags(const TuneFlags& f) {
   TuneOptions o = f.options;
