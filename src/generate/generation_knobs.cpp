@@ -93,7 +93,9 @@ GenerationKnob weights_knob() {
           "read",
           [](const GenerationTraits& t) {
             Values v{"none", "int8-weight-only", "int8-dynamic-activation"};
-            if (t.cuda) v.push_back("int4-weight-only");
+            // int4 has a kernel in torchao on CUDA, and in OpenVINO on the CPU.
+            if (t.cuda || std::find(t.engines.begin(), t.engines.end(), "openvino") != t.engines.end())
+              v.push_back("int4-weight-only");
             return v;
           },
           {"none", "int8-weight-only", "int8-dynamic-activation", "int4-weight-only"},
@@ -105,7 +107,7 @@ GenerationKnob weights_knob() {
                          ? no("OpenVINO compresses weights only (NNCF)")
                          : yes();
             if (v == "int4-weight-only" && !t.cuda)
-              return no("torchao 0.18's int4 kernel (tinygemm) is CUDA's");
+              return no("torchao 0.18's int4 kernel (tinygemm) is CUDA's (OpenVINO's runs here)");
             return yes();
           }};
 }

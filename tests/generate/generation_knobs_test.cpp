@@ -61,6 +61,13 @@ TEST(GenerationKnobsTest, AnEngineNotInstalledIsOneNoteAndItsOwnKnobsStayPytorch
       EXPECT_NE(s.at("weights"), "int8-dynamic-activation");
     }
   EXPECT_TRUE(has(space, "engine", "openvino"));
+  // int4 on this CPU is OpenVINO's (NNCF's int4 and its kernel), never torchao's.
+  space = generation_space(traits, {});
+  EXPECT_TRUE(has(space, "weights", "int4-weight-only"));
+  for (const auto& s : space.points)
+    if (s.at("weights") == "int4-weight-only") {
+      EXPECT_EQ(s.at("engine"), "openvino");
+    }
 }
 
 TEST(GenerationKnobsTest, UnknownKnobsAndValuesAreRefusedNamingWhatIsKnown) {
