@@ -57,6 +57,27 @@ def summary(result, wall):
               f"TTFT {p['ttft_s']['median'] * 1e3:6.1f} ms{'' if p['valid'] else ' (guard: refused)'}")
 
 
+def openvino_default_precision():
+    """OpenVINO's own inference precision on this CPU (bf16 where the CPU has it)."""
+    import openvino
+
+    hint = str(openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT"))
+    return "bf16" if "bf16" in hint or "bfloat16" in hint else "fp32"
+
+
+def hand_side_of(winner):
+    """The hand side whose own lines run the winner's configuration, or None: the ratio is then a
+    tie by construction, its distance from 1 the rounds' noise."""
+    plain = {"weights": "none", "cache": "dynamic", "compile": "off", "attention": "sdpa"}
+    if winner.get("engine") == "openvino":
+        same = winner.get("weights") == "none" and \
+            winner.get("precision") == openvino_default_precision()
+        return "openvino" if same else None
+    if any(winner.get(k) != v for k, v in plain.items()):
+        return None
+    return {"fp32": "hf-eager-fp32", "bf16": "eager-bf16"}.get(winner.get("precision"))
+
+
 def compare(tp, folder, out, batch, budget, rounds, calls, threads):
     result, wall = tune(tp, folder, out, batch, budget, threads)
     if not result or "winner" not in result:
@@ -91,6 +112,8 @@ def compare(tp, folder, out, batch, budget, rounds, calls, threads):
     print(f"  winner ({' '.join(f'{k}={v}' for k, v in winner.items())}) / best by hand ({best}) = "
           f"{math.exp(mean):.3f} (95% CI {math.exp(mean - half):.3f}-{math.exp(mean + half):.3f}, "
           f"{len(logs)} rounds)")
+    if hand_side_of(winner) == best:
+        print(f"  a tie by construction: the winner is {best}'s own configuration, found by the tune")
 
 
 def main():
