@@ -135,13 +135,12 @@ def run_point(request):
     started = time.perf_counter()
     model = loaded(request, settings)
     load_s = time.perf_counter() - started
-    baseline_rss = lm.resident_bytes()
     lm.reset_peak(model.device)
     warmup, calls = measure(model, request, settings)
     answer = {"load_s": load_s, "warmup_s": warmup, "calls": calls,
-              "memory": lm.memory(model, settings, request, baseline_rss),
+              "memory": lm.memory(model, settings, request),
               "step_bytes": lm.decode_step_bytes(model, settings, request),
-              "device": str(model.device)}
+              "device": str(model.device), "code": lm.snippet(settings)}
     if request.get("reference"):
         tokens, logits = guard_outputs(model, request, settings)
         answer["guard"] = judged(tokens, logits, request["reference"])

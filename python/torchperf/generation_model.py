@@ -31,10 +31,53 @@ WEIGHT_CONFIGS = {"int8-weight-only": ("Int8WeightOnlyConfig", {}),
                                        {"group_size": 128, "int4_packing_format": "tile_packed_to_4d"})}
 
 
+# NNCF's weight compression for each weights value OpenVINO takes (OVWeightQuantizationConfig).
+OPENVINO_BITS = {"int8-weight-only": 8, "int4-weight-only": 4}
+GENERATE_LINE = "out = model.generate(input_ids, attention_mask=mask, max_new_tokens=N, do_sample=False)"
+
+
 def weight_config_code(weights):
     """The config as a user writes it: Int4WeightOnlyConfig(group_size=32, ...)."""
     name, arguments = WEIGHT_CONFIGS[weights]
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+
+
+def snippet(settings):
+    """The transformers lines that run these settings in a user's program, made from the tables the
+    points themselves configure with: a point's answer carries them, the report prints the winner's."""
+    weights = settings.get("weights", "none")
+    if settings.get("engine") == "openvino":
+        args = ["export=True"]
+        if weights != "none":
+            args.append(f"quantization_config=OVWeightQuantizationConfig(bits={OPENVINO_BITS[weights]})")
+        args.append(f"ov_config={openvino_config(settings)!r}")
+        return "\n".join(["from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig",
+                          f"model = OVModelForCausalLM.from_pretrained(path, {', '.join(args)})",
+                          GENERATE_LINE]) + "\n"
+    lines = ["import torch"]
+    if settings.get("threads"):
+        lines.append(f"torch.set_num_threads({int(settings['threads'])})")
+    precision = settings.get("precision", "fp32")
+    if precision != "fp32":
+        lines.append(f"model = model.to({dtype_of(precision)})")
+    if settings.get("attention", "sdpa") != "sdpa":
+        lines.append(f"model.set_attn_implementation({settings['attention']!r})")
+    if weights != "none":
+        lines.append(f"from torchao.quantization import quantize_, {WEIGHT_CONFIGS[weights][0]}")
+        lines.append(f"quantize_(model, {weight_config_code(weights)})")
+    if settings.get("cache") == "static":
+        lines.append("model.generation_config.cache_implementation = 'static'")
+    compiled = compile_settings(settings)
+    args = ([f"mode={compiled['mode']!r}"] if compiled["mode"] else []) + \
+        (["fullgraph=True"] if compiled["fullgraph"] else [])
+    if settings.get("compile") == "decode":
+        lines += ["from transformers import CompileConfig",
+                  f"model.generation_config.compile_config = CompileConfig({', '.join(args)})",
+                  "# transformers compiles the decode step by itself on CUDA; elsewhere:",
+                  "model.generation_config.compile_config._compile_all_devices = True"]
+    elif settings.get("compile") == "forward":
+        lines.append(f"model.forward = torch.compile({', '.join(['model.forward'] + args)})")
+    return "\n".join(lines + [GENERATE_LINE]) + "\n"
 
 
 def dtype_of(precision):
@@ -114,8 +157,8 @@ def load_openvino(source, settings, folder, cache_dir=None):
         path = os.path.join(folder, "model")
         model.save_pretrained(path)
     quantization = None
-    if weights in ("int8-weight-only", "int4-weight-only"):
-        quantization = OVWeightQuantizationConfig(bits=8 if weights == "int8-weight-only" else 4)
+    if weights in OPENVINO_BITS:
+        quantization = OVWeightQuantizationConfig(bits=OPENVINO_BITS[weights])
     try:
         model = OVModelForCausalLM.from_pretrained(path, export=True,
                                                    ov_config=openvino_config(settings),
@@ -367,15 +410,7 @@ def reset_peak(device):
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def resident_bytes():
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        return 0
-
-
-def memory(model, settings, request, baseline_rss):
+def memory(model, settings, request):
     """Weights and the largest call's KV cache as counted from the model, and the peak the process
     reached (the CUDA allocator's on a GPU; the resident set on the CPU, load included)."""
     import torch
@@ -385,8 +420,7 @@ def memory(model, settings, request, baseline_rss):
     batch = max(len(c["prompt_lengths"]) for c in calls)
     facts = {"weights_bytes": weight_bytes(model),
              "kv_cache_bytes": kv_bytes_per_token(model, settings.get("precision", "fp32"))
-             * longest * batch,
-             "resident_after_load_bytes": baseline_rss}
+             * longest * batch}
     if model.device.type == "cuda":
         facts["peak_bytes"] = torch.cuda.max_memory_allocated(model.device)
         facts["peak_counts"] = "the CUDA allocator's peak while generating"

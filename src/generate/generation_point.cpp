@@ -122,6 +122,7 @@ GenerationFigures read_generation_answer(const nlohmann::json& answer) {
     if (f.tpot_s.count > 0 && f.tpot_s.median > 0)
       f.achieved_gb_per_s = (f.step_weight_bytes + f.step_kv_bytes) / f.tpot_s.median / 1e9;
     if (answer.contains("guard")) f.guard = guard_from(answer.at("guard"));
+    f.code = answer.at("code").get<std::string>();
     return f;
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeFailure(std::string("a generation point's answer lacks a field: ") + e.what());
@@ -261,6 +262,7 @@ nlohmann::json to_json(const GenerationPoint& p) {
   j["step_bytes"] = {{"weights", f.step_weight_bytes}, {"kv_cache", f.step_kv_bytes}};
   j["achieved_gb_per_s"] = f.achieved_gb_per_s;
   if (f.guard) j["guard"] = to_json(*f.guard);
+  j["code"] = f.code;
   j["valid"] = p.valid();
   if (p.guard_failure) j["guard_failure"] = *p.guard_failure;
   return j;
@@ -295,6 +297,7 @@ GenerationPoint generation_point_from_json(const nlohmann::json& j) {
   f.step_kv_bytes = j.at("step_bytes").at("kv_cache").get<double>();
   f.achieved_gb_per_s = j.at("achieved_gb_per_s").get<double>();
   if (j.contains("guard")) f.guard = guard_from(j.at("guard"));
+  f.code = j.value("code", "");  // a journal from before points carried their code: none
   if (j.contains("guard_failure")) p.guard_failure = j.at("guard_failure").get<std::string>();
   return p;
 }

@@ -44,72 +44,6 @@ std::string guard_cell(const GenerationPoint& p) {
                      g.prefill.cosine);
 }
 
-}  // namespace
-
-std::string generation_snippet(const GenerationSettings& s) {
-  const auto at = [&](const char* k, const char* d) {
-    const auto it = s.find(k);
-    return it == s.end() ? std::string(d) : it->second;
-  };
-  std::vector<std::string> lines;
-  if (at("engine", "pytorch") == "openvino") {
-    lines.push_back("from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig");
-    std::string args = "export=True";
-    const auto weights = at("weights", "none");
-    if (weights != "none")
-      args += fmt::format(", quantization_config=OVWeightQuantizationConfig(bits={})",
-                          weights == "int4-weight-only" ? 4 : 8);
-    const std::string hint = at("precision", "fp32") == "bf16" ? "bf16" : "f32";
-    args += fmt::format(", ov_config={{\"INFERENCE_PRECISION_HINT\": \"{}\", "
-                        "\"INFERENCE_NUM_THREADS\": \"{}\"}}",
-                        hint, at("threads", "0"));
-    lines.push_back("model = OVModelForCausalLM.from_pretrained(path, " + args + ")");
-    lines.push_back("out = model.generate(input_ids, attention_mask=mask, max_new_tokens=N, do_sample=False)");
-    return fmt::format("{}\n", fmt::join(lines, "\n"));
-  }
-  lines.push_back("import torch");
-  if (s.count("threads")) lines.push_back("torch.set_num_threads(" + at("threads", "1") + ")");
-  const auto precision = at("precision", "fp32");
-  if (precision != "fp32")
-    lines.push_back(std::string("model = model.to(torch.") +
-                    (precision == "bf16" ? "bfloat16" : "float16") + ")");
-  if (at("attention", "sdpa") != "sdpa")
-    lines.push_back("model.set_attn_implementation(\"" + at("attention", "sdpa") + "\")");
-  const auto weights = at("weights", "none");
-  if (weights != "none") {
-    const std::string config = weights == "int8-weight-only" ? "Int8WeightOnlyConfig()"
-                               : weights == "int8-dynamic-activation"
-                                   ? "Int8DynamicActivationInt8WeightConfig()"
-                                   : "Int4WeightOnlyConfig(group_size=128, "
-                                     "int4_packing_format=\"tile_packed_to_4d\")";
-    lines.push_back("from torchao.quantization import quantize_, " +
-                    config.substr(0, config.find('(')));
-    lines.push_back("quantize_(model, " + config + ")");
-  }
-  if (at("cache", "dynamic") == "static")
-    lines.push_back("model.generation_config.cache_implementation = \"static\"");
-  const auto mode = at("compile_mode", "default");
-  const std::string mode_arg = mode == "default" ? "" : "mode=\"" + mode + "\"";
-  const std::string full_arg = at("fullgraph", "off") == "on" ? "fullgraph=True" : "";
-  std::vector<std::string> args;
-  for (const auto& a : {mode_arg, full_arg})
-    if (!a.empty()) args.push_back(a);
-  if (at("compile", "off") == "decode") {
-    lines.push_back("from transformers import CompileConfig");
-    lines.push_back(fmt::format("model.generation_config.compile_config = CompileConfig({})",
-                                fmt::join(args, ", ")));
-    lines.push_back("# transformers compiles the decode step by itself on CUDA; elsewhere:");
-    lines.push_back("model.generation_config.compile_config._compile_all_devices = True");
-  } else if (at("compile", "off") == "forward") {
-    args.insert(args.begin(), "model.forward");
-    lines.push_back(fmt::format("model.forward = torch.compile({})", fmt::join(args, ", ")));
-  }
-  lines.push_back("out = model.generate(input_ids, attention_mask=mask, max_new_tokens=N, do_sample=False)");
-  return fmt::format("{}\n", fmt::join(lines, "\n"));
-}
-
-namespace {
-
 TextTable points_table(const GenerationTuneResult& r) {
   std::vector<std::size_t> order(r.points.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -161,7 +95,7 @@ std::string format_generation_result(const GenerationTuneResult& r) {
                                  p.figures.decode_tokens_per_s.median,
                              w.batch);
     }
-    out += "\n\nIn your program (transformers):\n" + generation_snippet(w.settings);
+    if (!w.figures.code.empty()) out += "\n\nIn your program (transformers):\n" + w.figures.code;
   } else {
     out += "\nno point passed the guard and the objective: no winner\n";
   }
@@ -181,7 +115,7 @@ nlohmann::json generation_result_json(const GenerationTuneResult& r) {
   j["model"] = nlohmann::json::parse(r.model.empty() ? "null" : r.model);
   if (r.winner) {
     j["winner"] = *r.winner;
-    j["snippet"] = generation_snippet(r.points[*r.winner].settings);
+    j["snippet"] = r.points[*r.winner].figures.code;
   }
   if (r.baseline) j["baseline"] = *r.baseline;
   return j;
@@ -255,9 +189,9 @@ std::string generation_page(const GenerationTuneResult& r, const std::string& mo
   page.title = "torchperf generation report: " + model;
   page.header_lines = {fmt::format("{} points measured in {:.0f} s", rows.size(), r.wall_s)};
   std::string before = html_table(points_table(r));
-  if (r.winner)
+  if (r.winner && !r.points[*r.winner].figures.code.empty())
     before += "<h2>The winner in your program</h2><pre>" +
-              html_escape(generation_snippet(r.points[*r.winner].settings)) + "</pre>";
+              html_escape(r.points[*r.winner].figures.code) + "</pre>";
   for (const auto& note : r.notes) before += "<p>note: " + html_escape(note) + "</p>";
   page.body_before_plots = before;
   page.panels.push_back(std::move(panel));

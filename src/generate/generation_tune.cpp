@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -59,6 +60,15 @@ constexpr double kCompilePrior = 60;
 constexpr double kExportPrior = 60;
 constexpr double kPointPrior = 20;
 
+// The bits a decode step reads each weight in: the weights' own width, else the precision's.
+double weight_bits(const GenerationSettings& s) {
+  const auto weights = s.count("weights") ? s.at("weights") : std::string("none");
+  if (weights.rfind("int8", 0) == 0) return 8;
+  if (weights.rfind("int4", 0) == 0) return 4;
+  const auto precision = s.count("precision") ? s.at("precision") : std::string("fp32");
+  return precision == "fp32" ? 32 : 16;
+}
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -102,38 +112,56 @@ double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
       if (!b.count(k) || b.at(k) != v) out.push_back(k);
     return out;
   };
-  // The anchor: the measured valid point nearest to settings (fewest knobs apart; the faster of
-  // two as near).
-  const GenerationPoint* anchor = nullptr;
-  for (const auto& p : done) {
-    if (p.batch != batch || !p.valid()) continue;
-    const auto apart = differing(settings, p.settings).size();
-    const auto best = anchor ? differing(settings, anchor->settings).size() : apart + 1;
-    if (apart < best || (apart == best && p.figures.decode_tokens_per_s.median >
-                                              anchor->figures.decode_tokens_per_s.median))
-      anchor = &p;
-  }
   const auto base_rate = rate_of(base);
-  if (!anchor || !base_rate || *base_rate <= 0) return 1;
-  // Each knob still apart: its change measured from the anchor, else from the baseline; the
-  // weights' effect only within the baseline's engine (torchao's int8 is not NNCF's), a
-  // precision's or a cache's carries over (the bytes read halve in any engine); else no evidence.
-  double rate = anchor->figures.decode_tokens_per_s.median;
-  for (const auto& knob : differing(settings, anchor->settings)) {
-    GenerationSettings step = anchor->settings;
-    step[knob] = settings.at(knob);
-    if (const auto measured = rate_of(step)) {
-      rate *= *measured / anchor->figures.decode_tokens_per_s.median;
-      continue;
+  if (!base_rate || *base_rate <= 0) return 1;
+  // Quantised weights the guard refused in this engine, at any batch or precision: the
+  // quantisation's error moved the logits, and it moves them here too.
+  const auto weights = settings.count("weights") ? settings.at("weights") : std::string("none");
+  for (const auto& p : done)
+    if (weights != "none" && p.measured && p.guard_failure && p.settings.count("weights") &&
+        p.settings.at("weights") == weights && p.settings.at("engine") == settings.at("engine"))
+      return 0;
+  // What one anchor (a measured valid point) predicts: its rate, times each knob still apart:
+  // its change measured from the anchor, else from the baseline; the weights' effect only within
+  // the baseline's engine (torchao's int8 is not NNCF's), a precision's or a cache's carries over
+  // (the bytes read halve in any engine). Weights with no evidence: decode as memory-bound, its
+  // rate following the bytes a step reads (an optimistic guess that gets the value measured).
+  const auto from_anchor = [&](const GenerationPoint& anchor) {
+    double rate = anchor.figures.decode_tokens_per_s.median;
+    for (const auto& knob : differing(settings, anchor.settings)) {
+      GenerationSettings step = anchor.settings;
+      step[knob] = settings.at(knob);
+      if (const auto measured = rate_of(step)) {
+        rate *= *measured / anchor.figures.decode_tokens_per_s.median;
+        continue;
+      }
+      GenerationSettings single = base;
+      single[knob] = settings.at(knob);
+      const auto alone = rate_of(single);
+      const bool same_engine = anchor.settings.at("engine") == base.at("engine") &&
+                               settings.at("engine") == base.at("engine");
+      if (alone && (same_engine || knob != "weights")) {
+        rate *= *alone / *base_rate;
+      } else if (knob == "weights" && anchor.figures.step_weight_bytes > 0) {
+        GenerationSettings before = settings;  // the anchor's weights in settings' precision
+        before["weights"] = anchor.settings.count("weights") ? anchor.settings.at("weights") : "none";
+        const double kv = anchor.figures.step_kv_bytes, w = anchor.figures.step_weight_bytes;
+        rate *= (kv + w) / (kv + w * weight_bits(settings) / weight_bits(before));
+      }
     }
-    GenerationSettings single = base;
-    single[knob] = settings.at(knob);
-    const auto alone = rate_of(single);
-    const bool same_engine = anchor->settings.at("engine") == base.at("engine") &&
-                             settings.at("engine") == base.at("engine");
-    if (alone && (same_engine || knob != "weights")) rate *= *alone / *base_rate;
-  }
-  return rate / *base_rate;
+    return rate;
+  };
+  // The nearest anchors (fewest knobs apart), and the most any of them promises.
+  std::optional<std::size_t> nearest;
+  for (const auto& p : done)
+    if (p.batch == batch && p.valid())
+      nearest = std::min(nearest.value_or(SIZE_MAX), differing(settings, p.settings).size());
+  if (!nearest) return 1;
+  double best = 0;
+  for (const auto& p : done)
+    if (p.batch == batch && p.valid() && differing(settings, p.settings).size() == *nearest)
+      best = std::max(best, from_anchor(p));
+  return best / *base_rate;
 }
 
 std::optional<std::size_t> pick_winner(const std::vector<GenerationPoint>& points,

@@ -23,6 +23,7 @@ nlohmann::json answer() {
           {"memory", {{"weights_bytes", 1000}, {"kv_cache_bytes", 200}, {"peak_bytes", 5000},
                       {"peak_counts", "rss"}}},
           {"step_bytes", {{"weights", 900.0}, {"kv_cache", 100.0}}},
+          {"code", "model.generation_config.cache_implementation = 'static'\n"},
           {"guard", {{"token_agreement", 0.75}, {"agreed_steps", 3}, {"steps_compared", 8},
                      {"prefill", logits(0.99999, 1.0)}, {"decode_step", logits(0.9, 0.5)}}}};
 }
@@ -68,6 +69,7 @@ TEST(GenerationPointTest, APointTravelsThroughTheJournalUnchanged) {
   EXPECT_EQ(back.label(), p.label());
   EXPECT_DOUBLE_EQ(back.figures.decode_tokens_per_s.median, p.figures.decode_tokens_per_s.median);
   EXPECT_EQ(back.guard_failure, p.guard_failure);
+  EXPECT_EQ(back.figures.code, "model.generation_config.cache_implementation = 'static'\n");
   EXPECT_FALSE(back.valid());
   GenerationPoint failed;
   failed.settings = p.settings;

@@ -14,25 +14,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(GenerationReportTest, TheSnippetIsTransformersOwnLinesForEachKnob) {
-  const auto code = generation_snippet({{"engine", "pytorch"}, {"precision", "bf16"},
-                                        {"weights", "int8-weight-only"}, {"cache", "static"},
-                                        {"compile", "decode"}, {"compile_mode", "default"},
-                                        {"fullgraph", "on"}, {"threads", "2"}});
-  EXPECT_TRUE(contains(code, "torch.set_num_threads(2)"));
-  EXPECT_TRUE(contains(code, "model = model.to(torch.bfloat16)"));
-  EXPECT_TRUE(contains(code, "quantize_(model, Int8WeightOnlyConfig())"));
-  EXPECT_TRUE(contains(code, "cache_implementation = \"static\""));
-  EXPECT_TRUE(contains(code, "CompileConfig(fullgraph=True)"));
-  const auto forward = generation_snippet({{"compile", "forward"}, {"compile_mode", "max-autotune"}});
-  EXPECT_TRUE(contains(forward, "model.forward = torch.compile(model.forward, mode=\"max-autotune\")"));
-  const auto ov = generation_snippet({{"engine", "openvino"}, {"weights", "int8-weight-only"},
-                                      {"precision", "bf16"}, {"threads", "2"}});
-  EXPECT_TRUE(contains(ov, "OVModelForCausalLM.from_pretrained(path, export=True"));
-  EXPECT_TRUE(contains(ov, "OVWeightQuantizationConfig(bits=8)"));
-  EXPECT_TRUE(contains(ov, "\"INFERENCE_PRECISION_HINT\": \"bf16\""));
-}
-
 TEST(GenerationReportTest, TheTableMarksTheWinnerAndSaysItsGainOverHfGenerate) {
   GenerationTuneResult r;
   const auto make = [](GenerationSettings s, double rate) {
@@ -48,6 +29,7 @@ TEST(GenerationReportTest, TheTableMarksTheWinnerAndSaysItsGainOverHfGenerate) {
   };
   r.points = {make({{"engine", "pytorch"}, {"precision", "fp32"}}, 50),
               make({{"engine", "pytorch"}, {"precision", "bf16"}}, 90)};
+  r.points[1].figures.code = "model = model.to(torch.bfloat16)\n";  // the point's Python wrote it
   GenerationPoint failed;
   failed.settings = {{"engine", "pytorch"}, {"compile", "forward"}};
   failed.error = "torch.compile failed";
@@ -61,6 +43,8 @@ TEST(GenerationReportTest, TheTableMarksTheWinnerAndSaysItsGainOverHfGenerate) {
   EXPECT_TRUE(contains(text, "(1.80x HF generate eager fp32 at batch 1)")) << text;
   EXPECT_TRUE(contains(text, "failed: torch.compile failed")) << text;
   EXPECT_TRUE(contains(text, "note: left out precision=fp16")) << text;
+  EXPECT_TRUE(contains(text, "In your program (transformers):\nmodel = model.to(torch.bfloat16)"))
+      << text;
   const auto j = generation_result_json(r);
   EXPECT_EQ(j.at("winner"), 1);
   EXPECT_EQ(j.at("points").size(), 3u);
@@ -96,6 +80,7 @@ TEST(GenerationReportTest, ThePageDrawsEveryPointAndTheFrontInHeadlessChromium) 
   failed.error = "a compile failed";
   r.points.push_back(failed);
   r.winner = 2;
+  r.points[2].figures.code = "model.generation_config.cache_implementation = 'static'\n";
   const auto dir = std::filesystem::temp_directory_path() /
                    ("torchperf-generation-page-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

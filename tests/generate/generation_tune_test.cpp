@@ -101,5 +101,43 @@ TEST(GenerationTuneTest, ACombinationPromisesWhatItsOneKnobChangesGainedTogether
   EXPECT_DOUBLE_EQ(predicted_gain(ov_bf16.settings, 1, ov_only, base), 3 * 1.8);
 }
 
+TEST(GenerationTuneTest, WeightsNeverMeasuredInAnEnginePromiseWhatTheirFewerBytesReadWould) {
+  const GenerationSettings base = {{"engine", "pytorch"}, {"precision", "fp32"}, {"weights", "none"}};
+  const auto point = [&](GenerationSettings s, double rate, double weight_bytes) {
+    GenerationPoint p;
+    p.settings = std::move(s);
+    p.batch = 1;
+    p.measured = true;
+    p.figures.decode_tokens_per_s.median = rate;
+    p.figures.step_weight_bytes = weight_bytes;
+    p.figures.step_kv_bytes = 20e6;
+    return p;
+  };
+  GenerationSettings ov = base, ov_bf16 = base;
+  ov["engine"] = ov_bf16["engine"] = "openvino";
+  ov_bf16["precision"] = "bf16";
+  // OpenVINO bf16 reads 60 MB of weights and 20 MB of cache a step: int4 would read 15 MB of them.
+  std::vector<GenerationPoint> done = {point(base, 100, 0), point(ov_bf16, 300, 60e6)};
+  GenerationSettings int4 = ov_bf16;
+  int4["weights"] = "int4-weight-only";
+  EXPECT_DOUBLE_EQ(predicted_gain(int4, 1, done, base), 3 * 80.0 / 35.0);
+  // The guard refused int4 there: int4 at fp32 in the same engine is refused before it runs.
+  done.push_back(point(int4, 500, 15e6));
+  done.back().guard_failure = "the prefill's logits: cosine 0.96 < 0.999";
+  GenerationSettings int4_fp32 = int4;
+  int4_fp32["precision"] = "fp32";
+  EXPECT_DOUBLE_EQ(predicted_gain(int4_fp32, 1, done, base), 0);
+  // int8 at fp32, one knob from two measured points: the more promising of the two predictions
+  // (from OpenVINO fp32: 120 x 140/(20+30); from OpenVINO bf16 int8: its own 250, fp32's effect
+  // unknown).
+  GenerationSettings int8 = ov_bf16;
+  int8["weights"] = "int8-weight-only";
+  done.push_back(point(ov, 120, 120e6));
+  done.push_back(point(int8, 250, 30e6));
+  GenerationSettings int8_fp32 = int8;
+  int8_fp32["precision"] = "fp32";
+  EXPECT_DOUBLE_EQ(predicted_gain(int8_fp32, 1, done, base), 1.2 * 140.0 / 50.0);
+}
+
 }  // namespace
 }  // namespace torchperf

@@ -68,6 +68,7 @@ def test_each_call_is_timed_token_by_token_with_its_prefill_apart(tmp_path, refe
     assert guard["token_agreement"] == 1.0 and guard["agreed_steps"] == 6
     assert guard["prefill"]["max_abs_error"] == 0.0
     assert answer["step_bytes"]["weights"] < answer["memory"]["weights_bytes"]
+    assert answer["code"] == lm.snippet({"cache": "dynamic", "threads": 1})
 
 
 def test_a_static_cache_reads_its_whole_length_each_step_and_int8_weights_read_fewer_bytes(
@@ -116,10 +117,27 @@ def test_an_engine_not_installed_is_refused_naming_what_to_install(tmp_path, mon
     assert "optimum-intel is not installed" in err.splitlines()[-1]
 
 
-def test_a_weight_config_is_the_snippets_own_text():
+def test_the_snippet_is_made_from_the_tables_the_points_configure_with():
     assert lm.weight_config_code("int8-weight-only") == "Int8WeightOnlyConfig()"
     assert lm.weight_config_code("int4-weight-only") == (
         "Int4WeightOnlyConfig(group_size=128, int4_packing_format='tile_packed_to_4d')")
+    code = lm.snippet({"engine": "pytorch", "precision": "bf16", "weights": "int8-weight-only",
+                       "cache": "static", "compile": "decode", "compile_mode": "default",
+                       "fullgraph": "on", "threads": "2"})
+    for line in ("torch.set_num_threads(2)", "model = model.to(torch.bfloat16)",
+                 "quantize_(model, Int8WeightOnlyConfig())",
+                 "cache_implementation = 'static'", "CompileConfig(fullgraph=True)"):
+        assert line in code, code
+    forward = lm.snippet({"compile": "forward", "compile_mode": "max-autotune"})
+    assert "model.forward = torch.compile(model.forward, mode='max-autotune')" in forward
+    ov = lm.snippet({"engine": "openvino", "weights": "int4-weight-only", "precision": "bf16",
+                     "threads": "2"})
+    assert "OVModelForCausalLM.from_pretrained(path, export=True" in ov
+    assert "OVWeightQuantizationConfig(bits=4)" in ov
+    assert repr(lm.openvino_config({"precision": "bf16", "threads": "2"})) in ov
+    # Every line is Python that parses.
+    for text in (code, forward, ov):
+        compile(text, "snippet", "exec")
 
 
 def test_openvino_through_optimum_intel_generates_the_same_text_with_its_weights_counted(

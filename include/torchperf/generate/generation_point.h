@@ -48,6 +48,9 @@ struct GenerationFigures {
   double step_weight_bytes = 0, step_kv_bytes = 0;  // what a decode step reads
   double achieved_gb_per_s = 0;  // the step's bytes / the median time per output token
   std::optional<GenerationGuard> guard;
+  // The transformers lines that run this point in a user's program, written by the Python side
+  // that configured it (generation_model.snippet): the report prints the winner's.
+  std::string code;
   // What the point paid before its steady state: loading and configuring (an export, a
   // quantisation) and its first call beyond its last warm-up call (the compiles).
   double setup_s() const;

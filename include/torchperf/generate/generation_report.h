@@ -14,8 +14,6 @@ namespace torchperf {
 
 std::string format_generation_result(const GenerationTuneResult& result);
 nlohmann::json generation_result_json(const GenerationTuneResult& result);
-// The Python lines that make a user's model's own generate() run settings.
-std::string generation_snippet(const GenerationSettings& settings);
 // The HTML report (self-contained, as every torchperf page): the table, the notes, the winner's
 // code, and the Pareto front of decode tokens/s against time to first token, the winner marked.
 std::string generation_page(const GenerationTuneResult& result, const std::string& model);

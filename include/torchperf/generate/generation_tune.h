@@ -58,10 +58,12 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& options,
 // A point's expected price in seconds, from what the points before it paid (priors before any).
 double expected_price_s(const GenerationSettings& settings, const std::vector<GenerationPoint>& done);
 
-// What a combination promises over the baseline at batch: the nearest measured valid point's
-// rate, times the measured effect of each knob still apart (from that point where measured, else
-// from the baseline; the weights' only within the baseline's engine; a change that failed or was
-// refused: 0; no evidence: 1), over the baseline's rate.
+// What a combination promises over the baseline at batch: the most that any of the nearest
+// measured valid points predicts (its rate times the measured effect of each knob still apart,
+// from that point where measured, else from the baseline; the weights' only within the
+// baseline's engine; quantised weights with no evidence: the ratio of the bytes a decode step
+// reads), over the baseline's rate; 0 for a change that failed or was refused, or for quantised
+// weights the guard refused in this engine; 1 with no evidence at all.
 double predicted_gain(const GenerationSettings& settings, std::int64_t batch,
                       const std::vector<GenerationPoint>& done, const GenerationSettings& base);
 
