@@ -12,6 +12,8 @@
 
 #include "torchperf/error.h"
 #include "torchperf/serve/load_summary.h"
+#include "torchperf/sweep/tune_budget.h"
+#include "torchperf/sweep/tune_plan.h"
 #include "torchperf/text.h"
 
 namespace torchperf {
@@ -67,12 +69,6 @@ double weight_bits(const GenerationSettings& s) {
   if (weights.rfind("int4", 0) == 0) return 4;
   const auto precision = s.count("precision") ? s.at("precision") : std::string("fp32");
   return precision == "fp32" ? 32 : 16;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -325,6 +321,10 @@ GenerationTuneResult run_generation_tune(const GenerationTuneOptions& options,
       result.baseline = i;
   result.winner = pick_winner(result.points, o.slo);
   result.wall_s = elapsed();
+  if (o.budget_s > 0 && result.wall_s > o.budget_s)
+    result.notes.push_back(fmt::format("the run took {:.1f} min, over the {} budget: a point is "
+                                       "priced before it starts and not cut short once started",
+                                       result.wall_s / 60, budget_words(o.budget_s)));
   return result;
 }
 

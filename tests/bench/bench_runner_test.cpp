@@ -113,10 +113,11 @@ TEST(BenchRunnerTest, BatchRatiosCompareSamplesPerSecond) {
   const Comparison c = *bench(o).comparison;
   // The speedup is in samples/s, not per call: a per-call ratio would be 16 times smaller. The
   // median of per-round ratios and the ratio of the medians are two estimates from the same
-  // noisy blocks (20 us calls, other tests running beside), so only a factor of 4 is asserted.
+  // noisy blocks (20 us calls, other tests running beside: a fresh clone's CI read 5.2 of 4 on
+  // 2026-12-08), so only a factor of 8 is asserted, which still tells samples/s from per call.
   const double ratio = c.a.throughput_samples_per_s / c.b.throughput_samples_per_s;
-  EXPECT_GT(c.speedup.median / ratio, 0.25);
-  EXPECT_LT(c.speedup.median / ratio, 4.0);
+  EXPECT_GT(c.speedup.median / ratio, 1.0 / 8);
+  EXPECT_LT(c.speedup.median / ratio, 8.0);
 }
 
 TEST(BenchRunnerTest, ATorchvisionModelFromAFileMeasuresWithItsSavedInputs) {
